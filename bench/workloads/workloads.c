@@ -1,0 +1,35 @@
+/* The registry of benchmark kernels (kw_kernels, kw_find) and kw_total_blocks. */
+#include "kernelet/workload.h"
+
+#include <string.h>
+
+extern const kw_kernel kw_pc, kw_sad, kw_spmv, kw_st, kw_mm, kw_mriq, kw_bs, kw_tea;
+
+/* The paper's table order. */
+static const kw_kernel *const kw_all[] = {
+    &kw_pc, &kw_sad, &kw_spmv, &kw_st, &kw_mm, &kw_mriq, &kw_bs, &kw_tea,
+};
+
+const kw_kernel *const *kw_kernels(size_t *n)
+{
+    if (n)
+        *n = sizeof kw_all / sizeof kw_all[0];
+    return kw_all;
+}
+
+const kw_kernel *kw_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < sizeof kw_all / sizeof kw_all[0]; i++)
+        if (strcmp(kw_all[i]->name, name) == 0)
+            return kw_all[i];
+    return NULL;
+}
+
+uint64_t kw_total_blocks(const kw_instance *inst)
+{
+    if (!inst)
+        return 0;
+    return (uint64_t)inst->grid[0] * inst->grid[1] * inst->grid[2];
+}
