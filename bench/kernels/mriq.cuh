@@ -5,8 +5,7 @@
 #define BENCH_KERNEL_MRIQ_CUH
 
 extern "C" __global__ void mriq_computeq(const float *x, const float *y, const float *z,
-                                         const float *kx, const float *ky, const float *kz,
-                                         const float *phi, float *qr, float *qi,
+                                         const float4 *kv, float *qr, float *qi,
                                          unsigned num_k, unsigned num_x)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -14,11 +13,12 @@ extern "C" __global__ void mriq_computeq(const float *x, const float *y, const f
         return;
     float xi = x[i], yi = y[i], zi = z[i], re = 0.0f, im = 0.0f;
     for (unsigned k = 0; k < num_k; k++) {
-        float arg = 6.2831853071795865f * (kx[k] * xi + ky[k] * yi + kz[k] * zi);
+        float4 v = kv[k]; /* kx, ky, kz, |phi|^2 */
+        float arg = 6.2831853071795865f * (v.x * xi + v.y * yi + v.z * zi);
         float s, c;
         sincosf(arg, &s, &c);
-        re += phi[k] * c;
-        im += phi[k] * s;
+        re += v.w * c;
+        im += v.w * s;
     }
     qr[i] = re;
     qi[i] = im;

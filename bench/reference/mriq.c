@@ -14,10 +14,11 @@ void mriq_generate(const mriq_inputs *in, uint32_t num_x, uint32_t num_k, uint64
         in->z[i] = bench_rng_float(&r, -0.5f, 0.5f);
     }
     for (uint32_t k = 0; k < num_k; k++) {
-        in->kx[k] = bench_rng_float(&r, -8.0f, 8.0f);
-        in->ky[k] = bench_rng_float(&r, -8.0f, 8.0f);
-        in->kz[k] = bench_rng_float(&r, -8.0f, 8.0f);
-        in->phi[k] = bench_rng_float(&r, 0.0f, 1.0f);
+        float *kv = in->kv + (size_t)k * MRIQ_KV_FLOATS;
+        kv[0] = bench_rng_float(&r, -8.0f, 8.0f);
+        kv[1] = bench_rng_float(&r, -8.0f, 8.0f);
+        kv[2] = bench_rng_float(&r, -8.0f, 8.0f);
+        kv[3] = bench_rng_float(&r, 0.0f, 1.0f);
     }
 }
 
@@ -30,11 +31,12 @@ void mriq_reference(const mriq_inputs *in, uint32_t num_x, uint32_t num_k, float
         for (uint32_t k = 0; k < num_k; k++) {
             /* Phase in turns, reduced to [0, 1) in double, so float sin/cos get a small
              * argument and stay accurate (and fast). */
-            double t = (double)in->kx[k] * in->x[i] + (double)in->ky[k] * in->y[i] +
-                       (double)in->kz[k] * in->z[i];
+            const float *kv = in->kv + (size_t)k * MRIQ_KV_FLOATS;
+            double t = (double)kv[0] * in->x[i] + (double)kv[1] * in->y[i] +
+                       (double)kv[2] * in->z[i];
             float a = (float)(two_pi * (t - floor(t)));
-            re += in->phi[k] * cosf(a);
-            im += in->phi[k] * sinf(a);
+            re += kv[3] * cosf(a);
+            im += kv[3] * sinf(a);
         }
         qr[i] = (float)re;
         qi[i] = (float)im;
@@ -45,6 +47,6 @@ double mriq_tolerance(const mriq_inputs *in, uint32_t num_k)
 {
     double s = 0;
     for (uint32_t k = 0; k < num_k; k++)
-        s += in->phi[k];
+        s += in->kv[(size_t)k * MRIQ_KV_FLOATS + 3];
     return MRIQ_TOL * s;
 }

@@ -17,13 +17,16 @@ extern "C" {
 #define MRIQ_BLOCK_THREADS 256
 #define MRIQ_DEFAULT_X (1u << 20) /* voxels: 4096 blocks */
 #define MRIQ_DEFAULT_K 64u
-#define MRIQ_SMALL_X 2048u
+#define MRIQ_SMALL_X 4096u
 #define MRIQ_SMALL_K 16u
 #define MRIQ_TOL 1e-4
 
+/* k-space samples are packed as in Parboil's kValues: kx, ky, kz, |phi|^2 per sample. */
+#define MRIQ_KV_FLOATS 4
+
 typedef struct {
-    float *x, *y, *z;            /* num_x voxel coordinates */
-    float *kx, *ky, *kz, *phi;   /* num_k samples and their |phi|^2 */
+    float *x, *y, *z; /* num_x voxel coordinates */
+    float *kv;        /* num_k samples, MRIQ_KV_FLOATS floats each */
 } mriq_inputs;
 
 void mriq_generate(const mriq_inputs *in, uint32_t num_x, uint32_t num_k, uint64_t seed);

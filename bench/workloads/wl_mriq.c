@@ -1,5 +1,5 @@
-/* MRI-Q workload (mriq_computeq). Buffers: 0-2 voxel x, y, z, 3-5 k-space kx, ky, kz,
- * 6 |phi|^2 (in), 7 Qr, 8 Qi (out). Tolerance MRIQ_TOL * sum |phi|^2 (see mriq.h).
+/* MRI-Q workload (mriq_computeq). Buffers: 0-2 voxel x, y, z, 3 k-space samples packed
+ * (kx, ky, kz, |phi|^2) (in), 4 Qr, 5 Qi (out). Tolerance MRIQ_TOL * sum |phi|^2 (see mriq.h).
  * Cost: create is O(voxels) (fast); the first verify evaluates 67M sine/cosine pairs at
  * default size (about 1-2 s on one core) and keeps Q in priv; later verifies compare. */
 #include "wl_common.h"
@@ -29,9 +29,7 @@ static void mriq_destroy(kw_instance *inst)
 static mriq_inputs mriq_view(const kw_instance *inst)
 {
     mriq_inputs in = {(float *)wl_host(inst, 0), (float *)wl_host(inst, 1),
-                      (float *)wl_host(inst, 2), (float *)wl_host(inst, 3),
-                      (float *)wl_host(inst, 4), (float *)wl_host(inst, 5),
-                      (float *)wl_host(inst, 6)};
+                      (float *)wl_host(inst, 2), (float *)wl_host(inst, 3)};
     return in;
 }
 
@@ -50,9 +48,9 @@ static int mriq_create(kw_instance *inst, kw_size size, uint64_t seed)
     }
     p->num_x = small ? MRIQ_SMALL_X : MRIQ_DEFAULT_X;
     p->num_k = small ? MRIQ_SMALL_K : MRIQ_DEFAULT_K;
-    for (int b = 0; b < 9; b++) {
-        size_t count = b >= 3 && b < 7 ? p->num_k : p->num_x;
-        if (wl_buffer(inst, count * 4, b < 7, b >= 7) < 0) {
+    for (int b = 0; b < 6; b++) {
+        size_t count = b == 3 ? (size_t)p->num_k * MRIQ_KV_FLOATS : p->num_x;
+        if (wl_buffer(inst, count * 4, b < 4, b >= 4) < 0) {
             mriq_destroy(inst);
             return KW_ENOMEM;
         }
@@ -80,9 +78,9 @@ static int mriq_verify(kw_instance *inst, char *why, size_t why_len)
     }
     double tol = mriq_tolerance(&in, p->num_k);
     char first[160] = "";
-    size_t bad = bench_compare_f32((const float *)wl_host(inst, 7), p->want, p->num_x, tol, 0.0,
+    size_t bad = bench_compare_f32((const float *)wl_host(inst, 4), p->want, p->num_x, tol, 0.0,
                                    first, sizeof first);
-    bad += bench_compare_f32((const float *)wl_host(inst, 8), p->want + p->num_x, p->num_x, tol,
+    bad += bench_compare_f32((const float *)wl_host(inst, 5), p->want + p->num_x, p->num_x, tol,
                              0.0, bad ? NULL : first, sizeof first);
     return bad ? wl_fail(why, why_len, "mriq", bad, first) : KW_OK;
 }
