@@ -15,7 +15,7 @@ extern "C" {
 #define MM_TILE 16 /* thread blocks are MM_TILE x MM_TILE; sizes must be multiples */
 #define MM_DEFAULT_M 2048u /* 16384 blocks of 256 threads, as in the paper */
 #define MM_DEFAULT_N 2048u
-#define MM_DEFAULT_K 256u
+#define MM_DEFAULT_K 512u
 #define MM_SMALL_M 64u
 #define MM_SMALL_N 64u
 #define MM_SMALL_K 32u

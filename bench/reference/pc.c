@@ -57,10 +57,12 @@ uint32_t pc_perm_invert(const pc_perm *p, uint32_t y)
 
 void pc_generate(uint32_t *next, const pc_perm *p)
 {
-    /* Sequential writes: element i's successor is the element at its position plus one. */
-    for (uint64_t i = 0; i <= p->mask; i++) {
-        uint32_t pos = pc_perm_invert(p, (uint32_t)i);
-        next[i] = pc_perm_apply(p, (pos + 1) & p->mask);
+    /* Walk the cycle in position order: one evaluation of h per element. */
+    uint32_t cur = pc_perm_apply(p, 0);
+    for (uint64_t pos = 1; pos <= (uint64_t)p->mask + 1; pos++) {
+        uint32_t succ = pc_perm_apply(p, (uint32_t)pos & p->mask);
+        next[cur] = succ;
+        cur = succ;
     }
 }
 
