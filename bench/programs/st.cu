@@ -1,5 +1,6 @@
 /* Stencil benchmark: one 7-point update of an nx x ny x nz grid on a 3-D grid of thread
- * blocks; exact check against the CPU reference. */
+ * blocks (each thread a column of ST_Z_PER_THREAD points); exact check against the CPU
+ * reference. */
 #include "bench_common.h"
 
 #include "../kernels/st.cuh"
@@ -45,7 +46,8 @@ int main(int argc, char **argv)
     BENCH_CHECK(cudaMemcpy(d_in, in, n * 4, cudaMemcpyHostToDevice));
     l.block = dim3(ST_BLOCK_X, ST_BLOCK_Y, 1);
     l.grid = dim3((unsigned)((nx + ST_BLOCK_X - 1) / ST_BLOCK_X),
-                  (unsigned)((ny + ST_BLOCK_Y - 1) / ST_BLOCK_Y), (unsigned)nz);
+                  (unsigned)((ny + ST_BLOCK_Y - 1) / ST_BLOCK_Y),
+                  (unsigned)((nz + ST_Z_PER_THREAD - 1) / ST_Z_PER_THREAD));
     l.in = d_in;
     l.out = d_out;
     l.nx = (unsigned)nx;

@@ -1,4 +1,5 @@
-/* Stencil workload (st_stencil7), a 3-D grid of 32x4x1 blocks. Buffers: 0 in, 1 out.
+/* Stencil workload (st_stencil7), a 3-D grid of 32x4x1 blocks, each thread a column of
+ * ST_Z_PER_THREAD points. Buffers: 0 in, 1 out.
  * Cost: create fills 33.5M points at default size (about 0.2 s); the first verify runs the
  * stencil once on the CPU (about 0.3 s) and keeps it in priv; results must match exactly. */
 #include "wl_common.h"
@@ -59,7 +60,8 @@ static int st_create(kw_instance *inst, kw_size size, uint64_t seed)
     wl_arg_u32(inst, p->nz);
     wl_arg_f32(inst, ST_C0);
     wl_arg_f32(inst, ST_C1);
-    wl_geometry(inst, p->nx / ST_BLOCK_X, p->ny / ST_BLOCK_Y, p->nz, ST_BLOCK_X, ST_BLOCK_Y, 1);
+    wl_geometry(inst, p->nx / ST_BLOCK_X, p->ny / ST_BLOCK_Y,
+                (p->nz + ST_Z_PER_THREAD - 1) / ST_Z_PER_THREAD, ST_BLOCK_X, ST_BLOCK_Y, 1);
     return KW_OK;
 }
 

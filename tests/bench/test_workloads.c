@@ -91,7 +91,7 @@ static void emulate_st(kw_instance *in)
     uint32_t nx = u32(in, 2), ny = u32(in, 3), nz = u32(in, 4);
     g_assert_cmpuint(in->grid[0] * in->block[0], >=, nx);
     g_assert_cmpuint(in->grid[1] * in->block[1], >=, ny);
-    g_assert_cmpuint(in->grid[2] * in->block[2], >=, nz);
+    g_assert_cmpuint(in->grid[2] * ST_Z_PER_THREAD, >=, nz);
     st_reference(buf(in, 0), buf(in, 1), nx, ny, nz, f32(in, 5), f32(in, 6));
 }
 

@@ -22,6 +22,7 @@ PEAK_IPC_DEFAULT = 4.0  # four warp schedulers per SM, one instruction each per 
 
 SCALE = {"": 1, "byte": 1, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9,
          "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1,
+         "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1,
          "cycle": 1, "inst": 1, "sector": 1, "warp": 1, "register/thread": 1,
          "byte/block": 1, "%": 1, "block": 1, "thread": 1, "hz": 1, "khz": 1e3,
          "mhz": 1e6, "ghz": 1e9, "cycle/second": 1, "cycle/usecond": 1e6,
