@@ -14,15 +14,15 @@ extern "C" {
 
 #define ST_BLOCK_X 32
 #define ST_BLOCK_Y 4
-#define ST_Z_PER_THREAD 8 /* the kernel's ST_ZCHUNK */
+#define ST_Z_PER_THREAD 16 /* the kernel's ST_ZCHUNK */
 #define ST_C0 0.25f
 #define ST_C1 0.125f
 #define ST_DEFAULT_NX 512u /* 512 x 512 x 128: 128 MiB per grid */
 #define ST_DEFAULT_NY 512u
-#define ST_DEFAULT_NZ 128u /* grid 16 x 128 x 16 = 32768 blocks */
+#define ST_DEFAULT_NZ 128u /* grid 16 x 128 x 8: 128 x 16384 threads, as in the paper */
 #define ST_SMALL_NX 64u
 #define ST_SMALL_NY 16u
-#define ST_SMALL_NZ 16u
+#define ST_SMALL_NZ 32u
 
 void st_generate(float *in, size_t n_points, uint64_t seed);
 
