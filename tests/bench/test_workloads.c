@@ -344,6 +344,7 @@ static void test_ptx_params(void)
         const kw_kernel *k = kw_find(names[i]);
         char *path = g_build_filename(dir, k->ptx_file, NULL), *text = NULL;
         g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        g_assert_nonnull(strstr(text, ".target sm_75")); /* compute_75, JIT-able for sm_90 */
         char *head = g_strdup_printf(".entry %s(", k->entry);
         const char *p = strstr(text, head);
         g_assert_nonnull(p);
@@ -372,6 +373,53 @@ static void test_ptx_params(void)
     }
 }
 
+static uint64_t le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Each kernel's fatbin is what a default nvcc 13 build embeds: one sm_75 ELF and one
+ * compute_75 PTX entry (fatbin layout in docs: magic, version, header size, payload size,
+ * then entries of kind, version, header size, payload size, ..., architecture). */
+static void test_fatbins(void)
+{
+    const char *dir = g_getenv("KERNELET_BENCH_PTX_DIR");
+    if (!dir || !*dir) {
+        g_test_skip("KERNELET_BENCH_PTX_DIR not set (no CUDA toolchain)");
+        return;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        char *file = g_strconcat(names[i], ".fatbin", NULL);
+        char *path = g_build_filename(dir, file, NULL);
+        gchar *data = NULL;
+        gsize len = 0;
+        g_assert_true(g_file_get_contents(path, &data, &len, NULL));
+        const unsigned char *d = (const unsigned char *)data;
+        g_assert_cmpuint(len, >=, 16);
+        g_assert_cmphex(le(d, 4), ==, 0xBA55ED50u);
+        uint64_t hsize = le(d + 6, 2), end = hsize + le(d + 8, 8);
+        g_assert_cmpuint(end, <=, len);
+        int elf = 0, ptx = 0;
+        for (uint64_t off = hsize; off + 0x20 <= end;) {
+            unsigned kind = (unsigned)le(d + off, 2), arch = (unsigned)le(d + off + 0x1c, 4);
+            uint64_t eh = le(d + off + 4, 4), ep = le(d + off + 8, 8);
+            g_assert_cmpuint(arch, ==, 75);
+            elf += kind == 2;
+            ptx += kind == 1;
+            g_assert_cmpuint(eh, >=, 0x20);
+            off += eh + ep;
+        }
+        g_assert_cmpint(elf, ==, 1);
+        g_assert_cmpint(ptx, ==, 1);
+        g_free(data);
+        g_free(path);
+        g_free(file);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -387,5 +435,6 @@ int main(int argc, char **argv)
     }
     g_test_add_func("/bench/workloads/default-geometry", test_default_geometry);
     g_test_add_func("/bench/workloads/ptx-params", test_ptx_params);
+    g_test_add_func("/bench/workloads/fatbins", test_fatbins);
     return g_test_run();
 }
