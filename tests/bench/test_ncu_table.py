@@ -36,7 +36,7 @@ with tempfile.TemporaryDirectory() as tmp:
     shutil.copy(os.path.join(data, "ncu-tea-h100.result"), os.path.join(tmp, "tea.result"))
     rc, rows = run_table(tmp)
     tea = rows.get("tea")
-    check("tea row present", tea is not None and len(tea) == 13)
+    check("tea row present", tea is not None and len(tea) == 14)
     check("missing kernels make it fail", rc != 0 and "No such file" in " ".join(rows.get("pc", [])))
     # Numbers of the fixture: 44,826,624 warp instructions, 112,818.20 cycles per SM, 132 SMs,
     # peak 4 per cycle; 33,569,024 + 17,342,208 DRAM bytes in 70,432 ns, peak 1,280 B/cycle at
@@ -45,14 +45,15 @@ with tempfile.TemporaryDirectory() as tmp:
     mur = (33569024 + 17342208) / (70432e-9 * 1280 * 2616901408.45)
     if tea:
         check("block x grid from RESULT", tea[1] == "128x1x1 x 32768x1x1")
-        check("event time from RESULT", tea[2] == "0.0620")
-        check("ncu time in ms", tea[3] == "0.070")
-        check("IPC", tea[4] == "3.12")
-        check("PUR = %.3f" % pur, tea[5] == "%.3f" % pur)
-        check("MUR = %.3f" % mur, tea[6] == "%.3f" % mur)
-        check("DRAM GB/s", tea[7] == "%.0f" % ((33569024 + 17342208) / 70432e-9 / 1e9))
-        check("registers", tea[10] == "16")
-        check("class", tea[12] == "compute (CI)")
+        check("waves per SM", tea[2] == "15.5")
+        check("event time from RESULT", tea[3] == "0.0620")
+        check("ncu time in ms", tea[4] == "0.070")
+        check("IPC", tea[5] == "3.12")
+        check("PUR = %.3f" % pur, tea[6] == "%.3f" % pur)
+        check("MUR = %.3f" % mur, tea[7] == "%.3f" % mur)
+        check("DRAM GB/s", tea[8] == "%.0f" % ((33569024 + 17342208) / 70432e-9 / 1e9))
+        check("registers", tea[11] == "16")
+        check("class", tea[13] == "compute (CI)")
     # The same duration written in microseconds gives the same row.
     with open(os.path.join(tmp, "tea.csv")) as f:
         text = f.read()

@@ -89,8 +89,9 @@ def row(name, m, r):
     smem = (get("launch__shared_mem_per_block_static") or 0) + \
         (get("launch__shared_mem_per_block_dynamic") or 0)
     gbs = (rd + wr) / t / 1e9 if t and rd is not None and wr is not None else None
-    return "| {} | {} x {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} ({}) |".format(
-        name, r.get("block", "?"), r.get("grid", "?"), r.get("kernel_ms", "n/a"),
+    return "| {} | {} x {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} ({}) |".format(
+        name, r.get("block", "?"), r.get("grid", "?"), fmt(get("launch__waves_per_multiprocessor"), ".1f"),
+        r.get("kernel_ms", "n/a"),
         fmt(t * 1e3 if t else None, ".3f"),
         fmt(get("sm__inst_executed.avg.per_cycle_active"), ".2f"),
         fmt(pur, ".3f"), fmt(mur, ".3f"), fmt(gbs, ".0f"),
@@ -103,10 +104,10 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     d = sys.argv[1]
-    print("| kernel | block x grid | time ms (events) | time ms (ncu) | IPC | PUR | MUR "
+    print("| kernel | block x grid | waves | time ms (events) | time ms (ncu) | IPC | PUR | MUR "
           "| DRAM GB/s | achieved occ. % | theoretical occ. % | regs/thread "
           "| smem B/block | bound here (paper) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     status = 0
     for k in KERNELS:
         csv_path, res_path = os.path.join(d, k + ".csv"), os.path.join(d, k + ".result")
