@@ -1,7 +1,7 @@
 /* Black-Scholes: one thread per option, priced under n_vol volatilities (mean call and put
  * stored). The normal CDF is the Abramowitz-Stegun polynomial of the CUDA samples. About
  * 70 instructions per volatility against 20 bytes of DRAM traffic per option: with the
- * default 8 volatilities, compute-bound. */
+ * default 4 volatilities, compute-bound (one alone would be memory-bound on an H100). */
 #ifndef BENCH_KERNEL_BS_CUH
 #define BENCH_KERNEL_BS_CUH
 

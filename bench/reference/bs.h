@@ -17,8 +17,8 @@ extern "C" {
 #endif
 
 #define BS_BLOCK_THREADS 128
-#define BS_DEFAULT_OPTIONS (1u << 20) /* 8192 blocks */
-#define BS_DEFAULT_VOLS 8u
+#define BS_DEFAULT_OPTIONS (1u << 21) /* 16384 blocks, about 8 waves on an H100 */
+#define BS_DEFAULT_VOLS 4u
 #define BS_SMALL_OPTIONS 4096u
 #define BS_SMALL_VOLS 2u
 #define BS_RATE 0.02f

@@ -15,8 +15,8 @@ extern "C" {
 #endif
 
 #define MRIQ_BLOCK_THREADS 256
-#define MRIQ_DEFAULT_X (1u << 20) /* voxels: 4096 blocks */
-#define MRIQ_DEFAULT_K 64u
+#define MRIQ_DEFAULT_X (1u << 21) /* voxels: 8192 blocks, about 8 waves on an H100 */
+#define MRIQ_DEFAULT_K 32u
 #define MRIQ_SMALL_X 4096u
 #define MRIQ_SMALL_K 16u
 #define MRIQ_TOL 1e-4

@@ -1,7 +1,7 @@
 /* MRI-Q workload (mriq_computeq). Buffers: 0-2 voxel x, y, z, 3 k-space samples packed
  * (kx, ky, kz, |phi|^2) (in), 4 Qr, 5 Qi (out). Tolerance MRIQ_TOL * sum |phi|^2 (see mriq.h).
  * Cost: create is O(voxels) (fast); the first verify evaluates 67M sine/cosine pairs at
- * default size (about 1-2 s on one core) and keeps Q in priv; later verifies compare. */
+ * default size (1.5 s of CPU here) and keeps Q in priv; later verifies compare. */
 #include "wl_common.h"
 
 #include "../reference/bench_compare.h"

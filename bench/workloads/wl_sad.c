@@ -1,7 +1,7 @@
 /* SAD workload (sad_search), a 2-D grid of one 32-thread block per 8x8 macroblock.
  * Buffers: 0 current frame, 1 reference frame (in), 2 SADs (out).
  * Cost: create is O(pixels) (fast); the first verify computes all 9.3M SADs of 64 pixels at
- * default size (about 0.5-1 s on one core) and keeps them in priv; exact match required. */
+ * default size (0.9 s of CPU here) and keeps them in priv; exact match required. */
 #include "wl_common.h"
 
 #include "../reference/bench_compare.h"

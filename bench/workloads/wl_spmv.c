@@ -1,6 +1,6 @@
 /* SpMV workload (spmv_csr). Buffers: 0 row_ptr, 1 col_idx, 2 vals, 3 x (in), 4 y (out).
- * Cost: create draws 33M random non-zeros at default size (about 0.3 s); the first verify
- * runs the CSR product once (about 0.2 s) and keeps y in priv; results must match exactly. */
+ * Cost: create draws 33M random non-zeros at default size (about 1 s); the first verify
+ * runs the CSR product once (0.15 s) and keeps y in priv; results must match exactly. */
 #include "wl_common.h"
 
 #include "../reference/bench_compare.h"

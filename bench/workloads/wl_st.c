@@ -1,7 +1,7 @@
 /* Stencil workload (st_stencil7), a 3-D grid of 32x4x1 blocks, each thread a column of
  * ST_Z_PER_THREAD points. Buffers: 0 in, 1 out.
- * Cost: create fills 33.5M points at default size (about 0.2 s); the first verify runs the
- * stencil once on the CPU (about 0.3 s) and keeps it in priv; results must match exactly. */
+ * Cost: create fills 33.5M points at default size (0.5 s); the first verify runs the
+ * stencil once on the CPU (1.2 s) and keeps it in priv; results must match exactly. */
 #include "wl_common.h"
 
 #include "../reference/bench_compare.h"

@@ -1,6 +1,6 @@
 /* TEA workload (tea_encrypt). Buffers: 0 plaintext (in), 1 ciphertext (out).
  * Cost: create generates 2 words per block (default 4M blocks, 32 MiB: tens of ms); the
- * first verify encrypts every block on the CPU (about 0.5 s at default size on one core)
+ * first verify encrypts every block on the CPU (0.6 s of CPU here at default size)
  * and keeps the result in priv; later verifies only compare. */
 #include "wl_common.h"
 

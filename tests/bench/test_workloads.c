@@ -312,8 +312,8 @@ static void test_seeds(gconstpointer data)
     k->destroy(&c);
 }
 
-/* Default sizes give every kernel at least four full waves of 2048 resident threads on
- * each of an H100's 132 SMs (occupancy permitting), the brief's "several waves". */
+/* Default sizes give every kernel at least two waves at full occupancy (2048 threads on each
+ * of an H100's 132 SMs) and 528 blocks; on the H100 ncu counted 7.6 to 15.5 waves. */
 static void test_default_geometry(void)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
