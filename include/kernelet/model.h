@@ -101,7 +101,8 @@ typedef struct kmodel_latency {
 
 typedef enum kmodel_granularity {
     KMODEL_GRAN_WARP = 0,   /* one chain dimension per warp count (the paper's base model) */
-    KMODEL_GRAN_BLOCK,      /* a thread block's warps change state together: far fewer states */
+    KMODEL_GRAN_BLOCK,      /* a thread block's warps change state together: far fewer states
+                               (units never hold less than one warp; see state_budget) */
 } kmodel_granularity;
 
 typedef enum kmodel_solver {
@@ -127,6 +128,9 @@ typedef struct kmodel_options {
     double tol;             /* power iteration: stop when the L1 change is below; default 1e-12 */
     unsigned max_iter;      /* power iteration cap; default 100000 */
     size_t max_states;      /* refuse bigger chains with KMODEL_ETOOBIG; default 4096 */
+    size_t state_budget;    /* block granularity: merge blocks into bigger units (fewer,
+                               larger) until the chain has at most this many states;
+                               default 64; 0 = never merge */
 } kmodel_options;
 
 /* Per-kernel and total IPC of one mix of kernels on one SM. */
@@ -220,9 +224,9 @@ int kmodel_pair(kmodel_ctx *ctx, const kmodel_kernel *k1, unsigned b1,
 int kmodel_balanced(kmodel_ctx *ctx, const kmodel_kernel *k1, const kmodel_kernel *k2,
                     kmodel_pair_result *best);
 
-/* All n*(n-1)/2 pairs of kernels[] at their balanced ratio, sorted by CP, best first, into
- * out (room for n*(n-1)/2). Pairs that cannot share an SM are left out; *count gets how
- * many were written. */
+/* All n*(n-1)/2 pairs of kernels[] (n <= 1024) at their balanced ratio, sorted by CP, best
+ * first, into out (room for n*(n-1)/2). Pairs that cannot share an SM are left out;
+ * *count gets how many were written. */
 int kmodel_rank_pairs(kmodel_ctx *ctx, size_t n, const kmodel_kernel kernels[],
                       kmodel_pair_result out[], size_t *count);
 

@@ -1,0 +1,202 @@
+/* model-bench: how long the model takes (docs/perf/model.md). Prints the median time per
+ * call of: one homogeneous solve, one heterogeneous solve at H100 size (64 warps per SM)
+ * per granularity, virtual SM and solver, one co-schedule evaluation, and the ranking of
+ * all pairs of 16 kernels over their feasible ratios. Usage: model-bench [--quick]. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernelet/model.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef int (*bench_fn)(void *arg);
+
+static double min_batch_s = 0.2;
+
+/* Median over 5 batches of the time of one call, in seconds; < 0 if fn failed. */
+static double time_call(bench_fn fn, void *arg)
+{
+    if (fn(arg))
+        return -1;
+    double t0 = now();
+    long reps = 1;
+    while (now() - t0 < min_batch_s / 10) {
+        for (long i = 0; i < reps; i++)
+            fn(arg);
+        reps *= 2;
+    }
+    double per = (now() - t0) / (2 * reps - 1);
+    long n = (long)(min_batch_s / per) + 1;
+    double med[5];
+    for (int b = 0; b < 5; b++) {
+        double s = now();
+        for (long i = 0; i < n; i++)
+            fn(arg);
+        med[b] = (now() - s) / n;
+    }
+    qsort(med, 5, sizeof(double), cmp_double);
+    return med[2];
+}
+
+typedef struct {
+    kmodel_ctx *ctx;
+    kmodel_kernel k[16];
+    unsigned blocks[2];
+    unsigned warps;
+    kmodel_pair_result out[120];
+} bench_arg;
+
+static int run_homog(void *p)
+{
+    bench_arg *a = p;
+    double util;
+    return kmodel_homogeneous(a->ctx, a->warps, a->k[0].rm, NULL, NULL, &util);
+}
+
+static int run_mix(void *p)
+{
+    bench_arg *a = p;
+    kmodel_mix_result r;
+    return kmodel_mix(a->ctx, 2, a->k, a->blocks, &r);
+}
+
+static int run_pair(void *p)
+{
+    bench_arg *a = p;
+    kmodel_pair_result r;
+    return kmodel_pair(a->ctx, &a->k[0], a->blocks[0], &a->k[1], a->blocks[1], &r);
+}
+
+static int run_balanced(void *p)
+{
+    bench_arg *a = p;
+    kmodel_pair_result r;
+    return kmodel_balanced(a->ctx, &a->k[0], &a->k[1], &r);
+}
+
+static int run_rank(void *p)
+{
+    bench_arg *a = p;
+    size_t count;
+    return kmodel_rank_pairs(a->ctx, 16, a->k, a->out, &count);
+}
+
+static kmodel_ctx *make_ctx(kmodel_granularity gran, int vsm, kmodel_solver solver)
+{
+    kmodel_options o;
+    kmodel_options_default(&o);
+    o.granularity = gran;
+    o.virtual_sm = vsm;
+    o.solver = solver;
+    char msg[256];
+    kmodel_ctx *ctx;
+    if (kmodel_ctx_new(&ctx, kmodel_gpu_lookup("H100"), &o, msg, sizeof(msg))) {
+        fprintf(stderr, "model-bench: %s\n", msg);
+        exit(1);
+    }
+    return ctx;
+}
+
+static void report(const char *what, double s, kmodel_ctx *ctx)
+{
+    if (s < 0)
+        printf("%-58s failed: %s\n", what, kmodel_ctx_error(ctx));
+    else if (s < 1e-3)
+        printf("%-58s %10.2f us\n", what, s * 1e6);
+    else
+        printf("%-58s %10.3f ms\n", what, s * 1e3);
+}
+
+/* Sixteen kernels from compute- to memory-bound with various block shapes. */
+static void sixteen(kmodel_kernel k[16])
+{
+    static const unsigned wpb[16] = {8, 4, 8, 16, 2, 8, 4, 32, 8, 16, 4, 8, 2, 8, 16, 4};
+    static const unsigned regs[16] = {32, 40, 64, 32, 24, 128, 32, 32, 48, 32, 64, 32, 32,
+                                      80, 32, 32};
+    static const unsigned smem[16] = {0, 4096, 16384, 0, 0, 8192, 0, 49152, 0, 32768, 0, 0,
+                                      2048, 0, 0, 12288};
+    for (int i = 0; i < 16; i++) {
+        memset(&k[i], 0, sizeof(k[i]));
+        k[i].warps_per_block = wpb[i];
+        k[i].regs_per_thread = regs[i];
+        k[i].smem_per_block = smem[i];
+        k[i].rm = 0.005 + 0.3 * i / 15.0;
+        k[i].uncoalesced = (i % 5 == 3) ? 0.3 : 0.0;
+        k[i].insts_per_warp = 1000.0 * (1 + i % 3);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--quick"))
+        min_batch_s = 0.02;
+    else if (argc > 1) {
+        fprintf(stderr, "usage: model-bench [--quick]\n");
+        return 2;
+    }
+    static const char *const solver_name[] = {"auto", "gth", "lu", "power"};
+    bench_arg a;
+    memset(&a, 0, sizeof(a));
+    a.k[0] = (kmodel_kernel){.warps_per_block = 8, .regs_per_thread = 32, .rm = 0.02,
+                             .insts_per_warp = 2000};
+    a.k[1] = (kmodel_kernel){.warps_per_block = 8, .regs_per_thread = 32, .rm = 0.25,
+                             .insts_per_warp = 500};
+    a.blocks[0] = 4;
+    a.blocks[1] = 4;
+
+    printf("H100 model, times per call (median of 5 batches)\n");
+    for (int s = 1; s <= 3; s++) {
+        for (unsigned w = 16; w <= 64; w *= 4) {
+            a.ctx = make_ctx(KMODEL_GRAN_WARP, 1, (kmodel_solver)s);
+            a.warps = w;
+            char what[96];
+            snprintf(what, sizeof(what), "homogeneous W=%u (%u states), %s", w, w + 1,
+                     solver_name[s]);
+            report(what, time_call(run_homog, &a), a.ctx);
+            kmodel_ctx_free(a.ctx);
+        }
+    }
+    for (int vsm = 1; vsm >= 0; vsm--) {
+        for (int gran = 1; gran >= 0; gran--) {
+            for (int s = 1; s <= 3; s++) {
+                a.ctx = make_ctx((kmodel_granularity)gran, vsm, (kmodel_solver)s);
+                kmodel_mix_result r;
+                size_t states = 0;
+                if (!kmodel_mix(a.ctx, 2, a.k, a.blocks, &r))
+                    states = r.states;
+                char what[96];
+                snprintf(what, sizeof(what), "pair 4+4 blocks of 8 warps, %s, %s, %zu st, %s",
+                         gran ? "block" : "warp", vsm ? "virtual SM" : "whole SM", states,
+                         solver_name[s]);
+                report(what, time_call(run_mix, &a), a.ctx);
+                kmodel_ctx_free(a.ctx);
+            }
+        }
+    }
+    a.ctx = make_ctx(KMODEL_GRAN_BLOCK, 1, KMODEL_SOLVER_AUTO);
+    report("co-schedule evaluation (kmodel_pair, block, virtual SM)", time_call(run_pair, &a),
+           a.ctx);
+    report("balanced ratio of one pair (kmodel_balanced)", time_call(run_balanced, &a), a.ctx);
+    sixteen(a.k);
+    report("rank all 120 pairs of 16 kernels (kmodel_rank_pairs)", time_call(run_rank, &a),
+           a.ctx);
+    size_t count = 0;
+    if (kmodel_rank_pairs(a.ctx, 16, a.k, a.out, &count) == 0 && count > 0)
+        printf("ranking: %zu pairs, best k%u+k%u at %u:%u blocks, CP %.3f\n", count,
+               a.out[0].k1, a.out[0].k2, a.out[0].blocks[0], a.out[0].blocks[1], a.out[0].cp);
+    kmodel_ctx_free(a.ctx);
+    return 0;
+}

@@ -1,0 +1,250 @@
+/* Co-schedules of kernels: CP (paper eq. cp), the time difference of co-scheduled slices
+ * (eq. executiontime), the balanced slice ratio and the ranking of all pairs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+static double cp_of(size_t n, const double cipc[], const double single[])
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += single[i] > 0 ? cipc[i] / single[i] : 0;
+    return sum > 0 ? 1.0 - 1.0 / sum : -INFINITY;
+}
+
+static double insts_per_block(const kmodel_kernel *k)
+{
+    return (k->insts_per_warp > 0 ? k->insts_per_warp : 1.0) * k->warps_per_block;
+}
+
+/* One co-schedule, given both kernels' single IPCs; kernels already validated. */
+static int pair_eval(kmodel_ctx *ctx, const kmodel_kernel *k1, unsigned b1,
+                     const kmodel_kernel *k2, unsigned b2, const double single[2],
+                     kmodel_pair_result *res)
+{
+    kmodel_kernel ks[2] = {*k1, *k2};
+    unsigned blocks[2] = {b1, b2};
+    double util[2];
+    int rc = kmodel_mix_util(ctx, 2, ks, blocks, util, NULL, NULL);
+    if (rc)
+        return rc;
+    memset(res, 0, sizeof(*res));
+    res->k1 = 0;
+    res->k2 = 1;
+    double t[2];
+    for (int i = 0; i < 2; i++) {
+        res->blocks[i] = blocks[i];
+        res->ipc[i] = util[i] * ctx->gpu.peak_ipc;
+        res->single_ipc[i] = single[i];
+        t[i] = res->ipc[i] > 0 ? insts_per_block(&ks[i]) * blocks[i] / res->ipc[i] : INFINITY;
+    }
+    res->cipc = res->ipc[0] + res->ipc[1];
+    res->cp = cp_of(2, res->ipc, single);
+    if (isfinite(t[0]) && isfinite(t[1])) {
+        res->dt = fabs(t[0] - t[1]);
+        res->dt_rel = res->dt / (t[0] > t[1] ? t[0] : t[1]);
+    } else {
+        res->dt = INFINITY;
+        res->dt_rel = 1.0;
+    }
+    return KMODEL_OK;
+}
+
+int kmodel_pair(kmodel_ctx *ctx, const kmodel_kernel *k1, unsigned b1,
+                const kmodel_kernel *k2, unsigned b2, kmodel_pair_result *res)
+{
+    if (!ctx)
+        return KMODEL_EINVAL;
+    if (!res || !k1 || !k2)
+        return kmodel_fail(ctx, KMODEL_EINVAL, "NULL kernel or result");
+    if (b1 == 0 || b2 == 0)
+        return kmodel_fail(ctx, KMODEL_EINVAL, "a co-schedule needs >= 1 block of each kernel");
+    kmodel_kernel ks[2] = {*k1, *k2};
+    unsigned blocks[2] = {b1, b2};
+    double single[2];
+    int rc = kmodel_fits(ctx, 2, ks, blocks);
+    if (!rc)
+        rc = kmodel_ipc_single(ctx, k1, 0, &single[0]);
+    if (!rc)
+        rc = kmodel_ipc_single(ctx, k2, 0, &single[1]);
+    if (!rc)
+        rc = pair_eval(ctx, k1, b1, k2, b2, single, res);
+    if (!rc)
+        ctx->err[0] = 0;
+    return rc;
+}
+
+int kmodel_cp(kmodel_ctx *ctx, size_t n, const kmodel_kernel kernels[],
+              const unsigned blocks[], double *cp)
+{
+    if (!ctx)
+        return KMODEL_EINVAL;
+    if (!cp)
+        return kmodel_fail(ctx, KMODEL_EINVAL, "cp is NULL");
+    kmodel_mix_result mix;
+    int rc = kmodel_mix(ctx, n, kernels, blocks, &mix);
+    if (rc)
+        return rc;
+    double single[KMODEL_MAX_KERNELS];
+    for (size_t i = 0; i < n; i++) {
+        rc = kmodel_ipc_single(ctx, &kernels[i], 0, &single[i]);
+        if (rc)
+            return rc;
+    }
+    *cp = cp_of(n, mix.ipc, single);
+    ctx->err[0] = 0;
+    return KMODEL_OK;
+}
+
+static int fits2(const kmodel_ctx *ctx, const kmodel_kernel ks[2], unsigned b1, unsigned b2)
+{
+    unsigned blocks[2] = {b1, b2};
+    return kmodel_fits_quiet(ctx, 2, ks, blocks);
+}
+
+/* Is candidate a better balanced ratio than b (smaller dt_rel; ties: higher cipc)? */
+static int better(const kmodel_pair_result *a, const kmodel_pair_result *b)
+{
+    if (a->dt_rel < b->dt_rel - 1e-12)
+        return 1;
+    if (a->dt_rel > b->dt_rel + 1e-12)
+        return 0;
+    return a->cipc > b->cipc;
+}
+
+/* The splits options.ratio_scope allows, by b1 ascending, into c (room for 2 * 1024). */
+static size_t candidates(const kmodel_ctx *ctx, const kmodel_kernel ks[2], unsigned max1,
+                         unsigned max2, unsigned c[][2], size_t room)
+{
+    size_t m = 0;
+    for (unsigned b1 = 1; b1 <= max1; b1++) {
+        for (unsigned b2 = max2; b2 >= 1 && m < room; b2--) {
+            if (!fits2(ctx, ks, b1, b2))
+                continue;
+            /* FULL: only b2 = the largest that fits, and only if b1 cannot grow either. */
+            if (ctx->opt.ratio_scope == KMODEL_RATIO_FULL) {
+                if (!fits2(ctx, ks, b1 + 1, b2)) {
+                    c[m][0] = b1;
+                    c[m++][1] = b2;
+                }
+                break;
+            }
+            c[m][0] = b1;
+            c[m++][1] = b2;
+        }
+    }
+    return m;
+}
+
+/* Balanced ratio with known single IPCs; kernels validated. Along the FULL splits b1 grows
+ * while b2 shrinks, so T1 - T2 grows: a bisection finds where it changes sign and only the
+ * splits on either side are compared. ALL compares every split. */
+static int balanced_with(kmodel_ctx *ctx, const kmodel_kernel *k1, const kmodel_kernel *k2,
+                         const double single[2], kmodel_pair_result *best)
+{
+    kmodel_kernel ks[2] = {*k1, *k2};
+    unsigned max1, max2, c[1024][2];
+    int rc = kmodel_max_blocks(ctx, k1, &max1);
+    if (!rc)
+        rc = kmodel_max_blocks(ctx, k2, &max2);
+    if (rc)
+        return rc;
+    size_t m = candidates(ctx, ks, max1, max2, c, 1024);
+    if (m == 0)
+        return kmodel_fail(ctx, KMODEL_ENOFIT, "no block of each kernel fits one SM together");
+    size_t lo = 0, hi = m;
+    kmodel_pair_result r;
+    if (ctx->opt.ratio_scope == KMODEL_RATIO_FULL) {
+        /* first split with T1 >= T2 is in [lo, hi] */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            rc = pair_eval(ctx, k1, c[mid][0], k2, c[mid][1], single, &r);
+            if (rc)
+                return rc;
+            double t1 = insts_per_block(k1) * r.blocks[0] / r.ipc[0];
+            double t2 = insts_per_block(k2) * r.blocks[1] / r.ipc[1];
+            if (t1 >= t2)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        lo = lo > 0 ? lo - 1 : 0;
+        hi = lo + 2 < m ? lo + 2 : m;
+    }
+    int found = 0;
+    for (size_t i = lo; i < hi; i++) {
+        rc = pair_eval(ctx, k1, c[i][0], k2, c[i][1], single, &r);
+        if (rc)
+            return rc;
+        if (!found || better(&r, best))
+            *best = r;
+        found = 1;
+    }
+    return KMODEL_OK;
+}
+
+int kmodel_balanced(kmodel_ctx *ctx, const kmodel_kernel *k1, const kmodel_kernel *k2,
+                    kmodel_pair_result *best)
+{
+    if (!ctx)
+        return KMODEL_EINVAL;
+    if (!best || !k1 || !k2)
+        return kmodel_fail(ctx, KMODEL_EINVAL, "NULL kernel or result");
+    double single[2];
+    int rc = kmodel_ipc_single(ctx, k1, 0, &single[0]);
+    if (!rc)
+        rc = kmodel_ipc_single(ctx, k2, 0, &single[1]);
+    if (!rc)
+        rc = balanced_with(ctx, k1, k2, single, best);
+    if (!rc)
+        ctx->err[0] = 0;
+    return rc;
+}
+
+static int by_cp(const void *pa, const void *pb)
+{
+    const kmodel_pair_result *a = pa, *b = pb;
+    if (a->cp != b->cp)
+        return a->cp > b->cp ? -1 : 1;
+    if (a->k1 != b->k1)
+        return a->k1 < b->k1 ? -1 : 1;
+    return (a->k2 > b->k2) - (a->k2 < b->k2);
+}
+
+int kmodel_rank_pairs(kmodel_ctx *ctx, size_t n, const kmodel_kernel kernels[],
+                      kmodel_pair_result out[], size_t *count)
+{
+    if (!ctx)
+        return KMODEL_EINVAL;
+    if (!kernels || !out || !count)
+        return kmodel_fail(ctx, KMODEL_EINVAL, "NULL kernels, out or count");
+    if (n > 1024)
+        return kmodel_fail(ctx, KMODEL_EINVAL, "%zu kernels is too many to rank", n);
+    *count = 0;
+    double single[1024];
+    for (size_t i = 0; i < n; i++) {
+        int rc = kmodel_ipc_single(ctx, &kernels[i], 0, &single[i]);
+        if (rc)
+            return rc;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = i + 1; j < n; j++) {
+            double s[2] = {single[i], single[j]};
+            int rc = balanced_with(ctx, &kernels[i], &kernels[j], s, &out[m]);
+            if (rc == KMODEL_ENOFIT)
+                continue;
+            if (rc)
+                return rc;
+            out[m].k1 = (unsigned)i;
+            out[m].k2 = (unsigned)j;
+            m++;
+        }
+    }
+    qsort(out, m, sizeof(*out), by_cp);
+    *count = m;
+    ctx->err[0] = 0;
+    return KMODEL_OK;
+}
