@@ -12,13 +12,26 @@
 
 #include "model_internal.h"
 
+/* x^n by squaring: exact enough and much cheaper than pow() for the small n used here. */
+static double ipow(double x, unsigned n)
+{
+    double r = 1.0;
+    while (n) {
+        if (n & 1)
+            r *= x;
+        x *= x;
+        n >>= 1;
+    }
+    return r;
+}
+
 void kmodel_binomial(unsigned n, double p, double *out)
 {
     /* Multiplicative recurrence from the likelier end: with q = min(p, 1-p) <= 1/2 the
      * starting term (1-q)^n >= 2^-n never underflows for the sizes used here. */
     int flip = p > 0.5;
     double q = flip ? 1.0 - p : p;
-    double t = pow(1.0 - q, n);
+    double t = ipow(1.0 - q, n);
     double ratio = q < 1.0 ? q / (1.0 - q) : 0.0;
     for (unsigned k = 0; k <= n; k++) {
         out[flip ? n - k : k] = t;

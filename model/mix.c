@@ -27,6 +27,20 @@ static double local_states(unsigned n, double u)
     return u > 0 && u < 1 ? (n + 1.0) * (n + 2.0) / 2.0 : n + 1.0;
 }
 
+/* Which kernel to merge first: more local states, then smaller units, then by rm and u,
+ * so that the choice does not depend on the order the kernels were given in. */
+static int merge_before(double ma, double ga, const kmodel_kernel *a, double mb, double gb,
+                        const kmodel_kernel *b)
+{
+    if (ma != mb)
+        return ma > mb;
+    if (ga != gb)
+        return ga < gb;
+    if (a->rm != b->rm)
+        return a->rm < b->rm;
+    return a->uncoalesced < b->uncoalesced;
+}
+
 /* Block granularity: merges units of the kernel with the most until the chain fits the
  * state budget; the kernel keeps its warps, in fewer, larger units. */
 static void fit_budget(const kmodel_ctx *ctx, size_t nk, const kmodel_kernel kernels[],
@@ -41,7 +55,8 @@ static void fit_budget(const kmodel_ctx *ctx, size_t nk, const kmodel_kernel ker
         for (size_t k = 0; k < nk; k++) {
             double m = local_states(n[k], kernels[k].uncoalesced);
             N *= m;
-            if (n[k] > 1 && m > most) {
+            if (n[k] > 1 && (big == nk || merge_before(m, g[k], &kernels[k], most, g[big],
+                                                        &kernels[big]))) {
                 most = m;
                 big = k;
             }

@@ -138,9 +138,9 @@ static size_t candidates(const kmodel_ctx *ctx, const kmodel_kernel ks[2], unsig
     return m;
 }
 
-/* Balanced ratio with known single IPCs; kernels validated. Along the FULL splits b1 grows
- * while b2 shrinks, so T1 - T2 grows: a bisection finds where it changes sign and only the
- * splits on either side are compared. ALL compares every split. */
+/* Balanced ratio with known single IPCs; kernels validated. Every split of the scope is
+ * evaluated: T1 - T2 is not monotone along the splits (a kernel's blocks slow down when the
+ * other kernel's traffic grows), so a bisection on its sign can miss the best split. */
 static int balanced_with(kmodel_ctx *ctx, const kmodel_kernel *k1, const kmodel_kernel *k2,
                          const double single[2], kmodel_pair_result *best)
 {
@@ -154,27 +154,9 @@ static int balanced_with(kmodel_ctx *ctx, const kmodel_kernel *k1, const kmodel_
     size_t m = candidates(ctx, ks, max1, max2, c, 1024);
     if (m == 0)
         return kmodel_fail(ctx, KMODEL_ENOFIT, "no block of each kernel fits one SM together");
-    size_t lo = 0, hi = m;
     kmodel_pair_result r;
-    if (ctx->opt.ratio_scope == KMODEL_RATIO_FULL) {
-        /* first split with T1 >= T2 is in [lo, hi] */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            rc = pair_eval(ctx, k1, c[mid][0], k2, c[mid][1], single, &r);
-            if (rc)
-                return rc;
-            double t1 = insts_per_block(k1) * r.blocks[0] / r.ipc[0];
-            double t2 = insts_per_block(k2) * r.blocks[1] / r.ipc[1];
-            if (t1 >= t2)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        lo = lo > 0 ? lo - 1 : 0;
-        hi = lo + 2 < m ? lo + 2 : m;
-    }
     int found = 0;
-    for (size_t i = lo; i < hi; i++) {
+    for (size_t i = 0; i < m; i++) {
         rc = pair_eval(ctx, k1, c[i][0], k2, c[i][1], single, &r);
         if (rc)
             return rc;
