@@ -8,7 +8,7 @@
 #include "test_common.h"
 #include "warp_sim.h"
 
-#define SETS 24
+#define SETS 30
 
 typedef struct {
     sim_params sp;
@@ -27,14 +27,14 @@ static void make_case(GRand *r, int s, mc_case *c)
     c->sp.bw = g_rand_double_range(r, 4, 64);
     c->sp.bytes_u = 32 * 32;
     for (size_t k = 0; k < c->sp.nk; k++) {
-        int three = (s % 5 == 2 && k == 0);
+        int three = (s % 3 == 2 && k == 0);
         unsigned maxn = three ? 4 : (c->gran == KMODEL_GRAN_BLOCK ? 4 : 7);
         c->sp.n[k] = (unsigned)g_rand_int_range(r, 1, (gint32)maxn + 1);
         c->wpb[k] = c->gran == KMODEL_GRAN_BLOCK ? (unsigned)g_rand_int_range(r, 2, 4) : 1;
         c->blocks[k] = c->sp.n[k];
         c->sp.g[k] = c->wpb[k];
         c->sp.rm[k] = g_rand_double_range(r, 0.02, 0.5);
-        c->sp.u[k] = three ? g_rand_double_range(r, 0.2, 0.8) : (s % 7 == 3 && k == 1 ? 1 : 0);
+        c->sp.u[k] = three ? g_rand_double_range(r, 0.2, 0.8) : (s % 4 == 3 && k == 1 ? 1 : 0);
     }
 }
 
