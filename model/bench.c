@@ -9,11 +9,16 @@
 
 #include "kernelet/model.h"
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double now(void)
+{
+    return clock_s(CLOCK_MONOTONIC);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -26,11 +31,14 @@ typedef int (*bench_fn)(void *arg);
 
 static double min_batch_s = 0.2;
 
-/* Median over 5 batches of the time of one call, in seconds; < 0 if fn failed. */
-static double time_call(bench_fn fn, void *arg)
+/* Median over 5 batches of the wall time and of the process CPU time of one call, in
+ * seconds (the CPU time shows the cost when other jobs share the cores); wall < 0 if fn
+ * failed. */
+static void time_call(bench_fn fn, void *arg, double *wall, double *cpu)
 {
+    *wall = *cpu = -1;
     if (fn(arg))
-        return -1;
+        return;
     double t0 = now();
     long reps = 1;
     while (now() - t0 < min_batch_s / 10) {
@@ -40,15 +48,18 @@ static double time_call(bench_fn fn, void *arg)
     }
     double per = (now() - t0) / (2 * reps - 1);
     long n = (long)(min_batch_s / per) + 1;
-    double med[5];
+    double w[5], c[5];
     for (int b = 0; b < 5; b++) {
-        double s = now();
+        double s = now(), sc = clock_s(CLOCK_PROCESS_CPUTIME_ID);
         for (long i = 0; i < n; i++)
             fn(arg);
-        med[b] = (now() - s) / n;
+        w[b] = (now() - s) / n;
+        c[b] = (clock_s(CLOCK_PROCESS_CPUTIME_ID) - sc) / n;
     }
-    qsort(med, 5, sizeof(double), cmp_double);
-    return med[2];
+    qsort(w, 5, sizeof(double), cmp_double);
+    qsort(c, 5, sizeof(double), cmp_double);
+    *wall = w[2];
+    *cpu = c[2];
 }
 
 typedef struct {
@@ -110,14 +121,26 @@ static kmodel_ctx *make_ctx(kmodel_granularity gran, int vsm, kmodel_solver solv
     return ctx;
 }
 
-static void report(const char *what, double s, kmodel_ctx *ctx)
+static void fmt_time(char *buf, size_t len, double s)
 {
-    if (s < 0)
-        printf("%-58s failed: %s\n", what, kmodel_ctx_error(ctx));
-    else if (s < 1e-3)
-        printf("%-58s %10.2f us\n", what, s * 1e6);
+    if (s < 1e-3)
+        snprintf(buf, len, "%9.2f us", s * 1e6);
     else
-        printf("%-58s %10.3f ms\n", what, s * 1e3);
+        snprintf(buf, len, "%9.3f ms", s * 1e3);
+}
+
+static void report(const char *what, bench_fn fn, void *arg, kmodel_ctx *ctx)
+{
+    double wall, cpu;
+    time_call(fn, arg, &wall, &cpu);
+    if (wall < 0) {
+        printf("%-58s failed: %s\n", what, kmodel_ctx_error(ctx));
+        return;
+    }
+    char w[32], c[32];
+    fmt_time(w, sizeof(w), wall);
+    fmt_time(c, sizeof(c), cpu);
+    printf("%-58s %s %s\n", what, w, c);
 }
 
 /* Sixteen kernels from compute- to memory-bound with various block shapes. */
@@ -157,15 +180,17 @@ int main(int argc, char **argv)
     a.blocks[0] = 4;
     a.blocks[1] = 4;
 
-    printf("H100 model, times per call (median of 5 batches)\n");
+    printf("H100 model, time per call, median of 5 batches: wall, then CPU time\n");
     for (int s = 1; s <= 3; s++) {
         for (unsigned w = 16; w <= 64; w *= 4) {
+            if (s == KMODEL_SOLVER_POWER && w > 16)
+                continue;
             a.ctx = make_ctx(KMODEL_GRAN_WARP, 1, (kmodel_solver)s);
             a.warps = w;
             char what[96];
             snprintf(what, sizeof(what), "homogeneous W=%u (%u states), %s", w, w + 1,
                      solver_name[s]);
-            report(what, time_call(run_homog, &a), a.ctx);
+            report(what, run_homog, &a, a.ctx);
             kmodel_ctx_free(a.ctx);
         }
     }
@@ -177,22 +202,24 @@ int main(int argc, char **argv)
                 size_t states = 0;
                 if (!kmodel_mix(a.ctx, 2, a.k, a.blocks, &r))
                     states = r.states;
+                if (s == KMODEL_SOLVER_POWER && states > 100) {
+                    kmodel_ctx_free(a.ctx);
+                    continue;   /* seconds per call: see docs/perf/model.md */
+                }
                 char what[96];
                 snprintf(what, sizeof(what), "pair 4+4 blocks of 8 warps, %s, %s, %zu st, %s",
                          gran ? "block" : "warp", vsm ? "virtual SM" : "whole SM", states,
                          solver_name[s]);
-                report(what, time_call(run_mix, &a), a.ctx);
+                report(what, run_mix, &a, a.ctx);
                 kmodel_ctx_free(a.ctx);
             }
         }
     }
     a.ctx = make_ctx(KMODEL_GRAN_BLOCK, 1, KMODEL_SOLVER_AUTO);
-    report("co-schedule evaluation (kmodel_pair, block, virtual SM)", time_call(run_pair, &a),
-           a.ctx);
-    report("balanced ratio of one pair (kmodel_balanced)", time_call(run_balanced, &a), a.ctx);
+    report("co-schedule evaluation (kmodel_pair, block, virtual SM)", run_pair, &a, a.ctx);
+    report("balanced ratio of one pair (kmodel_balanced)", run_balanced, &a, a.ctx);
     sixteen(a.k);
-    report("rank all 120 pairs of 16 kernels (kmodel_rank_pairs)", time_call(run_rank, &a),
-           a.ctx);
+    report("rank all 120 pairs of 16 kernels (kmodel_rank_pairs)", run_rank, &a, a.ctx);
     size_t count = 0;
     if (kmodel_rank_pairs(a.ctx, 16, a.k, a.out, &count) == 0 && count > 0)
         printf("ranking: %zu pairs, best k%u+k%u at %u:%u blocks, CP %.3f\n", count,

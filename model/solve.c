@@ -14,9 +14,6 @@
 
 #include "model_internal.h"
 
-/* States above which AUTO uses iteration; measured in docs/perf/model.md. */
-#define KMODEL_DIRECT_MAX 1200
-
 static int normalise(kmodel_ctx *ctx, double *pi, size_t N)
 {
     double sum = 0;
@@ -155,6 +152,8 @@ int kmodel_solve(kmodel_ctx *ctx, size_t N)
         return solve_power(ctx, N);
     case KMODEL_SOLVER_AUTO:
     default:
-        return N <= KMODEL_DIRECT_MAX ? solve_gth(ctx, N) : solve_power(ctx, N);
+        /* GTH: as fast as LU here and more robust; iteration is far slower on these
+         * dense, slowly mixing chains (docs/perf/model.md). */
+        return solve_gth(ctx, N);
     }
 }

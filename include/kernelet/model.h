@@ -106,7 +106,7 @@ typedef enum kmodel_granularity {
 } kmodel_granularity;
 
 typedef enum kmodel_solver {
-    KMODEL_SOLVER_AUTO = 0, /* direct GTH elimination when small, iteration when large */
+    KMODEL_SOLVER_AUTO = 0, /* the fastest robust choice measured: GTH */
     KMODEL_SOLVER_GTH,      /* Grassmann-Taksar-Heyman elimination (no subtractions) */
     KMODEL_SOLVER_LU,       /* GSL LU solve of (P^T - I) pi = 0 with sum(pi) = 1 */
     KMODEL_SOLVER_POWER,    /* power iteration until the L1 change < tol */
