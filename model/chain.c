@@ -33,9 +33,16 @@ void kmodel_binomial(unsigned n, double p, double *out)
     double q = flip ? 1.0 - p : p;
     double t = ipow(1.0 - q, n);
     double ratio = q < 1.0 ? q / (1.0 - q) : 0.0;
-    for (unsigned k = 0; k <= n; k++) {
-        out[flip ? n - k : k] = t;
-        t = t * (double)(n - k) / (double)(k + 1) * ratio;
+    if (!flip) {
+        for (unsigned k = 0; k <= n; k++) {
+            out[k] = t;
+            t *= (double)(n - k) * ratio / (double)(k + 1);
+        }
+    } else {
+        for (unsigned k = 0; k <= n; k++) {
+            out[n - k] = t;
+            t *= (double)(n - k) * ratio / (double)(k + 1);
+        }
     }
 }
 

@@ -104,14 +104,22 @@ static int fits2(const kmodel_ctx *ctx, const kmodel_kernel ks[2], unsigned b1, 
     return kmodel_fits_quiet(ctx, 2, ks, blocks);
 }
 
-/* Is candidate a better balanced ratio than b (smaller dt_rel; ties: higher cipc)? */
-static int better(const kmodel_pair_result *a, const kmodel_pair_result *b)
+/* Is a a better balanced ratio than b? Smaller dt_rel; ties (identical kernels): higher
+ * cipc, then the more even split of warps. */
+static int better(const kmodel_pair_result *a, const kmodel_pair_result *b,
+                  const kmodel_kernel ks[2])
 {
     if (a->dt_rel < b->dt_rel - 1e-12)
         return 1;
     if (a->dt_rel > b->dt_rel + 1e-12)
         return 0;
-    return a->cipc > b->cipc;
+    if (fabs(a->cipc - b->cipc) > 1e-12)
+        return a->cipc > b->cipc;
+    double ea = fabs((double)a->blocks[0] * ks[0].warps_per_block -
+                     (double)a->blocks[1] * ks[1].warps_per_block);
+    double eb = fabs((double)b->blocks[0] * ks[0].warps_per_block -
+                     (double)b->blocks[1] * ks[1].warps_per_block);
+    return ea < eb;
 }
 
 /* The splits options.ratio_scope allows, by b1 ascending, into c (room for 2 * 1024). */
@@ -160,7 +168,7 @@ static int balanced_with(kmodel_ctx *ctx, const kmodel_kernel *k1, const kmodel_
         rc = pair_eval(ctx, k1, c[i][0], k2, c[i][1], single, &r);
         if (rc)
             return rc;
-        if (!found || better(&r, best))
+        if (!found || better(&r, best, ks))
             *best = r;
         found = 1;
     }
