@@ -44,12 +44,23 @@ static int gth_eliminate(double *restrict P, size_t N)
         if (!(s > 0))
             return (int)n;
         double inv = 1.0 / s;
-        for (size_t i = 0; i < n; i++) {
+        size_t i = 0;
+        /* two rows at a time: each load of row n serves both */
+        for (; i + 1 < n; i += 2) {
+            double *restrict ra = P + i * N, *restrict rb = ra + N;
+            double fa = ra[n] * inv, fb = rb[n] * inv;
+            ra[n] = fa;
+            rb[n] = fb;
+            for (size_t j = 0; j < n; j++) {
+                double v = rown[j];
+                ra[j] += fa * v;
+                rb[j] += fb * v;
+            }
+        }
+        for (; i < n; i++) {
             double *restrict rowi = P + i * N;
             double f = rowi[n] * inv;
             rowi[n] = f;
-            if (f == 0)
-                continue;
             for (size_t j = 0; j < n; j++)
                 rowi[j] += f * rown[j];
         }
