@@ -270,10 +270,8 @@ int kchain_transitions(kmodel_ctx *ctx, const kchain *ch)
     return KMODEL_OK;
 }
 
-void kchain_ipc(const kmodel_ctx *ctx, const kchain *ch, const double *pi, double util[],
-                double *idle)
+void kchain_ipc(const kchain *ch, const double *pi, double util[], double *idle)
 {
-    (void)ctx;
     double num[KMODEL_MAX_KERNELS] = {0}, den = 0, idle_cycles = 0;
     for (size_t s = 0; s < ch->N; s++) {
         double ready = 0;

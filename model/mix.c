@@ -88,7 +88,7 @@ int kmodel_mix_util(kmodel_ctx *ctx, size_t n, const kmodel_kernel kernels[],
         rc = kmodel_solve(ctx, ch.N);
     if (rc)
         return rc;
-    kchain_ipc(ctx, &ch, ctx->pi, util, idle);
+    kchain_ipc(&ch, ctx->pi, util, idle);
     if (states)
         *states = ch.N;
     return KMODEL_OK;
@@ -168,7 +168,7 @@ int kmodel_homogeneous(kmodel_ctx *ctx, unsigned warps, double rm, double *P, do
         return rc;
     if (pi)
         memcpy(pi, ctx->pi, ch.N * sizeof(double));
-    kchain_ipc(ctx, &ch, ctx->pi, &ut, NULL);
+    kchain_ipc(&ch, ctx->pi, &ut, NULL);
     if (util)
         *util = ut;
     ctx->err[0] = 0;

@@ -80,8 +80,7 @@ int kchain_setup(kmodel_ctx *ctx, kchain *ch, size_t nk, const unsigned n[], con
 /* Fills ctx->P (N x N row-major) with the transition matrix of ch. */
 int kchain_transitions(kmodel_ctx *ctx, const kchain *ch);
 /* Utilisation of each kernel and idle fraction from the steady state pi. */
-void kchain_ipc(const kmodel_ctx *ctx, const kchain *ch, const double *pi, double util[],
-                double *idle);
+void kchain_ipc(const kchain *ch, const double *pi, double util[], double *idle);
 /* Binomial(n, p) pmf into out[0..n]. */
 void kmodel_binomial(unsigned n, double p, double *out);
 
