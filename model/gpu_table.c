@@ -23,21 +23,21 @@ static const kmodel_gpu gpu_table[] = {
         .peak_ipc = 8.0, .clock_mhz = 706.0, .mem_bandwidth_gbs = 192.0,
         .mem_latency_cycles = 600.0, .txn_bytes = 32,
     },
-    {   /* H100 SXM5 80 GB, Hopper GH100, compute capability 9.0 */
+    {   /* H100 SXM5 80 GB, Hopper GH100, compute capability 9.0; L0 measured here */
         .name = "H100", .sms = 132, .max_warps_per_sm = 64, .max_blocks_per_sm = 32,
         .max_warps_per_block = 32, .regs_per_sm = 65536, .max_regs_per_thread = 255,
         .reg_alloc_unit = 256, .smem_per_sm = 233472, .max_smem_per_block = 232448,
         .smem_alloc_unit = 128, .smem_reserved_per_block = 1024, .schedulers_per_sm = 4,
         .peak_ipc = 4.0, .clock_mhz = 1980.0, .mem_bandwidth_gbs = 3350.0,
-        .mem_latency_cycles = 600.0, .txn_bytes = 32,
+        .mem_latency_cycles = 420.0, .txn_bytes = 32,
     },
-    {   /* H200 SXM 141 GB: the H100 SXM's GH100 with HBM3e */
+    {   /* H200 SXM 141 GB: the H100 SXM's GH100 with HBM3e; L0 assumed as on the H100 */
         .name = "H200", .sms = 132, .max_warps_per_sm = 64, .max_blocks_per_sm = 32,
         .max_warps_per_block = 32, .regs_per_sm = 65536, .max_regs_per_thread = 255,
         .reg_alloc_unit = 256, .smem_per_sm = 233472, .max_smem_per_block = 232448,
         .smem_alloc_unit = 128, .smem_reserved_per_block = 1024, .schedulers_per_sm = 4,
         .peak_ipc = 4.0, .clock_mhz = 1980.0, .mem_bandwidth_gbs = 4800.0,
-        .mem_latency_cycles = 600.0, .txn_bytes = 32,
+        .mem_latency_cycles = 420.0, .txn_bytes = 32,
     },
 };
 

@@ -173,7 +173,7 @@ static void test_latency_forms(void)
     kmodel_options_default(&d);
     ctx = test_ctx(kmodel_gpu_lookup("H100"), &d);
     g_assert_cmpfloat_with_epsilon(kmodel_ctx_bandwidth(ctx), 3350e9 / 1980e6 / 132 / 4, 1e-9);
-    g_assert_cmpfloat_with_epsilon(kmodel_ctx_base_latency(ctx), 600, 1e-12);
+    g_assert_cmpfloat_with_epsilon(kmodel_ctx_base_latency(ctx), 420, 1e-12);
     kmodel_ctx_free(ctx);
 }
 
