@@ -89,8 +89,8 @@ static const char *options_problem(const kmodel_options *o)
         return "max_iter must be > 0";
     if (o->max_states < 2 || o->max_states > 65536)
         return "max_states must be 2..65536";
-    if (o->state_budget == 1 || o->state_budget > o->max_states)
-        return "state_budget must be 0 or 2..max_states";
+    if (o->state_budget == 1)
+        return "state_budget must be 0 or >= 2";
     return NULL;
 }
 

@@ -177,6 +177,32 @@ static void test_latency_forms(void)
     kmodel_ctx_free(ctx);
 }
 
+/* The virtual SM is one scheduler with 1/ns of the SM's warps and bandwidth: the same
+ * kernel on the whole SM of a 4-scheduler GPU equals, per scheduler, a kernel with a quarter
+ * of the warps per block on one scheduler with a quarter of the bandwidth. */
+static void test_virtual_sm(void)
+{
+    kmodel_gpu gpu = test_gpu();  /* 4 schedulers, 100 GB/s at 1000 MHz: 100 B/cycle */
+    const kmodel_granularity grans[] = {KMODEL_GRAN_BLOCK, KMODEL_GRAN_WARP};
+    for (size_t i = 0; i < G_N_ELEMENTS(grans); i++) {
+        kmodel_options v;
+        kmodel_options_default(&v);
+        v.granularity = grans[i];
+        v.state_budget = 0;
+        kmodel_ctx *vctx = test_ctx(&gpu, &v);
+        g_assert_cmpfloat_with_epsilon(kmodel_ctx_bandwidth(vctx), 25.0, 1e-12);
+        kmodel_options one = exact_options(grans[i], 100, 1, 0, 25.0);
+        kmodel_ctx *octx = test_ctx(&gpu, &one);
+        kmodel_kernel whole = kernel_of(8, 0.15, 0.2), quarter = kernel_of(2, 0.15, 0.2);
+        double a, b;
+        g_assert_cmpint(kmodel_ipc_single(vctx, &whole, 3, &a), ==, 0);
+        g_assert_cmpint(kmodel_ipc_single(octx, &quarter, 3, &b), ==, 0);
+        g_assert_cmpfloat_with_epsilon(a, b, 1e-12);
+        kmodel_ctx_free(vctx);
+        kmodel_ctx_free(octx);
+    }
+}
+
 static void test_gpu_table(void)
 {
     g_assert_cmpuint(kmodel_gpu_count(), ==, 4);
@@ -203,6 +229,7 @@ int main(int argc, char **argv)
     g_test_add_func("/model/closed/stationary", test_rows_and_stationarity);
     g_test_add_func("/model/closed/solvers-agree", test_solvers_agree);
     g_test_add_func("/model/closed/latency", test_latency_forms);
+    g_test_add_func("/model/closed/virtual-sm", test_virtual_sm);
     g_test_add_func("/model/closed/gpu-table", test_gpu_table);
     return g_test_run();
 }
