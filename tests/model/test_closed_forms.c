@@ -152,6 +152,37 @@ static void test_solvers_agree(void)
     }
 }
 
+/* With the linear latency the issued memory traffic never exceeds the achieved bandwidth:
+ * returns per round are at most i R / L and L >= i 128 / (a0 B), so
+ * util * rm * 128 <= a0 * B; with many warps and a high rm it comes close to that bound.
+ * The constant latency has no such bound. */
+static void test_bandwidth_bound(void)
+{
+    kmodel_gpu gpu = test_gpu();
+    const double a0 = 0.8, bw = 4.0;
+    kmodel_options o = exact_options(KMODEL_GRAN_WARP, 100, a0, 5, bw);
+    kmodel_ctx *ctx = test_ctx(&gpu, &o);
+    const double rms[] = {0.01, 0.05, 0.2, 0.5, 1.0};
+    const unsigned ws[] = {1, 8, 48};
+    for (size_t i = 0; i < G_N_ELEMENTS(rms); i++) {
+        for (size_t j = 0; j < G_N_ELEMENTS(ws); j++) {
+            double util;
+            g_assert_cmpint(kmodel_homogeneous(ctx, ws[j], rms[i], NULL, NULL, &util), ==, 0);
+            g_assert_cmpfloat(util * rms[i] * 128, <=, a0 * bw * (1 + 1e-12));
+        }
+    }
+    double util;
+    g_assert_cmpint(kmodel_homogeneous(ctx, 48, 0.5, NULL, NULL, &util), ==, 0);
+    g_assert_cmpfloat(util * 0.5 * 128, >=, 0.8 * a0 * bw);
+    kmodel_ctx_free(ctx);
+
+    o.latency.form = KMODEL_LAT_CONSTANT;
+    ctx = test_ctx(&gpu, &o);
+    g_assert_cmpint(kmodel_homogeneous(ctx, 48, 0.5, NULL, NULL, &util), ==, 0);
+    g_assert_cmpfloat(util * 0.5 * 128, >, 10 * a0 * bw);
+    kmodel_ctx_free(ctx);
+}
+
 /* The default latency rises with outstanding bytes; the paper's printed form falls. */
 static void test_latency_forms(void)
 {
@@ -229,6 +260,7 @@ int main(int argc, char **argv)
     g_test_add_func("/model/closed/stationary", test_rows_and_stationarity);
     g_test_add_func("/model/closed/solvers-agree", test_solvers_agree);
     g_test_add_func("/model/closed/latency", test_latency_forms);
+    g_test_add_func("/model/closed/bandwidth-bound", test_bandwidth_bound);
     g_test_add_func("/model/closed/virtual-sm", test_virtual_sm);
     g_test_add_func("/model/closed/gpu-table", test_gpu_table);
     return g_test_run();

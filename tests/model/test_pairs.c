@@ -146,6 +146,27 @@ static void test_balanced_is_minimal(void)
     kmodel_ctx_free(ctx);
 }
 
+/* Over every split that fits, the balance is at least as good as over the full ones. */
+static void test_ratio_scope_all(void)
+{
+    kmodel_options o;
+    kmodel_options_default(&o);
+    kmodel_ctx *full = test_ctx(kmodel_gpu_lookup("GTX680"), &o);
+    o.ratio_scope = KMODEL_RATIO_ALL;
+    kmodel_ctx *all = test_ctx(kmodel_gpu_lookup("GTX680"), &o);
+    kmodel_kernel k1 = kernel_of(4, 0.03, 0), k2 = kernel_of(8, 0.2, 0);
+    k1.insts_per_warp = 3000;
+    k2.insts_per_warp = 700;
+    kmodel_pair_result f, a;
+    g_assert_cmpint(kmodel_balanced(full, &k1, &k2, &f), ==, 0);
+    g_assert_cmpint(kmodel_balanced(all, &k1, &k2, &a), ==, 0);
+    g_assert_cmpfloat(a.dt_rel, <=, f.dt_rel + 1e-12);
+    kmodel_kernel ks[2] = {k1, k2};
+    g_assert_cmpint(kmodel_fits(all, 2, ks, a.blocks), ==, 0);
+    kmodel_ctx_free(full);
+    kmodel_ctx_free(all);
+}
+
 static void test_rank_pairs(void)
 {
     kmodel_ctx *ctx = test_ctx(kmodel_gpu_lookup("H100"), NULL);
@@ -200,6 +221,7 @@ int main(int argc, char **argv)
     g_test_add_func("/model/pairs/self-cp-zero", test_self_cp_is_zero);
     g_test_add_func("/model/pairs/c2050-complementary", test_c2050_complementary);
     g_test_add_func("/model/pairs/balanced-minimal", test_balanced_is_minimal);
+    g_test_add_func("/model/pairs/ratio-scope-all", test_ratio_scope_all);
     g_test_add_func("/model/pairs/rank", test_rank_pairs);
     g_test_add_func("/model/pairs/three-kernels", test_three_kernels);
     return g_test_run();
