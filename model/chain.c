@@ -119,6 +119,7 @@ int kchain_setup(kmodel_ctx *ctx, kchain *ch, size_t nk, const unsigned n[], con
         kk->rm = rm[k];
         kk->u = u[k];
         kk->three = u[k] > 0 && u[k] < 1;
+        ch->any_u |= u[k] > 0;
         kk->bytes_idle = u[k] >= 1 ? ch->bytes_u : ch->bytes_c;
         kk->extra_idle = u[k] >= 1 ? ch->bytes_u - ch->bytes_c : 0;
         kk->nloc = kk->three ? (size_t)(n[k] + 1) * (n[k] + 2) / 2 : n[k] + 1;
@@ -250,7 +251,7 @@ int kchain_transitions(kmodel_ctx *ctx, const kchain *ch)
         }
         double R = ready > 1 ? ready : 1;
         double lc = kmodel_latency_eval(ctx, q);
-        double lu = kmodel_latency_eval(ctx, q + extra_u);
+        double lu = ch->any_u ? kmodel_latency_eval(ctx, q + extra_u) : lc;
         if (!(lc >= 1 && lu >= 1) || !isfinite(lc) || !isfinite(lu))
             return kmodel_fail(ctx, KMODEL_EINVAL,
                                "latency model gave %g cycles for %g bytes (need finite >= 1)",

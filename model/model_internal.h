@@ -36,6 +36,7 @@ typedef struct kchain {
     size_t N;                           /* product of nloc */
     size_t stride[KMODEL_MAX_KERNELS];  /* global index = sum local * stride */
     double bytes_c, bytes_u;            /* per idle warp, coalesced / uncoalesced */
+    int any_u;                          /* some kernel makes uncoalesced accesses */
 } kchain;
 
 struct kmodel_ctx {
