@@ -25,7 +25,7 @@ static double ipow(double x, unsigned n)
     return r;
 }
 
-void kmodel_binomial(unsigned n, double p, double *out)
+void kmodel_binomial(unsigned n, double p, const double *recip, double *out)
 {
     /* Multiplicative recurrence from the likelier end: with q = min(p, 1-p) <= 1/2 the
      * starting term (1-q)^n >= 2^-n never underflows for the sizes used here. */
@@ -36,12 +36,12 @@ void kmodel_binomial(unsigned n, double p, double *out)
     if (!flip) {
         for (unsigned k = 0; k <= n; k++) {
             out[k] = t;
-            t *= (double)(n - k) * ratio / (double)(k + 1);
+            t *= (double)(n - k) * ratio * recip[k + 1];
         }
     } else {
         for (unsigned k = 0; k <= n; k++) {
             out[n - k] = t;
-            t *= (double)(n - k) * ratio / (double)(k + 1);
+            t *= (double)(n - k) * ratio * recip[k + 1];
         }
     }
 }
@@ -87,13 +87,13 @@ static int setup_tables(kmodel_ctx *ctx, kchain *ch)
         kk->rm_pmf = pp;
         pp += (size_t)(n + 1) * (n + 1);
         for (unsigned r = 0; r <= n; r++)
-            kmodel_binomial(r, kk->rm, kk->rm_pmf + (size_t)r * (n + 1));
+            kmodel_binomial(r, kk->rm, ctx->recip, kk->rm_pmf + (size_t)r * (n + 1));
         kk->u_pmf = NULL;
         if (kk->three) {
             kk->u_pmf = pp;
             pp += (size_t)(n + 1) * (n + 1);
             for (unsigned y = 0; y <= n; y++)
-                kmodel_binomial(y, kk->u, kk->u_pmf + (size_t)y * (n + 1));
+                kmodel_binomial(y, kk->u, ctx->recip, kk->u_pmf + (size_t)y * (n + 1));
         }
     }
     return KMODEL_OK;
@@ -104,6 +104,7 @@ int kchain_setup(kmodel_ctx *ctx, kchain *ch, size_t nk, const unsigned n[], con
 {
     memset(ch, 0, sizeof(*ch));
     ch->nk = nk;
+    ch->recip = ctx->recip;
     ch->bytes_c = KMODEL_COALESCED_BYTES;
     ch->bytes_u = KMODEL_UNCOALESCED_TXNS * ctx->gpu.txn_bytes;
     if (ch->bytes_u < ch->bytes_c)
@@ -139,12 +140,13 @@ int kchain_setup(kmodel_ctx *ctx, kchain *ch, size_t nk, const unsigned n[], con
 }
 
 /* Next-state distribution of a two-state kernel with i idle units, each returning with p. */
-static void next_two(const kchain_kernel *kk, unsigned i, double p, double *ret, double *dist)
+static void next_two(const kchain *ch, const kchain_kernel *kk, unsigned i, double p,
+                     double *ret, double *dist)
 {
     unsigned n = kk->n, r = n - i;
     const double *rmp = kk->rm_pmf + (size_t)r * (n + 1);
     memset(dist, 0, (n + 1) * sizeof(double));
-    kmodel_binomial(i, p, ret);
+    kmodel_binomial(i, p, ch->recip, ret);
     for (unsigned x = 0; x <= i; x++) {
         double px = ret[x];
         if (px == 0)
@@ -156,15 +158,15 @@ static void next_two(const kchain_kernel *kk, unsigned i, double p, double *ret,
 }
 
 /* Next-state distribution of a three-state kernel with a + b idle units. */
-static void next_three(const kchain_kernel *kk, unsigned a, unsigned b, double pc, double pu,
-                       double *ret, double *dist)
+static void next_three(const kchain *ch, const kchain_kernel *kk, unsigned a, unsigned b,
+                       double pc, double pu, double *ret, double *dist)
 {
     unsigned n = kk->n, r = n - a - b;
     double *rc = ret, *ru = ret + n + 1;
     const double *rmp = kk->rm_pmf + (size_t)r * (n + 1);
     memset(dist, 0, kk->nloc * sizeof(double));
-    kmodel_binomial(a, pc, rc);
-    kmodel_binomial(b, pu, ru);
+    kmodel_binomial(a, pc, ch->recip, rc);
+    kmodel_binomial(b, pu, ch->recip, ru);
     for (unsigned xc = 0; xc <= a; xc++) {
         for (unsigned xu = 0; xu <= b; xu++) {
             double pxx = rc[xc] * ru[xu];
@@ -260,10 +262,10 @@ int kchain_transitions(kmodel_ctx *ctx, const kchain *ch)
         for (size_t k = 0; k < ch->nk; k++) {
             const kchain_kernel *kk = &ch->k[k];
             if (kk->three)
-                next_three(kk, kk->ic[loc[k]], kk->iu[loc[k]], pc, pu, ctx->scratch,
+                next_three(ch, kk, kk->ic[loc[k]], kk->iu[loc[k]], pc, pu, ctx->scratch,
                            ctx->dist[k]);
             else
-                next_two(kk, kk->ic[loc[k]] + kk->iu[loc[k]], kk->u >= 1 ? pu : pc,
+                next_two(ch, kk, kk->ic[loc[k]] + kk->iu[loc[k]], kk->u >= 1 ? pu : pc,
                          ctx->scratch, ctx->dist[k]);
         }
         outer_row(ctx, ch, ctx->P + s * ch->N);

@@ -125,6 +125,8 @@ int kmodel_ctx_new(kmodel_ctx **out, const kmodel_gpu *gpu, const kmodel_options
     else
         ctx->bw = gpu->mem_bandwidth_gbs * 1e9 / (gpu->clock_mhz * 1e6) / gpu->sms / ctx->ns;
     ctx->l0 = o.latency.l0 >= 0 ? o.latency.l0 : gpu->mem_latency_cycles;
+    for (size_t k = 1; k < sizeof(ctx->recip) / sizeof(ctx->recip[0]); k++)
+        ctx->recip[k] = 1.0 / (double)k;
     *out = ctx;
     return KMODEL_OK;
 }

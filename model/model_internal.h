@@ -37,6 +37,7 @@ typedef struct kchain {
     size_t stride[KMODEL_MAX_KERNELS];  /* global index = sum local * stride */
     double bytes_c, bytes_u;            /* per idle warp, coalesced / uncoalesced */
     int any_u;                          /* some kernel makes uncoalesced accesses */
+    const double *recip;                /* recip[k] = 1 / k, from the context */
 } kchain;
 
 struct kmodel_ctx {
@@ -47,6 +48,7 @@ struct kmodel_ctx {
     double bw;          /* peak bytes per cycle of the modelled SM (latency.c applies a0) */
     double l0;          /* base latency used */
     char err[256];
+    double recip[KMODEL_MAX_UNITS + 2]; /* recip[k] = 1 / k (k >= 1) for the binomials */
 
     /* work buffers, grown on demand */
     double *P;          /* N x N transition matrix */
@@ -82,8 +84,8 @@ int kchain_setup(kmodel_ctx *ctx, kchain *ch, size_t nk, const unsigned n[], con
 int kchain_transitions(kmodel_ctx *ctx, const kchain *ch);
 /* Utilisation of each kernel and idle fraction from the steady state pi. */
 void kchain_ipc(const kchain *ch, const double *pi, double util[], double *idle);
-/* Binomial(n, p) pmf into out[0..n]. */
-void kmodel_binomial(unsigned n, double p, double *out);
+/* Binomial(n, p) pmf into out[0..n]; recip[k] = 1 / k for k = 1..n. */
+void kmodel_binomial(unsigned n, double p, const double *recip, double *out);
 
 /* solve.c: steady state of the N x N row-stochastic matrix ctx->P into ctx->pi. The
  * matrix is destroyed. */
