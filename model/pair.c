@@ -122,56 +122,40 @@ static int better(const kmodel_pair_result *a, const kmodel_pair_result *b,
     return ea < eb;
 }
 
-/* The splits options.ratio_scope allows, by b1 ascending, into c (room for 2 * 1024). */
-static size_t candidates(const kmodel_ctx *ctx, const kmodel_kernel ks[2], unsigned max1,
-                         unsigned max2, unsigned c[][2], size_t room)
-{
-    size_t m = 0;
-    for (unsigned b1 = 1; b1 <= max1; b1++) {
-        for (unsigned b2 = max2; b2 >= 1 && m < room; b2--) {
-            if (!fits2(ctx, ks, b1, b2))
-                continue;
-            /* FULL: only b2 = the largest that fits, and only if b1 cannot grow either. */
-            if (ctx->opt.ratio_scope == KMODEL_RATIO_FULL) {
-                if (!fits2(ctx, ks, b1 + 1, b2)) {
-                    c[m][0] = b1;
-                    c[m++][1] = b2;
-                }
-                break;
-            }
-            c[m][0] = b1;
-            c[m++][1] = b2;
-        }
-    }
-    return m;
-}
-
 /* Balanced ratio with known single IPCs; kernels validated. Every split of the scope is
- * evaluated: T1 - T2 is not monotone along the splits (a kernel's blocks slow down when the
+ * evaluated: T1 - T2 is not monotone along the splits (a kernel's blocks run slower when the
  * other kernel's traffic grows), so a bisection on its sign can miss the best split. */
 static int balanced_with(kmodel_ctx *ctx, const kmodel_kernel *k1, const kmodel_kernel *k2,
                          const double single[2], kmodel_pair_result *best)
 {
     kmodel_kernel ks[2] = {*k1, *k2};
-    unsigned max1, max2, c[1024][2];
+    unsigned max1, max2;
     int rc = kmodel_max_blocks(ctx, k1, &max1);
     if (!rc)
         rc = kmodel_max_blocks(ctx, k2, &max2);
     if (rc)
         return rc;
-    size_t m = candidates(ctx, ks, max1, max2, c, 1024);
-    if (m == 0)
-        return kmodel_fail(ctx, KMODEL_ENOFIT, "no block of each kernel fits one SM together");
-    kmodel_pair_result r;
-    int found = 0;
-    for (size_t i = 0; i < m; i++) {
-        rc = pair_eval(ctx, k1, c[i][0], k2, c[i][1], single, &r);
-        if (rc)
-            return rc;
-        if (!found || better(&r, best, ks))
-            *best = r;
-        found = 1;
+    int full = ctx->opt.ratio_scope == KMODEL_RATIO_FULL, found = 0;
+    for (unsigned b1 = 1; b1 <= max1; b1++) {
+        for (unsigned b2 = max2; b2 >= 1; b2--) {
+            if (!fits2(ctx, ks, b1, b2))
+                continue;
+            /* FULL: only b2 = the largest that fits, and only if b1 cannot grow either */
+            if (full && fits2(ctx, ks, b1 + 1, b2))
+                break;
+            kmodel_pair_result r;
+            rc = pair_eval(ctx, k1, b1, k2, b2, single, &r);
+            if (rc)
+                return rc;
+            if (!found || better(&r, best, ks))
+                *best = r;
+            found = 1;
+            if (full)
+                break;
+        }
     }
+    if (!found)
+        return kmodel_fail(ctx, KMODEL_ENOFIT, "no block of each kernel fits one SM together");
     return KMODEL_OK;
 }
 
