@@ -1,7 +1,9 @@
 /* model-bench: how long the model takes (docs/perf/model.md). Prints the median time per
  * call of: one homogeneous solve, one heterogeneous solve at H100 size (64 warps per SM)
  * per granularity, virtual SM and solver, one co-schedule evaluation, and the ranking of
- * all pairs of 16 kernels over their feasible ratios. Usage: model-bench [--quick]. */
+ * all pairs of 16 kernels over their feasible ratios; with --budgets, that ranking per
+ * state_budget. Usage: model-bench [--quick | --budgets]. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,12 +164,61 @@ static void sixteen(kmodel_kernel k[16])
     }
 }
 
+/* --budgets: the 16-kernel ranking per state_budget, its CPU time and the largest CP
+ * difference of any pair against never merging (budget 0). */
+static int budgets(void)
+{
+    static const size_t budget[] = {0, 25, 36, 49, 64, 100, 144};
+    static kmodel_pair_result ref[120], out[120];
+    kmodel_kernel k[16];
+    size_t nref = 0;
+    sixteen(k);
+    printf("%-14s %12s %12s %18s\n", "state_budget", "wall", "CPU", "max |dCP| vs 0");
+    for (size_t b = 0; b < sizeof(budget) / sizeof(budget[0]); b++) {
+        kmodel_options o;
+        kmodel_options_default(&o);
+        o.state_budget = budget[b];
+        kmodel_ctx *ctx;
+        if (kmodel_ctx_new(&ctx, kmodel_gpu_lookup("H100"), &o, NULL, 0))
+            return 1;
+        bench_arg a;
+        memset(&a, 0, sizeof(a));
+        a.ctx = ctx;
+        memcpy(a.k, k, sizeof(k));
+        double wall, cpu, worst = 0;
+        time_call(run_rank, &a, &wall, &cpu);
+        size_t n = 0;
+        if (wall < 0 || kmodel_rank_pairs(ctx, 16, k, out, &n)) {
+            fprintf(stderr, "model-bench: %s\n", kmodel_ctx_error(ctx));
+            kmodel_ctx_free(ctx);
+            return 1;
+        }
+        if (b == 0) {
+            memcpy(ref, out, sizeof(out));
+            nref = n;
+        }
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < nref; j++)
+                if (out[i].k1 == ref[j].k1 && out[i].k2 == ref[j].k2 &&
+                    fabs(out[i].cp - ref[j].cp) > worst)
+                    worst = fabs(out[i].cp - ref[j].cp);
+        char w[32], c[32];
+        fmt_time(w, sizeof(w), wall);
+        fmt_time(c, sizeof(c), cpu);
+        printf("%-14zu %12s %12s %18.3f\n", budget[b], w, c, worst);
+        kmodel_ctx_free(ctx);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--quick"))
         min_batch_s = 0.02;
+    else if (argc > 1 && !strcmp(argv[1], "--budgets"))
+        return budgets();
     else if (argc > 1) {
-        fprintf(stderr, "usage: model-bench [--quick]\n");
+        fprintf(stderr, "usage: model-bench [--quick | --budgets]\n");
         return 2;
     }
     static const char *const solver_name[] = {"auto", "gth", "lu", "power"};
