@@ -81,6 +81,20 @@ open(path, "w").write(text[:j] + new + "\n" + text[j:])
 PY
 }
 
+# Replaces the whole line `old` by `new` in `file`, only where it is still there: files
+# that are already patched keep their mtime, so neither meson nor ninja redo work.
+replace_line() {
+    local file=$1 old=$2 new=$3
+    grep -qxF -- "$old" "$file" || return 0
+    OLD=$old NEW=$new python3 - "$file" <<'PY'
+import os, sys
+path = sys.argv[1]
+lines = open(path).read().split("\n")
+lines = [os.environ["NEW"] if l == os.environ["OLD"] else l for l in lines]
+open(path, "w").write("\n".join(lines))
+PY
+}
+
 patch_tree() {
     # Kconfig symbol, on by default wherever virtio is.
     grep -q VIRTIO_KERNELET "$tree/hw/virtio/Kconfig" ||
@@ -92,8 +106,8 @@ patch_tree() {
     # virtio_init() asserts that the device id has a name in this table.
     insert_after "$tree/hw/virtio/virtio.c" '#include "hw/virtio/virtio.h"' \
         '#include "kernelet/virtio_kernelet.h"' 'kernelet/virtio_kernelet.h'
-    sed -i 's|^    \[VIRTIO_ID_GPIO\] = "virtio-gpio"$|    [VIRTIO_ID_GPIO] = "virtio-gpio",|' \
-        "$tree/hw/virtio/virtio.c"
+    replace_line "$tree/hw/virtio/virtio.c" '    [VIRTIO_ID_GPIO] = "virtio-gpio"' \
+        '    [VIRTIO_ID_GPIO] = "virtio-gpio",'
     insert_after "$tree/hw/virtio/virtio.c" '[VIRTIO_ID_GPIO] = "virtio-gpio",' \
         '    [KERNELET_VIRTIO_ID] = "virtio-kernelet",' '[KERNELET_VIRTIO_ID]'
     # -device virtio-kernelet as the short form of virtio-kernelet-pci, like virtio-rng.
@@ -102,8 +116,8 @@ patch_tree() {
     # Debian's +ds tarball has no firmware blobs, but pc-bios/meson.build unpacks the edk2
     # ones whenever bzip2 is installed and then fails on the missing files. Firmware comes
     # from Debian's seabios and qemu-system-data instead (see --firmwarepath).
-    sed -i "s|^if unpack_edk2_blobs\$|if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')|" \
-        "$tree/pc-bios/meson.build"
+    replace_line "$tree/pc-bios/meson.build" 'if unpack_edk2_blobs' \
+        "if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')"
 }
 
 unpack() {

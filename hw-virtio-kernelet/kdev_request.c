@@ -58,6 +58,11 @@ int kdev_policy_check(const struct kdev_policy *p, char *err, size_t errlen)
                  KDEV_INFLIGHT_MAX);
         return -EINVAL;
     }
+    if (p->mem_quota > KDEV_MEM_QUOTA_MAX) {
+        snprintf(err, errlen, "mem-quota %llu is above %llu (1 PiB); 0 means no quota",
+                 (unsigned long long)p->mem_quota, (unsigned long long)KDEV_MEM_QUOTA_MAX);
+        return -EINVAL;
+    }
     return 0;
 }
 

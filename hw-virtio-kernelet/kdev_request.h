@@ -19,7 +19,7 @@
 struct kdev_policy {
     uint32_t weight;        /* KDEV_WEIGHT_MIN..KDEV_WEIGHT_MAX */
     uint32_t priority;      /* 0..KDEV_PRIORITY_MAX, higher runs first */
-    uint64_t mem_quota;     /* bytes of device memory, 0 = no quota */
+    uint64_t mem_quota;     /* bytes of device memory, 0 = no quota, <= KDEV_MEM_QUOTA_MAX */
     uint32_t max_inflight;  /* 1..KDEV_INFLIGHT_MAX queued launches */
     bool slicing;           /* kernels of this tenant may be sliced */
 };
@@ -28,6 +28,7 @@ struct kdev_policy {
 #define KDEV_WEIGHT_MAX     10000u
 #define KDEV_WEIGHT_DEFAULT 100u
 #define KDEV_PRIORITY_MAX   7u
+#define KDEV_MEM_QUOTA_MAX  (1ull << 50)  /* 1 PiB: larger values are typos or -1 */
 #define KDEV_INFLIGHT_MAX   65536u
 #define KDEV_INFLIGHT_DEFAULT 256u
 

@@ -14,7 +14,6 @@
 #include "hw/qdev-properties.h"
 #include "hw/virtio/virtio.h"
 #include "migration/blocker.h"
-#include "migration/vmstate.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
 #include "qemu/cutils.h"
@@ -250,12 +249,6 @@ static void kernelet_unrealize(DeviceState *dev)
     migrate_del_blocker(&s->migration_blocker);
 }
 
-/* Belt and braces beside the blocker: snapshots of this device are refused too. */
-static const VMStateDescription vmstate_virtio_kernelet = {
-    .name = "virtio-kernelet",
-    .unmigratable = 1,
-};
-
 static const Property virtio_kernelet_properties[] = {
     DEFINE_PROP_STRING("gpu-name", VirtIOKernelet, gpu_name),
     DEFINE_PROP_SIZE("gpu-mem", VirtIOKernelet, gpu_mem, 1 * GiB),
@@ -270,7 +263,6 @@ static void virtio_kernelet_class_init(ObjectClass *klass, void *data)
     VirtioDeviceClass *vdc = VIRTIO_DEVICE_CLASS(klass);
 
     device_class_set_props(dc, virtio_kernelet_properties);
-    dc->vmsd = &vmstate_virtio_kernelet;
     dc->desc = "Kernelet paravirtual GPU compute device";
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
     vdc->realize = kernelet_realize;

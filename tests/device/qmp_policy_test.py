@@ -132,7 +132,8 @@ def test_policy(qemu):
         expect_error(vm, DEV, "priority", 8, "priority")
         expect_error(vm, DEV, "max-inflight", 0, "max-inflight")
         expect_error(vm, DEV, "max-inflight", 65537, "max-inflight")
-        expect_error(vm, DEV, "mem-quota", -1)
+        expect_error(vm, DEV, "mem-quota", -1, "mem-quota")
+        expect_error(vm, DEV, "mem-quota", (1 << 50) + 1, "mem-quota")
         expect_error(vm, DEV, "slicing", "sometimes")
         expect_error(vm, DEV, "slicing", 1)
 

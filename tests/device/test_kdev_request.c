@@ -234,6 +234,11 @@ static void test_policy_check(void)
     g_assert_cmpint(kdev_policy_check(&p, err, sizeof(err)), <, 0);
     p.max_inflight = 1;
     g_assert_cmpint(kdev_policy_check(&p, err, sizeof(err)), ==, 0);
+    p.mem_quota = KDEV_MEM_QUOTA_MAX + 1;
+    g_assert_cmpint(kdev_policy_check(&p, err, sizeof(err)), <, 0);
+    g_assert_nonnull(strstr(err, "mem-quota"));
+    p.mem_quota = KDEV_MEM_QUOTA_MAX;
+    g_assert_cmpint(kdev_policy_check(&p, err, sizeof(err)), ==, 0);
 }
 
 static void test_config_and_quota(void)

@@ -22,7 +22,9 @@ TOTAL_LIMIT = 180
 def main():
     qemu, kernel, initrd = sys.argv[1:4]
     boot_limit = float(os.environ.get("KERNELET_VM_BOOT_LIMIT", "60"))
-    command = "echo KERNELET-CMD $((6 * 7))"
+    # The C++ runtime must load: ld.so resolves libstdc++'s dependencies in the guest.
+    command = ("echo KERNELET-CMD $((6 * 7)); "
+               "/lib64/ld-linux-x86-64.so.2 --list /usr/lib/x86_64-linux-gnu/libstdc++.so.6")
     cmd64 = base64.b64encode(command.encode()).decode()
     argv = [qemu, "-machine", "pc", "-accel", "tcg", "-m", "512", "-nodefaults",
             "-vga", "none", "-nic", "none", "-display", "none", "-serial", "stdio",
@@ -67,6 +69,9 @@ def main():
           any(v[3] == "0x%04x" % VIRTIO_ID for v in virtio),
           f"virtio devices: {[v[1:] for v in virtio]}")
     check("command from the kernel command line ran", "KERNELET-CMD 42" in lines)
+    check("C++ runtime resolves in the guest (libstdc++ -> libgcc_s, libm, libc)",
+          all(any(lib + " => " in l and "not found" not in l for l in lines)
+              for lib in ("libgcc_s.so.1", "libm.so.6", "libc.so.6")))
     check("command exited 0", "KERNELET-EXIT 0" in lines)
     check("guest powered off and QEMU exited 0", proc.returncode == 0,
           f"rc {proc.returncode} after {elapsed:.0f} s")
