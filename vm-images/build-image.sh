@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds the guest kernel and initramfs of the Kernelet test VM from Debian packages.
 #
-#   build-image.sh INIT VMLINUZ_OUT INITRAMFS_OUT
+#   build-image.sh INIT VMLINUZ_OUT INITRAMFS_OUT [SRC=DEST ...]
+#
+# Each SRC=DEST copies a host file into the image at the absolute path DEST (for later
+# components: the guest driver module, libcuda.so.1, benchmark programs). Kernel modules
+# placed in /lib/modules/extra/ are loaded by init after the virtio ones, in name order.
 #
 # The kernel is Debian's (linux-image-amd64's current dependency unless
 # KERNELET_GUEST_KERNEL names a package), busybox comes from busybox-static and the C/C++
@@ -14,6 +18,8 @@ set -euo pipefail
 init_script=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 out_kernel=$2
 out_initrd=$3
+shift 3
+extras=("$@")
 
 cache=${KERNELET_DEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kernelet/debs}
 mkdir -p "$cache"
@@ -77,6 +83,15 @@ for m in $order; do
     echo "$m" >>"$root/etc/kernelet-modules"
 done
 say "kernel $kver, modules: $(echo $order | tr '\n' ' ')"
+
+for pair in ${extras[@]+"${extras[@]}"}; do
+    src=${pair%%=*} dest=${pair#*=}
+    case "$dest" in /*) ;; *) say "error: '$pair': DEST must be an absolute path" >&2; exit 1 ;; esac
+    [ -f "$src" ] || { say "error: '$pair': no such file $src" >&2; exit 1; }
+    mkdir -p "$root$(dirname "$dest")"
+    cp "$src" "$root$dest"
+    say "added $dest"
+done
 
 cp "$init_script" "$root/init"
 chmod 0755 "$root/init"

@@ -159,6 +159,9 @@ def test_policy(qemu):
         except QMPError as e:
             check("migration refused with the device's reason",
                   "virtio-kernelet does not support migration" in str(e), str(e))
+        out = vm.cmd("human-monitor-command", **{"command-line": "savevm snap0"})
+        check("savevm refused with the device's reason",
+              "virtio-kernelet does not support migration" in out, out.strip())
         status = vm.cmd("query-migrate").get("status", "none")
         check("no migration started", status in ("none", "failed"), status)
     finally:
