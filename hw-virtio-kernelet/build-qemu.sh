@@ -5,9 +5,9 @@
 #
 # 1. fetches QEMU 10.0.2's source from Debian (deb-src of bookworm-backports, set up by
 #    scripts/bootstrap) into a cache outside the build directory, checked by sha256;
-# 2. unpacks it once per Kernelet checkout and patches four spots of QEMU's tree (the
-#    Kconfig symbol, a meson subdir, the virtio name table, the -device short form) and the
-#    edk2 pitfall (see below);
+# 2. unpacks it once (one tree for all checkouts on the machine) and patches four spots of
+#    QEMU's tree (the Kconfig symbol, a meson subdir, the virtio name table, the -device
+#    short form) and the edk2 pitfall (see below);
 # 3. grafts hw-virtio-kernelet/ into hw/virtio/kernelet/, copying only files that changed,
 #    so ninja recompiles only those;
 # 4. configures a lean x86_64 system emulator once (again only if its flags change) and
@@ -28,10 +28,10 @@ tarball_sha256=0901da33844a331bf8b3602b9c1fbd178e60b737c8e3ade678255bd090c9b9f1
 
 cache=${KERNELET_QEMU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kernelet/qemu}
 jobs=${KERNELET_QEMU_JOBS:-2}
-# One tree and build per checkout: two worktrees grafting different device sources into
-# one tree would rebuild each other's objects all the time.
-key=$(printf '%s' "$src_root" | sha1sum | cut -c1-12)
-work="$cache/$key"
+# One tree and build for every checkout on this machine, used under a lock: each run
+# grafts its own device sources (and removes files it does not have), so a checkout with
+# other sources costs a recompile of those few files, not a whole QEMU build.
+work="$cache/qemu-$qemu_version"
 tree="$work/src"
 build="$work/build"
 
@@ -147,6 +147,16 @@ graft() {
     graft_file "$dev/kdev_request.h" "$tree/hw/virtio/kernelet/kdev_request.h"
     for f in "$dev"/qemu/*; do
         graft_file "$f" "$tree/hw/virtio/kernelet/$(basename "$f")"
+    done
+    # Files another checkout grafted that this one does not have.
+    for f in "$tree"/hw/virtio/kernelet/*; do
+        local name
+        name=$(basename "$f")
+        case "$name" in kdev_request.c|kdev_request.h) continue ;; esac
+        if [ ! -e "$dev/qemu/$name" ]; then
+            rm -f "$f"
+            say "removed hw/virtio/kernelet/$name"
+        fi
     done
 }
 

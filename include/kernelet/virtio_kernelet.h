@@ -99,7 +99,7 @@ struct kernelet_info {
 #define KERNELET_INFO_BACKEND  (1u << 0)  /* kerneletd is connected */
 #define KERNELET_INFO_SLICING  (1u << 1)  /* kernels of this tenant may be sliced */
 
-/* GET_STATS answer: the tenant's counters since the device was reset. */
+/* GET_STATS answer: the tenant's counters since the device was created. */
 struct kernelet_stats {
     uint64_t requests;
     uint64_t errors;
