@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Boots the Kernelet guest image under TCG with -device virtio-kernelet-pci and checks,
 from the guest's serial console, that the guest sees the device: PCI 1af4:1079 bound by
-virtio-pci as virtio device 57, and that a command from the kernel command line runs.
+virtio-pci as virtio device 57, its configuration space read through the BAR, and that a
+command from the kernel command line runs.
 Prints TAP.
 
 usage: vm_boot_test.py QEMU VMLINUZ INITRAMFS
@@ -21,16 +22,20 @@ TOTAL_LIMIT = 180
 
 def main():
     qemu, kernel, initrd = sys.argv[1:4]
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "guest_read_config.sh")) as f:
+        read_config = f.read()
     boot_limit = float(os.environ.get("KERNELET_VM_BOOT_LIMIT", "60"))
     # The C++ runtime must load: ld.so resolves libstdc++'s dependencies in the guest.
     command = ("echo KERNELET-CMD $((6 * 7)); "
-               "/lib64/ld-linux-x86-64.so.2 --list /usr/lib/x86_64-linux-gnu/libstdc++.so.6")
+               "/lib64/ld-linux-x86-64.so.2 --list /usr/lib/x86_64-linux-gnu/libstdc++.so.6\n"
+               + read_config)
     cmd64 = base64.b64encode(command.encode()).decode()
     argv = [qemu, "-machine", "pc", "-accel", "tcg", "-m", "512", "-nodefaults",
             "-vga", "none", "-nic", "none", "-display", "none", "-serial", "stdio",
             "-no-reboot", "-kernel", kernel, "-initrd", initrd,
             "-append", f"console=ttyS0 panic=-1 kernelet.cmd64={cmd64}",
-            "-device", "virtio-kernelet-pci"]
+            "-device", "virtio-kernelet-pci,gpu-sms=132"]
     start = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             errors="replace")
@@ -72,6 +77,10 @@ def main():
     check("C++ runtime resolves in the guest (libstdc++ -> libgcc_s, libm, libc)",
           all(any(lib + " => " in l and "not found" not in l for l in lines)
               for lib in ("libgcc_s.so.1", "libm.so.6", "libc.so.6")))
+    cfg = [l for l in lines if l.startswith("KERNELET-CFG ")]
+    check("guest reads the config space through the BAR (version 0.1, slicing, 64 KiB, 132 SMs)",
+          cfg == ["KERNELET-CFG version 0x00000001 flags 0x00000002 maxreq 0x00010000 "
+                  "sms 0x00000084"], str(cfg))
     check("command exited 0", "KERNELET-EXIT 0" in lines)
     check("guest powered off and QEMU exited 0", proc.returncode == 0,
           f"rc {proc.returncode} after {elapsed:.0f} s")
