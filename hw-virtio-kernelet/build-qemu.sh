@@ -48,6 +48,12 @@ fetch() {
     # so apt-get's exit status is judged by the tarball, not taken as is.
     (cd "$cache/dl" && apt-get source --download-only "qemu=$debian_version" >/dev/null 2>&1) || true
     if [ ! -f "$cache/dl/$tarball" ]; then
+        # That revision may have left the mirror; any later 10.0.2+ds revision in
+        # bookworm-backports ships the same orig tarball (the sha256 check below says so).
+        say "qemu=$debian_version not found; trying qemu from bookworm-backports"
+        (cd "$cache/dl" && apt-get source --download-only qemu/bookworm-backports >/dev/null 2>&1) || true
+    fi
+    if [ ! -f "$cache/dl/$tarball" ]; then
         say "error: apt-get source did not deliver $tarball (is deb-src for bookworm-backports" \
             "configured? run scripts/bootstrap)" >&2
         exit 1
