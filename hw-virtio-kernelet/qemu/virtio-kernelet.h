@@ -1,0 +1,41 @@
+/*
+ * virtio-kernelet: paravirtual GPU compute device of the Kernelet project.
+ *
+ * The device half that lives inside QEMU. It owns two virtqueues (requests, launch ring),
+ * the configuration space and the tenant's operator policy (QOM properties). Requests are
+ * decoded by kdev_request.c, which has no QEMU dependencies.
+ */
+#ifndef QEMU_VIRTIO_KERNELET_H
+#define QEMU_VIRTIO_KERNELET_H
+
+#include "hw/virtio/virtio.h"
+#include "qom/object.h"
+#include "kdev_request.h"
+
+#define TYPE_VIRTIO_KERNELET "virtio-kernelet-device"
+OBJECT_DECLARE_SIMPLE_TYPE(VirtIOKernelet, VIRTIO_KERNELET)
+
+struct VirtIOKernelet {
+    VirtIODevice parent_obj;
+
+    VirtQueue *request_vq;
+    VirtQueue *launch_vq;
+
+    /* Policy, GPU description and counters; the request decoder reads and updates it. */
+    struct kdev_state state;
+
+    /* Static (creation-time) properties describing the GPU shown to the guest until
+     * kerneletd supplies the real one. */
+    char *gpu_name;
+    uint64_t gpu_mem;
+    uint32_t gpu_sms;
+    uint16_t gpu_cc_major;
+    uint16_t gpu_cc_minor;
+
+    /* Bumped on every policy change so the daemon link can tell what it has sent. */
+    uint64_t policy_generation;
+
+    Error *migration_blocker;
+};
+
+#endif
