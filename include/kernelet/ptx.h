@@ -1,0 +1,282 @@
+/* PTX modules: parse, inspect, print and slice (library kernelet-ptx, host-sched/ptx/).
+ *
+ * kptx_parse turns PTX text into a kptx_module that keeps every structure a transformation
+ * or an interpreter needs: module directives, variables, .entry/.func with their parameters
+ * and performance directives, and bodies as a sequence of statements (instructions with
+ * guard, opcode, modifiers and typed operands; labels; declarations; other directives kept
+ * verbatim, e.g. .loc and .pragma). kptx_print writes it back; what it prints assembles with
+ * ptxas to the same cubin as the input (comments are dropped, layout is normalised).
+ *
+ * The structures are public so that other components (the slicer, the PTX emulator) can
+ * walk them; treat them as read-only. Everything a module points to lives in the module's
+ * arena and is freed by kptx_module_free. The library never prints and never aborts;
+ * functions return 0 or a negative KPTX_E* code and describe the failure in a kptx_error
+ * (which may be NULL when the caller does not want it).
+ *
+ * Slicing (kptx_slice_module): Kernelet runs a kernel as slices, contiguous ranges of linear
+ * block ids launched as 1-D grids. The sliced variant of entry E is the entry E__kslice with
+ * E's parameters followed by four .u32 parameters: the slice's first linear block id and the
+ * original grid's x, y and z dimensions. Every read of %ctaid.{x,y,z} and %nctaid.{x,y,z}
+ * in it sees the original grid's values, where linear id = x + nx * (y + ny * z). A slice of
+ * `count` blocks is launched with grid (count, 1, 1) and the original block dimensions.
+ * Grids of 2^32 or more blocks are run whole (the arithmetic is 32-bit).
+ */
+#ifndef KERNELET_PTX_H
+#define KERNELET_PTX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes (negative); 0 is success. Shared with the fatbin reader (fatbin.h). */
+enum {
+    KPTX_OK = 0,
+    KPTX_EINVAL = -1,       /* bad argument (NULL pointer, unknown entry name) */
+    KPTX_ESYNTAX = -2,      /* the text is not PTX this parser understands */
+    KPTX_ENOMEM = -3,       /* allocation failed */
+    KPTX_EUNSUPPORTED = -4, /* valid input using a feature that is not supported */
+    KPTX_ENOTFOUND = -5,    /* no such entry, or no fatbin entry for the target */
+    KPTX_ELIMIT = -6,       /* input larger than a documented limit */
+    KPTX_ECORRUPT = -7,     /* binary input is malformed (magic, sizes, compressed data) */
+    KPTX_EIO = -8,          /* a file could not be read */
+};
+
+/* Where a failure happened (line and column are 1-based, 0 when not about text). */
+typedef struct kptx_error {
+    int code;
+    unsigned line;
+    unsigned column;
+    char message[256];
+} kptx_error;
+
+/* Static description of an error code. */
+const char *kptx_strerror(int code);
+
+/* ---- The module as parsed ------------------------------------------------------------ */
+
+typedef enum kptx_operand_kind {
+    KPTX_OPND_REG,      /* a declared register: name "%r1", "%fd3", "%p2" (also names without %) */
+    KPTX_OPND_SREG,     /* a special register, component included: "%tid.x", "%laneid",
+                           "%ctaid.y", "%envreg3", "%clock64" */
+    KPTX_OPND_INT,      /* integer literal; value holds it (two's complement, 64 bits) */
+    KPTX_OPND_FLOAT,    /* float literal: 0fXXXXXXXX (width 32), 0dX..X or decimal (width 64) */
+    KPTX_OPND_SYMBOL,   /* variable, function or label name; value = byte offset (sym+4) */
+    KPTX_OPND_ADDRESS,  /* [...]: elems[0] is the base (REG, SYMBOL or INT), value the
+                           offset; tex/surface forms [t, {x, y}] have a VECTOR as elems[1] */
+    KPTX_OPND_VECTOR,   /* {a, b, ...}: elems */
+    KPTX_OPND_LIST,     /* (a, b, ...): call return and argument lists */
+    KPTX_OPND_PAIR,     /* a|b: the two predicate destinations of setp and friends */
+    KPTX_OPND_SINK,     /* _ */
+} kptx_operand_kind;
+
+typedef struct kptx_operand {
+    kptx_operand_kind kind;
+    bool negated;               /* '!' before a predicate operand */
+    const char *name;           /* REG, SREG, SYMBOL: the name as written */
+    int64_t value;              /* INT: the value; SYMBOL, ADDRESS: byte offset */
+    uint64_t bits;              /* FLOAT: IEEE-754 bits (binary32 in the low half if width 32) */
+    unsigned width;             /* FLOAT: 32 or 64 */
+    unsigned n_elems;
+    struct kptx_operand *elems; /* ADDRESS, VECTOR, LIST, PAIR */
+} kptx_operand;
+
+typedef struct kptx_instr {
+    const char *guard;          /* predicate register of "@%p" / "@!%p", or NULL */
+    bool guard_negated;
+    const char *opcode;         /* base name: "ld", "mad", "setp", "bra", "call" */
+    unsigned n_mods;
+    const char **mods;          /* modifiers in source order, dot included: ".global", ".u32" */
+    unsigned n_ops;
+    kptx_operand *ops;          /* destination(s) first, as written */
+} kptx_instr;
+
+typedef enum kptx_space {
+    KPTX_SPACE_NONE = 0,
+    KPTX_SPACE_REG,
+    KPTX_SPACE_SREG,
+    KPTX_SPACE_CONST,
+    KPTX_SPACE_GLOBAL,
+    KPTX_SPACE_LOCAL,
+    KPTX_SPACE_PARAM,
+    KPTX_SPACE_SHARED,
+    KPTX_SPACE_TEX,
+} kptx_space;
+
+/* A variable, register or parameter declaration. */
+typedef struct kptx_var {
+    const char *linkage;        /* ".visible", ".extern", ".weak", ".common" or NULL */
+    kptx_space space;
+    unsigned align;             /* bytes, 0 when not given */
+    unsigned vec;               /* 2 or 4 for .v2/.v4, else 0 */
+    const char *type;           /* ".b8", ".u32", ".f64", ".pred", ".texref", ... */
+    const char *name;
+    unsigned reg_range;         /* ".reg .b32 %r<10>": 10 (registers %r0..%r9); else 0 */
+    unsigned n_dims;            /* array dimensions; dims[i] == 0 for "[]" */
+    uint64_t dims[4];
+    /* Parameters: ".ptr" attributes of kernel pointer parameters (space NONE = generic). */
+    bool is_ptr;
+    kptx_space ptr_space;
+    unsigned ptr_align;
+    /* Initialiser "= {...}" or "= v", flattened in element order: INT, FLOAT or SYMBOL
+     * (address of a variable or function, with "generic(sym)" marked by a ".generic" name
+     * prefix left to the printer). */
+    bool has_init;
+    unsigned n_init;
+    kptx_operand *init;
+    /* Entry parameters only: byte offset and size in the parameter block. */
+    uint32_t offset;
+    uint32_t size;
+} kptx_var;
+
+/* A directive kept verbatim: name with dot (".loc", ".pragma", ".maxntid", ".section") and
+ * the rest of it as written (tokens separated by single spaces; braces and their contents
+ * included for .section). */
+typedef struct kptx_directive {
+    const char *name;
+    const char *text;
+} kptx_directive;
+
+typedef enum kptx_stmt_kind {
+    KPTX_STMT_INSTR,
+    KPTX_STMT_LABEL,
+    KPTX_STMT_VAR,          /* .reg, .local, .shared, .param, .const declared in a body */
+    KPTX_STMT_DIRECTIVE,    /* .loc, .pragma, ... */
+    KPTX_STMT_BLOCK_BEGIN,  /* "{": a nested scope (call sequences) */
+    KPTX_STMT_BLOCK_END,    /* "}" */
+} kptx_stmt_kind;
+
+typedef struct kptx_stmt {
+    kptx_stmt_kind kind;
+    unsigned line;          /* line in the parsed text, 0 for statements made by a transform */
+    union {
+        kptx_instr instr;
+        const char *label;  /* without the colon */
+        kptx_var var;
+        kptx_directive dir;
+    } u;
+} kptx_stmt;
+
+typedef struct kptx_function {
+    bool is_entry;              /* .entry (kernel) or .func */
+    const char *linkage;        /* ".visible", ".extern", ".weak" or NULL */
+    const char *name;
+    unsigned n_rets;
+    kptx_var *rets;             /* .func return parameters */
+    unsigned n_params;
+    kptx_var *params;
+    uint32_t param_bytes;       /* entries: size of the parameter block */
+    unsigned n_perf;
+    kptx_directive *perf;       /* .maxntid, .reqntid, .minnctapersm, .maxnreg, .noreturn, ... */
+    bool has_body;              /* false for a prototype ending in ';' */
+    unsigned n_stmts;
+    kptx_stmt *stmts;
+    unsigned line;
+} kptx_function;
+
+typedef enum kptx_item_kind {
+    KPTX_ITEM_DIRECTIVE,        /* .version, .target, .address_size, .file, .section, ... */
+    KPTX_ITEM_VAR,              /* module-scope .global, .const, .shared, .tex variables */
+    KPTX_ITEM_FUNCTION,
+} kptx_item_kind;
+
+typedef struct kptx_item {
+    kptx_item_kind kind;
+    union {
+        kptx_directive dir;
+        kptx_var var;
+        kptx_function fn;
+    } u;
+} kptx_item;
+
+typedef struct kptx_module {
+    unsigned version_major, version_minor;  /* .version */
+    const char *target;                     /* first .target name: "sm_75" */
+    unsigned address_size;                  /* 32 or 64 */
+    unsigned n_items;
+    kptx_item *items;                       /* in source order */
+    struct kptx_arena *arena;               /* private */
+} kptx_module;
+
+/* Largest PTX text kptx_parse accepts (bytes); larger input gets KPTX_ELIMIT. */
+#define KPTX_MAX_TEXT ((size_t)256 << 20)
+
+/* Parses len bytes of PTX text (need not be NUL-terminated). *out is NULL on failure. */
+int kptx_parse(const char *text, size_t len, kptx_module **out, kptx_error *err);
+
+/* Frees a module and everything it points to. NULL is allowed. */
+void kptx_module_free(kptx_module *m);
+
+/* Prints a module as PTX into a malloc'd NUL-terminated buffer (*len excludes the NUL). */
+int kptx_print(const kptx_module *m, char **text, size_t *len, kptx_error *err);
+
+/* The function named name (entry or func), or NULL. */
+const kptx_function *kptx_find_function(const kptx_module *m, const char *name);
+
+/* ---- Kernel information ------------------------------------------------------------- */
+
+/* Special registers a kernel reads (in its body or in a function it calls). */
+enum {
+    KPTX_SREG_TID = 1u << 0,
+    KPTX_SREG_NTID = 1u << 1,
+    KPTX_SREG_CTAID = 1u << 2,
+    KPTX_SREG_NCTAID = 1u << 3,
+    KPTX_SREG_LANEID = 1u << 4,
+    KPTX_SREG_WARPID = 1u << 5,    /* %warpid, %nwarpid */
+    KPTX_SREG_SMID = 1u << 6,      /* %smid, %nsmid */
+    KPTX_SREG_GRIDID = 1u << 7,
+    KPTX_SREG_CLUSTER = 1u << 8,   /* any cluster register (%clusterid, %cluster_ctaid, ...) */
+    KPTX_SREG_CLOCK = 1u << 9,     /* %clock, %clock64, %globaltimer* */
+    KPTX_SREG_ENVREG = 1u << 10,   /* %envreg<n> */
+    KPTX_SREG_LANEMASK = 1u << 11, /* %lanemask_* */
+    KPTX_SREG_SMEM = 1u << 12,     /* %dynamic_smem_size, %total_smem_size, ... */
+    KPTX_SREG_OTHER = 1u << 13,    /* %pm*, %reserved_smem_offset_*, anything else */
+};
+
+typedef struct kptx_param_info {
+    const char *name;
+    uint32_t offset;        /* byte offset in the parameter block */
+    uint32_t size;          /* bytes */
+    uint32_t align;         /* bytes */
+} kptx_param_info;
+
+typedef struct kptx_kernel_info {
+    const char *name;               /* points into the module */
+    unsigned n_params;
+    kptx_param_info *params;        /* owned by the info: kptx_kernel_info_clear */
+    uint32_t param_bytes;           /* size of the whole parameter block */
+    uint32_t sregs;                 /* KPTX_SREG_* bits */
+    unsigned reqntid[3];            /* .reqntid, zeros when absent */
+    unsigned maxntid[3];            /* .maxntid, zeros when absent */
+    bool sliceable;
+    char why_not[192];              /* when not sliceable: the reason, naming the feature */
+} kptx_kernel_info;
+
+/* Information about entry `name` of m. */
+int kptx_kernel_info_get(const kptx_module *m, const char *name, kptx_kernel_info *info,
+                         kptx_error *err);
+
+/* Frees what kptx_kernel_info_get allocated in info. */
+void kptx_kernel_info_clear(kptx_kernel_info *info);
+
+/* ---- Slicing -------------------------------------------------------------------------- */
+
+#define KPTX_SLICE_SUFFIX "__kslice"
+#define KPTX_SLICE_EXTRA_PARAMS 4   /* first linear block id, grid x, grid y, grid z (.u32) */
+
+/* Adds the sliced variant of every sliceable entry of m (see the top of this file).
+ * Entries that cannot be sliced are left as they are; kptx_kernel_info says why.
+ * *n_sliced (may be NULL) gets how many variants were added. Idempotent. */
+int kptx_slice_module(kptx_module *m, unsigned *n_sliced, kptx_error *err);
+
+/* The name of entry's sliced variant into buf: "<entry>__kslice". */
+int kptx_slice_name(const char *entry, char *buf, size_t buflen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
