@@ -147,17 +147,17 @@ static int entry_sizes(const uint8_t *h, uint64_t stored, kfb_entry *e, kptx_err
     return 0;
 }
 
-static int push_entry(kfatbin *fb, kptx_error *err)
+/* array, with room for element n (grown by doubling into *cap), or NULL when out of memory
+ * (array is then left as it was). */
+static void *room_for(void *array, unsigned n, unsigned *cap, size_t elem)
 {
-    if (fb->n_entries < fb->cap_entries)
-        return 0;
-    unsigned cap = fb->cap_entries ? fb->cap_entries * 2 : 8;
-    kfb_entry *n = cap > fb->cap_entries ? realloc(fb->entries, cap * sizeof(*n)) : NULL;
-    if (!n)
-        return kfb_fail(err, KPTX_ENOMEM, "out of memory for %u entries", cap);
-    fb->entries = n;
-    fb->cap_entries = cap;
-    return 0;
+    if (n < *cap)
+        return array;
+    unsigned next = *cap ? *cap * 2 : 8;
+    void *grown = next > *cap ? realloc(array, (size_t)next * elem) : NULL;
+    if (grown)
+        *cap = next;
+    return grown;
 }
 
 /* Reads the entry header at offset at (avail bytes left in its image) into a new entry;
@@ -177,10 +177,11 @@ static int parse_entry(kfatbin *fb, size_t at, size_t avail, unsigned image, boo
     if (stored > avail - hdr)
         return kfb_fail(err, KPTX_ECORRUPT, "entry payload of %llu bytes at %zu runs past the "
                         "fatbin's end", (unsigned long long)stored, at);
-    int rc = push_entry(fb, err);
-    if (rc)
-        return rc;
-    kfb_entry *e = &fb->entries[fb->n_entries];
+    kfb_entry *entries = room_for(fb->entries, fb->n_entries, &fb->cap_entries, sizeof(*entries));
+    if (!entries)
+        return kfb_fail(err, KPTX_ENOMEM, "out of memory for %u entries", fb->n_entries + 1);
+    fb->entries = entries;
+    kfb_entry *e = &entries[fb->n_entries];
     memset(e, 0, sizeof(*e));
     e->payload = at + hdr;
     e->pub.kind = (kfatbin_kind)kfb_le16(h + E_KIND);
@@ -190,6 +191,7 @@ static int parse_entry(kfatbin *fb, size_t at, size_t avail, unsigned image, boo
     e->pub.version_major = kfb_le16(h + E_MAJOR);
     e->pub.version_minor = kfb_le16(h + E_MINOR);
     e->pub.relocatable = relocatable;
+    int rc;
     if ((rc = entry_sizes(h, stored, e, err)) || (rc = entry_strings(h, hdr, e, err)))
         return rc;
     fb->n_entries++;
@@ -199,15 +201,11 @@ static int parse_entry(kfatbin *fb, size_t at, size_t avail, unsigned image, boo
 
 static int push_image(kfatbin *fb, size_t offset, size_t size, kptx_error *err)
 {
-    if (fb->n_images == fb->cap_images) {
-        unsigned cap = fb->cap_images ? fb->cap_images * 2 : 4;
-        kfb_image *n = cap > fb->cap_images ? realloc(fb->images, cap * sizeof(*n)) : NULL;
-        if (!n)
-            return kfb_fail(err, KPTX_ENOMEM, "out of memory for %u images", cap);
-        fb->images = n;
-        fb->cap_images = cap;
-    }
-    fb->images[fb->n_images++] = (kfb_image){offset, size};
+    kfb_image *images = room_for(fb->images, fb->n_images, &fb->cap_images, sizeof(*images));
+    if (!images)
+        return kfb_fail(err, KPTX_ENOMEM, "out of memory for %u images", fb->n_images + 1);
+    fb->images = images;
+    images[fb->n_images++] = (kfb_image){offset, size};
     return 0;
 }
 

@@ -66,7 +66,8 @@ char *fx_image_spec(const kfatbin *fb, unsigned image)
             continue;
         const char *suffix = (e->flags & KFATBIN_FLAG_ARCH_SPECIFIC) ? "a"
                            : (e->flags & KFATBIN_FLAG_FAMILY_SPECIFIC) ? "f" : "";
-        const char *kind = e->kind == KFATBIN_PTX ? "PTX" : e->kind == KFATBIN_ELF ? "ELF" : "?";
+        const char *kind = e->kind == KFATBIN_PTX ? "PTX" : e->kind == KFATBIN_ELF ? "ELF"
+                         : e->kind == KFATBIN_LTOIR ? "LTO" : "?";
         g_ptr_array_add(words, g_strdup_printf("%s%u%s", kind, e->arch, suffix));
     }
     return join_sorted(words);
