@@ -43,16 +43,28 @@ static int ready(const sched_kernel *k, int pair_policy)
            (!pair_policy || k->cls->profiled != 0);
 }
 
+/* The oldest kernel of class c that passes ready() (and sliceable, if asked). Lists are in
+ * arrival order; only their first SCAN_DEPTH kernels are looked at, which bounds a
+ * decision's cost when a class holds thousands of kernels of tenants that must wait. */
+#define SCAN_DEPTH 64
+
+static sched_kernel *class_first(const sched_class *c, int pair_policy, int sliceable)
+{
+    unsigned seen = 0;
+    for (sched_kernel *k = c->head; k && seen < SCAN_DEPTH; k = k->cls_next, seen++)
+        if (ready(k, pair_policy) && (!sliceable || !k->whole_only))
+            return k;
+    return NULL;
+}
+
 sched_kernel *sched_oldest_eligible(ksched *s, int pair_policy)
 {
     sched_kernel *best = NULL;
-    for (unsigned i = 0; i < s->n_classes; i++)
-        for (sched_kernel *k = s->classes[i]->head; k; k = k->cls_next)
-            if (ready(k, pair_policy)) {
-                if (!best || k->seq < best->seq)
-                    best = k;
-                break;      /* the list is in arrival order */
-            }
+    for (unsigned i = 0; i < s->n_classes; i++) {
+        sched_kernel *k = class_first(s->classes[i], pair_policy, 0);
+        if (k && (!best || k->seq < best->seq))
+            best = k;
+    }
     return best;
 }
 
@@ -60,13 +72,10 @@ unsigned sched_pair_candidates(ksched *s, sched_kernel **out, unsigned cap)
 {
     unsigned n = 0;
     for (unsigned i = 0; i < s->n_classes && n < cap; i++) {
-        if (s->classes[i]->profiled != 1)
-            continue;
-        for (sched_kernel *k = s->classes[i]->head; k; k = k->cls_next)
-            if (ready(k, 1) && !k->whole_only) {
-                out[n++] = k;
-                break;
-            }
+        sched_kernel *k = s->classes[i]->profiled == 1 ? class_first(s->classes[i], 1, 1)
+                                                       : NULL;
+        if (k)
+            out[n++] = k;
     }
     return n;
 }
