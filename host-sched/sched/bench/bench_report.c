@@ -230,6 +230,23 @@ static void run_gnuplot(const bench_options *o)
         fprintf(stderr, "kernelet-bench: gnuplot failed; CSV files are in %s\n", o->out_dir);
 }
 
+/* mkdir -p */
+static int make_dirs(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0777) && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
+}
+
 int bench_report(const bench_options *o, const bench_result *res, size_t n,
                  const double alone_ns[BENCH_KERNELS], char *msg, size_t len)
 {
@@ -249,7 +266,7 @@ int bench_report(const bench_options *o, const bench_result *res, size_t n,
         print_table(res, n, wl);
         print_slowdown(res, n, wl);
     }
-    if (mkdir(o->out_dir, 0777) && errno != EEXIST) {
+    if (make_dirs(o->out_dir)) {
         snprintf(msg, len, "%s: %s", o->out_dir, strerror(errno));
         return -1;
     }
