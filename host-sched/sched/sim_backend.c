@@ -363,6 +363,15 @@ static int sim_profile(void *state, const kexec_slice *launch, kexec_profile *ou
     uint64_t threads = (uint64_t)launch->block[0] * launch->block[1] * launch->block[2];
     out->warps_per_block = (unsigned)((threads + 31) / 32);
     out->blocks_done = 0;
+    if (launch->sliced && s->cfg.profile_blocks) {
+        uint64_t n = s->cfg.profile_blocks < launch->count ? s->cfg.profile_blocks
+                                                            : launch->count;
+        if (s->cfg.track_coverage && sim_coverage_add(s, launch->tag, launch->first, n)) {
+            sim_job_free(j);
+            return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        }
+        out->blocks_done = n;
+    }
     sim_queue_push(&s->profiles_head, &s->profiles_tail, j);
     s->in_flight++;
     return 0;

@@ -42,7 +42,13 @@ typedef struct launched {
 static void test_blocks_once(gconstpointer data)
 {
     ksched_policy p = (ksched_policy)GPOINTER_TO_INT(data);
-    tenv *t = tenv_policy(p);
+    ksched_config c;
+    ksched_config_default(&c);
+    c.policy = p;
+    ksim_config sc;
+    ksim_config_default(&sc);
+    sc.profile_blocks = 100;   /* the profiler runs the first 100 blocks of each new kernel */
+    tenv *t = tenv_new(&c, &sc);
     GRand *r = g_rand_new_with_seed(42 + (guint32)p);
     uint32_t ta = tenv_tenant(t, "a"), tb = tenv_tenant(t, "b");
     ksched_tenant_policy pol;
