@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "sim_internal.h"
 
 #define MAX_ENTRIES 4096
@@ -133,14 +134,8 @@ int ksim_add_kernel(ksim *s, const char *entry, const kexec_profile *p, ksched_e
             return ksched_fail(err, KSCHED_EINVAL, "%s: %s", entry, e.msg);
         return 0;
     }
-    if (s->n_kernels == s->cap_kernels) {
-        unsigned cap = s->cap_kernels ? s->cap_kernels * 2 : 16;
-        sim_kernel *k = realloc(s->kernels, cap * sizeof(*k));
-        if (!k)
-            return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
-        s->kernels = k;
-        s->cap_kernels = cap;
-    }
+    if (grow_array(&s->kernels, &s->cap_kernels, s->n_kernels + 1, sizeof(*s->kernels)))
+        return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     char *name = strdup(entry);
     if (!name)
         return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
