@@ -289,6 +289,45 @@ static void test_determinism(void)
     g_assert_cmpuint(run_hash(KSCHED_MC, 5), !=, run_hash(KSCHED_MC, 6));
 }
 
+/* The harness's arrivals: a seed fixes them; another seed gives others with the same
+ * counts; the mean gap of each kernel's arrivals is near 1 / lambda. */
+static void test_arrivals(void)
+{
+    const bench_workload *all = &bench_workloads()[3];
+    bench_arrival *a, *b, *c;
+    size_t na, nb, nc;
+    const double lambda = 1e-5;     /* one arrival per 100 us per kernel */
+    g_assert_cmpint(bench_arrivals(all, 500, lambda, 1, &a, &na), ==, 0);
+    g_assert_cmpint(bench_arrivals(all, 500, lambda, 1, &b, &nb), ==, 0);
+    g_assert_cmpint(bench_arrivals(all, 500, lambda, 2, &c, &nc), ==, 0);
+    g_assert_cmpuint(na, ==, 8 * 500);
+    g_assert_cmpuint(nb, ==, na);
+    g_assert_cmpuint(nc, ==, na);
+    size_t differ = 0;
+    for (size_t i = 0; i < na; i++) {
+        g_assert_cmpuint(a[i].t_ns, ==, b[i].t_ns);
+        g_assert_cmpuint(a[i].kernel, ==, b[i].kernel);
+        differ += a[i].t_ns != c[i].t_ns;
+    }
+    g_assert_cmpuint(differ, >, na / 2);
+    unsigned count[BENCH_KERNELS] = {0};
+    uint64_t last[BENCH_KERNELS] = {0};
+    for (size_t i = 0; i < na; i++) {
+        if (i)
+            g_assert_cmpuint(a[i].t_ns, >=, a[i - 1].t_ns);
+        count[a[i].kernel]++;
+        last[a[i].kernel] = a[i].t_ns;
+    }
+    for (unsigned k = 0; k < BENCH_KERNELS; k++) {
+        g_assert_cmpuint(count[k], ==, 500);
+        double mean_gap = (double)last[k] / 500;    /* 500 exponential gaps */
+        g_assert_cmpfloat(fabs(mean_gap * lambda - 1), <, 0.15);
+    }
+    free(a);
+    free(b);
+    free(c);
+}
+
 /* ---- kernelet against base ---- */
 
 /* N instances each of comp and mem, all there at once. Base runs them whole (each fills
@@ -396,6 +435,7 @@ int main(int argc, char **argv)
     g_test_add_func("/policies/widening", test_widening);
     g_test_add_func("/policies/reaction-to-arrival", test_reaction_to_arrival);
     g_test_add_func("/policies/determinism", test_determinism);
+    g_test_add_func("/policies/arrivals", test_arrivals);
     g_test_add_func("/policies/kernelet-beats-base-model", test_kernelet_beats_base_model);
     g_test_add_func("/policies/kernelet-beats-base-mix", test_kernelet_beats_base_mix);
     return g_test_run();
