@@ -211,6 +211,7 @@ free:
 static void kl_remove(struct virtio_device *vdev)
 {
 	struct kl_dev *kd = vdev->priv;
+	long open_files = atomic_long_read(&kd->n.contexts);
 
 	WRITE_ONCE(kd->removing, true);
 	cancel_delayed_work_sync(&kd->reset_work);
@@ -223,8 +224,8 @@ static void kl_remove(struct virtio_device *vdev)
 	/* Queued CONTEXT_CLOSEs now fail at once; orphans finished above get freed. */
 	flush_work(&kd->close_work);
 	flush_work(&kd->reap_work);
-	dev_info(&vdev->dev, "%s: removed; %ld files still open\n", kd->name,
-		 atomic_long_read(&kd->n.contexts));
+	dev_info(&vdev->dev, "%s: removed with %ld files open; they get -ENODEV\n", kd->name,
+		 open_files);
 	ida_free(&kl_ida, kd->index);
 	vdev->priv = NULL;
 	kl_dev_put(kd);
