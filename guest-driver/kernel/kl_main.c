@@ -181,6 +181,7 @@ static int kl_probe(struct virtio_device *vdev)
 	if (err)
 		goto free_index;
 	kd->misc.minor = MISC_DYNAMIC_MINOR;
+	kd->misc.mode = 0666;  /* any guest user may run CUDA programs, as with /dev/nvidia* */
 	kd->misc.name = kd->name;
 	kd->misc.fops = &kl_fops;
 	kd->misc.groups = kl_groups;
