@@ -30,6 +30,7 @@ $P contexts
 $P errors
 $P signal 1500
 $P killtest 8 2500
+$P flood 300 1500
 
 # A policy change over QMP reaches the guest through a configuration-change interrupt.
 gen=$(sys kernelet0 config_generation)

@@ -174,6 +174,10 @@ def check_signals_and_kills(t, vm):
     t.check("after the device answered: no chain, pinned page, orphan or context left",
             all(k.get(f) == "0" for f in ("inflight_after", "pinned_after", "orphans_after",
                                           "contexts_after")), str(k))
+    f = one(vm, "FLOOD")
+    t.check("300 held requests from 300 processes: the ring (256) fills, the rest wait, "
+            "all answered", f.get("ok") == "300" and f.get("max_inflight") == "256"
+            and f.get("inflight_after") == "0", str(f))
     drop_kb = num(k, "memfree_before_kb") - num(k, "memfree_after_kb")
     t.check("free memory back within 4 MiB of before (8 x 2 MiB were pinned)",
             num(k, "memfree_before_kb") > 0 and drop_kb < 4096, f"dropped {drop_kb} KiB")

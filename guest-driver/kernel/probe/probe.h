@@ -71,5 +71,6 @@ int probe_cmd_errors(const char *dev, int argc, char **argv);
 int probe_cmd_hold(const char *dev, int argc, char **argv);
 int probe_cmd_signal(const char *dev, int argc, char **argv);
 int probe_cmd_killtest(const char *dev, int argc, char **argv);
+int probe_cmd_flood(const char *dev, int argc, char **argv);
 
 #endif

@@ -163,3 +163,43 @@ int probe_cmd_killtest(const char *dev, int argc, char **argv)
            mem_before, meminfo_kb("MemFree"));
     return 0;
 }
+
+/* More held requests than the ring has slots: the surplus waits for ring space (no
+ * error), the device holds at most a ring's worth at a time, and all are answered. */
+int probe_cmd_flood(const char *dev, int argc, char **argv)
+{
+    int n = argc > 0 ? atoi(argv[0]) : 300;
+    uint32_t ms = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 1500;
+    long max_inflight = 0;
+    int ok = 0, started = 0;
+
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            struct probe_result res;
+            int fd = probe_open(dev);
+
+            if (fd < 0)
+                _exit(1);
+            probe_echo(fd, NULL, NULL, 0, ms, 0, &res);
+            _exit(res.rc == 0 && res.status == 0 ? 0 : 1);
+        }
+        started += pid > 0;
+    }
+    for (int done = 0; done < started;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        long v = probe_sysfs(dev, "inflight");
+
+        max_inflight = v > max_inflight ? v : max_inflight;
+        if (pid > 0) {
+            done++;
+            ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        } else {
+            probe_sleep_ms(5);
+        }
+    }
+    printf("FLOOD n=%d started=%d ok=%d max_inflight=%ld inflight_after=%ld\n", n, started, ok,
+           max_inflight, probe_sysfs(dev, "inflight"));
+    return ok != n;
+}

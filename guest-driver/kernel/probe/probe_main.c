@@ -4,7 +4,8 @@
  *   kernelet-guest-probe [-d /dev/kerneletN] COMMAND [ARGS]
  *
  * Commands: config, hello, echo [BYTES [CHUNK]], parallel [PROCS [BYTES]], contexts,
- * request [TAG], errors, hold [MS [BYTES]], signal [MS], killtest [N [MS [BYTES]]].
+ * request [TAG], errors, hold [MS [BYTES]], signal [MS], killtest [N [MS [BYTES]]],
+ * flood [N [MS]].
  * Output: one line per result, "WORD key=value ...", for the VM tests (tests/vm/).
  */
 #include <stdio.h>
@@ -21,6 +22,7 @@ static const struct {
     { "contexts", probe_cmd_contexts }, { "request", probe_cmd_request },
     { "errors", probe_cmd_errors },     { "hold", probe_cmd_hold },
     { "signal", probe_cmd_signal },     { "killtest", probe_cmd_killtest },
+    { "flood", probe_cmd_flood },
 };
 
 int main(int argc, char **argv)
@@ -40,6 +42,6 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "usage: kernelet-guest-probe [-d /dev/kerneletN] COMMAND [ARGS]\n"
                     "commands: config hello echo parallel contexts request errors hold "
-                    "signal killtest\n");
+                    "signal killtest flood\n");
     return 2;
 }
