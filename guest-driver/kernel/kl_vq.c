@@ -79,8 +79,11 @@ void kl_vq_teardown(struct kl_dev *kd, enum kl_state state, int result)
 	kd->state = state;
 	spin_unlock_irqrestore(&kd->lock, flags);
 	if (kd->vqs_up) {
-		/* After the reset the device touches no buffer and raises no interrupt. */
-		virtio_reset_device(kd->vdev);
+		/* After the reset the device touches no buffer and raises no interrupt. A device
+		 * that has left the bus reads as all ones and would never read back the 0 a
+		 * reset waits for; it touches nothing either. */
+		if (kd->vdev->config->get_status(kd->vdev) != 0xff)
+			virtio_reset_device(kd->vdev);
 		spin_lock_irqsave(&kd->lock, flags);
 		kl_vq_fail_all(kd, result);
 		spin_unlock_irqrestore(&kd->lock, flags);
