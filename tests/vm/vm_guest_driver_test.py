@@ -133,8 +133,11 @@ def check_requests(t, vm):
             f"{p} {ones}")
     c = one(vm, "CONTEXTS")
     t.check("each open file is its own context, stamped on its requests",
-            c.get("distinct") == "yes" and c.get("match") == "yes" and c.get("open") == "2",
+            c.get("distinct") == "yes" and c.get("match") == "yes" and c.get("open") == "3",
             str(c))
+    c = one(vm, "CONTEXT-CLOSE")
+    t.check("closing two files sends two CONTEXT_CLOSE (device saw 2 echoes + 2 closes + "
+            "GET_STATS)", c.get("device_requests_delta") == "5" and c.get("open") == "1", str(c))
 
 
 def check_errors(t, vm):

@@ -176,17 +176,35 @@ static long context_seen(int fd)
     return r.context;
 }
 
+/* The device's request counter (GET_STATS; the request counts itself). */
+static long device_requests(int fd)
+{
+    struct probe_req req = { .queue = KERNELET_VQ_REQUEST, .opcode = KERNELET_OP_GET_STATS };
+    struct probe_result res;
+    struct kernelet_stats st;
+
+    probe_submit(fd, &req, &res);
+    if (res.rc || res.status || res.resp_len != HDR + sizeof(st))
+        return -1;
+    memcpy(&st, res.resp + HDR, sizeof(st));
+    return (long)st.requests;
+}
+
+/* Two files are two contexts, each stamped on its requests; closing them sends one
+ * CONTEXT_CLOSE each (counted by the device: 2 echoes + 2 closes + the second GET_STATS). */
 int probe_cmd_contexts(const char *dev, int argc, char **argv)
 {
     struct kernelet_ioc_config ca, cb;
-    int a = probe_open(dev), b = probe_open(dev);
-    long sa, sb;
+    int ctl = probe_open(dev), a = probe_open(dev), b = probe_open(dev);
+    long sa, sb, before, after, submitted;
 
     (void)argc, (void)argv;
-    if (a < 0 || b < 0)
+    if (ctl < 0 || a < 0 || b < 0)
         return 1;
     if (probe_ioctl(a, KERNELET_IOC_GET_CONFIG, &ca) || probe_ioctl(b, KERNELET_IOC_GET_CONFIG, &cb))
         return 1;
+    before = device_requests(ctl);
+    submitted = probe_sysfs(dev, "submitted");
     sa = context_seen(a);
     sb = context_seen(b);
     printf("CONTEXTS a=%u b=%u seen_a=%ld seen_b=%ld distinct=%s match=%s open=%ld\n",
@@ -195,6 +213,13 @@ int probe_cmd_contexts(const char *dev, int argc, char **argv)
            probe_sysfs(dev, "contexts"));
     close(a);
     close(b);
+    /* CONTEXT_CLOSE is sent from a work item: wait until the driver has sent both. */
+    probe_wait_value(dev, "submitted", submitted + 4, 2000);
+    probe_wait_value(dev, "inflight", 0, 2000);
+    after = device_requests(ctl);
+    printf("CONTEXT-CLOSE device_requests_delta=%ld open=%ld\n", after - before,
+           probe_sysfs(dev, "contexts"));
+    close(ctl);
     return 0;
 }
 
