@@ -16,6 +16,8 @@ typedef struct chunk {
 
 struct kptx_arena {
     chunk *head;
+    void *cache;                    /* derived data about the module (analysis) */
+    void (*cache_free)(void *);
 };
 
 kptx_arena *kptx_arena_new(void)
@@ -27,6 +29,7 @@ void kptx_arena_free(kptx_arena *a)
 {
     if (!a)
         return;
+    kptx_arena_set_cache(a, NULL, NULL);
     for (chunk *c = a->head, *next; c; c = next) {
         next = c->next;
         free(c);
@@ -103,4 +106,17 @@ void *kptx_arena_memdup(kptx_arena *a, const void *p, size_t n)
     if (d)
         memcpy(d, p, n);
     return d;
+}
+
+void *kptx_arena_cache(const kptx_arena *a)
+{
+    return a->cache;
+}
+
+void kptx_arena_set_cache(kptx_arena *a, void *cache, void (*free_fn)(void *))
+{
+    if (a->cache && a->cache_free)
+        a->cache_free(a->cache);
+    a->cache = cache;
+    a->cache_free = free_fn;
 }

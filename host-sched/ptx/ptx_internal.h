@@ -22,6 +22,10 @@ char *kptx_arena_strndup(kptx_arena *a, const char *s, size_t len);
 char *kptx_arena_strdup(kptx_arena *a, const char *s);
 /* A copy of n bytes (NULL for n == 0). */
 void *kptx_arena_memdup(kptx_arena *a, const void *p, size_t n);
+/* One slot for data derived from the module (its analysis), freed with the arena or when
+ * replaced; a transformation that changes the module clears it. */
+void *kptx_arena_cache(const kptx_arena *a);
+void kptx_arena_set_cache(kptx_arena *a, void *cache, void (*free_fn)(void *));
 
 /* ---- Errors (errors.c) ---- */
 
@@ -161,38 +165,50 @@ void kptx_var_size_align(const kptx_var *v, uint64_t *size, unsigned *align);
 void kptx_print_operand(kptx_buf *b, const kptx_operand *o);
 void kptx_print_var(kptx_buf *b, const kptx_var *v);
 
-/* ---- Analysis shared by info.c and slice.c (callgraph.c) ---- */
+/* ---- Analysis shared by info.c and slice.c (analyse.c, callgraph.c) ---- */
 
-/* What the analysis found about one function. */
+/* Bits of kptx_fn_facts.grid: which of %ctaid.{x,y,z}, %nctaid.{x,y,z} are read. */
+#define KPTX_GRID_CTAID(c) (1u << (c))
+#define KPTX_GRID_NCTAID(c) (1u << (3 + (c)))
+#define KPTX_GRID_VALUES 6
+
 typedef struct kptx_fn_facts {
-    const kptx_function *fn;    /* the definition (with body) or the prototype */
-    uint32_t sregs;             /* special registers read by its own body */
-    bool reads_grid;            /* reads %ctaid.* or %nctaid.* itself */
+    const kptx_function *fn;    /* the definition (with body), else the first prototype */
+    uint32_t sregs;             /* KPTX_SREG_* read by its own body */
+    unsigned grid;              /* KPTX_GRID_* read by its own body */
+    unsigned grid_reach;        /* KPTX_GRID_* read by it or any function it calls directly */
     bool address_taken;         /* its name is used other than as a call target */
-    bool indirect_calls;        /* makes calls through a register */
-    char why_not[160];          /* a reason this body alone prevents slicing, or "" */
+    bool indirect_calls;        /* it makes calls through a register */
+    char why_not[160];          /* why its body alone prevents slicing, or "" */
 } kptx_fn_facts;
 
 typedef struct kptx_analysis {
-    const kptx_module *m;
     unsigned n_fns;
-    kptx_fn_facts *facts;       /* one per distinct function name */
-    unsigned *callee_idx;       /* direct call edges, as facts indices */
-    unsigned *edge_start;       /* edges of facts[i]: callee_idx[edge_start[i] .. edge_start[i+1]) */
+    kptx_fn_facts *facts;       /* one per distinct function name, in module order */
+    unsigned *edge_start;       /* n_fns + 1: direct calls of facts[i] are */
+    unsigned *callee;           /*   callee[edge_start[i] .. edge_start[i + 1]) */
+    unsigned *slots;            /* name hash: index + 1, 0 = empty */
+    unsigned n_slots;
 } kptx_analysis;
 
-int kptx_analyse(const kptx_module *m, kptx_analysis *an, kptx_error *err);
-void kptx_analysis_free(kptx_analysis *an);
-/* Index of the function named name in an->facts, or -1. */
+/* The module's analysis, computed once and kept with the module (NULL and err set when
+ * out of memory). */
+const kptx_analysis *kptx_module_analysis(const kptx_module *m, kptx_error *err);
+/* Drops the kept analysis (after the module changed). */
+void kptx_module_forget_analysis(kptx_module *m);
+/* Index of the function named name, or -1. */
 int kptx_analysis_find(const kptx_analysis *an, const char *name);
 /* Marks in reach[] (n_fns entries, zeroed by the caller) every function reachable from
  * root, including through indirect calls (which may reach any address-taken function). */
 void kptx_reachable(const kptx_analysis *an, unsigned root, bool *reach);
-/* Sliceability of entry root: fills why (empty when sliceable). Also the sregs read. */
-void kptx_entry_verdict(const kptx_analysis *an, unsigned root, uint32_t *sregs, char *why,
-                        size_t why_len);
+/* Whether entry root can be sliced: why is "" when it can, else the reason. Also the
+ * special registers read by it and everything it calls. */
+int kptx_entry_verdict(const kptx_module *m, const kptx_analysis *an, unsigned root,
+                       uint32_t *sregs, char *why, size_t why_len);
+/* Which KPTX_GRID_* value a special register operand name is, or -1. */
+int kptx_grid_value(const char *sreg);
+/* A name prefix no identifier of m starts with ("__kslice", else "__kslice1_", ...). */
+int kptx_slice_prefix(const kptx_module *m, char *buf, size_t len);
 
-/* Calls fn(op, ctx) for every operand of instr, nested ones included, in order. */
-void kptx_walk_operands(const kptx_instr *in, void (*fn)(const kptx_operand *, void *), void *ctx);
 
 #endif
