@@ -50,13 +50,15 @@ static int name_operand(kptx_parser *ps, const kptx_token *t, kptx_operand *o)
     return o->name ? 0 : kptx_parse_fail(ps, t, KPTX_ENOMEM, "out of memory");
 }
 
-/* "+ N", "- N", "+ -N" after a base; adds to *off. */
-static int parse_offsets(kptx_parser *ps, int64_t *off)
+/* "+ N", "- N", "+ -N" after a base; adds to o->value and sets o->has_offset. */
+int kptx_parse_offsets(kptx_parser *ps, kptx_operand *o)
 {
+    int64_t *off = &o->value;
     for (;;) {
         const kptx_token *t = kptx_lex_peek(&ps->lx, 0);
         if (!kptx_tok_punct(t, '+') && !kptx_tok_punct(t, '-'))
             return 0;
+        o->has_offset = true;
         bool neg = kptx_lex_next(&ps->lx).punct == '-';
         if (kptx_tok_punct(kptx_lex_peek(&ps->lx, 0), '-')) {
             kptx_lex_next(&ps->lx);
@@ -114,7 +116,7 @@ static int parse_address(kptx_parser *ps, kptx_operand *o, unsigned depth)
     } else {
         return kptx_parse_fail(ps, &t, KPTX_ESYNTAX, "expected an address");
     }
-    if ((rc = parse_offsets(ps, &o->value)) || (rc = kptx_push_operand(ps, &b)))
+    if ((rc = kptx_parse_offsets(ps, o)) || (rc = kptx_push_operand(ps, &b)))
         return rc;
     for (;;) {
         kptx_token sep = kptx_lex_next(&ps->lx);
@@ -167,7 +169,7 @@ static int parse_simple(kptx_parser *ps, kptx_operand *o, unsigned depth)
         int rc = name_operand(ps, &w, o);
         if (rc || o->kind != KPTX_OPND_SYMBOL)
             return rc;
-        return parse_offsets(ps, &o->value);
+        return kptx_parse_offsets(ps, o);
     }
     if (t->kind == TK_PUNCT) {
         switch (t->punct) {

@@ -134,26 +134,6 @@ int kptx_push_operand(kptx_parser *ps, const kptx_operand *o)
     return push_op(ps, o);
 }
 
-/* "+ N" or "- N" after a symbol, added to *off. */
-static int parse_offset(kptx_parser *ps, int64_t *off)
-{
-    while (kptx_tok_punct(kptx_lex_peek(&ps->lx, 0), '+') ||
-           kptx_tok_punct(kptx_lex_peek(&ps->lx, 0), '-')) {
-        kptx_token sign = kptx_lex_next(&ps->lx);
-        bool neg = sign.punct == '-';
-        if (kptx_tok_punct(kptx_lex_peek(&ps->lx, 0), '-')) {
-            kptx_lex_next(&ps->lx);
-            neg = !neg;
-        }
-        kptx_token n = kptx_lex_next(&ps->lx);
-        if (n.kind != TK_INT)
-            return kptx_parse_fail(ps, &n, KPTX_ESYNTAX, "expected a number after '%c'",
-                                   sign.punct);
-        *off = (int64_t)((uint64_t)*off + (neg ? -(uint64_t)n.ival : (uint64_t)n.ival));
-    }
-    return 0;
-}
-
 static int parse_init_symbol(kptx_parser *ps, kptx_operand *o)
 {
     kptx_token w = kptx_lex_next(&ps->lx);
@@ -163,7 +143,7 @@ static int parse_init_symbol(kptx_parser *ps, kptx_operand *o)
         w = kptx_lex_next(&ps->lx);
         if (w.kind != TK_WORD)
             return kptx_parse_fail(ps, &w, KPTX_ESYNTAX, "expected a name in generic()");
-        int rc = parse_offset(ps, &o->value);
+        int rc = kptx_parse_offsets(ps, o);
         if (rc || (rc = kptx_expect_punct(ps, ')', "')' after generic(")))
             return rc;
     }
@@ -171,7 +151,7 @@ static int parse_init_symbol(kptx_parser *ps, kptx_operand *o)
     o->name = kptx_arena_strndup(ps->a, w.p, w.len);
     if (!o->name)
         return kptx_parse_fail(ps, &w, KPTX_ENOMEM, "out of memory");
-    return parse_offset(ps, &o->value);
+    return kptx_parse_offsets(ps, o);
 }
 
 static int parse_init_elem(kptx_parser *ps, unsigned depth)

@@ -151,6 +151,8 @@ int kptx_parse_param(kptx_parser *ps, kptx_var *v);
 /* A declaration statement up to and including ';', starting at its linkage or state-space
  * word; several names give several variables (arena array). */
 int kptx_parse_decl(kptx_parser *ps, kptx_var **vars, unsigned *n);
+/* "+ N", "- N", "+ -N" after an operand: added to o->value, o->has_offset set. */
+int kptx_parse_offsets(kptx_parser *ps, kptx_operand *o);
 /* Pushes an operand on the parser's scratch stack. */
 int kptx_push_operand(kptx_parser *ps, const kptx_operand *o);
 /* A function body after '{' up to and including the matching '}'. */

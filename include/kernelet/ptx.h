@@ -77,6 +77,8 @@ typedef struct kptx_operand {
     kptx_operand_kind kind;
     bool negated;               /* '!' before a predicate operand */
     bool generic;               /* SYMBOL in an initialiser written generic(sym) */
+    bool has_offset;            /* ADDRESS, SYMBOL: an offset was written, even "+0" (ptxas
+                                   -G code differs between [%r+0] and [%r]) */
     const char *name;           /* REG, SREG, SYMBOL: the name as written */
     int64_t value;              /* INT: the value; SYMBOL, ADDRESS: byte offset */
     uint64_t bits;              /* FLOAT: IEEE-754 bits (binary32 in the low half if width 32) */
