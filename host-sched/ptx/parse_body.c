@@ -91,10 +91,7 @@ static int parse_group(kptx_parser *ps, kptx_operand *o, char close, unsigned de
                 return kptx_parse_fail(ps, &t, KPTX_ESYNTAX, "expected ',' or '%c'", close);
         }
     }
-    o->n_elems = (unsigned)(ps->n_ops - base);
-    o->elems = kptx_arena_memdup(ps->a, ps->ops + base, o->n_elems * sizeof *o->elems);
-    ps->n_ops = base;
-    return o->n_elems && !o->elems ? kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory") : 0;
+    return kptx_pop_operands(ps, base, &o->elems, &o->n_elems);
 }
 
 /* [base(+off)?, more...]: the base's offset becomes the address's value. */
@@ -128,10 +125,7 @@ static int parse_address(kptx_parser *ps, kptx_operand *o, unsigned depth)
         if ((rc = parse_operand(ps, &e, depth + 1)) || (rc = kptx_push_operand(ps, &e)))
             return rc;
     }
-    o->n_elems = (unsigned)(ps->n_ops - base);
-    o->elems = kptx_arena_memdup(ps->a, ps->ops + base, o->n_elems * sizeof *o->elems);
-    ps->n_ops = base;
-    return o->elems ? 0 : kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
+    return kptx_pop_operands(ps, base, &o->elems, &o->n_elems);
 }
 
 static int parse_number(kptx_parser *ps, kptx_operand *o)

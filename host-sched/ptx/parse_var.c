@@ -134,6 +134,19 @@ int kptx_push_operand(kptx_parser *ps, const kptx_operand *o)
     return push_op(ps, o);
 }
 
+int kptx_pop_operands(kptx_parser *ps, size_t base, kptx_operand **out, unsigned *n)
+{
+    *n = (unsigned)(ps->n_ops - base);
+    *out = NULL;
+    if (*n) {
+        *out = kptx_arena_memdup(ps->a, ps->ops + base, *n * sizeof **out);
+        ps->n_ops = base;
+        if (!*out)
+            return kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 static int parse_init_symbol(kptx_parser *ps, kptx_operand *o)
 {
     kptx_token w = kptx_lex_next(&ps->lx);
@@ -213,12 +226,7 @@ static int parse_init(kptx_parser *ps, kptx_var *v)
     if (rc)
         return rc;
     v->has_init = true;
-    v->n_init = (unsigned)(ps->n_ops - base);
-    v->init = kptx_arena_memdup(ps->a, ps->ops + base, v->n_init * sizeof *v->init);
-    ps->n_ops = base;
-    if (v->n_init && !v->init)
-        return kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
-    return 0;
+    return kptx_pop_operands(ps, base, &v->init, &v->n_init);
 }
 
 /* name [<N>] {[dim]} [= init] */

@@ -155,6 +155,8 @@ int kptx_parse_decl(kptx_parser *ps, kptx_var **vars, unsigned *n);
 int kptx_parse_offsets(kptx_parser *ps, kptx_operand *o);
 /* Pushes an operand on the parser's scratch stack. */
 int kptx_push_operand(kptx_parser *ps, const kptx_operand *o);
+/* Moves the operands pushed since base into an arena array (NULL when none). */
+int kptx_pop_operands(kptx_parser *ps, size_t base, kptx_operand **out, unsigned *n);
 /* A function body after '{' up to and including the matching '}'. */
 int kptx_parse_body(kptx_parser *ps, kptx_function *fn);
 /* Computes offsets and sizes of an entry's parameters. */

@@ -347,7 +347,8 @@ static void make_sliced_entry(slicer *sl, kptx_function *out, const kptx_functio
     out->params = sl_alloc(sl, out->n_params * sizeof *out->params);
     if (!out->params)
         return;
-    memcpy(out->params, fn->params, fn->n_params * sizeof *fn->params);
+    if (fn->n_params)
+        memcpy(out->params, fn->params, fn->n_params * sizeof *fn->params);
     uint32_t off = (fn->param_bytes + 3) & ~3u;
     for (unsigned i = 0; i < KPTX_SLICE_EXTRA_PARAMS; i++) {
         out->params[fn->n_params + i] = (kptx_var){.space = KPTX_SPACE_PARAM, .type = ".u32",
