@@ -308,6 +308,7 @@ int kptx_parse(const char *text, size_t len, kptx_module **out, kptx_error *err)
     int rc = parse_module(&ps);
     free(ps.ops);
     free(ps.stmts);
+    kptx_intern_free(&ps.words);
     if (rc) {
         kptx_module_free(m);
         return rc;

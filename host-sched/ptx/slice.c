@@ -18,6 +18,8 @@
 
 /* Temporaries: two scratch registers and one per distinct value an instruction reads. */
 #define N_TEMPS (2 + KPTX_GRID_VALUES)
+/* Most statements the prologue emits (all six values): 3 + 5 + 3 + 3 + 3 + 1 + 6 + 1. */
+#define PROLOGUE_MAX 32
 
 typedef struct stmt_vec {
     kptx_stmt *v;
@@ -60,21 +62,14 @@ static const char *sl_name(slicer *sl, const char *a, const char *b)
     return s;
 }
 
+/* The next statement of a body being built in an arena array sized beforehand. */
 static kptx_stmt *push(slicer *sl, stmt_vec *sv)
 {
     if (sv->n == sv->cap) {
-        size_t cap = sv->cap ? sv->cap * 2 : 256;
-        kptx_stmt *n = realloc(sv->v, cap * sizeof *n);
-        if (!n) {
-            sl->oom = true;
-            return NULL;
-        }
-        sv->v = n;
-        sv->cap = cap;
+        sl->oom = true;     /* the size computed beforehand was wrong: fail, never overrun */
+        return NULL;
     }
-    kptx_stmt *s = &sv->v[sv->n++];
-    memset(s, 0, sizeof *s);
-    return s;
+    return &sv->v[sv->n++];
 }
 
 /* ---- building instructions ---- */
@@ -297,10 +292,30 @@ static bool opens_code(const kptx_stmt *s)
     return s->kind != KPTX_STMT_VAR && s->kind != KPTX_STMT_DIRECTIVE;
 }
 
+/* Statements the rewritten body can have at most: the original ones, two declarations, the
+ * prologue, and one load before an instruction per grid value it reads. */
+static size_t body_bound(const kptx_function *fn)
+{
+    size_t n = fn->n_stmts + 2 + PROLOGUE_MAX;
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        if (fn->stmts[i].kind != KPTX_STMT_INSTR)
+            continue;
+        unsigned grid = 0;
+        for (unsigned k = 0; k < fn->stmts[i].u.instr.n_ops; k++)
+            collect_grid(&fn->stmts[i].u.instr.ops[k], &grid);
+        n += (size_t)__builtin_popcount(grid);
+    }
+    return n;
+}
+
 static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn, bool in_clone,
                          unsigned prologue_grid)
 {
     stmt_vec sv = {0};
+    sv.cap = body_bound(fn);
+    sv.v = sl_alloc(sl, sv.cap * sizeof *sv.v);
+    if (!sv.v)
+        return;
     temps_decl(sl, &sv);
     bool started = false;
     for (unsigned i = 0; i < fn->n_stmts; i++) {
@@ -320,10 +335,7 @@ static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn
     if (!started)
         prologue(sl, &sv, prologue_grid);
     out->n_stmts = (unsigned)sv.n;
-    out->stmts = kptx_arena_memdup(sl->a, sv.v, sv.n * sizeof *sv.v);
-    if (sv.n && !out->stmts)
-        sl->oom = true;
-    free(sv.v);
+    out->stmts = sv.v;
 }
 
 /* ---- new functions ---- */
