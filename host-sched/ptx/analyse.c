@@ -98,14 +98,8 @@ static void why(kptx_fn_facts *f, const char *fmt, const char *name)
 static bool add_edge(scan *sc, unsigned callee)
 {
     edge_vec *e = sc->edges;
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 64;
-        unsigned *nv = realloc(e->v, cap * sizeof *nv);
-        if (!nv)
-            return false;
-        e->v = nv;
-        e->cap = cap;
-    }
+    if (!kptx_grow_array(&e->v, &e->cap, e->n, sizeof *e->v, 64))
+        return false;
     e->v[e->n++] = callee;
     return true;
 }
@@ -150,6 +144,8 @@ static void scan_sreg(scan *sc, const kptx_operand *o)
         why(f, "reads the cluster register %s", o->name);
     else if (strcmp(o->name, "%current_graph_exec") == 0)
         why(f, "reads %s (device-side graph launch)", o->name);
+    else if (strcmp(o->name, "%total_smem_size") == 0 || strcmp(o->name, "%aggr_smem_size") == 0)
+        why(f, "reads %s, which the sliced variant's own shared memory would change", o->name);
     if (cls != KPTX_SREG_CTAID && cls != KPTX_SREG_NCTAID)
         return;
     int g = kptx_grid_value(o->name);

@@ -1,10 +1,26 @@
-/* A growable NUL-terminated text buffer; allocation failure is sticky (oom) so that
- * callers check once at the end. */
+/* Growable memory: a NUL-terminated text buffer whose allocation failure is sticky (oom)
+ * so that callers check once at the end, and arrays that double. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ptx_internal.h"
+
+bool kptx_grow_array(void *v, size_t *cap, size_t n, size_t size, size_t first)
+{
+    void **p = v;
+    if (n < *cap)
+        return true;
+    size_t ncap = *cap ? *cap * 2 : first;
+    if (ncap > SIZE_MAX / size)
+        return false;
+    void *np = realloc(*p, ncap * size);
+    if (!np)
+        return false;
+    *p = np;
+    *cap = ncap;
+    return true;
+}
 
 bool kptx_buf_grow(kptx_buf *b, size_t extra)
 {

@@ -7,10 +7,14 @@
 
 #include "ptx_internal.h"
 
-/* Character classes: 1 identifier start, 2 identifier character. */
+/* Character classes: 1 identifier start, 2 identifier character, 4 punctuation. */
 #define L 3
 #define D 2
+#define P 4
 static const unsigned char char_class[256] = {
+    ['{'] = P, ['}'] = P, ['['] = P, [']'] = P, ['('] = P, [')'] = P, [','] = P, [';'] = P,
+    [':'] = P, ['@'] = P, ['!'] = P, ['|'] = P, ['+'] = P, ['-'] = P, ['='] = P, ['<'] = P,
+    ['>'] = P,
     ['0'] = D, ['1'] = D, ['2'] = D, ['3'] = D, ['4'] = D, ['5'] = D, ['6'] = D, ['7'] = D,
     ['8'] = D, ['9'] = D, ['_'] = L, ['$'] = L,
     ['a'] = L, ['b'] = L, ['c'] = L, ['d'] = L, ['e'] = L, ['f'] = L, ['g'] = L, ['h'] = L,
@@ -24,6 +28,7 @@ static const unsigned char char_class[256] = {
 };
 #undef L
 #undef D
+#undef P
 
 static inline bool is_ident_start(unsigned char c)
 {
@@ -32,7 +37,7 @@ static inline bool is_ident_start(unsigned char c)
 
 static inline bool is_ident_char(unsigned char c)
 {
-    return char_class[c] != 0;
+    return char_class[c] & 2;
 }
 
 static int hex_digit(unsigned char c)
@@ -286,7 +291,7 @@ static void lex_one(kptx_lexer *lx, kptx_token *t)
         lex_number(lx, t, p);
     } else if (c == '"') {
         lex_string(lx, t, p);
-    } else if (strchr("{}[](),;:@!|+-=<>", c) && c != '\0') {
+    } else if (char_class[c] & 4) {
         t->kind = TK_PUNCT;
         t->punct = (char)c;
         lx->cur = p + 1;

@@ -10,20 +10,14 @@
 
 static kptx_stmt *stmt_add(kptx_parser *ps, kptx_stmt_kind kind, unsigned line)
 {
-    if (ps->n_stmts == ps->cap_stmts) {
-        if (ps->cap_stmts >= MAX_STMTS) {
-            kptx_parse_fail(ps, kptx_lex_peek(&ps->lx, 0), KPTX_ELIMIT,
-                            "too many statements in one function");
-            return NULL;
-        }
-        size_t cap = ps->cap_stmts ? ps->cap_stmts * 2 : 256;
-        kptx_stmt *n = realloc(ps->stmts, cap * sizeof *n);
-        if (!n) {
-            kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
-            return NULL;
-        }
-        ps->stmts = n;
-        ps->cap_stmts = cap;
+    if (ps->n_stmts >= MAX_STMTS) {
+        kptx_parse_fail(ps, kptx_lex_peek(&ps->lx, 0), KPTX_ELIMIT,
+                        "too many statements in one function");
+        return NULL;
+    }
+    if (!kptx_grow_array(&ps->stmts, &ps->cap_stmts, ps->n_stmts, sizeof *ps->stmts, 256)) {
+        kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
+        return NULL;
     }
     kptx_stmt *s = &ps->stmts[ps->n_stmts++];
     memset(s, 0, sizeof *s);

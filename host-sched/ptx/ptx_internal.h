@@ -42,6 +42,10 @@ typedef struct kptx_buf {
     bool oom;
 } kptx_buf;
 
+/* Makes room for one more element in the malloc'd array *v that holds n elements of size
+ * bytes in *cap (doubling, from first): false when out of memory (*v is kept). */
+bool kptx_grow_array(void *v, size_t *cap, size_t n, size_t size, size_t first);
+
 /* Makes room for extra more bytes and a NUL; false (and oom set) when out of memory. */
 bool kptx_buf_grow(kptx_buf *b, size_t extra);
 void kptx_buf_printf(kptx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

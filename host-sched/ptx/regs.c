@@ -21,14 +21,9 @@ int kptx_reg_set_build(const kptx_function *fn, kptx_reg_set *rs)
         const kptx_var *v = var_at(fn, i);
         if (!v || v->space != KPTX_SPACE_REG)
             continue;
-        if (rs->n == cap) {
-            cap = cap ? cap * 2 : 16;
-            const kptx_var **nv = realloc(rs->v, cap * sizeof *nv);
-            if (!nv) {
-                kptx_reg_set_free(rs);
-                return KPTX_ENOMEM;
-            }
-            rs->v = nv;
+        if (!kptx_grow_array(&rs->v, &cap, rs->n, sizeof *rs->v, 16)) {
+            kptx_reg_set_free(rs);
+            return KPTX_ENOMEM;
         }
         rs->v[rs->n++] = v;
         rs->any_plain |= v->name[0] != '%';
