@@ -46,9 +46,18 @@ bool bench_instance_setup(bench_instance *b, const kw_kernel *k, const kernel_pa
         return false;
     }
     b->created = true;
-    for (unsigned i = 0; i < b->in.n_buffers; i++)
-        if (cu_failed(cuMemAlloc(&b->dev[i], b->in.buffers[i].size), "cuMemAlloc", k->name))
+    for (unsigned i = 0; i < b->in.n_buffers; i++) {
+        const kw_buffer *buf = &b->in.buffers[i];
+        if (cu_failed(cuMemAlloc(&b->dev[i], buf->size), "cuMemAlloc", k->name))
             return false;
+        /* copy-back overwrites the host copy of an in-place buffer: keep its input */
+        if (buf->copy_in && buf->copy_out) {
+            b->initial[i] = malloc(buf->size);
+            if (!b->initial[i])
+                return false;
+            memcpy(b->initial[i], buf->host, buf->size);
+        }
+    }
     memcpy(b->shape.grid, b->in.grid, sizeof b->shape.grid);
     memcpy(b->shape.block, b->in.block, sizeof b->shape.block);
     b->shape.shared = b->in.dynamic_shared_bytes;
@@ -59,7 +68,8 @@ bool bench_instance_reset(bench_instance *b)
 {
     for (unsigned i = 0; i < b->in.n_buffers; i++) {
         const kw_buffer *buf = &b->in.buffers[i];
-        CUresult r = buf->copy_in ? cuMemcpyHtoD(b->dev[i], buf->host, buf->size)
+        const void *src = b->initial[i] ? b->initial[i] : buf->host;
+        CUresult r = buf->copy_in ? cuMemcpyHtoD(b->dev[i], src, buf->size)
                                   : cuMemsetD8(b->dev[i], 0, buf->size);
         if (cu_failed(r, "reset", b->k->name))
             return false;
@@ -80,9 +90,11 @@ bool bench_instance_copy_out(bench_instance *b)
 
 void bench_instance_free(bench_instance *b)
 {
-    for (unsigned i = 0; i < KW_MAX_BUFFERS; i++)
+    for (unsigned i = 0; i < KW_MAX_BUFFERS; i++) {
         if (b->dev[i])
             cuMemFree(b->dev[i]);
+        free(b->initial[i]);
+    }
     if (b->created)
         b->k->destroy(&b->in);
     free(b->params);

@@ -11,6 +11,7 @@ typedef struct bench_instance {
     kw_instance in;
     bool created;
     CUdeviceptr dev[KW_MAX_BUFFERS];
+    void *initial[KW_MAX_BUFFERS];  /* inputs that are also outputs, as created */
     uint8_t *params;        /* info.param_bytes */
     launch_shape shape;
 } bench_instance;

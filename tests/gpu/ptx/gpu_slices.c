@@ -110,8 +110,9 @@ static bool launch(CUfunction fn, const char *who, void *params, size_t size, un
 {
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
+    /* a kernel without parameters takes no parameter buffer */
     return !cu_failed(cuLaunchKernel(fn, gx, gy, gz, s->block[0], s->block[1], s->block[2],
-                                     s->shared, stream, NULL, extra),
+                                     s->shared, stream, NULL, size ? extra : NULL),
                       "cuLaunchKernel", who);
 }
 
