@@ -19,7 +19,9 @@
  * original grid's x, y and z dimensions. Every read of %ctaid.{x,y,z} and %nctaid.{x,y,z}
  * in it sees the original grid's values, where linear id = x + nx * (y + ny * z). A slice of
  * `count` blocks is launched with grid (count, 1, 1) and the original block dimensions.
- * Grids of 2^32 or more blocks are run whole (the arithmetic is 32-bit).
+ * Grids of 2^32 or more blocks are run whole (the arithmetic is 32-bit). The variant keeps
+ * the original's block size, dynamic shared memory and function attributes, and uses 24
+ * bytes of static shared memory of its own when it reads %ctaid (docs/PTX.md).
  */
 #ifndef KERNELET_PTX_H
 #define KERNELET_PTX_H
@@ -119,7 +121,7 @@ typedef struct kptx_var {
     const char *name;
     kptx_space space;
     unsigned align;             /* bytes, 0 when not given */
-    unsigned vec;               /* 2 or 4 for .v2/.v4, else 0 */
+    unsigned vec;               /* 2, 4 or 8 for .v2/.v4/.v8, else 0 */
     unsigned reg_range;         /* ".reg .b32 %r<10>": 10 (registers %r0..%r9); else 0 */
     unsigned n_dims;            /* array dimensions; dims[i] == 0 for "[]" */
     /* Parameters: ".ptr" attributes of kernel pointer parameters (space NONE = generic). */
@@ -224,7 +226,8 @@ void kptx_module_free(kptx_module *m);
 /* Prints a module as PTX into a malloc'd NUL-terminated buffer (*len excludes the NUL). */
 int kptx_print(const kptx_module *m, char **text, size_t *len, kptx_error *err);
 
-/* The function named name (entry or func), or NULL. */
+/* The function named name (entry or func): its definition when the module has one, else
+ * its first prototype; NULL when there is none. */
 const kptx_function *kptx_find_function(const kptx_module *m, const char *name);
 
 /* ---- Kernel information ------------------------------------------------------------- */

@@ -2,7 +2,9 @@
  * and %nctaid (in its body and in device functions). It runs once per block of the whole
  * grid in the interpreter, and its sliced variant runs per block of random slicing plans;
  * every block must record the coordinates of the block it stands for, which are
- * enumerated independently (x fastest, then y, then z). */
+ * enumerated independently (x fastest, then y, then z). Some reads are in instructions
+ * other than mov (ptxas accepts special registers only in mov and cvt; the rewrite does
+ * not depend on it). */
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,7 @@ static const char probe_ptx[] =
     "  mov.u32 %r1, %ctaid.x;\n  st.global.u32 [fout], %r1;\n"
     "  mov.u32 %r3, %ctaid.z;\n  st.global.u32 [fout+8], %r3;\n"
     "  mov.u32 %r2, %ctaid.y;\n  st.global.u32 [fout+4], %r2;\n"
-    "  mov.u32 %r5, %nctaid.y;\n  st.global.u32 [fout+16], %r5;\n"
+    "  sub.u32 %r5, %nctaid.y, 0;\n  st.global.u32 [fout+16], %r5;\n"
     "  mov.u32 %r6, %nctaid.z;\n  st.global.u32 [fout+20], %r6;\n"
     "  ret;\n"
     "}\n"
@@ -40,7 +42,7 @@ static const char probe_ptx[] =
     "  ld.param.u32 %r7, [probe_tag];\n  st.global.u32 [gout], %r7;\n"
     "  mov.u32 %r3, %ctaid.z;\n  st.global.u32 [eout+8], %r3;\n"
     "  mov.u32 %r1, %ctaid.x;\n  st.global.u32 [eout], %r1;\n"
-    "  mov.u32 %r2, %ctaid.y;\n  st.global.u32 [eout+4], %r2;\n"
+    "  add.u32 %r2, %ctaid.y, 0;\n  st.global.u32 [eout+4], %r2;\n"
     "  mov.u32 %r6, %nctaid.z;\n  st.global.u32 [eout+20], %r6;\n"
     "  mov.u32 %r4, %nctaid.x;\n  st.global.u32 [eout+12], %r4;\n"
     "  mov.u32 %r5, %nctaid.y;\n  add.u32 %r8, %r5, 0;\n  st.global.u32 [eout+16], %r8;\n"
