@@ -52,8 +52,7 @@ static chunk *chunk_new(size_t cap)
     return c;
 }
 
-/* n bytes aligned to 8, not cleared. */
-static void *arena_alloc_raw(kptx_arena *a, size_t n)
+void *kptx_arena_alloc_raw(kptx_arena *a, size_t n)
 {
     n = (n + 7) & ~(size_t)7;
     if (n == 0)
@@ -92,7 +91,7 @@ static void *arena_alloc_raw(kptx_arena *a, size_t n)
 
 void *kptx_arena_alloc(kptx_arena *a, size_t n)
 {
-    void *p = arena_alloc_raw(a, n);
+    void *p = kptx_arena_alloc_raw(a, n);
     if (p)
         memset(p, 0, n);
     return p;
@@ -100,7 +99,7 @@ void *kptx_arena_alloc(kptx_arena *a, size_t n)
 
 char *kptx_arena_strndup(kptx_arena *a, const char *s, size_t len)
 {
-    char *d = arena_alloc_raw(a, len + 1);
+    char *d = kptx_arena_alloc_raw(a, len + 1);
     if (!d)
         return NULL;
     memcpy(d, s, len);
@@ -117,7 +116,7 @@ void *kptx_arena_memdup(kptx_arena *a, const void *p, size_t n)
 {
     if (n == 0)
         return NULL;
-    void *d = arena_alloc_raw(a, n);
+    void *d = kptx_arena_alloc_raw(a, n);
     if (d)
         memcpy(d, p, n);
     return d;

@@ -18,6 +18,8 @@ kptx_arena *kptx_arena_new(void);
 void kptx_arena_free(kptx_arena *a);
 /* n bytes aligned to 8, zeroed; NULL when out of memory. */
 void *kptx_arena_alloc(kptx_arena *a, size_t n);
+/* The same, not cleared (for memory the caller fills completely). */
+void *kptx_arena_alloc_raw(kptx_arena *a, size_t n);
 /* A NUL-terminated copy of len bytes. */
 char *kptx_arena_strndup(kptx_arena *a, const char *s, size_t len);
 char *kptx_arena_strdup(kptx_arena *a, const char *s);

@@ -62,14 +62,25 @@ static const char *sl_name(slicer *sl, const char *a, const char *b)
     return s;
 }
 
-/* The next statement of a body being built in an arena array sized beforehand. */
-static kptx_stmt *push(slicer *sl, stmt_vec *sv)
+/* The next statement of a body being built in an arena array sized beforehand (not
+ * cleared: copies overwrite it whole, new statements are cleared here). */
+static kptx_stmt *push_copy(slicer *sl, stmt_vec *sv, const kptx_stmt *from)
 {
     if (sv->n == sv->cap) {
         sl->oom = true;     /* the size computed beforehand was wrong: fail, never overrun */
         return NULL;
     }
-    return &sv->v[sv->n++];
+    kptx_stmt *s = &sv->v[sv->n++];
+    if (from)
+        *s = *from;
+    else
+        memset(s, 0, sizeof *s);
+    return s;
+}
+
+static kptx_stmt *push(slicer *sl, stmt_vec *sv)
+{
+    return push_copy(sl, sv, NULL);
 }
 
 /* ---- building instructions ---- */
@@ -246,9 +257,7 @@ static void rewrite_instr(slicer *sl, stmt_vec *sv, const kptx_stmt *s, bool in_
         collect_grid(&in->ops[i], &grid);
     bool retarget = calls_clone(sl, in);
     if (!grid && !retarget) {
-        kptx_stmt *c = push(sl, sv);
-        if (c)
-            *c = *s;
+        push_copy(sl, sv, s);
         return;
     }
     for (int g = 0; g < KPTX_GRID_VALUES; g++) {
@@ -259,11 +268,10 @@ static void rewrite_instr(slicer *sl, stmt_vec *sv, const kptx_stmt *s, bool in_
         else
             ld_param(sl, sv, sl->temps[2 + g], 1 + (unsigned)(g - 3));
     }
-    kptx_stmt *c = push(sl, sv);
+    kptx_stmt *c = push_copy(sl, sv, s);
     kptx_operand *ops = sl_alloc(sl, in->n_ops * sizeof *ops);
     if (!c || !ops)
         return;
-    *c = *s;
     c->line = 0;
     bool target_seen = false;
     for (unsigned i = 0; i < in->n_ops; i++) {
@@ -313,9 +321,11 @@ static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn
 {
     stmt_vec sv = {0};
     sv.cap = body_bound(fn);
-    sv.v = sl_alloc(sl, sv.cap * sizeof *sv.v);
-    if (!sv.v)
+    sv.v = kptx_arena_alloc_raw(sl->a, sv.cap * sizeof *sv.v);
+    if (!sv.v) {
+        sl->oom = true;
         return;
+    }
     temps_decl(sl, &sv);
     bool started = false;
     for (unsigned i = 0; i < fn->n_stmts; i++) {
@@ -327,9 +337,7 @@ static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn
         if (s->kind == KPTX_STMT_INSTR) {
             rewrite_instr(sl, &sv, s, in_clone);
         } else {
-            kptx_stmt *c = push(sl, &sv);
-            if (c)
-                *c = *s;
+            push_copy(sl, &sv, s);
         }
     }
     if (!started)
