@@ -1,9 +1,10 @@
 /* Unit tests of the device description from attributes (host-sched/cuda/device_attrs.h),
- * with the attribute values an H100 SXM reports (CUDA C Programming Guide, compute
- * capability 9.0; 2619 MHz HBM3 on a 5120-bit bus). */
+ * with the attribute values an H100 SXM reports (fake/fake_h100.c). */
 #include "device_attrs.h"
 
 #include <glib.h>
+
+#include "fake/fake_driver.h"
 
 typedef struct fake {
     CUdevice_attribute missing;     /* answer "unavailable" for this one */
@@ -12,29 +13,7 @@ typedef struct fake {
 static int h100_attr(void *user, CUdevice_attribute a, int *v)
 {
     const fake *f = user;
-    if (f && a == f->missing)
-        return 1;
-    switch (a) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; return 0;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; return 0;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = 32; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *v = 65536; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 233472; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; return 0;
-    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1980000; return 0;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 2619000; return 0;
-    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 5120; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *v = 1024; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *v = 64; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *v = 65535; return 0;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; return 0;
-    default: return 1;
-    }
+    return f && a == f->missing ? 1 : fake_h100_attribute(a, v);
 }
 
 static void test_h100(void)
