@@ -54,8 +54,7 @@ void kcuda_flush_frees_locked(kcuda *kc)
     pending_free *f;
     while ((f = kc->frees)) {
         kc->frees = f->next;
-        if (!kc->broken)
-            release(kc, f->ptr);
+        release(kc, f->ptr);
         free(f);
     }
 }
@@ -68,8 +67,8 @@ int kcuda_mem_free(void *state, kexec_devptr ptr, kexec_error *err)
         return rc;
     pthread_mutex_lock(&kc->lock);
     rc = kcuda_alloc_remove(&kc->allocs, ptr, NULL, err);
-    int now = !rc && !kc->broken && !kc->exclusive;
-    if (!rc && !now && !kc->broken) {
+    int now = !rc && !kc->exclusive;
+    if (!rc && !now) {
         pending_free *f = malloc(sizeof(*f));
         if (f) {
             *f = (pending_free){.next = kc->frees, .ptr = ptr};
@@ -87,12 +86,11 @@ void kcuda_free_all(kcuda *kc)
 {
     pthread_mutex_lock(&kc->lock);
     kcuda_flush_frees_locked(kc);
-    if (!kc->broken)
-        for (size_t i = 0; i < kc->allocs.n; i++)
-            release(kc, kc->allocs.a[i].addr);
+    for (size_t i = 0; i < kc->allocs.n; i++)
+        release(kc, kc->allocs.a[i].addr);  /* fails harmlessly on a lost context */
     kcuda_alloc_table_clear(&kc->allocs);
     pthread_mutex_unlock(&kc->lock);
-    if (kc->alloc_stream && !kc->broken)
+    if (kc->alloc_stream)
         cuStreamSynchronize(kc->alloc_stream);
 }
 

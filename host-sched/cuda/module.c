@@ -9,7 +9,7 @@
 #define MAX_ENTRY_NAME 255
 #define JIT_LOG_BYTES 16384
 
-static void module_free(kcuda *kc, struct kexec_module *m)
+static void module_free(struct kexec_module *m)
 {
     struct kexec_function *f = m->fns;
     while (f) {
@@ -18,8 +18,8 @@ static void module_free(kcuda *kc, struct kexec_module *m)
         free(f);
         f = next;
     }
-    if (m->mod && !kc->broken)
-        cuModuleUnload(m->mod);
+    if (m->mod)
+        cuModuleUnload(m->mod);     /* on a lost context it fails; the reset frees it */
     free(m);
 }
 
@@ -81,7 +81,7 @@ static int load_new(kcuda *kc, const char *ptx, size_t len, struct kexec_module 
         pthread_mutex_unlock(&kc->lock);
     }
     if (rc && m)
-        module_free(kc, m);
+        module_free(m);
     if (!rc)
         *out = m;
     return rc;
@@ -123,7 +123,7 @@ int kcuda_module_unload(void *state, kexec_module *m, kexec_error *err)
         return left;
     if (left == 0) {
         kcuda_bind(kc, NULL);
-        module_free(kc, m);
+        module_free(m);
     }
     return 0;
 }
@@ -273,5 +273,5 @@ void kcuda_unload_all(kcuda *kc)
 {
     size_t n = kcuda_module_cache_count(kc->modules);
     for (size_t i = 0; i < n; i++)
-        module_free(kc, kcuda_module_cache_at(kc->modules, i));
+        module_free(kcuda_module_cache_at(kc->modules, i));
 }
