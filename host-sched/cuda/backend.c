@@ -156,7 +156,7 @@ static void kcuda_free_state(kcuda *kc)
         kprof_close(kc->prof);
     if (kc->ctx_retained) {
         cuCtxSetCurrent(kc->ctx);
-        kcuda_trial_release(kc);
+        kcuda_measure_release(kc);
         kcuda_unload_all(kc);
         kcuda_free_all(kc);
         for (size_t i = 0; i < kc->n_events; i++)

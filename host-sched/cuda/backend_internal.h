@@ -119,7 +119,7 @@ struct kcuda {
     kcuda_alloc_table allocs;
     kcuda_stats stats;
 
-    /* used by trial only (the caller's thread) */
+    /* used by trial and kcuda_time_launch only (the caller's thread) */
     CUstream trial_stream[2];
     CUevent *trial_events;      /* [0]: the common start; then one per slice */
     size_t n_trial_events;
@@ -173,8 +173,15 @@ void kcuda_free_all(kcuda *kc);
 void kcuda_unload_all(kcuda *kc);
 const struct kexec_function *kcuda_sliced_sibling(kcuda *kc, const struct kexec_function *fn);
 
-/* trial.c */
-void kcuda_trial_release(kcuda *kc);
+/* measure.c: launches and timing with the device to themselves */
+int kcuda_measure_fail(kcuda *kc, kexec_error *err, CUresult r, const char *what);
+int kcuda_measure_launch(kcuda *kc, const kexec_slice *s, const struct kexec_function *fn,
+                         int whole, uint64_t first, uint64_t count, CUstream st,
+                         kexec_error *err);
+int kcuda_measure_events(kcuda *kc, size_t n, kexec_error *err);
+int kcuda_measure_streams(kcuda *kc, kexec_error *err);
+double kcuda_elapsed_ns(CUevent a, CUevent b);
+void kcuda_measure_release(kcuda *kc);
 
 /* profile_op.c */
 void kcuda_run_profile(kcuda *kc, kcuda_job *job);

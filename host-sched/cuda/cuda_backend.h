@@ -105,6 +105,15 @@ void kcuda_get_stats(kcuda *kc, kcuda_stats *out);
  * the caller's thread with nothing else in flight. */
 int kcuda_measure_launch_overhead(kcuda *kc, uint64_t *ns, kexec_error *err);
 
+/* Times launch (a whole kernel: its unsliced function) run whole (slice_blocks 0) or as
+ * consecutive slices of slice_blocks blocks of its sliced variant, on one stream with the
+ * device to itself: reps runs after one warm-up, *median_ns their median (events around
+ * each run). The paper's slicing overhead is T(slices) / T(whole) - 1. The blocks run
+ * reps + 1 more times with the real parameters: only for kernels whose blocks may run
+ * again (out = f(in)); synchronous. */
+int kcuda_time_launch(kcuda *kc, const kexec_slice *launch, uint64_t slice_blocks,
+                      unsigned reps, double *median_ns, kexec_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "backend_internal.h"
+#include "sizing.h"
 
 #define WAVES 16
 #define PAIRS 7
@@ -111,12 +112,6 @@ static CUresult spin_pair(spin *s, double *diff)
     return r;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int kcuda_measure_launch_overhead(kcuda *kc, uint64_t *ns, kexec_error *err)
 {
     if (!kc || !ns)
@@ -134,8 +129,7 @@ int kcuda_measure_launch_overhead(kcuda *kc, uint64_t *ns, kexec_error *err)
     kcuda_exclusive_end(kc);
     if (r != CUDA_SUCCESS)
         return kcuda_cu_fail_as(err, KEXEC_EDEVICE, r, "launch overhead measurement");
-    qsort(d + 1, PAIRS, sizeof(d[0]), cmp_double);     /* d[0] was the warm-up */
-    double median = d[1 + PAIRS / 2];
+    double median = kcuda_median(d + 1, PAIRS);    /* d[0] was the warm-up */
     *ns = median >= 1 ? (uint64_t)(median + 0.5) : 1;  /* 0 would mean "unknown" */
     return 0;
 }

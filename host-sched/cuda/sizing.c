@@ -2,8 +2,23 @@
 #include "sizing.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define MAX_SLICE_BLOCKS ((uint64_t)1 << 40)
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double kcuda_median(double *v, size_t n)
+{
+    if (!v || !n)
+        return NAN;
+    qsort(v, n, sizeof(*v), cmp_double);
+    return v[n / 2];
+}
 
 uint64_t kcuda_profile_blocks(uint64_t total, unsigned sms, unsigned blocks_per_sm)
 {

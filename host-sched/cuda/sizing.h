@@ -22,6 +22,10 @@
 extern "C" {
 #endif
 
+/* The median of n values (sorts v in place; the upper middle one for even n); NaN when
+ * n is 0. */
+double kcuda_median(double *v, size_t n);
+
 /* Blocks of the profiled slice: min(total, sms x blocks_per_sm), at least 1. */
 uint64_t kcuda_profile_blocks(uint64_t total, unsigned sms, unsigned blocks_per_sm);
 

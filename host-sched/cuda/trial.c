@@ -1,7 +1,7 @@
 /* The trial op for the oracle policy: two kernels side by side, each held to its blocks per
  * SM by running it as slices of blocks_per_sm x SMs blocks on a stream of its own, the two
  * streams fed in alternation; and each kernel alone, whole (see cuda_backend.h: the blocks
- * run again with their real parameters). */
+ * run again with their real parameters). Launch and timing helpers are in measure.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,79 +22,6 @@ typedef struct side {
     uint64_t *blocks;               /* per slice */
     double *end_ns;
 } side;
-
-/* A fault during a trial loses the context like any other. */
-static int trial_fail(kcuda *kc, kexec_error *err, CUresult r, const char *what)
-{
-    int sticky = kcuda_error_is_sticky(r);
-    if (sticky)
-        kcuda_mark_broken(kc, r, what);
-    return kcuda_cu_fail_as(err, sticky ? KEXEC_ELAUNCH : kcuda_error_code(r), r, what);
-}
-
-/* Launches blocks [first, first + count) of s (its sliced variant), or the whole grid when
- * whole is set, on stream st. */
-static int launch_part(kcuda *kc, const kexec_slice *s, const struct kexec_function *fn,
-                       int whole, uint64_t first, uint64_t count, CUstream st,
-                       kexec_error *err)
-{
-    kexec_slice sl = *s;
-    sl.fn = fn;
-    sl.sliced = !whole;
-    sl.first = whole ? 0 : first;
-    sl.count = whole ? kexec_grid_blocks(s->grid) : count;
-    sl.lane = 0;
-    kcuda_job job = {0};
-    int rc = kcuda_prepare_launch(kc, &sl, &job, err);
-    if (rc)
-        return rc;
-    size_t size = job.params_size;
-    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, job.params, CU_LAUNCH_PARAM_BUFFER_SIZE,
-                     &size, CU_LAUNCH_PARAM_END};
-    const unsigned *g = job.shape.grid, *b = job.shape.block;
-    pthread_mutex_lock(&kc->lock);
-    CUresult r = kcuda_allow_smem_locked((struct kexec_function *)fn, job.smem);
-    pthread_mutex_unlock(&kc->lock);
-    if (r == CUDA_SUCCESS)
-        r = cuLaunchKernel(fn->f, g[0], g[1], g[2], b[0], b[1], b[2], job.smem, st, NULL,
-                           size ? extra : NULL);
-    free(job.params);     /* the driver copied the parameters during the call */
-    return r == CUDA_SUCCESS ? 0 : trial_fail(kc, err, r, fn->name);
-}
-
-static int ensure_events(kcuda *kc, size_t n, kexec_error *err)
-{
-    if (kc->n_trial_events >= n)
-        return 0;
-    CUevent *grown = realloc(kc->trial_events, n * sizeof(*grown));
-    if (!grown)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
-    kc->trial_events = grown;
-    for (; kc->n_trial_events < n; kc->n_trial_events++) {
-        CUresult r = cuEventCreate(&grown[kc->n_trial_events], CU_EVENT_DEFAULT);
-        if (r != CUDA_SUCCESS)
-            return kcuda_cu_fail(err, r, "cuEventCreate");
-    }
-    return 0;
-}
-
-static int ensure_streams(kcuda *kc, kexec_error *err)
-{
-    for (int i = 0; i < 2; i++) {
-        CUresult r = kc->trial_stream[i] ? CUDA_SUCCESS
-                                         : cuStreamCreate(&kc->trial_stream[i],
-                                                          CU_STREAM_NON_BLOCKING);
-        if (r != CUDA_SUCCESS)
-            return kcuda_cu_fail(err, r, "cuStreamCreate");
-    }
-    return 0;
-}
-
-static double elapsed_ns(CUevent a, CUevent b)
-{
-    float ms = 0;
-    return cuEventElapsedTime(&ms, a, b) == CUDA_SUCCESS ? (double)ms * 1e6 : -1;
-}
 
 static struct alone_rate *alone_cached(kcuda *kc, const kexec_slice *s, uint64_t hash)
 {
@@ -122,15 +49,15 @@ static int alone_rate(kcuda *kc, const side *sd, double *bps, kexec_error *err)
     int whole = !fn->sliced;
     CUstream st = kc->trial_stream[0];
     CUevent *ev = kc->trial_events;
-    int rc = launch_part(kc, s, fn, whole, 0, sd->total, st, err);
+    int rc = kcuda_measure_launch(kc, s, fn, whole, 0, sd->total, st, err);
     CUresult r = rc ? CUDA_SUCCESS : cuEventRecord(ev[0], st);
-    if (!rc && r == CUDA_SUCCESS && !(rc = launch_part(kc, s, fn, whole, 0, sd->total, st, err)))
+    if (!rc && r == CUDA_SUCCESS && !(rc = kcuda_measure_launch(kc, s, fn, whole, 0, sd->total, st, err)))
         r = cuEventRecord(ev[1], st);
     if (!rc && r == CUDA_SUCCESS)
         r = cuStreamSynchronize(st);
     if (!rc && r != CUDA_SUCCESS)
-        rc = trial_fail(kc, err, r, "alone run");
-    double t = rc ? -1 : elapsed_ns(ev[0], ev[1]);
+        rc = kcuda_measure_fail(kc, err, r, "alone run");
+    double t = rc ? -1 : kcuda_elapsed_ns(ev[0], ev[1]);
     if (!rc && !(t > 0))
         rc = kexec_fail(err, KEXEC_EDEVICE, "alone run of %s took no time", fn->name);
     if (rc)
@@ -151,7 +78,7 @@ static int run_together(kcuda *kc, side sd[2], kexec_error *err)
     CUresult r = cuEventRecord(ev[0], st[0]);
     if (r == CUDA_SUCCESS)
         r = cuStreamWaitEvent(st[1], ev[0], 0);
-    int rc = r == CUDA_SUCCESS ? 0 : trial_fail(kc, err, r, "trial start");
+    int rc = r == CUDA_SUCCESS ? 0 : kcuda_measure_fail(kc, err, r, "trial start");
     unsigned most = sd[0].n > sd[1].n ? sd[0].n : sd[1].n;
     for (unsigned j = 0; !rc && j < most; j++)
         for (int k = 0; !rc && k < 2; k++) {
@@ -160,17 +87,17 @@ static int run_together(kcuda *kc, side sd[2], kexec_error *err)
             uint64_t first = j * sd[k].size % sd[k].total;
             uint64_t count = sd[k].total - first < sd[k].size ? sd[k].total - first : sd[k].size;
             sd[k].blocks[j] = count;
-            rc = launch_part(kc, sd[k].shape, sd[k].sliced, 0, first, count, st[k], err);
+            rc = kcuda_measure_launch(kc, sd[k].shape, sd[k].sliced, 0, first, count, st[k], err);
             CUevent e = ev[1 + (k ? sd[0].n : 0) + j];
             if (!rc && (r = cuEventRecord(e, st[k])) != CUDA_SUCCESS)
-                rc = trial_fail(kc, err, r, "cuEventRecord");
+                rc = kcuda_measure_fail(kc, err, r, "cuEventRecord");
         }
     for (int k = 0; k < 2; k++)
         if ((r = cuStreamSynchronize(st[k])) != CUDA_SUCCESS && !rc)
-            rc = trial_fail(kc, err, r, "trial run");
+            rc = kcuda_measure_fail(kc, err, r, "trial run");
     for (int k = 0; !rc && k < 2; k++)
         for (unsigned j = 0; j < sd[k].n; j++)
-            sd[k].end_ns[j] = elapsed_ns(ev[0], ev[1 + (k ? sd[0].n : 0) + j]);
+            sd[k].end_ns[j] = kcuda_elapsed_ns(ev[0], ev[1 + (k ? sd[0].n : 0) + j]);
     return rc;
 }
 
@@ -191,11 +118,11 @@ static int plan_side(kcuda *kc, const kexec_trial *t, int k, side *sd, kexec_err
 static int measure(kcuda *kc, const kexec_trial *t, kexec_trial_result *out, kexec_error *err)
 {
     side sd[2] = {{0}};
-    int rc = ensure_streams(kc, err);
+    int rc = kcuda_measure_streams(kc, err);
     for (int k = 0; !rc && k < 2; k++)
         rc = plan_side(kc, t, k, &sd[k], err);
     if (!rc)
-        rc = ensure_events(kc, 2, err);
+        rc = kcuda_measure_events(kc, 2, err);
     for (int k = 0; !rc && k < 2; k++)
         rc = alone_rate(kc, &sd[k], &out->alone_bps[k], err);
     if (rc)
@@ -213,7 +140,7 @@ static int measure(kcuda *kc, const kexec_trial *t, kexec_trial_result *out, kex
             rc = kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
     }
     if (!rc)
-        rc = ensure_events(kc, 1 + (size_t)sd[0].n + sd[1].n, err);
+        rc = kcuda_measure_events(kc, 1 + (size_t)sd[0].n + sd[1].n, err);
     if (!rc)
         rc = run_together(kc, sd, err);
     kcuda_trial_run runs[2];
@@ -249,16 +176,4 @@ int kcuda_trial(void *state, const kexec_trial *t, kexec_trial_result *out, kexe
     pthread_mutex_unlock(&kc->lock);
     kcuda_exclusive_end(kc);
     return rc;
-}
-
-void kcuda_trial_release(kcuda *kc)
-{
-    for (size_t i = 0; i < kc->n_trial_events; i++)
-        cuEventDestroy(kc->trial_events[i]);
-    free(kc->trial_events);
-    kc->trial_events = NULL;
-    kc->n_trial_events = 0;
-    for (int i = 0; i < 2; i++)
-        if (kc->trial_stream[i])
-            cuStreamDestroy(kc->trial_stream[i]);
 }

@@ -405,6 +405,36 @@ static void test_trial(void)
     be.ops->destroy(be.state);
 }
 
+/* Timed runs: whole, N blocks take FAKE_LAUNCH_NS + N x FAKE_BLOCK_NS; as slices of s,
+ * one FAKE_LAUNCH_NS per slice more. */
+static void test_time_launch(void)
+{
+    kexec_backend be = open_backend(NULL);
+    kernels k = load_kernels(&be);
+    kexec_devptr counts;
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1000 * 4, &counts, NULL), ==, 0);
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->memset_d8(be.state, counts, 0, 4000, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 1);
+    count_params p = {.counts = counts};
+    kexec_slice s = count_launch(&k, (const unsigned[3]){10, 10, 10}, &p);
+    double whole, sliced;
+    g_assert_cmpint(kcuda_time_launch(be.state, &s, 0, 3, &whole, &e), ==, 0);
+    g_assert_cmpfloat_with_epsilon(whole, FAKE_LAUNCH_NS + 1000 * FAKE_BLOCK_NS, 1);
+    g_assert_cmpint(kcuda_time_launch(be.state, &s, 300, 3, &sliced, &e), ==, 0);
+    g_assert_cmpfloat_with_epsilon(sliced, 4 * FAKE_LAUNCH_NS + 1000 * FAKE_BLOCK_NS, 1);
+    uint32_t *host = read_counts(&be, counts, 1000);
+    for (int i = 0; i < 1000; i++)      /* 4 runs whole, 4 as slices */
+        g_assert_cmpuint(host[i], ==, 8);
+    g_free(host);
+    s.fn = k.count_sliced;
+    g_assert_cmpint(kcuda_time_launch(be.state, &s, 0, 3, &whole, &e), ==, KEXEC_EINVAL);
+    be.ops->destroy(be.state);
+}
+
 static void test_profile_refusals(void)
 {
     kexec_backend be = open_backend(NULL);
@@ -486,6 +516,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
     g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);
     g_test_add_func("/cuda/backend-fake/trial", test_trial);
+    g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);
     g_test_add_func("/cuda/backend-fake/profile-refusals", test_profile_refusals);
     g_test_add_func("/cuda/backend-fake/fault", test_fault);
     return g_test_run();

@@ -3,6 +3,7 @@
 #include "sizing.h"
 
 #include <glib.h>
+#include <math.h>
 
 static void test_profile_blocks(void)
 {
@@ -67,9 +68,21 @@ static void test_trial_rates(void)
     g_assert_cmpint(kcuda_trial_rates(run, bps), ==, -1);
 }
 
+static void test_median(void)
+{
+    double odd[] = {5, 1, 4, 2, 3};
+    g_assert_cmpfloat(kcuda_median(odd, 5), ==, 3);
+    double even[] = {10, 40, 20, 30};
+    g_assert_cmpfloat(kcuda_median(even, 4), ==, 30);
+    double one[] = {7};
+    g_assert_cmpfloat(kcuda_median(one, 1), ==, 7);
+    g_assert_true(isnan(kcuda_median(one, 0)));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cuda/sizing/median", test_median);
     g_test_add_func("/cuda/sizing/profile-blocks", test_profile_blocks);
     g_test_add_func("/cuda/sizing/min-slice", test_min_slice);
     g_test_add_func("/cuda/sizing/trial-slices", test_trial_slices);
