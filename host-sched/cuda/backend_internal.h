@@ -56,7 +56,7 @@ typedef struct kcuda_job {
     int issued;                 /* on the device: its end event will complete */
     int status;                 /* a KEXEC_E* code when it failed before reaching the device */
     char msg[MSG_LEN];
-    uint64_t submit_ns;
+    uint64_t issued_ns;         /* when it went to the device (submission until then) */
     /* JOB_LAUNCH, JOB_PROFILE */
     const struct kexec_function *fn;
     kcuda_launch_shape shape;

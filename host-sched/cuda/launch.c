@@ -46,6 +46,7 @@ int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kexec_error *
                      &size, CU_LAUNCH_PARAM_END};
     const unsigned *g = job->shape.grid, *b = job->shape.block;
     const char *what = "cuFuncSetAttribute (dynamic shared memory)";
+    job->issued_ns = kcuda_now();
     CUresult r = kcuda_allow_smem_locked(fn, job->smem);
     if (r == CUDA_SUCCESS) {
         what = "cuEventRecord";

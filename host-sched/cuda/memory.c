@@ -176,6 +176,7 @@ int kcuda_memset_d8(void *state, kexec_devptr dst, uint8_t value, uint64_t bytes
  * are not made by the caller. */
 void kcuda_issue_copy(kcuda *kc, kcuda_job *job, CUstream stream)
 {
+    job->issued_ns = kcuda_now();
     CUresult r = cuEventRecord(job->start, stream);
     if (r == CUDA_SUCCESS) {
         switch (job->kind) {

@@ -45,7 +45,7 @@ int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kexec_done_fn done, 
     if (!job)
         return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
     *job = (kcuda_job){.kind = kind, .queue = queue, .done = done, .user = user,
-                       .submit_ns = kcuda_now()};
+                       .issued_ns = kcuda_now()};
     int rc = 0;
     if (kind != JOB_PROFILE && !(rc = event_get(kc, &job->start, err)))
         rc = event_get(kc, &job->end, err);
@@ -233,14 +233,14 @@ static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
     if (!job->issued && !job->status)
         kcuda_issue_copy(kc, job, q->stream);
     CUresult r = job->issued ? cuEventSynchronize(job->end) : CUDA_SUCCESS;
-    uint64_t end = kcuda_now(), start = job->submit_ns;
+    uint64_t end = kcuda_now(), start = job->issued_ns;
     float ms;
     if (job->issued && r == CUDA_SUCCESS &&
         cuEventElapsedTime(&ms, job->start, job->end) == CUDA_SUCCESS && ms >= 0) {
         uint64_t d = (uint64_t)((double)ms * 1e6);
         start = end > d ? end - d : 0;
-        if (start < job->submit_ns)
-            start = job->submit_ns;
+        if (start < job->issued_ns)     /* it cannot have started before it was issued */
+            start = job->issued_ns;
     }
     char msg[2 * MSG_LEN];
     int status = job->status;
