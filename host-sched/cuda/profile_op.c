@@ -136,6 +136,16 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
         status = open_profiler(kc, msg, sizeof(msg));
     kprof_counters c;
     if (!status) {
+        pthread_mutex_lock(&kc->lock);
+        CUresult r = kcuda_allow_smem_locked((struct kexec_function *)job->fn, job->smem);
+        pthread_mutex_unlock(&kc->lock);
+        if (r != CUDA_SUCCESS) {
+            kexec_error e = {0};
+            status = kcuda_cu_fail(&e, r, "dynamic shared memory");
+            snprintf(msg, sizeof(msg), "%s", e.msg);
+        }
+    }
+    if (!status) {
         size_t size = job->params_size;
         void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, job->params,
                          CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};

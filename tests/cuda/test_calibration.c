@@ -144,6 +144,20 @@ static void test_load(void)
     g_free(dir);
 }
 
+/* The calibration committed for the project's H100 reads back under its device name. */
+static void test_committed_h100(void)
+{
+    const char *dir = g_getenv("KCUDA_CALIBRATION_DIR");    /* set by meson test */
+    g_assert_nonnull(dir);
+    kcuda_calibration c;
+    kexec_error e = {0};
+    if (kcuda_calibration_load(dir, "NVIDIA H100 80GB HBM3", &c, &e))
+        g_error("%s", e.msg);
+    g_assert_cmpuint(c.sms, ==, 132);
+    g_assert_cmpfloat(c.l0_cycles, >, c.l2_latency_cycles);
+    g_assert_cmpfloat_with_epsilon(c.a0, c.read_bandwidth_gbs / c.peak_bandwidth_gbs, 0.001);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -153,5 +167,6 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/calibration/format-round-trip", test_format_round_trip);
     g_test_add_func("/cuda/calibration/file-name", test_file_name);
     g_test_add_func("/cuda/calibration/load", test_load);
+    g_test_add_func("/cuda/calibration/committed-h100", test_committed_h100);
     return g_test_run();
 }

@@ -200,6 +200,24 @@ static void check_modules(kexec_backend be)
     printf("bad PTX refused: %s\n", e.msg);
 }
 
+/* count_blocks on gx x 1 x 1 blocks run whole, median of 5 (ns); -1 on failure. Run
+ * before the first profile and after the last one: does the range profiler, enabled on
+ * the context from the first profile on, slow other kernels down? */
+static double time_count_blocks(kexec_backend be, const test_kernels *k, unsigned gx)
+{
+    kexec_devptr d;
+    double ns = -1;
+    kexec_error e = {0};
+    if (zeroed_counts(be, gx, &d))
+        return -1;
+    count_params p = {.counts = d};
+    kexec_slice s = count_launch(k, &p, gx, 1, 1);
+    if (kcuda_time_launch(be.state, &s, 0, 5, &ns, &e))
+        bc_fail("timing count_blocks: %s", e.msg);
+    be.ops->mem_free(be.state, d, &e);
+    return ns;
+}
+
 /* A profile holds the device: launches submitted behind it wait and start after it. */
 static void check_deferral(kexec_backend be, const test_kernels *k, unsigned sms)
 {
@@ -335,11 +353,18 @@ int main(int argc, char **argv)
     } else {
         check_count_blocks(be, &k);
         check_modules(be);
+        double before = time_count_blocks(be, &k, in.sms * 512);
         check_deferral(be, &k, in.sms);
         double t1 = seconds();
         bc_check_bench_kernels(be, argv[1], csv);
         bc_check_trial(be, argv[1], csv);
         printf("\nbenchmark kernels and trial: %.1f s\n", seconds() - t1);
+        double after = time_count_blocks(be, &k, in.sms * 512);
+        printf("count_blocks of %u blocks: %.1f us before the first profile, %.1f us after "
+               "(x%.3f with the range profiler enabled)\n", in.sms * 512, before / 1e3,
+               after / 1e3, after / before);
+        if (csv)
+            fprintf(csv, "profiler_enabled,%.0f,%.0f\n", before, after);
         check_fault(&be, &k);
     }
     if (be.ops)
