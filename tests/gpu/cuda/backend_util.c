@@ -177,41 +177,44 @@ kexec_slice bc_whole(const bc_run *r)
     return s;
 }
 
-int bc_zero_outputs(bc_run *r, char *msg, size_t msglen)
+/* Submits one operation on output buffer b with ticket t (bc_zero_outputs, bc_verify). */
+typedef int (*output_op)(bc_run *r, unsigned b, bc_ticket *t, kexec_error *e);
+
+static int zero_op(bc_run *r, unsigned b, bc_ticket *t, kexec_error *e)
+{
+    return r->be.ops->memset_d8(r->be.state, r->dev[b], 0, r->in.buffers[b].size, bc_done, t, e);
+}
+
+static int copy_out_op(bc_run *r, unsigned b, bc_ticket *t, kexec_error *e)
+{
+    return r->be.ops->copy_d2h(r->be.state, r->in.buffers[b].host, r->dev[b],
+                               r->in.buffers[b].size, bc_done, t, e);
+}
+
+/* op on every output buffer, one after the other. */
+static int each_output(bc_run *r, output_op op, const char *what, char *msg, size_t msglen)
 {
     bc_waiter w;
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
     unsigned count = 0;
     kexec_error e = {0};
-    for (unsigned b = 0; b < r->in.n_buffers; b++) {
-        if (!r->in.buffers[b].copy_out)
-            continue;
-        int rc = r->be.ops->memset_d8(r->be.state, r->dev[b], 0, r->in.buffers[b].size, bc_done,
-                                      &t, &e);
-        if (wait_one(&w, &count, &t, rc, &e, "zero outputs", msg, msglen))
+    for (unsigned b = 0; b < r->in.n_buffers; b++)
+        if (r->in.buffers[b].copy_out &&
+            wait_one(&w, &count, &t, op(r, b, &t, &e), &e, what, msg, msglen))
             return 1;
-    }
     return 0;
+}
+
+int bc_zero_outputs(bc_run *r, char *msg, size_t msglen)
+{
+    return each_output(r, zero_op, "zero outputs", msg, msglen);
 }
 
 int bc_verify(bc_run *r, char *msg, size_t msglen)
 {
-    bc_waiter w;
-    bc_waiter_init(&w);
-    bc_ticket t = {.w = &w};
-    unsigned count = 0;
-    kexec_error e = {0};
-    for (unsigned b = 0; b < r->in.n_buffers; b++) {
-        const kw_buffer *buf = &r->in.buffers[b];
-        if (!buf->copy_out)
-            continue;
-        int rc = r->be.ops->copy_d2h(r->be.state, buf->host, r->dev[b], buf->size, bc_done, &t,
-                                     &e);
-        if (wait_one(&w, &count, &t, rc, &e, "copy out", msg, msglen))
-            return 1;
-    }
-    return r->k->verify(&r->in, msg, msglen) != KW_OK;
+    return each_output(r, copy_out_op, "copy out", msg, msglen) ||
+           r->k->verify(&r->in, msg, msglen) != KW_OK;
 }
 
 int bc_run_random_slices(bc_run *r, uint64_t first, uint64_t max_slice, unsigned seed,
