@@ -97,7 +97,7 @@ static char *sliced_module_text(size_t *len)
     g_assert_cmpint(kptx_parse(kcuda_test_ptx, strlen(kcuda_test_ptx), &m, &pe), ==, 0);
     unsigned n = 0;
     g_assert_cmpint(kptx_slice_module(m, &n, &pe), ==, 0);
-    g_assert_cmpuint(n, ==, 2);
+    g_assert_cmpuint(n, ==, 3);
     char *text;
     g_assert_cmpint(kptx_print(m, &text, len, &pe), ==, 0);
     kptx_module_free(m);

@@ -530,7 +530,7 @@ static void run(const struct CUfunc_st *f, const unsigned char *b, uint64_t bloc
         g.pending_fault = 1;
         return;
     }
-    if (base != 12 || strncmp(f->name, "count_blocks", 12) || !f->info.n_params)
+    if (base < 12 || strncmp(f->name, "count_blocks", 12) || !f->info.n_params)
         return;
     uint64_t counts_addr;
     memcpy(&counts_addr, b + f->info.params[0].offset, sizeof(counts_addr));

@@ -10,7 +10,7 @@
  *   time, cuStreamWaitEvent moves a stream's clock forward. So timings are exact.
  * - Kernels do nothing except these entries (and their "__kslice" variants, whose four
  *   extra parameters are read from the block the backend built):
- *     count_blocks(.u64 counts, ...)  counts[linear block id] += 1 (u32) for every block
+ *     count_blocks*(.u64 counts, ...) counts[linear block id] += 1 (u32) for every block
  *     fault(...)                     a device fault: from the next wait (event, stream or
  *                                    context synchronisation) on, every call fails with
  *                                    CUDA_ERROR_ILLEGAL_ADDRESS until cuDevicePrimaryCtxReset
