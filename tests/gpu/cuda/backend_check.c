@@ -1,8 +1,9 @@
 /* backend-check: the cuda executor backend (host-sched/cuda/cuda_backend.h) on a real GPU.
  *
- *   backend-check PTX_DIR [OUT_DIR]
+ *   backend-check PTX_DIR PROFILES [OUT_DIR]
  *
- * PTX_DIR holds the benchmark kernels' PTX (build/bench). Checks, in order:
+ * PTX_DIR holds the benchmark kernels' PTX (build/bench), PROFILES is the scheduler's H100
+ * data file (host-sched/sched/data/h100-bench.profiles). Checks, in order:
  *  1. count_blocks (tests/cuda/kernels_ptx.h, sliced by the PTX library) on a 3-D grid run
  *     whole and as random slices over every lane: every block counted exactly twice; the
  *     same module text loaded again compiles nothing; bad PTX fails with the JIT's message.
@@ -10,7 +11,8 @@
  *     the profile ended); the profiled blocks are not run again.
  *  3. each benchmark kernel (backend_bench.c): whole, slices, profile, slicing overhead.
  *  4. tea and st side by side through the trial op.
- *  5. a kernel storing to address 8: its launch completes with KEXEC_ELAUNCH naming the
+ *  5. the scheduler on this backend, fifo and kernelet policies (backend_sched.c).
+ *  6. a kernel storing to address 8: its launch completes with KEXEC_ELAUNCH naming the
  *     error, the backend says it is broken and refuses work, and a new backend works.
  * Tables go to standard output, figures to OUT_DIR/backend-check.csv. The calibration in
  * $KERNELET_CALIBRATION_DIR is used when set. Exit 0 when every check holds, 1 on a
@@ -316,8 +318,8 @@ static void check_fault(kexec_backend *be, const test_kernels *k)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: %s PTX_DIR [OUT_DIR]\n", argv[0]);
+    if (argc < 3 || argc > 4) {
+        fprintf(stderr, "usage: %s PTX_DIR PROFILES [OUT_DIR]\n", argv[0]);
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -337,9 +339,9 @@ int main(int argc, char **argv)
            kcuda_calibration_of(be.state) ? " (calibration file)" : " (measured)",
            seconds() - t0);
     FILE *csv = NULL;
-    if (argc > 2) {
+    if (argc > 3) {
         char path[4096];
-        snprintf(path, sizeof(path), "%s/backend-check.csv", argv[2]);
+        snprintf(path, sizeof(path), "%s/backend-check.csv", argv[3]);
         if (!(csv = fopen(path, "w")))
             fprintf(stderr, "backend-check: cannot write %s\n", path);
         else
@@ -358,7 +360,8 @@ int main(int argc, char **argv)
         double t1 = seconds();
         bc_check_bench_kernels(be, argv[1], csv);
         bc_check_trial(be, argv[1], csv);
-        printf("\nbenchmark kernels and trial: %.1f s\n", seconds() - t1);
+        bc_check_sched(be, argv[1], argv[2], csv);
+        printf("\nbenchmark kernels, trial and scheduler: %.1f s\n", seconds() - t1);
         double after = time_count_blocks(be, &k, in.sms * 512);
         printf("count_blocks of %u blocks: %.1f us before the first profile, %.1f us after "
                "(x%.3f with the range profiler enabled)\n", in.sms * 512, before / 1e3,

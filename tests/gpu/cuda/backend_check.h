@@ -44,6 +44,15 @@ void bc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * malloc'd; NULL with the reason in msg. */
 char *bc_sliced_ptx(const char *ptx, size_t len, size_t *out_len, char *msg, size_t msglen);
 
+/* The benchmark kernel's PTX from dir, sliced; malloc'd; NULL with the reason in msg. */
+char *bc_kernel_ptx(const kw_kernel *k, const char *dir, size_t *len, char *msg,
+                    size_t msglen);
+
+/* Packs the instance's arguments (buffers as dev[]) with natural alignment, padded to 8
+ * bytes as a C struct would be (the backend must drop the padding the driver does not
+ * want); returns the size. out: at least 8 x KW_MAX_ARGS bytes. */
+size_t bc_pack_args(const kw_instance *in, const kexec_devptr dev[], unsigned char *out);
+
 /* ---- a benchmark workload through the backend ---- */
 
 typedef struct bc_run {
@@ -86,5 +95,9 @@ void bc_check_bench_kernels(kexec_backend be, const char *dir, FILE *csv);
 
 /* A compute and a memory kernel side by side (trial op) at a few block ratios. */
 void bc_check_trial(kexec_backend be, const char *dir, FILE *csv);
+
+/* The scheduler on this backend (backend_sched.c): two tenants (tea, pc), fifo and
+ * kernelet policies, profiles from the scheduler's H100 data file; outputs verified. */
+void bc_check_sched(kexec_backend be, const char *dir, const char *profiles, FILE *csv);
 
 #endif

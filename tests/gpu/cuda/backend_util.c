@@ -79,39 +79,45 @@ static int wait_one(bc_waiter *w, unsigned *count, bc_ticket *t, int rc, const k
     return t->status != 0;
 }
 
-/* Natural alignment of each argument, the block padded to 8 as a C struct would be: the
- * backend must drop the padding the driver does not want. */
-static void pack_params(bc_run *r)
+size_t bc_pack_args(const kw_instance *in, const kexec_devptr dev[], unsigned char *out)
 {
     size_t off = 0;
-    for (unsigned a = 0; a < r->in.n_args; a++) {
-        const kw_arg *arg = &r->in.args[a];
+    for (unsigned a = 0; a < in->n_args; a++) {
+        const kw_arg *arg = &in->args[a];
         size_t size = arg->kind == KW_ARG_U32 || arg->kind == KW_ARG_F32 ? 4 : 8;
         off = (off + size - 1) / size * size;
         switch (arg->kind) {
-        case KW_ARG_BUFFER: memcpy(r->params + off, &r->dev[arg->value.buffer], 8); break;
-        case KW_ARG_U32: memcpy(r->params + off, &arg->value.u32, 4); break;
-        case KW_ARG_U64: memcpy(r->params + off, &arg->value.u64, 8); break;
-        case KW_ARG_F32: memcpy(r->params + off, &arg->value.f32, 4); break;
-        case KW_ARG_F64: memcpy(r->params + off, &arg->value.f64, 8); break;
+        case KW_ARG_BUFFER: memcpy(out + off, &dev[arg->value.buffer], 8); break;
+        case KW_ARG_U32: memcpy(out + off, &arg->value.u32, 4); break;
+        case KW_ARG_U64: memcpy(out + off, &arg->value.u64, 8); break;
+        case KW_ARG_F32: memcpy(out + off, &arg->value.f32, 4); break;
+        case KW_ARG_F64: memcpy(out + off, &arg->value.f64, 8); break;
         }
         off += size;
     }
-    r->params_size = (off + 7) / 8 * 8;
+    return (off + 7) / 8 * 8;
+}
+
+char *bc_kernel_ptx(const kw_kernel *k, const char *dir, size_t *len, char *msg,
+                    size_t msglen)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, k->ptx_file);
+    size_t n;
+    char *ptx = kwc_read_file(path, &n);
+    if (!ptx) {
+        snprintf(msg, msglen, "cannot read %s", path);
+        return NULL;
+    }
+    char *text = bc_sliced_ptx(ptx, n, len, msg, msglen);
+    free(ptx);
+    return text;
 }
 
 static int load_module(bc_run *r, const char *dir, char *msg, size_t msglen)
 {
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, r->k->ptx_file);
-    size_t len, sliced_len;
-    char *ptx = kwc_read_file(path, &len);
-    if (!ptx) {
-        snprintf(msg, msglen, "cannot read %s", path);
-        return 1;
-    }
-    char *text = bc_sliced_ptx(ptx, len, &sliced_len, msg, msglen);
-    free(ptx);
+    size_t sliced_len;
+    char *text = bc_kernel_ptx(r->k, dir, &sliced_len, msg, msglen);
     if (!text)
         return 1;
     char sliced_name[300];
@@ -164,7 +170,7 @@ int bc_prepare(bc_run *r, kexec_backend be, const kw_kernel *k, const char *dir,
     r->total = kw_total_blocks(&r->in);
     if (load_module(r, dir, msg, msglen) || copy_inputs(r, msg, msglen))
         return 1;
-    pack_params(r);
+    r->params_size = bc_pack_args(&r->in, r->dev, r->params);
     return 0;
 }
 

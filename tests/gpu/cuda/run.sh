@@ -31,7 +31,8 @@ echo "calibration: $(( $(date +%s) - start )) s"
 
 echo "== backend-check"
 start=$(date +%s)
-timeout 300 "$carry/backend-check" "$carry/bench" "$out" > "$out/backend-check.txt" 2>&1
+timeout 300 "$carry/backend-check" "$carry/bench" "$carry/h100-bench.profiles" "$out" \
+    > "$out/backend-check.txt" 2>&1
 rc=$?
 cat "$out/backend-check.txt"
 echo "backend-check: $(( $(date +%s) - start )) s"
