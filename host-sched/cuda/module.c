@@ -53,9 +53,9 @@ static int check_text(const char *ptx, size_t len, kexec_error *err)
         return kexec_fail(err, KEXEC_EMODULE, "empty PTX");
     if (len > MAX_PTX_BYTES)
         return kexec_fail(err, KEXEC_EMODULE, "PTX of %zu bytes (limit %zu)", len, MAX_PTX_BYTES);
-    /* a NUL inside would end the text early for the driver; one at the very end is fine */
+    /* a NUL inside would end the text early for the driver */
     const char *nul = memchr(ptx, '\0', len);
-    if (nul && (size_t)(nul - ptx) != len - 1)
+    if (nul)
         return kexec_fail(err, KEXEC_EMODULE, "PTX text holds a NUL byte at %zu",
                           (size_t)(nul - ptx));
     return 0;
@@ -93,6 +93,8 @@ int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kexec_module
     kcuda *kc = state;
     if (!ptx || !out)
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    if (len && ptx[len - 1] == '\0')  /* the same text with or without its terminator */
+        len--;
     int rc = check_text(ptx, len, err);
     if (rc)
         return rc;

@@ -262,11 +262,15 @@ static void test_modules(void)
     char *copy = g_memdup2(text, len);  /* not NUL-terminated: len bytes only */
     g_assert_cmpint(be.ops->module_load_ptx(st, copy, len, &m2, &e), ==, 0);
     g_assert_true(m1 == m2);
+    kexec_module *m3;                   /* with its NUL: still the same text */
+    g_assert_cmpint(be.ops->module_load_ptx(st, text, len + 1, &m3, &e), ==, 0);
+    g_assert_true(m3 == m1);
+    g_assert_cmpint(be.ops->module_unload(st, m3, &e), ==, 0);
     fake_driver_stats(&after);
     g_assert_cmpuint(after.module_loads - before.module_loads, ==, 1);
     kcuda_stats s;
     kcuda_get_stats(st, &s);
-    g_assert_cmpuint(s.module_cache_hits, ==, 1);
+    g_assert_cmpuint(s.module_cache_hits, ==, 2);
 
     kexec_function *f, *f2;
     kexec_func_info info;
