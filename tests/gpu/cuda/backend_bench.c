@@ -37,8 +37,9 @@ static int run_whole(bc_run *r, char *msg, size_t msglen)
 }
 
 /* Profiles r (its sliced variant), then runs the blocks the profile did not; *p gets the
- * profile. */
-static int profile_and_finish(bc_run *r, kexec_profile *p, char *msg, size_t msglen)
+ * profile, *ms how long the profile took (its completion's end minus start). */
+static int profile_and_finish(bc_run *r, kexec_profile *p, double *ms, char *msg,
+                              size_t msglen)
 {
     bc_waiter w;
     bc_waiter_init(&w);
@@ -52,6 +53,7 @@ static int profile_and_finish(bc_run *r, kexec_profile *p, char *msg, size_t msg
         return 1;
     }
     bc_wait(&w, 1);
+    *ms = (double)(t.end_ns - t.start_ns) / 1e6;
     if (t.status) {
         snprintf(msg, msglen, "profile failed: %.200s", t.msg);
         return 1;
@@ -115,6 +117,7 @@ static void check_kernel(kexec_backend be, const kw_kernel *k, const char *dir, 
     char msg[256] = "";
     kexec_profile p = {0};
     overhead o = {0};
+    double profile_ms = 0;
     const char *step = "prepare";
     int bad = bc_prepare(&r, be, k, dir, KW_SIZE_DEFAULT, msg, sizeof(msg));
     if (!bad) {
@@ -131,7 +134,8 @@ static void check_kernel(kexec_backend be, const kw_kernel *k, const char *dir, 
     if (!bad) {
         step = "profile";
         bad = bc_zero_outputs(&r, msg, sizeof(msg)) ||
-              profile_and_finish(&r, &p, msg, sizeof(msg)) || bc_verify(&r, msg, sizeof(msg));
+              profile_and_finish(&r, &p, &profile_ms, msg, sizeof(msg)) ||
+              bc_verify(&r, msg, sizeof(msg));
     }
     if (!bad) {
         step = "overhead";
@@ -139,15 +143,15 @@ static void check_kernel(kexec_backend be, const kw_kernel *k, const char *dir, 
     }
     if (bad)
         bc_fail("%s: %s: %s", k->name, step, msg);
-    printf("| %-5s | %llu | %.1f | %.3f | %.3f | %.4f | %.1f | %llu | %llu | %llu | %.3f | %s |\n",
-           k->name, (unsigned long long)r.total, o.whole_ns / 1e3, p.pur, p.mur, p.rm,
-           p.insts_per_warp, (unsigned long long)p.blocks_done,
+    printf("| %-5s | %llu | %.1f | %.3f | %.3f | %.4f | %.1f | %llu | %.0f | %llu | %llu | "
+           "%.3f | %s |\n", k->name, (unsigned long long)r.total, o.whole_ns / 1e3, p.pur,
+           p.mur, p.rm, p.insts_per_warp, (unsigned long long)p.blocks_done, profile_ms,
            (unsigned long long)p.min_slice_blocks, (unsigned long long)o.measured_min,
            o.at_one_wave, bad ? "FAILED" : "ok");
     if (csv)
-        fprintf(csv, "kernel,%s,%llu,%.0f,%.5f,%.5f,%.5f,%.5f,%.2f,%llu,%llu,%llu,%.5f\n",
+        fprintf(csv, "kernel,%s,%llu,%.0f,%.5f,%.5f,%.5f,%.5f,%.2f,%llu,%.1f,%llu,%llu,%.5f\n",
                 k->name, (unsigned long long)r.total, o.whole_ns, p.pur, p.mur, p.rm,
-                p.uncoalesced, p.insts_per_warp, (unsigned long long)p.blocks_done,
+                p.uncoalesced, p.insts_per_warp, (unsigned long long)p.blocks_done, profile_ms,
                 (unsigned long long)p.min_slice_blocks, (unsigned long long)o.measured_min,
                 o.at_one_wave);
     fflush(stdout);
@@ -158,8 +162,8 @@ void bc_check_bench_kernels(kexec_backend be, const char *dir, FILE *csv)
 {
     unsigned sms = device_sms(be);
     printf("\n| kernel | blocks | whole µs | PUR | MUR | Rm | insts/warp | profiled blocks | "
-           "min slice (estimate) | min slice (measured) | overhead at %u blocks | check |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|\n", sms);
+           "profile ms | min slice (estimate) | min slice (measured) | overhead at %u blocks | "
+           "check |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", sms);
     size_t n;
     const kw_kernel *const *all = kw_kernels(&n);
     for (size_t i = 0; i < n; i++)
