@@ -237,14 +237,14 @@ static int configure(kprof *p, uint8_t *counter_data, char *msg, size_t msglen)
 }
 
 static int run_launch(kprof *p, CUfunction f, const unsigned grid[3], const unsigned block[3],
-                      unsigned smem, void **params, char *msg, size_t msglen)
+                      unsigned smem, void **params, void **extra, char *msg, size_t msglen)
 {
     CUpti_RangeProfiler_Start_Params st = {};
     st.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
     st.pRangeProfilerObject = p->range;
     CUPTI_TRY(cuptiRangeProfilerStart(&st), "start");
     CUresult cr = cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                 smem, nullptr, params, nullptr);
+                                 smem, nullptr, params, extra);
     if (cr == CUDA_SUCCESS)
         cr = cuCtxSynchronize();
     CUpti_RangeProfiler_Stop_Params sp = {};
@@ -299,7 +299,7 @@ static void fill_counters(const double v[M_COUNT], kprof_counters *out)
 
 extern "C" int kprof_measure(kprof *p, CUfunction f, const unsigned grid[3],
                              const unsigned block[3], unsigned smem_bytes, void **params,
-                             kprof_counters *out, char *msg, size_t msglen)
+                             void **extra, kprof_counters *out, char *msg, size_t msglen)
 {
     if (!p || !f || !grid || !block || !out)
         return fail(msg, msglen, KPROF_EINVAL, "NULL argument");
@@ -311,7 +311,7 @@ extern "C" int kprof_measure(kprof *p, CUfunction f, const unsigned grid[3],
     double values[M_COUNT] = {0};
     int rc = configure(p, data, msg, msglen);
     if (rc == KPROF_OK)
-        rc = run_launch(p, f, grid, block, smem_bytes, params, msg, msglen);
+        rc = run_launch(p, f, grid, block, smem_bytes, params, extra, msg, msglen);
     if (rc == KPROF_OK)
         rc = evaluate(p, data, values, msg, msglen);
     if (rc == KPROF_OK)

@@ -28,10 +28,11 @@ typedef struct kprof kprof;
 int kprof_open(CUcontext ctx, int device, kprof **out, char *msg, size_t msglen);
 
 /* Launches f once on the context's NULL stream under the profiler, waits for it and fills
- * *out. params as for cuLaunchKernel. */
+ * *out. params and extra as for cuLaunchKernel (one of them, or neither for a kernel
+ * without parameters). */
 int kprof_measure(kprof *p, CUfunction f, const unsigned grid[3], const unsigned block[3],
-                  unsigned smem_bytes, void **params, kprof_counters *out, char *msg,
-                  size_t msglen);
+                  unsigned smem_bytes, void **params, void **extra, kprof_counters *out,
+                  char *msg, size_t msglen);
 
 /* The metric names kprof_measure collects (NULL-terminated), for documentation and tests. */
 const char *const *kprof_metric_names(void);

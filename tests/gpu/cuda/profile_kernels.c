@@ -67,7 +67,7 @@ static int profile_one(kprof *kp, const kw_kernel *k, const char *dir, kw_size s
               kwc_failed(kwc_clear_outputs(&r), "clear outputs", msg, msglen);
     if (!bad) {
         int rc = kprof_measure(kp, r.fn, r.in.grid, r.in.block, r.in.dynamic_shared_bytes,
-                               r.params, &c, msg, msglen);
+                               r.params, NULL, &c, msg, msglen);
         bad = rc != KPROF_OK;
     }
     if (!bad && kprof_characterise(&c, kmodel_gpu_lookup("H100"), prof) != KPROF_OK) {
