@@ -136,8 +136,8 @@ int kemu_mem_range(kemu_device *dev, kemu_devptr ptr, kemu_devptr *base, size_t 
 int kemu_memcpy_htod(kemu_device *dev, kemu_devptr dst, const void *src, size_t bytes,
                      kemu_error *err)
 {
-    emu_memmap *map;
-    uint8_t *host;
+    emu_memmap *map = NULL;
+    uint8_t *host = NULL;
     if (!src && bytes)
         return emu_error_set(err, KEMU_EINVAL, "NULL source");
     int rc = with_range(dev, dst, bytes, "copy to device", err, &map, &host);
@@ -152,8 +152,8 @@ int kemu_memcpy_htod(kemu_device *dev, kemu_devptr dst, const void *src, size_t 
 int kemu_memcpy_dtoh(kemu_device *dev, void *dst, kemu_devptr src, size_t bytes,
                      kemu_error *err)
 {
-    emu_memmap *map;
-    uint8_t *host;
+    emu_memmap *map = NULL;
+    uint8_t *host = NULL;
     if (!dst && bytes)
         return emu_error_set(err, KEMU_EINVAL, "NULL destination");
     int rc = with_range(dev, src, bytes, "copy from device", err, &map, &host);
@@ -168,8 +168,8 @@ int kemu_memcpy_dtoh(kemu_device *dev, void *dst, kemu_devptr src, size_t bytes,
 int kemu_memcpy_dtod(kemu_device *dev, kemu_devptr dst, kemu_devptr src, size_t bytes,
                      kemu_error *err)
 {
-    emu_memmap *m1, *m2;
-    uint8_t *h1, *h2;
+    emu_memmap *m1 = NULL, *m2 = NULL;
+    uint8_t *h1 = NULL, *h2 = NULL;
     int rc = with_range(dev, dst, bytes, "device copy destination", err, &m1, &h1);
     if (rc)
         return rc;
@@ -193,8 +193,8 @@ int kemu_memset(kemu_device *dev, kemu_devptr dst, uint32_t value, unsigned elem
                              (unsigned long long)dst, elem_bytes);
     if (count > SIZE_MAX / elem_bytes)
         return emu_error_set(err, KEMU_EINVAL, "memset of %zu elements", count);
-    emu_memmap *map;
-    uint8_t *host;
+    emu_memmap *map = NULL;
+    uint8_t *host = NULL;
     int rc = with_range(dev, dst, count * elem_bytes, "memset", err, &map, &host);
     if (rc)
         return rc;

@@ -18,6 +18,7 @@
  */
 #include "emu_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,8 +244,6 @@ static void barrier_check(emu_block *blk, unsigned id)
         barrier_release(blk, id);
 }
 
-/* Operation codes of EMU_K_BAR instructions (emu_insn.op). */
-enum { BAR_SYNC = 0, BAR_ARRIVE, BAR_RED_POPC, BAR_RED_AND, BAR_RED_OR };
 
 static uint32_t first_lane_value(const emu_warp *w, uint32_t slot, uint32_t mask)
 {
@@ -258,21 +257,21 @@ static bool barrier_arrive(emu_warp *w, const emu_insn *in, uint32_t m, uint32_t
     uint32_t id = first_lane_value(w, in->src[0], m);
     if (id >= EMU_BARRIERS)
         return false;
-    if (in->n_src > 1)
+    if (in->flags & EMU_F_COUNT)
         blk->bar_expected[id] = first_lane_value(w, in->src[1], m);
     blk->bar_arrived[id] += popc(m);
-    if (in->op >= BAR_RED_POPC) {
+    if (in->op >= EMU_BAR_RED_POPC) {
         const uint64_t *p = EMU_REG(w, in->src[2]);
-        uint32_t acc = blk->bar_insn[id] ? blk->bar_red[id] : (in->op == BAR_RED_AND);
+        uint32_t acc = blk->bar_insn[id] ? blk->bar_red[id] : (in->op == EMU_BAR_RED_AND);
         EMU_FOR_LANES(m, l, {
             uint32_t v = (uint32_t)(p[l] & 1u);
-            if (in->op == BAR_RED_POPC) acc += v;
-            else if (in->op == BAR_RED_AND) acc &= v;
+            if (in->op == EMU_BAR_RED_POPC) acc += v;
+            else if (in->op == EMU_BAR_RED_AND) acc &= v;
             else acc |= v;
         });
         blk->bar_red[id] = acc;
     }
-    if (in->op != BAR_ARRIVE) {
+    if (in->op != EMU_BAR_ARRIVE) {
         blk->bar_insn[id] = in;
         w->run &= ~m;
         w->barrier |= m;
@@ -426,7 +425,7 @@ static int warp_run(emu_warp *w)
             if (m) {
                 if (!barrier_arrive(w, in, m, pc))
                     return fail(w, in, KEMU_EUNSUPPORTED, "barrier id above 15");
-                if (in->op == BAR_ARRIVE)
+                if (in->op == EMU_BAR_ARRIVE)
                     lanes_set_pc(w, m, pc + 1);
                 resched = true;
             } else {

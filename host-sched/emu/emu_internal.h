@@ -132,7 +132,7 @@ enum {
     EMU_F_CARRY_IN = 1u << 6, /* reads the carry flag (addc, subc, madc) */
     EMU_F_IMM_MASK = 1u << 7, /* warp-sync: membermask is imm, not a slot */
     EMU_F_ENTRY = 1u << 8,    /* ret/exit belongs to the entry function */
-    EMU_F_ABS = 1u << 9,
+    EMU_F_COUNT = 1u << 9,    /* bar: a thread count operand is given (src[1]) */
 };
 
 typedef struct emu_insn {
@@ -442,14 +442,14 @@ uint8_t *emu_space_ptr(emu_warp *w, unsigned space, uint64_t addr, unsigned byte
 #define EMU_REG(w, slot) ((w)->regs + (size_t)(slot) * EMU_WARP)
 
 /* Runs body for every lane l in mask; the full mask takes a loop the compiler vectorises. */
-#define EMU_FOR_LANES(mask, l, body)                                                     \
+#define EMU_FOR_LANES(mask, l, ...)                                                      \
     do {                                                                                 \
         if ((mask) == EMU_FULL_MASK) {                                                   \
-            for (unsigned l = 0; l < EMU_WARP; l++) { body; }                            \
+            for (unsigned l = 0; l < EMU_WARP; l++) { __VA_ARGS__; }                     \
         } else {                                                                         \
             for (uint32_t m_ = (mask); m_; m_ &= m_ - 1) {                               \
                 unsigned l = (unsigned)__builtin_ctz(m_);                                \
-                body;                                                                    \
+                __VA_ARGS__;                                                             \
             }                                                                            \
         }                                                                                \
     } while (0)
@@ -481,6 +481,8 @@ enum { EMU_MUL_LO = 1, EMU_MUL_HI, EMU_MUL_WIDE };
 /* Atomic operations. */
 enum { EMU_AOP_ADD = 1, EMU_AOP_MIN, EMU_AOP_MAX, EMU_AOP_INC, EMU_AOP_DEC, EMU_AOP_CAS,
        EMU_AOP_EXCH, EMU_AOP_AND, EMU_AOP_OR, EMU_AOP_XOR };
+/* Barrier operations (emu_insn.op of EMU_K_BAR). */
+enum { EMU_BAR_SYNC = 0, EMU_BAR_ARRIVE, EMU_BAR_RED_POPC, EMU_BAR_RED_AND, EMU_BAR_RED_OR };
 /* Warp-synchronous modes. */
 enum { EMU_WS_UP = 1, EMU_WS_DOWN, EMU_WS_BFLY, EMU_WS_IDX,
        EMU_WS_ALL, EMU_WS_ANY, EMU_WS_UNI, EMU_WS_BALLOT,
