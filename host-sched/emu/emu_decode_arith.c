@@ -70,7 +70,7 @@ static int dec_binary(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *
 {
     const char *op = ki->opcode;
     bool carry_in = strcmp(op, "addc") == 0 || strcmp(op, "subc") == 0;
-    char base[8];
+    char base[16];
     snprintf(base, sizeof base, "%.3s", op);
     if (!carry_in)
         snprintf(base, sizeof base, "%s", op);
