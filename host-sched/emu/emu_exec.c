@@ -198,7 +198,6 @@ static bool schedule(emu_warp *w, uint32_t after)
     w->group_pc = pick;
     w->group_mask = group;
     w->stop_pc = stop;
-    w->backjumps = 0;
     return true;
 }
 
@@ -372,7 +371,10 @@ static int warp_run(emu_warp *w)
         case EMU_K_BRA: {
             uint32_t target = (uint32_t)in->imm;
             if (m == mask) {
-                if (target <= pc && ++w->backjumps > EMU_SPIN_LIMIT && (w->run & ~mask)) {
+                if (target <= pc && (w->run & ~mask) && ++w->backjumps > EMU_SPIN_LIMIT) {
+                    /* The count survives time slices: a spinning group yields to the
+                     * other groups of its warp even when it is resumed every slice. */
+                    w->backjumps = 0;
                     lanes_set_pc(w, mask, target);
                     schedule(w, target);
                     pc = w->group_pc, mask = w->group_mask, stop = w->stop_pc;
