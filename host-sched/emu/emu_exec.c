@@ -449,14 +449,18 @@ static int warp_run(emu_warp *w)
             break;
         }
         case EMU_K_TRAP:
-            if (m)
+            if (m) {
+                w->fault.lane = (unsigned)__builtin_ctz(m);
                 return fail(w, in, KEMU_ETRAP, NULL);
+            }
             pc++;
             break;
         case EMU_K_FAIL:
         default:
-            if (m)
+            if (m) {
+                w->fault.lane = (unsigned)__builtin_ctz(m);
                 return fail(w, in, KEMU_EUNSUPPORTED, in->note);
+            }
             pc++;
             break;
         }
