@@ -35,6 +35,11 @@ static bool is_float(emu_type t)
     return t == EMU_T_F32 || t == EMU_T_F64;
 }
 
+static bool is_half(emu_type t)
+{
+    return t == EMU_T_F16 || t == EMU_T_F16X2 || t == EMU_T_BF16 || t == EMU_T_BF16X2;
+}
+
 static bool is_int(emu_type t)
 {
     return !emu_type_is_float(t) && t != EMU_T_PRED && t != EMU_T_NONE && t != EMU_T_B128;
@@ -58,8 +63,12 @@ static int float_op(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in
                     const char *name, unsigned n_src)
 {
     float_mods(ml, in);
-    in->fn = emu_op_float(name, (emu_type)in->type, in->rnd, in->flags);
-    in->op = (uint8_t)emu_float_opcode(name);
+    if (is_half((emu_type)in->type)) {
+        in->fn = emu_op_half(name, (emu_type)in->type, in->rnd, in->flags, &in->op);
+    } else {
+        in->fn = emu_op_float(name, (emu_type)in->type, in->rnd, in->flags);
+        in->op = (uint8_t)emu_float_opcode(name);
+    }
     if (!in->fn || in->rnd >= EMU_RND_RNA)
         return emu_unsupported(cc, "this form of %s", name);
     return same_type_operands(cc, ki, in, n_src, (emu_type)in->type);
@@ -77,7 +86,7 @@ static int dec_binary(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *
     in->type = (uint8_t)emu_mods_type(ml);
     emu_type t = (emu_type)in->type;
     unsigned n_src = strcmp(op, "sad") == 0 ? 3 : 2;
-    if (is_float(t) && !carry_in)
+    if ((is_float(t) || is_half(t)) && !carry_in)
         return float_op(cc, ki, ml, in, base, n_src);
     if (!is_int(t))
         return emu_unsupported(cc, "type %s", emu_type_name(t));
@@ -113,7 +122,7 @@ static int dec_mul(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
     int mode = mul_mode(ml);
     in->type = (uint8_t)emu_mods_type(ml);
     emu_type t = (emu_type)in->type;
-    if (is_float(t) && !madc && strstr(op, "24") == NULL) {
+    if ((is_float(t) || is_half(t)) && !madc && strstr(op, "24") == NULL) {
         if (mode)
             return emu_unsupported(cc, "mode on a float multiply");
         return float_op(cc, ki, ml, in, mad ? "fma" : "mul", mad ? 3 : 2);
@@ -141,7 +150,7 @@ static int dec_unary_arith(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_i
 {
     in->type = (uint8_t)emu_mods_type(ml);
     emu_type t = (emu_type)in->type;
-    if (is_float(t))
+    if (is_float(t) || is_half(t))
         return float_op(cc, ki, ml, in, ki->opcode, 1);
     in->fn = emu_op_int_unary(ki->opcode, t);
     if (!in->fn)
@@ -153,8 +162,9 @@ static int dec_unary_arith(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_i
 static int dec_float(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
 {
     in->type = (uint8_t)emu_mods_type(ml);
-    if (!is_float((emu_type)in->type))
-        return emu_unsupported(cc, "type %s", emu_type_name((emu_type)in->type));
+    emu_type t = (emu_type)in->type;
+    if (!is_float(t) && !(is_half(t) && strcmp(ki->opcode, "fma") == 0))
+        return emu_unsupported(cc, "type %s", emu_type_name(t));
     return float_op(cc, ki, ml, in, ki->opcode, strcmp(ki->opcode, "fma") == 0 ? 3 : 1);
 }
 

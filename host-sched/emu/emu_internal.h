@@ -472,6 +472,9 @@ emu_fn emu_op_atom(unsigned space, unsigned aop, emu_type t, bool returns);
 emu_fn emu_op_warp(const char *op, unsigned mode, emu_type t);
 emu_fn emu_op_misc(const char *op);
 emu_fn emu_op_setp_fast(unsigned cmp, emu_type t);
+/* Half-precision arithmetic (add, sub, mul, fma, min, max, neg, abs); *op gets the
+ * sub-operation to store in emu_insn.op. */
+emu_fn emu_op_half(const char *name, emu_type t, unsigned rnd, uint16_t flags, uint8_t *op);
 /* Sub-operation codes stored in emu_insn.op: float opcode ("add" -> F_ADD), testp kind. */
 unsigned emu_float_opcode(const char *op);
 unsigned emu_testp_opcode(const char *mod);

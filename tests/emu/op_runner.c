@@ -162,8 +162,34 @@ static uint64_t gen_float64(GRand *r, op_gen g)
     return specials[g_rand_int_range(r, 0, G_N_ELEMENTS(specials))];
 }
 
+/* One half (binary16, or bfloat16 when bf): random bits, ordinary values, specials. */
+static uint16_t gen_half(GRand *r, bool bf)
+{
+    static const uint16_t f16[] = {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x03ff,
+                                   0x0400, 0x7bff, 0x3c00, 0xbc00, 0x3800, 0x3bff};
+    static const uint16_t b16[] = {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x0001, 0x007f,
+                                   0x0080, 0x7f7f, 0x3f80, 0xbf80, 0x3f00, 0x3f7f};
+    unsigned pick = (unsigned)g_rand_int_range(r, 0, 10);
+    if (pick < 3)
+        return (uint16_t)g_rand_int(r);
+    if (pick < 5)
+        return bf ? b16[g_rand_int_range(r, 0, 13)] : f16[g_rand_int_range(r, 0, 13)];
+    /* sign, an exponent near the middle, random mantissa */
+    uint16_t sign = g_rand_boolean(r) ? 0x8000 : 0;
+    if (bf)
+        return sign | (uint16_t)(g_rand_int_range(r, 0x70, 0x90) << 7) | (uint16_t)g_rand_int_range(r, 0, 128);
+    return sign | (uint16_t)(g_rand_int_range(r, 5, 26) << 10) | (uint16_t)g_rand_int_range(r, 0, 1024);
+}
+
 static uint64_t gen_value(GRand *r, op_gen g, const char *type)
 {
+    if (type && (g == GEN_FLOAT || g == GEN_POS) && strstr(type, "16") && type_is_float(type)) {
+        bool bf = type[1] == 'b';
+        uint64_t v = gen_half(r, bf);
+        if (strstr(type, "x2"))
+            v |= (uint64_t)gen_half(r, bf) << 16;
+        return v;
+    }
     unsigned bits = type_bits(type);
     switch (g) {
     case GEN_SMALL: return (uint64_t)g_rand_int_range(r, 0, 71);

@@ -420,6 +420,31 @@ static void test_special_registers(void)
     emu_fixture_close(&f);
 }
 
+static void test_generic_pointers(void)
+{
+    SKIP_WITHOUT_KERNELS();
+    enum { B = 64, G = 3, N = B * G };
+    emu_fixture f;
+    emu_fixture_open(&f, "misc", 2);
+    int in[N], out[N];
+    random_ints(in, N, -100000, 100000, 11);
+    kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
+    emu_arg args[] = {ARG64(din), ARG64(dout)};
+    emu_launch_ok(emu_fixture_fn(&f, "generic_pointers"), (unsigned[3]){G, 1, 1},
+                  (unsigned[3]){B, 1, 1}, B * sizeof(int), args, 2);
+    emu_download(&f, out, dout, sizeof out);
+    for (int t = 0; t < N; t++) {
+        int base = t - t % B, tid = t % B, want = 0;
+        for (int i = 0; i < 8; i++)
+            want += in[t] + i + 3 * in[base + (tid & ~7) + i];
+        for (int i = 0; i < 4; i++)
+            want += 5 * in[base + (tid & ~3) + i];
+        want += in[t & ~1] + in[(t & ~1) + 1];
+        g_assert_cmpint(out[t], ==, want);
+    }
+    emu_fixture_close(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -435,5 +460,6 @@ int main(int argc, char **argv)
     g_test_add_func("/emu/kernels/local-divergent-loops", test_local_and_divergent_loops);
     g_test_add_func("/emu/kernels/module-vars", test_module_vars);
     g_test_add_func("/emu/kernels/special-registers", test_special_registers);
+    g_test_add_func("/emu/kernels/generic-pointers", test_generic_pointers);
     return g_test_run();
 }

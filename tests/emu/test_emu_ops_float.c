@@ -472,6 +472,167 @@ static const op_case cvt_cases[] = {
     {"cvt.rn.f16x2.f32", "cvt.rn.f16x2.f32 %d, %a, %b;", ".b32", ".f32", ".f32", NULL, FF, r_cvt_rn_f16x2_f32, NULL},
 };
 
+/* ---- half-precision arithmetic ----------------------------------------------------------------- */
+
+/* The value of a half (bf: bfloat16) exactly. */
+static __float128 half_value(uint16_t h, bool bf)
+{
+    return bf ? (__float128)fbits((uint64_t)h << 16) : (__float128)f32_of_f16(h);
+}
+
+/* Orders halves by value as integers (sign-magnitude to two's complement). */
+static int32_t half_key(uint16_t h)
+{
+    return (h & 0x8000u) ? -(int32_t)(h & 0x7fffu) : (int32_t)h;
+}
+
+static uint16_t half_of_key(int32_t k)
+{
+    return k < 0 ? (uint16_t)(0x8000u | (uint32_t)-k) : (uint16_t)k;
+}
+
+/* The half nearest to the exact value r, ties to even, by search among neighbours. */
+static uint16_t half_nearest(__float128 r, bool bf)
+{
+    if (r != r)
+        return 0x7fff;
+    uint16_t inf = bf ? 0x7f80 : 0x7c00, maxf = bf ? 0x7f7f : 0x7bff;
+    __float128 m = half_value(maxf, bf), ulp = m - half_value(maxf - 1, bf);
+    if (r >= m + ulp / 2)
+        return inf;
+    if (r <= -(m + ulp / 2))
+        return inf | 0x8000;
+    float approx = (float)(double)r;
+    uint16_t h0 = bf ? (uint16_t)(bits_f(approx) >> 16) : f16_of(approx, 1);
+    int32_t k0 = half_key(h0), best = k0;
+    __float128 best_d = -1;
+    for (int32_t k = k0 - 3; k <= k0 + 3; k++) {
+        uint16_t h = half_of_key(k);
+        if ((h & 0x7fffu) > maxf)
+            continue;
+        __float128 d = half_value(h, bf) - r;
+        if (d < 0)
+            d = -d;
+        if (best_d < 0 || d < best_d || (d == best_d && (h & 1u) == 0)) {
+            best = k;
+            best_d = d;
+        }
+    }
+    uint16_t h = half_of_key(best);
+    if ((h & 0x7fffu) == 0)   /* rounded to zero: the sign of the exact value */
+        h = r < 0 ? 0x8000 : 0;
+    return h;
+}
+
+enum { HA_ADD, HA_SUB, HA_MUL, HA_FMA };
+
+static uint16_t half_ref1(int op, uint16_t a, uint16_t b, uint16_t c, bool bf, bool ftz, bool sat)
+{
+    uint16_t in[3] = {a, b, c};
+    __float128 v[3];
+    for (int i = 0; i < 3; i++) {
+        if (ftz && (in[i] & 0x7c00u) == 0)
+            in[i] &= 0x8000u;
+        v[i] = half_value(in[i], bf);
+    }
+    __float128 r = op == HA_ADD ? v[0] + v[1] : op == HA_SUB ? v[0] - v[1]
+                 : op == HA_MUL ? v[0] * v[1] : v[0] * v[1] + v[2];
+    if (r == 0) {   /* the sign of an exact zero as IEEE gives it */
+        double z = op == HA_ADD ? (double)v[0] + (double)v[1]
+                 : op == HA_SUB ? (double)v[0] - (double)v[1]
+                 : op == HA_MUL ? (double)v[0] * (double)v[1]
+                                : fma((double)v[0], (double)v[1], (double)v[2]);
+        return signbit(z) && !sat ? 0x8000 : 0;   /* .sat gives +0 */
+    }
+    if (sat)
+        r = r != r ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
+    uint16_t h = half_nearest(r, bf);
+    if (ftz && (h & 0x7c00u) == 0)
+        h &= 0x8000u;
+    return h;
+}
+
+#define HREF(name, op, parts, bf, ftz, sat)                                                \
+    static uint64_t name(uint64_t a, uint64_t b, uint64_t c)                             \
+    {                                                                                    \
+        uint64_t r = 0;                                                                  \
+        for (int p = 0; p < parts; p++)                                                  \
+            r |= (uint64_t)half_ref1(op, (uint16_t)(a >> 16 * p), (uint16_t)(b >> 16 * p), \
+                                     (uint16_t)(c >> 16 * p), bf, ftz, sat) << 16 * p;   \
+        return r;                                                                        \
+    }
+
+HREF(h_add, HA_ADD, 1, false, false, false)
+HREF(h_sub, HA_SUB, 1, false, false, false)
+HREF(h_mul, HA_MUL, 1, false, false, false)
+HREF(h_fma, HA_FMA, 1, false, false, false)
+HREF(h_add_ftz, HA_ADD, 1, false, true, false)
+HREF(h_fma_sat, HA_FMA, 1, false, false, true)
+HREF(h2_add, HA_ADD, 2, false, false, false)
+HREF(h2_fma, HA_FMA, 2, false, false, false)
+HREF(b_add, HA_ADD, 1, true, false, false)
+HREF(b_fma, HA_FMA, 1, true, false, false)
+HREF(b2_mul, HA_MUL, 2, true, false, false)
+
+static uint64_t h_neg(uint64_t a, uint64_t b, uint64_t c)
+{
+    (void)b;
+    (void)c;
+    return (a ^ 0x8000u) & 0xffffu;
+}
+
+static uint64_t h2_abs(uint64_t a, uint64_t b, uint64_t c)
+{
+    (void)b;
+    (void)c;
+    return a & 0x7fff7fffu;
+}
+
+static uint16_t half_minmax(uint16_t a, uint16_t b, bool is_max)
+{
+    float x = f32_of_f16(a), y = f32_of_f16(b);
+    if (isnan(x) && isnan(y))
+        return 0x7fff;
+    if (isnan(x) || isnan(y))
+        return isnan(x) ? b : a;
+    if (x == 0 && y == 0)
+        return is_max ? ((a & 0x8000u) ? b : a) : ((a & 0x8000u) ? a : b);
+    return (is_max ? x > y : x < y) ? a : b;
+}
+
+static uint64_t h_min(uint64_t a, uint64_t b, uint64_t c)
+{
+    (void)c;
+    return half_minmax((uint16_t)a, (uint16_t)b, false);
+}
+
+static uint64_t h2_max(uint64_t a, uint64_t b, uint64_t c)
+{
+    (void)c;
+    return half_minmax((uint16_t)a, (uint16_t)b, true) |
+           (uint64_t)half_minmax((uint16_t)(a >> 16), (uint16_t)(b >> 16), true) << 16;
+}
+
+#define HC(name, body, t, n, ref)                                                          \
+    {name, body, t, t, n > 1 ? t : NULL, n > 2 ? t : NULL, FF, ref, NULL}
+static const op_case half_cases[] = {
+    HC("add.rn.f16", "add.rn.f16 %d, %a, %b;", ".f16", 2, h_add),
+    HC("sub.f16", "sub.f16 %d, %a, %b;", ".f16", 2, h_sub),
+    HC("mul.rn.f16", "mul.rn.f16 %d, %a, %b;", ".f16", 2, h_mul),
+    HC("fma.rn.f16", "fma.rn.f16 %d, %a, %b, %c;", ".f16", 3, h_fma),
+    HC("add.ftz.f16", "add.ftz.f16 %d, %a, %b;", ".f16", 2, h_add_ftz),
+    HC("fma.rn.sat.f16", "fma.rn.sat.f16 %d, %a, %b, %c;", ".f16", 3, h_fma_sat),
+    HC("add.rn.f16x2", "add.rn.f16x2 %d, %a, %b;", ".f16x2", 2, h2_add),
+    HC("fma.rn.f16x2", "fma.rn.f16x2 %d, %a, %b, %c;", ".f16x2", 3, h2_fma),
+    HC("add.rn.bf16", "add.rn.bf16 %d, %a, %b;", ".bf16", 2, b_add),
+    HC("fma.rn.bf16", "fma.rn.bf16 %d, %a, %b, %c;", ".bf16", 3, b_fma),
+    HC("mul.rn.bf16x2", "mul.rn.bf16x2 %d, %a, %b;", ".bf16x2", 2, b2_mul),
+    HC("neg.f16", "neg.f16 %d, %a;", ".f16", 1, h_neg),
+    HC("abs.f16x2", "abs.f16x2 %d, %a;", ".f16x2", 1, h2_abs),
+    HC("min.f16", "min.f16 %d, %a, %b;", ".f16", 2, h_min),
+    HC("max.f16x2", "max.f16x2 %d, %a, %b;", ".f16x2", 2, h2_max),
+};
+
 /* ---- approximate instructions: within the documented bounds ------------------------------------- */
 
 /* got (single precision bits) within max_ulps of exact, or the same special value. */
@@ -549,5 +710,6 @@ int main(int argc, char **argv)
     op_add_tests("/emu/ops/float-compare", cmp_cases, G_N_ELEMENTS(cmp_cases));
     op_add_tests("/emu/ops/cvt-float", cvt_cases, G_N_ELEMENTS(cvt_cases));
     op_add_tests("/emu/ops/approx", approx_cases, G_N_ELEMENTS(approx_cases));
+    op_add_tests("/emu/ops/half", half_cases, G_N_ELEMENTS(half_cases));
     return g_test_run();
 }

@@ -73,3 +73,30 @@ extern "C" __global__ void sregs(unsigned *out)
     out[4 * t + 2] = blockDim.x | blockDim.y << 8 | blockDim.z << 16 | gridDim.x << 24;
     out[4 * t + 3] = lane | gridDim.y << 8 | gridDim.z << 16;
 }
+
+// Generic pointers into local and shared memory, passed to a function that cannot know
+// which space they point to.
+__device__ __noinline__ int sum_array(const int *p, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += p[i];
+    return s;
+}
+
+extern "C" __global__ void generic_pointers(const int *in, int *out)
+{
+    __shared__ int tile[64];
+    extern __shared__ int dyn[];
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int a[8];
+    for (int i = 0; i < 8; i++)
+        a[i] = in[t] + i;
+    tile[threadIdx.x] = in[t] * 3;
+    dyn[threadIdx.x] = in[t] * 5;
+    __syncthreads();
+    const int *from_shared = &tile[threadIdx.x & ~7];
+    const int *from_dyn = &dyn[threadIdx.x & ~3];
+    out[t] = sum_array(a, 8) + sum_array(from_shared, 8) + sum_array(from_dyn, 4) +
+             sum_array(in + (t & ~1), 2);
+}
