@@ -270,12 +270,35 @@ static double apply64(unsigned op, double a, double b, double c, uint16_t flags,
     }
 }
 
+/* rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64: the ISA's gross approximations work on the
+ * upper word of the operand (sign, exponent, 20 mantissa bits) and return a result whose
+ * low 32 bits are zero. Here: the exact value for that upper word, truncated to it.
+ * Subnormals flush to zero, NaN gives 0x7fffffff00000000. */
+static uint64_t gross64(unsigned op, uint64_t a)
+{
+    const uint64_t hi = 0xffffffff00000000ull;
+    double x = f64_of(a & hi);
+    if (fpclassify(x) == FP_SUBNORMAL)
+        x = copysign(0.0, x);
+    double r = op == F_RCP ? 1.0 / x : 1.0 / sqrt(x);
+    if (isnan(r))
+        return 0x7fffffff00000000ull;
+    if (fpclassify(r) == FP_SUBNORMAL)
+        r = copysign(0.0, r);
+    return bits_of_f64(r) & hi;
+}
+
 static int gen_f64(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
     DST;
     SRC(0);
     const uint64_t *s1 = in->n_src > 1 ? EMU_REG(w, in->src[1]) : s0;
     const uint64_t *s2 = in->n_src > 2 ? EMU_REG(w, in->src[2]) : s0;
+    if ((in->op == F_RCP || in->op == F_RSQRT) && (in->flags & EMU_F_FTZ) &&
+        in->rnd == EMU_RND_NONE) {
+        EMU_FOR_LANES(mask, l, d[l] = gross64(in->op, s0[l]));
+        return 0;
+    }
     int old = round_begin(in->rnd);
     EMU_FOR_LANES(mask, l, {
         bool nan;
