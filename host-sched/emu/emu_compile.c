@@ -32,14 +32,8 @@ static int add_linked(emu_cc *cc, const kptx_function *f, unsigned *index)
         *index = (unsigned)found;
         return 0;
     }
-    if (cc->n_fns == cc->cap_fns) {
-        unsigned cap = cc->cap_fns ? cc->cap_fns * 2 : 8;
-        emu_linked_fn *n = realloc(cc->fns, cap * sizeof *n);
-        if (!n)
-            return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
-        cc->fns = n;
-        cc->cap_fns = cap;
-    }
+    if (emu_grow((void **)&cc->fns, &cc->cap_fns, cc->n_fns, sizeof *cc->fns))
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
     memset(&cc->fns[cc->n_fns], 0, sizeof cc->fns[0]);
     cc->fns[cc->n_fns].fn = f;
     *index = cc->n_fns++;
@@ -60,7 +54,7 @@ static int link_from(emu_cc *cc, unsigned i)
         const kptx_function *g = name ? kptx_find_function(cc->mod->ptx, name) : NULL;
         if (!g || !g->has_body)
             continue;   /* decoded into a failing instruction that names it */
-        unsigned j;
+        unsigned j = 0;
         int rc = add_linked(cc, g, &j);
         if (rc)
             return rc;
@@ -202,16 +196,8 @@ static void fail_branch(emu_cc *cc, emu_insn *in, const char *label)
 {
     char note[200];
     snprintf(note, sizeof note, "branch to unknown label %s", label);
-    char *copy = strdup(note);
-    char **notes = copy ? realloc(cc->code->notes, (cc->code->n_notes + 1) * sizeof *notes) : NULL;
-    if (!notes) {
-        free(copy);
+    if (emu_code_note(cc, note, &in->note) != 0)
         in->note = "branch to an unknown label";
-    } else {
-        cc->code->notes = notes;
-        notes[cc->code->n_notes++] = copy;
-        in->note = copy;
-    }
     in->kind = EMU_K_FAIL;
 }
 

@@ -24,21 +24,12 @@ static int dec_ret(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
     return 0;
 }
 
-static int dec_exit(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
+/* exit; trap and brkpt (both end the launch with KEMU_ETRAP) */
+static int dec_stop(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
 {
     (void)cc;
-    (void)ki;
     (void)ml;
-    in->kind = EMU_K_EXIT;
-    return 0;
-}
-
-static int dec_trap(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
-{
-    (void)cc;
-    (void)ki;
-    (void)ml;
-    in->kind = EMU_K_TRAP;
+    in->kind = strcmp(ki->opcode, "exit") == 0 ? EMU_K_EXIT : EMU_K_TRAP;
     return 0;
 }
 
@@ -196,6 +187,13 @@ static int dec_nop(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
     return 0;
 }
 
+/* base + the index of the first of names among the modifiers (consumed), or 0. */
+static uint8_t pick_mode(emu_mods *ml, const char *const *names, unsigned n, unsigned base)
+{
+    int k = emu_mods_pick(ml, names, n);
+    return k < 0 ? 0 : (uint8_t)(base + (unsigned)k);
+}
+
 /* The membermask operand of a .sync form (last operand), or the executing lanes. */
 static int membermask(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in,
                       unsigned *n_ops)
@@ -234,9 +232,7 @@ static int dec_shfl(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in
     int rc = membermask(cc, ki, ml, in, &n);
     if (rc)
         return rc;
-    for (unsigned i = 0; i < 4 && !in->op; i++)
-        if (emu_mods_take(ml, modes[i]))
-            in->op = (uint8_t)(EMU_WS_UP + i);
+    in->op = pick_mode(ml, modes, 4, EMU_WS_UP);
     if (!in->op || !emu_mods_take(ml, ".b32") || n != 4)
         return emu_unsupported(cc, "this form of shfl");
     if ((rc = dst_maybe_pair(cc, &ki->ops[0], in, false)) != 0)
@@ -257,9 +253,7 @@ static int dec_vote(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in
     int rc = membermask(cc, ki, ml, in, &n);
     if (rc)
         return rc;
-    for (unsigned i = 0; i < 4 && !in->op; i++)
-        if (emu_mods_take(ml, modes[i]))
-            in->op = (uint8_t)(EMU_WS_ALL + i);
+    in->op = pick_mode(ml, modes, 4, EMU_WS_ALL);
     bool ballot = in->op == EMU_WS_BALLOT;
     if (!in->op || !emu_mods_take(ml, ballot ? ".b32" : ".pred") || n != 2)
         return emu_unsupported(cc, "this form of vote");
@@ -302,9 +296,7 @@ static int dec_redux(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *i
     int rc = membermask(cc, ki, ml, in, &n);
     if (rc)
         return rc;
-    for (unsigned i = 0; i < 6 && !in->op; i++)
-        if (emu_mods_take(ml, ops[i]))
-            in->op = (uint8_t)(EMU_WS_RED_ADD + i);
+    in->op = pick_mode(ml, ops, 6, EMU_WS_RED_ADD);
     in->type = (uint8_t)emu_mods_type(ml);
     bool arith = in->op >= EMU_WS_RED_ADD && in->op <= EMU_WS_RED_MAX;
     bool ok = arith ? (in->type == EMU_T_U32 || in->type == EMU_T_S32) : in->type == EMU_T_B32;
@@ -346,8 +338,8 @@ emu_decoder emu_decoder_ctrl(const char *opcode)
         const char *name;
         emu_decoder dec;
     } table[] = {
-        {"bra", dec_bra}, {"call", dec_call}, {"ret", dec_ret}, {"exit", dec_exit},
-        {"trap", dec_trap}, {"brkpt", dec_trap}, {"bar", dec_bar}, {"barrier", dec_bar},
+        {"bra", dec_bra}, {"call", dec_call}, {"ret", dec_ret}, {"exit", dec_stop},
+        {"trap", dec_stop}, {"brkpt", dec_stop}, {"bar", dec_bar}, {"barrier", dec_bar},
         {"membar", dec_fence}, {"fence", dec_fence}, {"shfl", dec_shfl}, {"vote", dec_vote},
         {"match", dec_match}, {"redux", dec_redux}, {"activemask", dec_activemask},
         {"elect", dec_elect}, {"nanosleep", dec_nop}, {"pmevent", dec_nop},

@@ -493,6 +493,10 @@ enum { EMU_WS_UP = 1, EMU_WS_DOWN, EMU_WS_BFLY, EMU_WS_IDX,
        EMU_WS_RED_ADD, EMU_WS_RED_MIN, EMU_WS_RED_MAX, EMU_WS_RED_AND, EMU_WS_RED_OR,
        EMU_WS_RED_XOR };
 
+/* Makes room for item n in a growing array of elem-byte items (doubling its capacity);
+ * 0 or KEMU_ENOMEM. */
+int emu_grow(void **items, uint32_t *cap, uint32_t n, size_t elem);
+
 /* Error helpers. */
 int emu_error_set(kemu_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

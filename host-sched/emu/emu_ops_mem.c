@@ -2,7 +2,7 @@
  * alignment checks (emu_access.c). A narrow load is sign- or zero-extended by its type; a
  * store writes the low bytes of the register. Source 0 is the address register (a zero
  * constant for absolute addresses), imm the offset. */
-#include "emu_internal.h"
+#include "emu_ops.h"
 
 #include <string.h>
 
@@ -51,7 +51,7 @@ static int st_any(emu_warp *w, const emu_insn *in, uint32_t mask)
 }
 
 /* Scalar global loads and stores of 4 and 8 bytes, the bulk of memory traffic. */
-#define LD_GLOBAL(name, UT, T)                                                             \
+#define LD_GLOBAL(name, UT, T)                                                           \
     static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
     {                                                                                    \
         const uint64_t *base = EMU_REG(w, in->src[0]);                                   \
@@ -71,7 +71,7 @@ LD_GLOBAL(ld_global_u32, uint32_t, uint32_t)
 LD_GLOBAL(ld_global_s32, uint32_t, int32_t)
 LD_GLOBAL(ld_global_64, uint64_t, uint64_t)
 
-#define ST_GLOBAL(name, UT)                                                                \
+#define ST_GLOBAL(name, UT)                                                              \
     static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
     {                                                                                    \
         const uint64_t *base = EMU_REG(w, in->src[0]), *s = EMU_REG(w, in->src[1]);      \

@@ -9,14 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SKIP_WITHOUT_KERNELS()                                                             \
-    do {                                                                                 \
-        if (!emu_kernels_dir()) {                                                        \
-            g_test_skip("KERNELET_EMU_KERNELS_DIR is not set (no CUDA toolchain)");      \
-            return;                                                                      \
-        }                                                                                \
-    } while (0)
-
 static const unsigned ONE[3] = {1, 1, 1};
 
 static void assert_message(const kemu_error *err, const char *const *parts)

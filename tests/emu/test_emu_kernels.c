@@ -9,22 +9,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#define SKIP_WITHOUT_KERNELS()                                                             \
-    do {                                                                                 \
-        if (!emu_kernels_dir()) {                                                        \
-            g_test_skip("KERNELET_EMU_KERNELS_DIR is not set (no CUDA toolchain)");      \
-            return;                                                                      \
-        }                                                                                \
-    } while (0)
-
-static void random_ints(int *v, size_t n, int lo, int hi, guint32 seed)
-{
-    GRand *r = g_rand_new_with_seed(seed);
-    for (size_t i = 0; i < n; i++)
-        v[i] = g_rand_int_range(r, lo, hi);
-    g_rand_free(r);
-}
-
 /* ---- warp level ----------------------------------------------------------------------------- */
 
 static void test_shfl(void)
@@ -34,7 +18,7 @@ static void test_shfl(void)
     emu_fixture f;
     emu_fixture_open(&f, "warp", 2);
     int in[N], out[4 * N];
-    random_ints(in, N, -1000000, 1000000, 1);
+    emu_random_ints(in, N, -1000000, 1000000, 1);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     emu_arg args[] = {ARG64(din), ARG64(dout)};
     emu_launch_ok(emu_fixture_fn(&f, "shfl_ops"), (unsigned[3]){4, 1, 1}, (unsigned[3]){64, 1, 1},
@@ -58,7 +42,7 @@ static void test_vote(void)
     emu_fixture_open(&f, "warp", 1);
     int in[N];
     unsigned out[5 * N];
-    random_ints(in, N, -50, 50, 2);
+    emu_random_ints(in, N, -50, 50, 2);
     for (int i = 64; i < 96; i++)   /* one warp where every predicate holds */
         in[i] = 2 * i + 1;
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
@@ -94,7 +78,7 @@ static void test_reduce_match(void)
     emu_fixture f;
     emu_fixture_open(&f, "warp", 2);
     int in[N], out[3 * N / 32];
-    random_ints(in, N, -100000, 100000, 3);
+    emu_random_ints(in, N, -100000, 100000, 3);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     emu_arg args[] = {ARG64(din), ARG64(dout)};
     emu_launch_ok(emu_fixture_fn(&f, "reduce_ops"), (unsigned[3]){2, 1, 1}, (unsigned[3]){96, 1, 1},
@@ -124,7 +108,7 @@ static void test_block_reverse_and_sum(void)
     emu_fixture f;
     emu_fixture_open(&f, "block", 2);
     int in[N], rev[N], sums[G];
-    random_ints(in, N, -1000, 1000, 4);
+    emu_random_ints(in, N, -1000, 1000, 4);
     kemu_devptr din = emu_buf(&f, in, sizeof in), drev = emu_buf(&f, NULL, sizeof rev);
     kemu_devptr dsum = emu_buf(&f, NULL, sizeof sums);
     emu_arg a1[] = {ARG64(din), ARG64(drev)}, a2[] = {ARG64(din), ARG64(dsum)};
@@ -152,7 +136,7 @@ static void test_block_votes_and_early_exit(void)
     emu_fixture f;
     emu_fixture_open(&f, "block", 1);
     int in[N], votes[3 * G], out[N];
-    random_ints(in, N, -10, 30, 5);
+    emu_random_ints(in, N, -10, 30, 5);
     for (int i = 0; i < B; i++)
         in[B + i] = i + 1;         /* block 1: all positive */
     in[2 * B + 7] = 2000000;       /* block 2: one huge value */
@@ -190,7 +174,7 @@ static void test_atomics(void)
     emu_fixture f;
     emu_fixture_open(&f, "atomics", 3);
     int in[N], olds[N];
-    random_ints(in, N, -100000, 100000, 6);
+    emu_random_ints(in, N, -100000, 100000, 6);
     int c[11] = {0, INT32_MIN, INT32_MAX, 0, -1, 0, 0, 0, 0, 0, INT32_MIN};
     float fsum = 0;
     unsigned long long u64 = 0;
@@ -255,7 +239,7 @@ static void test_shared_histogram(void)
     emu_fixture f;
     emu_fixture_open(&f, "atomics", 2);
     int in[N], hist[16] = {0}, want[16] = {0};
-    random_ints(in, N, 0, 1 << 20, 7);
+    emu_random_ints(in, N, 0, 1 << 20, 7);
     for (int i = 0; i < N; i++)
         want[in[i] & 15]++;
     kemu_devptr din = emu_buf(&f, in, sizeof in), dh = emu_buf(&f, NULL, sizeof hist);
@@ -310,7 +294,7 @@ static void test_calls(void)
     emu_fixture_open(&f, "misc", 2);
     int in[N];
     long long out[N];
-    random_ints(in, N, -1000000, 1000000, 8);
+    emu_random_ints(in, N, -1000000, 1000000, 8);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     emu_arg args[] = {ARG64(din), ARG64(dout)};
     emu_launch_ok(emu_fixture_fn(&f, "calls"), (unsigned[3]){5, 1, 1}, (unsigned[3]){32, 1, 1},
@@ -334,7 +318,7 @@ static void test_local_and_divergent_loops(void)
     emu_fixture_open(&f, "misc", 2);
     int in[N], out[N];
     unsigned steps[N];
-    random_ints(in, N, 1, 100000, 9);
+    emu_random_ints(in, N, 1, 100000, 9);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     kemu_devptr dsteps = emu_buf(&f, NULL, sizeof steps);
     emu_arg a1[] = {ARG64(din), ARG64(dout)}, a2[] = {ARG64(din), ARG64(dsteps)};
@@ -379,7 +363,7 @@ static void test_module_vars(void)
                     KEMU_ENOTFOUND);
     int in[N];
     float out[N];
-    random_ints(in, N, 0, 1000, 10);
+    emu_random_ints(in, N, 0, 1000, 10);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     emu_arg args[] = {ARG64(din), ARG64(dout)};
     emu_launch_ok(emu_fixture_fn(&f, "module_vars"), (unsigned[3]){2, 1, 1},
@@ -427,7 +411,7 @@ static void test_generic_pointers(void)
     emu_fixture f;
     emu_fixture_open(&f, "misc", 2);
     int in[N], out[N];
-    random_ints(in, N, -100000, 100000, 11);
+    emu_random_ints(in, N, -100000, 100000, 11);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     emu_arg args[] = {ARG64(din), ARG64(dout)};
     emu_launch_ok(emu_fixture_fn(&f, "generic_pointers"), (unsigned[3]){G, 1, 1},
