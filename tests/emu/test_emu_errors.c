@@ -324,6 +324,15 @@ static void test_bad_configurations(void)
     kemu_function *none;
     g_assert_cmpint(kemu_module_get_function(mod, "nope", &none, &err), ==, KEMU_ENOTFOUND);
     kemu_device_destroy(dev);
+
+    /* 300000 registers: fine for one warp, too much emulator state for 1024 threads */
+    fn = load_text(&dev, &mod,
+        ".visible .entry k()\n{\n\t.reg .b32 %r<300000>;\n\tmov.u32 %r299999, 1;\n\tret;\n}\n");
+    g_assert_cmpint(emu_launch_args(fn, ONE, (unsigned[3]){32, 1, 1}, 0, NULL, 0, 0, &err), ==, 0);
+    g_assert_cmpint(emu_launch_args(fn, ONE, (unsigned[3]){1024, 1, 1}, 0, NULL, 0, 0, &err), ==,
+                    KEMU_ERESOURCES);
+    assert_message(&err, (const char *[]){"emulator state", NULL});
+    kemu_device_destroy(dev);
 }
 
 /* ---- malformed PTX ------------------------------------------------------------------------------- */
