@@ -117,14 +117,8 @@ static int parse_init_elems(kptx_parser *ps, unsigned depth);
 
 static int push_op(kptx_parser *ps, const kptx_operand *o)
 {
-    if (ps->n_ops == ps->cap_ops) {
-        size_t cap = ps->cap_ops ? ps->cap_ops * 2 : 64;
-        kptx_operand *n = realloc(ps->ops, cap * sizeof *n);
-        if (!n)
-            return kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
-        ps->ops = n;
-        ps->cap_ops = cap;
-    }
+    if (!kptx_grow_array(&ps->ops, &ps->cap_ops, ps->n_ops, sizeof *ps->ops, 64))
+        return kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
     ps->ops[ps->n_ops++] = *o;
     return 0;
 }
@@ -134,22 +128,15 @@ int kptx_push_operand(kptx_parser *ps, const kptx_operand *o)
     return push_op(ps, o);
 }
 
-/* "+ N" or "- N" after a symbol, added to *off. */
-static int parse_offset(kptx_parser *ps, int64_t *off)
+int kptx_pop_operands(kptx_parser *ps, size_t base, kptx_operand **out, unsigned *n)
 {
-    while (kptx_tok_punct(kptx_lex_peek(&ps->lx, 0), '+') ||
-           kptx_tok_punct(kptx_lex_peek(&ps->lx, 0), '-')) {
-        kptx_token sign = kptx_lex_next(&ps->lx);
-        bool neg = sign.punct == '-';
-        if (kptx_tok_punct(kptx_lex_peek(&ps->lx, 0), '-')) {
-            kptx_lex_next(&ps->lx);
-            neg = !neg;
-        }
-        kptx_token n = kptx_lex_next(&ps->lx);
-        if (n.kind != TK_INT)
-            return kptx_parse_fail(ps, &n, KPTX_ESYNTAX, "expected a number after '%c'",
-                                   sign.punct);
-        *off = (int64_t)((uint64_t)*off + (neg ? -(uint64_t)n.ival : (uint64_t)n.ival));
+    *n = (unsigned)(ps->n_ops - base);
+    *out = NULL;
+    if (*n) {
+        *out = kptx_arena_memdup(ps->a, ps->ops + base, *n * sizeof **out);
+        ps->n_ops = base;
+        if (!*out)
+            return kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -163,7 +150,7 @@ static int parse_init_symbol(kptx_parser *ps, kptx_operand *o)
         w = kptx_lex_next(&ps->lx);
         if (w.kind != TK_WORD)
             return kptx_parse_fail(ps, &w, KPTX_ESYNTAX, "expected a name in generic()");
-        int rc = parse_offset(ps, &o->value);
+        int rc = kptx_parse_offsets(ps, o);
         if (rc || (rc = kptx_expect_punct(ps, ')', "')' after generic(")))
             return rc;
     }
@@ -171,7 +158,7 @@ static int parse_init_symbol(kptx_parser *ps, kptx_operand *o)
     o->name = kptx_arena_strndup(ps->a, w.p, w.len);
     if (!o->name)
         return kptx_parse_fail(ps, &w, KPTX_ENOMEM, "out of memory");
-    return parse_offset(ps, &o->value);
+    return kptx_parse_offsets(ps, o);
 }
 
 static int parse_init_elem(kptx_parser *ps, unsigned depth)
@@ -233,12 +220,7 @@ static int parse_init(kptx_parser *ps, kptx_var *v)
     if (rc)
         return rc;
     v->has_init = true;
-    v->n_init = (unsigned)(ps->n_ops - base);
-    v->init = kptx_arena_memdup(ps->a, ps->ops + base, v->n_init * sizeof *v->init);
-    ps->n_ops = base;
-    if (v->n_init && !v->init)
-        return kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
-    return 0;
+    return kptx_pop_operands(ps, base, &v->init, &v->n_init);
 }
 
 /* name [<N>] {[dim]} [= init] */

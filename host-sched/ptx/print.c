@@ -64,9 +64,9 @@ void kptx_print_operand(kptx_buf *b, const kptx_operand *o)
         } else {
             kptx_buf_puts(b, o->name);
         }
-        if (o->value) {
-            kptx_buf_putc(b, o->value > 0 ? '+' : '-');
-            put_int(b, o->value > 0 ? o->value : (int64_t)(-(uint64_t)o->value));
+        if (o->value || o->has_offset) {
+            kptx_buf_putc(b, o->value >= 0 ? '+' : '-');
+            put_int(b, o->value >= 0 ? o->value : (int64_t)(-(uint64_t)o->value));
         }
         break;
     case KPTX_OPND_ADDRESS:
@@ -75,7 +75,7 @@ void kptx_print_operand(kptx_buf *b, const kptx_operand *o)
             if (i)
                 kptx_buf_put(b, ", ", 2);
             kptx_print_operand(b, &o->elems[i]);
-            if (i == 0 && o->value) {
+            if (i == 0 && (o->value || o->has_offset)) {
                 kptx_buf_putc(b, '+');
                 put_int(b, o->value);
             }
@@ -263,8 +263,13 @@ static void put_function(kptx_buf *b, const kptx_function *fn)
     }
     kptx_buf_puts(b, fn->is_entry ? ".entry " : ".func ");
     if (fn->rets) {
-        put_params(b, fn->rets, fn->n_rets);
-        kptx_buf_putc(b, ' ');
+        kptx_buf_putc(b, '(');
+        for (unsigned i = 0; i < fn->n_rets; i++) {
+            if (i)
+                kptx_buf_put(b, ", ", 2);
+            kptx_print_var(b, &fn->rets[i]);
+        }
+        kptx_buf_put(b, ") ", 2);
     }
     kptx_buf_puts(b, fn->name);
     put_params(b, fn->params, fn->n_params);

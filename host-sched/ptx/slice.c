@@ -1,12 +1,15 @@
 /* The slicer: index rectification. For every sliceable entry E it adds E__kslice, which
  * takes E's parameters plus (first linear block id, grid x, y, z) and is launched as a 1-D
- * grid of `count` blocks. Before each instruction that reads %ctaid.* or %nctaid.*, the
- * original grid's value is computed into a short-lived temporary that replaces the read:
- *   L = %ctaid.x + first;  ctaid = (L % nx, L / nx % ny, L / (nx * ny));  nctaid = (nx, ny, nz)
- * Device functions that read them are cloned (f__kslice); the sliced entry stores the
- * rectified values in a per-block .shared array at its start (every thread stores the same
- * values, so each thread's own later loads see them without a barrier) and the clones load
- * from there. */
+ * grid of `count` blocks. At its start every thread computes the original grid's block
+ * coordinates of its block, with two divisions, and stores them in a per-block .shared
+ * array (all threads store the same values, so each thread's own later loads see them
+ * without a barrier):
+ *   L = %ctaid.x + first;  q = L / nx;  (x, y, z) = (L - q * nx, q % ny, q / ny)
+ * Each read of %ctaid.* then becomes a load from that array and each read of %nctaid.* a
+ * load of the parameter, into a fresh temporary just before the instruction that reads
+ * it: the live ranges stay short and no division sits in the kernel's hot path. Device
+ * functions that read them are cloned (f__kslice) and load all six values from the
+ * array; calls in sliced code go to the clones. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,8 @@
 
 /* Temporaries: two scratch registers and one per distinct value an instruction reads. */
 #define N_TEMPS (2 + KPTX_GRID_VALUES)
+/* Most statements the prologue emits (all six values): 3 + 5 + 3 + 3 + 3 + 1 + 6 + 1. */
+#define PROLOGUE_MAX 32
 
 typedef struct stmt_vec {
     kptx_stmt *v;
@@ -28,7 +33,9 @@ typedef struct slicer {
     char prefix[32];
     const char *temps[N_TEMPS];     /* "%__kslice_t0" ... */
     const char *param_names[4];     /* first, nx, ny, nz */
-    const char *grid_var;           /* the .shared copy for cloned functions */
+    const char *grid_var;           /* the .shared copy of the rectified values */
+    const char *pred;               /* predicate register of the prologue's branch */
+    const char *done_label;         /* label after the prologue */
     bool *clone;                    /* per function: gets a clone */
     bool *sliced;                   /* per function (entries): gets a sliced variant */
     unsigned *entry_grid;           /* per sliced entry: values its clones load */
@@ -55,21 +62,25 @@ static const char *sl_name(slicer *sl, const char *a, const char *b)
     return s;
 }
 
-static kptx_stmt *push(slicer *sl, stmt_vec *sv)
+/* The next statement of a body being built in an arena array sized beforehand (not
+ * cleared: copies overwrite it whole, new statements are cleared here). */
+static kptx_stmt *push_copy(slicer *sl, stmt_vec *sv, const kptx_stmt *from)
 {
     if (sv->n == sv->cap) {
-        size_t cap = sv->cap ? sv->cap * 2 : 256;
-        kptx_stmt *n = realloc(sv->v, cap * sizeof *n);
-        if (!n) {
-            sl->oom = true;
-            return NULL;
-        }
-        sv->v = n;
-        sv->cap = cap;
+        sl->oom = true;     /* the size computed beforehand was wrong: fail, never overrun */
+        return NULL;
     }
     kptx_stmt *s = &sv->v[sv->n++];
-    memset(s, 0, sizeof *s);
+    if (from)
+        *s = *from;
+    else
+        memset(s, 0, sizeof *s);
     return s;
+}
+
+static kptx_stmt *push(slicer *sl, stmt_vec *sv)
+{
+    return push_copy(sl, sv, NULL);
 }
 
 /* ---- building instructions ---- */
@@ -88,62 +99,107 @@ static kptx_operand addr_op(slicer *sl, const char *symbol, int64_t offset)
                           .elems = base};
 }
 
-/* opcode with up to two modifiers and up to three operands. */
-static void emit(slicer *sl, stmt_vec *sv, const char *opcode, const char *m1, const char *m2,
-                 unsigned n_ops, kptx_operand a, kptx_operand b, kptx_operand c)
+/* opcode, its modifiers written together (".lo.u32"), and up to three operands. */
+static void emit(slicer *sl, stmt_vec *sv, const char *opcode, const char *mods, unsigned n_ops,
+                 kptx_operand a, kptx_operand b, kptx_operand c)
 {
     kptx_stmt *s = push(sl, sv);
-    const char **mods = sl_alloc(sl, 2 * sizeof *mods);
+    const char **m = sl_alloc(sl, 4 * sizeof *m);
     kptx_operand *ops = sl_alloc(sl, 3 * sizeof *ops);
-    if (!s || !mods || !ops)
+    if (!s || !m || !ops)
         return;
+    unsigned n_mods = 0;
+    for (const char *p = mods; *p && n_mods < 4;) {
+        size_t len = strcspn(p + 1, ".") + 1;
+        char *mod = sl_alloc(sl, len + 1);
+        if (!mod)
+            return;
+        memcpy(mod, p, len);
+        m[n_mods++] = mod;
+        p += len;
+    }
     s->kind = KPTX_STMT_INSTR;
-    mods[0] = m1;
-    mods[1] = m2;
     ops[0] = a;
     ops[1] = b;
     ops[2] = c;
-    s->u.instr = (kptx_instr){.opcode = opcode, .n_mods = m2 ? 2 : 1, .mods = mods,
-                              .n_ops = n_ops, .ops = ops};
+    s->u.instr = (kptx_instr){.opcode = opcode, .n_mods = n_mods, .mods = m, .n_ops = n_ops,
+                              .ops = ops};
 }
 
 static void ld_param(slicer *sl, stmt_vec *sv, const char *dst, unsigned which)
 {
-    emit(sl, sv, "ld", ".param", ".u32", 2, reg_op(dst), addr_op(sl, sl->param_names[which], 0),
+    emit(sl, sv, "ld", ".param.u32", 2, reg_op(dst), addr_op(sl, sl->param_names[which], 0),
          (kptx_operand){0});
 }
 
-/* The original grid's value g (KPTX_GRID_*) into register out, from the slice parameters. */
-static void emit_value(slicer *sl, stmt_vec *sv, int g, const char *out)
-{
-    const char *s0 = sl->temps[0], *s1 = sl->temps[1];
-    if (g >= 3) {
-        ld_param(sl, sv, out, (unsigned)(g - 3) + 1);
-        return;
-    }
-    kptx_operand none = {0};
-    emit(sl, sv, "mov", ".u32", NULL, 2, reg_op(s0),
-         (kptx_operand){.kind = KPTX_OPND_SREG, .name = "%ctaid.x"}, none);
-    ld_param(sl, sv, s1, 0);
-    emit(sl, sv, "add", ".u32", NULL, 3, reg_op(s0), reg_op(s0), reg_op(s1));   /* L */
-    ld_param(sl, sv, s1, 1);                                                     /* nx */
-    if (g == 0) {
-        emit(sl, sv, "rem", ".u32", NULL, 3, reg_op(out), reg_op(s0), reg_op(s1));
-    } else if (g == 1) {
-        emit(sl, sv, "div", ".u32", NULL, 3, reg_op(s0), reg_op(s0), reg_op(s1));
-        ld_param(sl, sv, s1, 2);
-        emit(sl, sv, "rem", ".u32", NULL, 3, reg_op(out), reg_op(s0), reg_op(s1));
-    } else {
-        ld_param(sl, sv, out, 2);
-        emit(sl, sv, "mul", ".lo", ".u32", 3, reg_op(s1), reg_op(s1), reg_op(out));
-        emit(sl, sv, "div", ".u32", NULL, 3, reg_op(out), reg_op(s0), reg_op(s1));
-    }
-}
-
+/* A volatile load: ptxas would otherwise forward the prologue's store to it and keep the
+ * value in a register from the prologue on. */
 static void load_shared_value(slicer *sl, stmt_vec *sv, int g, const char *out)
 {
-    emit(sl, sv, "ld", ".shared", ".u32", 2, reg_op(out), addr_op(sl, sl->grid_var, 4 * g),
+    emit(sl, sv, "ld", ".volatile.shared.u32", 2, reg_op(out), addr_op(sl, sl->grid_var, 4 * g),
          (kptx_operand){0});
+}
+
+static void store_shared_value(slicer *sl, stmt_vec *sv, int g, const char *value)
+{
+    emit(sl, sv, "st", ".shared.u32", 2, addr_op(sl, sl->grid_var, 4 * g), reg_op(value),
+         (kptx_operand){0});
+}
+
+/* The prologue of a sliced entry: the original grid's block coordinates, computed once per
+ * thread with two divisions, stored to the .shared copy (only the values in `grid`):
+ *   L = %ctaid.x + first;  q = L / nx;  x = L - q * nx;  r = q / ny;  y = q - r * ny;  z = r
+ * It sits in a basic block of its own (skipped when nx is 0, which no launch passes): ptxas
+ * then does not interleave the kernel's first instructions with the divisions, which would
+ * raise the kernel's register count. */
+static void prologue(slicer *sl, stmt_vec *sv, unsigned grid)
+{
+    const char *l = sl->temps[0], *n = sl->temps[1], *q = sl->temps[2], *t = sl->temps[3],
+               *r = sl->temps[4];
+    kptx_operand none = {0};
+    if (!grid)
+        return;
+    ld_param(sl, sv, n, 1);
+    emit(sl, sv, "setp", ".eq.u32", 3, reg_op(sl->pred), reg_op(n),
+         (kptx_operand){.kind = KPTX_OPND_INT});
+    emit(sl, sv, "bra", ".uni", 1,
+         (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = sl->done_label}, none, none);
+    if (sv->n && !sl->oom)
+        sv->v[sv->n - 1].u.instr.guard = sl->pred;
+    if (grid & (KPTX_GRID_CTAID(0) | KPTX_GRID_CTAID(1) | KPTX_GRID_CTAID(2))) {
+        emit(sl, sv, "mov", ".u32", 2, reg_op(l),
+             (kptx_operand){.kind = KPTX_OPND_SREG, .name = "%ctaid.x"}, none);
+        ld_param(sl, sv, t, 0);
+        emit(sl, sv, "add", ".u32", 3, reg_op(l), reg_op(l), reg_op(t));
+        emit(sl, sv, "div", ".u32", 3, reg_op(q), reg_op(l), reg_op(n));
+    }
+    if (grid & KPTX_GRID_CTAID(0)) {
+        emit(sl, sv, "mul", ".lo.u32", 3, reg_op(t), reg_op(q), reg_op(n));
+        emit(sl, sv, "sub", ".u32", 3, reg_op(t), reg_op(l), reg_op(t));
+        store_shared_value(sl, sv, 0, t);
+    }
+    if (grid & (KPTX_GRID_CTAID(1) | KPTX_GRID_CTAID(2))) {
+        ld_param(sl, sv, n, 2);
+        emit(sl, sv, "div", ".u32", 3, reg_op(r), reg_op(q), reg_op(n));
+    }
+    if (grid & KPTX_GRID_CTAID(1)) {
+        emit(sl, sv, "mul", ".lo.u32", 3, reg_op(t), reg_op(r), reg_op(n));
+        emit(sl, sv, "sub", ".u32", 3, reg_op(t), reg_op(q), reg_op(t));
+        store_shared_value(sl, sv, 1, t);
+    }
+    if (grid & KPTX_GRID_CTAID(2))
+        store_shared_value(sl, sv, 2, r);
+    for (int c = 0; c < 3; c++) {
+        if (!(grid & KPTX_GRID_NCTAID(c)))
+            continue;
+        ld_param(sl, sv, t, 1 + (unsigned)c);
+        store_shared_value(sl, sv, 3 + c, t);
+    }
+    kptx_stmt *label = push(sl, sv);
+    if (label) {
+        label->kind = KPTX_STMT_LABEL;
+        label->u.label = sl->done_label;
+    }
 }
 
 /* ---- rewriting one function ---- */
@@ -201,24 +257,21 @@ static void rewrite_instr(slicer *sl, stmt_vec *sv, const kptx_stmt *s, bool in_
         collect_grid(&in->ops[i], &grid);
     bool retarget = calls_clone(sl, in);
     if (!grid && !retarget) {
-        kptx_stmt *c = push(sl, sv);
-        if (c)
-            *c = *s;
+        push_copy(sl, sv, s);
         return;
     }
     for (int g = 0; g < KPTX_GRID_VALUES; g++) {
         if (!(grid & (1u << g)))
             continue;
-        if (in_clone)
+        if (in_clone || g < 3)
             load_shared_value(sl, sv, g, sl->temps[2 + g]);
         else
-            emit_value(sl, sv, g, sl->temps[2 + g]);
+            ld_param(sl, sv, sl->temps[2 + g], 1 + (unsigned)(g - 3));
     }
-    kptx_stmt *c = push(sl, sv);
+    kptx_stmt *c = push_copy(sl, sv, s);
     kptx_operand *ops = sl_alloc(sl, in->n_ops * sizeof *ops);
     if (!c || !ops)
         return;
-    *c = *s;
     c->line = 0;
     bool target_seen = false;
     for (unsigned i = 0; i < in->n_ops; i++) {
@@ -231,25 +284,15 @@ static void rewrite_instr(slicer *sl, stmt_vec *sv, const kptx_stmt *s, bool in_
 
 static void temps_decl(slicer *sl, stmt_vec *sv)
 {
-    kptx_stmt *s = push(sl, sv);
-    if (!s)
+    kptx_stmt *s = push(sl, sv), *p = push(sl, sv);
+    if (!s || !p)
         return;
     s->kind = KPTX_STMT_VAR;
     s->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = ".b32",
                           .name = sl_name(sl, "%", sl_name(sl, sl->prefix, "_t")),
                           .reg_range = N_TEMPS};
-}
-
-/* Sliced entry: the rectified values its clones need, stored once per thread. */
-static void prologue(slicer *sl, stmt_vec *sv, unsigned grid)
-{
-    for (int g = 0; g < KPTX_GRID_VALUES; g++) {
-        if (!(grid & (1u << g)))
-            continue;
-        emit_value(sl, sv, g, sl->temps[2]);
-        emit(sl, sv, "st", ".shared", ".u32", 2, addr_op(sl, sl->grid_var, 4 * g),
-             reg_op(sl->temps[2]), (kptx_operand){0});
-    }
+    p->kind = KPTX_STMT_VAR;
+    p->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = ".pred", .name = sl->pred};
 }
 
 static bool opens_code(const kptx_stmt *s)
@@ -257,10 +300,32 @@ static bool opens_code(const kptx_stmt *s)
     return s->kind != KPTX_STMT_VAR && s->kind != KPTX_STMT_DIRECTIVE;
 }
 
+/* Statements the rewritten body can have at most: the original ones, two declarations, the
+ * prologue, and one load before an instruction per grid value it reads. */
+static size_t body_bound(const kptx_function *fn)
+{
+    size_t n = fn->n_stmts + 2 + PROLOGUE_MAX;
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        if (fn->stmts[i].kind != KPTX_STMT_INSTR)
+            continue;
+        unsigned grid = 0;
+        for (unsigned k = 0; k < fn->stmts[i].u.instr.n_ops; k++)
+            collect_grid(&fn->stmts[i].u.instr.ops[k], &grid);
+        n += (size_t)__builtin_popcount(grid);
+    }
+    return n;
+}
+
 static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn, bool in_clone,
                          unsigned prologue_grid)
 {
     stmt_vec sv = {0};
+    sv.cap = body_bound(fn);
+    sv.v = kptx_arena_alloc_raw(sl->a, sv.cap * sizeof *sv.v);
+    if (!sv.v) {
+        sl->oom = true;
+        return;
+    }
     temps_decl(sl, &sv);
     bool started = false;
     for (unsigned i = 0; i < fn->n_stmts; i++) {
@@ -272,18 +337,13 @@ static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn
         if (s->kind == KPTX_STMT_INSTR) {
             rewrite_instr(sl, &sv, s, in_clone);
         } else {
-            kptx_stmt *c = push(sl, &sv);
-            if (c)
-                *c = *s;
+            push_copy(sl, &sv, s);
         }
     }
     if (!started)
         prologue(sl, &sv, prologue_grid);
     out->n_stmts = (unsigned)sv.n;
-    out->stmts = kptx_arena_memdup(sl->a, sv.v, sv.n * sizeof *sv.v);
-    if (sv.n && !out->stmts)
-        sl->oom = true;
-    free(sv.v);
+    out->stmts = sv.v;
 }
 
 /* ---- new functions ---- */
@@ -307,7 +367,8 @@ static void make_sliced_entry(slicer *sl, kptx_function *out, const kptx_functio
     out->params = sl_alloc(sl, out->n_params * sizeof *out->params);
     if (!out->params)
         return;
-    memcpy(out->params, fn->params, fn->n_params * sizeof *fn->params);
+    if (fn->n_params)
+        memcpy(out->params, fn->params, fn->n_params * sizeof *fn->params);
     uint32_t off = (fn->param_bytes + 3) & ~3u;
     for (unsigned i = 0; i < KPTX_SLICE_EXTRA_PARAMS; i++) {
         out->params[fn->n_params + i] = (kptx_var){.space = KPTX_SPACE_PARAM, .type = ".u32",
@@ -355,6 +416,8 @@ static int plan(slicer *sl, unsigned *n_sliced)
             continue;
         sl->sliced[i] = true;
         (*n_sliced)++;
+        sl->entry_grid[i] = an->facts[i].grid &
+                            (KPTX_GRID_CTAID(0) | KPTX_GRID_CTAID(1) | KPTX_GRID_CTAID(2));
         for (unsigned k = 0; k < an->n_fns; k++) {
             if (!reach[k] || k == i || !an->facts[k].grid_reach)
                 continue;
@@ -431,6 +494,8 @@ static int setup_names(slicer *sl)
     for (unsigned i = 0; i < 4; i++)
         sl->param_names[i] = sl_name(sl, sl->prefix, extra[i]);
     sl->grid_var = sl_name(sl, sl->prefix, "_grid");
+    sl->pred = sl_name(sl, "%", sl_name(sl, sl->prefix, "_p"));
+    sl->done_label = sl_name(sl, sl->prefix, "_done");
     const char *treg = sl_name(sl, "%", sl_name(sl, sl->prefix, "_t"));
     for (unsigned i = 0; i < N_TEMPS && treg; i++) {
         char num[8];

@@ -99,7 +99,7 @@ static void judge_reachable(const kptx_analysis *an, unsigned root, const bool *
         *sregs |= f->sregs;
         indirect |= f->indirect_calls;
         if (!why[0] && f->why_not[0]) {
-            if (i == root)
+            if (i == root || !f->fn->has_body)
                 snprintf(why, len, "%s", f->why_not);
             else
                 snprintf(why, len, "%s (in %s)", f->why_not, f->fn->name);
