@@ -63,7 +63,9 @@ typedef struct emu_linked_fn {
     uint32_t *param_off;      /* .func parameters: call-frame offsets */
     uint32_t *ret_off;
     unsigned depth;           /* longest call chain below (for max_depth) */
-    bool visiting, done;      /* recursion check */
+    bool visiting, done;      /* depth-first walk */
+    bool recursive;           /* on a cycle of the call graph */
+    emu_frame frame;          /* what an invocation owns (emu_internal.h) */
 } emu_linked_fn;
 
 typedef struct emu_fixup {
@@ -92,6 +94,9 @@ typedef struct emu_cc {
 
     emu_linked_fn *fns;
     uint32_t n_fns, cap_fns;
+    uint32_t *walk;           /* the depth-first walk's path (indices into fns) */
+    uint32_t n_walk, cap_walk;
+    bool indirect;            /* some call goes through a pointer */
     unsigned cur_fn;          /* index of the function being decoded */
 
     emu_fixup *fixups;

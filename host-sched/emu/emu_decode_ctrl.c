@@ -17,10 +17,15 @@ static int dec_ret(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
 {
     (void)ki;
     emu_mods_take(ml, ".uni");
-    bool entry = cc->fns[cc->cur_fn].fn->is_entry;
+    const emu_linked_fn *lf = &cc->fns[cc->cur_fn];
+    bool entry = lf->fn->is_entry;
     in->kind = entry ? EMU_K_EXIT : EMU_K_RET;
     if (entry)
         in->flags |= EMU_F_ENTRY;
+    if (lf->recursive && !entry) {
+        in->flags |= EMU_F_SAVE;
+        in->frame = cc->cur_fn;
+    }
     return 0;
 }
 
@@ -52,6 +57,43 @@ static uint32_t min_bytes(uint64_t a, uint64_t b)
     return (uint32_t)(a < b ? a : b);
 }
 
+/* A call through a pointer: call (rets), %reg, (args){, prototype}. The CALL carries
+ * (parameter index <- caller variable) copies, the instruction after it (caller variable <-
+ * result index) copies; the target's offsets are looked up per lane at run time. */
+static int dec_call_indirect(emu_cc *cc, const kptx_operand *rets, const kptx_operand *target,
+                             const kptx_operand *args, emu_insn *in)
+{
+    uint32_t off = 0;
+    uint64_t bytes = 0;
+    int rc = emu_src(cc, target, EMU_T_U64, &in->src[0]);
+    if (rc)
+        return rc;
+    in->n_src = 1;
+    in->kind = EMU_K_CALL;
+    in->flags |= EMU_F_INDIRECT | EMU_F_SAVE;
+    unsigned n_args = args ? args->n_elems : 0, n_rets = rets ? rets->n_elems : 0;
+    if ((rc = emu_copylist_new(cc, n_args, &in->aux)) != 0)
+        return rc;
+    for (unsigned k = 0; k < n_args; k++)
+        if ((rc = frame_var(cc, &args->elems[k], &off, &bytes)) != 0 ||
+            (rc = emu_copy_add(cc, k, off, (uint32_t)bytes)) != 0)
+            return rc;
+    emu_insn back = *in;
+    back.kind = EMU_K_OP;
+    back.fn = emu_op_misc("call.return");
+    back.n_src = 0;
+    back.src[0] = EMU_NO_SLOT;
+    if ((rc = emu_copylist_new(cc, n_rets, &back.aux)) != 0)
+        return rc;
+    for (unsigned k = 0; k < n_rets; k++)
+        if ((rc = frame_var(cc, &rets->elems[k], &off, &bytes)) != 0 ||
+            (rc = emu_copy_add(cc, off, k, (uint32_t)bytes)) != 0)
+            return rc;
+    if ((rc = emu_emit(cc, in)) != 0 || (rc = emu_emit(cc, &back)) != 0)
+        return rc;
+    return EMU_DEC_EMITTED;
+}
+
 /* call{.uni} (rets), func, (args): CALL copies the arguments into the callee's frame and
  * jumps; the instruction after it copies the return values back. */
 static int dec_call(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
@@ -63,14 +105,22 @@ static int dec_call(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in
     const kptx_operand *rets = NULL, *args = NULL;
     if (i < ki->n_ops && ki->ops[i].kind == KPTX_OPND_LIST)
         rets = &ki->ops[i++];
-    if (i >= ki->n_ops || ki->ops[i].kind != KPTX_OPND_SYMBOL)
-        return emu_unsupported(cc, "indirect call");
-    const char *name = ki->ops[i++].name;
-    int fidx = emu_linked_index(cc, name);
+    if (i >= ki->n_ops)
+        return emu_unsupported(cc, "call without a target");
+    const kptx_operand *target = &ki->ops[i++];
     if (i < ki->n_ops && ki->ops[i].kind == KPTX_OPND_LIST)
         args = &ki->ops[i++];
-    if (i != ki->n_ops)
-        return emu_unsupported(cc, "indirect call");
+    if (target->kind == KPTX_OPND_REG) {
+        if (i < ki->n_ops && ki->ops[i].kind == KPTX_OPND_SYMBOL)
+            i++;   /* the prototype or target list: the run-time target decides */
+        if (i != ki->n_ops)
+            return emu_unsupported(cc, "this form of an indirect call");
+        return dec_call_indirect(cc, rets, target, args, in);
+    }
+    if (target->kind != KPTX_OPND_SYMBOL || i != ki->n_ops)
+        return emu_unsupported(cc, "this form of call");
+    const char *name = target->name;
+    int fidx = emu_linked_index(cc, name);
     if (fidx < 0)
         return emu_unsupported(cc, "call of %s, which has no body here (needs linking)", name);
     const emu_linked_fn *f = &cc->fns[fidx];
@@ -83,6 +133,10 @@ static int dec_call(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in
     int rc;
     in->kind = EMU_K_CALL;
     in->imm = fidx;   /* the callee's pc once all functions are placed */
+    if (f->recursive) {
+        in->flags |= EMU_F_SAVE;
+        in->frame = (uint32_t)fidx;
+    }
     if ((rc = emu_copylist_new(cc, n_args, &in->aux)) != 0)
         return rc;
     for (unsigned k = 0; k < n_args; k++) {

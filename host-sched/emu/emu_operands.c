@@ -361,6 +361,9 @@ int emu_src(emu_cc *cc, const kptx_operand *op, emu_type t, uint32_t *slot)
             *slot = s->slot;
             return op->negated ? negated_pred(cc, *slot, slot) : 0;
         }
+        uint64_t fn = emu_function_handle(cc->mod->ptx, op->name);
+        if (fn)   /* the address of a function: a handle that only indirect calls use */
+            return emu_const_slot(cc, fn, slot);
         emu_sym var;
         if ((rc = find_var(cc, op->name, &var)) != 0)
             return rc;

@@ -126,16 +126,31 @@ static int zero(emu_warp *w, const emu_insn *in, uint32_t mask)
     return 0;
 }
 
-/* After a call: copies the callee's return values into the caller's variables. */
+/* After a call: copies the callee's return values into the caller's variables (from the
+ * return buffer when the callee is recursive: its frame was restored already). */
 static int call_return(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
     const emu_code *c = w->code;
     const emu_copylist *cl = &c->copylists[in->aux];
+    const bool saved = in->flags & EMU_F_SAVE, indirect = in->flags & EMU_F_INDIRECT;
     EMU_FOR_LANES(mask, l, {
-        uint8_t *frame = w->blk->pframe + (size_t)(w->thread0 + l) * c->pframe_bytes;
+        /* through a pointer: the function this lane returned from says where results are */
+        uint32_t f = indirect ? w->returned[l] : in->frame;
+        const uint32_t formal = saved ? c->frames[f].formal_begin : 0;
+        const emu_callee *ce = indirect ? &c->callees[f] : NULL;
+        uint8_t *frame = emu_lane_pframe(w, l);
         for (uint32_t k = 0; k < cl->count; k++) {
             const emu_copy *cp = &c->copies[cl->first + k];
-            memmove(frame + cp->dst, frame + cp->src, cp->bytes);
+            uint32_t src = cp->src, bytes = cp->bytes;
+            if (ce) {
+                if (cp->src >= ce->n_rets)
+                    continue;
+                const emu_copy *ret = &c->callee_vars[ce->first + ce->n_params + cp->src];
+                src = ret->dst;
+                bytes = bytes < ret->bytes ? bytes : ret->bytes;
+            }
+            const uint8_t *from = saved ? emu_lane_retbuf(w, l) + (src - formal) : frame + src;
+            memmove(frame + cp->dst, from, bytes);
         }
     });
     return 0;

@@ -3,7 +3,8 @@
  * shuffles, votes, match and reduce, activemask in divergent code, barriers (also in
  * loops, with counts, after early exits), shared and dynamic shared memory, atomics on
  * global and shared memory, a spin lock between lanes of a warp, device-function calls,
- * local arrays, divergent loops, module variables and special registers. */
+ * local arrays, divergent loops, module variables and special registers, recursion and
+ * calls through function pointers and virtual functions. */
 #include "emu_test_util.h"
 
 #include <stdbool.h>
@@ -429,6 +430,63 @@ static void test_generic_pointers(void)
     emu_fixture_close(&f);
 }
 
+static unsigned fib_ref(unsigned n)
+{
+    return n < 2 ? n : fib_ref(n - 1) + fib_ref(n - 2);
+}
+
+static void test_recursion(void)
+{
+    SKIP_WITHOUT_KERNELS();
+    enum { N = 96 };
+    emu_fixture f;
+    emu_fixture_open(&f, "misc", 2);
+    int in[N];
+    unsigned out[2 * N];
+    emu_random_ints(in, N, 0, 1000, 12);
+    kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
+    emu_arg args[] = {ARG64(din), ARG64(dout)};
+    emu_launch_ok(emu_fixture_fn(&f, "recursion"), (unsigned[3]){3, 1, 1},
+                  (unsigned[3]){32, 1, 1}, 0, args, 2);
+    emu_download(&f, out, dout, sizeof out);
+    for (int t = 0; t < N; t++) {
+        g_assert_cmpuint(out[2 * t], ==, fib_ref((unsigned)in[t] % 16));
+        g_assert_cmpuint(out[2 * t + 1], ==, (unsigned)(in[t] % 100 % 2 == 0));
+    }
+    emu_fixture_close(&f);
+}
+
+static void test_function_pointers(void)
+{
+    SKIP_WITHOUT_KERNELS();
+    enum { N = 96 };
+    emu_fixture f;
+    emu_fixture_open(&f, "misc", 2);
+    int in[N];
+    unsigned out[N];
+    float areas[N];
+    emu_random_ints(in, N, 0, 100000, 13);
+    kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
+    kemu_devptr dareas = emu_buf(&f, NULL, sizeof areas);
+    emu_arg args[] = {ARG64(din), ARG64(dout), ARG64(dareas)};
+    emu_launch_ok(emu_fixture_fn(&f, "pointers"), (unsigned[3]){3, 1, 1},
+                  (unsigned[3]){32, 1, 1}, 0, args, 3);
+    emu_download(&f, out, dout, sizeof out);
+    emu_download(&f, areas, dareas, sizeof areas);
+    for (int t = 0; t < N; t++) {
+        unsigned x = (unsigned)in[t], want;
+        switch (x % 3) {
+        case 0: want = 2 * x; break;
+        case 1: want = x * x; break;
+        default: want = (x & 1) ? 3 * x + 1 : x / 2; break;
+        }
+        g_assert_cmpuint(out[t], ==, want);
+        float s = (float)(x % 10);
+        g_assert_cmpfloat(areas[t], ==, (x & 4) ? s * s : 3.0f * s * s);
+    }
+    emu_fixture_close(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -445,5 +503,7 @@ int main(int argc, char **argv)
     g_test_add_func("/emu/kernels/module-vars", test_module_vars);
     g_test_add_func("/emu/kernels/special-registers", test_special_registers);
     g_test_add_func("/emu/kernels/generic-pointers", test_generic_pointers);
+    g_test_add_func("/emu/kernels/recursion", test_recursion);
+    g_test_add_func("/emu/kernels/function-pointers", test_function_pointers);
     return g_test_run();
 }
