@@ -166,6 +166,29 @@ static void test_block_votes_and_early_exit(void)
     emu_fixture_close(&f);
 }
 
+static void test_cp_async(void)
+{
+    SKIP_WITHOUT_KERNELS();
+    enum { B = 64, G = 3, N = B * G };
+    emu_fixture f;
+    emu_fixture_open(&f, "block", 2);
+    float in[4 * N], out[N];
+    for (int i = 0; i < 4 * N; i++)
+        in[i] = (float)(i % 97) * 0.5f;
+    kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
+    emu_arg args[] = {ARG64(din), ARG64(dout)};
+    emu_launch_ok(emu_fixture_fn(&f, "staged"), (unsigned[3]){G, 1, 1}, (unsigned[3]){B, 1, 1},
+                  0, args, 2);
+    emu_download(&f, out, dout, sizeof out);
+    for (int t = 0; t < N; t++) {
+        int b = t / B, tid = t % B, src = b * B + (tid + 1) % B;
+        float want = in[4 * src] + in[4 * src + 1] + in[4 * src + 2] + in[4 * src + 3];
+        want += (tid & 1) ? in[4 * t + 1] : 0.0f;   /* zfill: even threads copy nothing */
+        g_assert_cmpfloat(out[t], ==, want);
+    }
+    emu_fixture_close(&f);
+}
+
 /* ---- atomics ---------------------------------------------------------------------------------- */
 
 static void test_atomics(void)
@@ -495,6 +518,7 @@ int main(int argc, char **argv)
     g_test_add_func("/emu/kernels/reduce-match", test_reduce_match);
     g_test_add_func("/emu/kernels/block-reverse-sum", test_block_reverse_and_sum);
     g_test_add_func("/emu/kernels/block-votes-early-exit", test_block_votes_and_early_exit);
+    g_test_add_func("/emu/kernels/cp-async", test_cp_async);
     g_test_add_func("/emu/kernels/atomics", test_atomics);
     g_test_add_func("/emu/kernels/shared-histogram", test_shared_histogram);
     g_test_add_func("/emu/kernels/spin-lock", test_spin_lock);
