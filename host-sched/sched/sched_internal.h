@@ -49,9 +49,12 @@ typedef struct sched_stream {
     struct sched_stream *work_next;
 } sched_stream;
 
+/* Device memory a tenant may copy to and from: an allocation of its own, or a module
+ * variable it looked up (ksched_global_get), which lives as long as its module. */
 typedef struct sched_alloc {
     kexec_devptr ptr;
     uint64_t bytes;
+    uint32_t module;            /* 0: an allocation; else the module of the variable */
 } sched_alloc;
 
 typedef struct sched_module {
@@ -76,7 +79,7 @@ typedef struct sched_tenant {
     ksched_tenant_stats st;
     idmap streams, events, modules, functions;
     uint32_t next_stream, next_event, next_module, next_function;
-    sched_alloc *allocs;        /* sorted by ptr */
+    sched_alloc *allocs;        /* sorted by ptr; allocations and module variables */
     size_t n_allocs, cap_allocs;
     uint64_t launches_open;     /* launch ops submitted and not finished */
     uint64_t busy;              /* started ops not finished (drain before removal) */
@@ -239,7 +242,12 @@ void sched_stream_free(sched_stream *st);
 /* sched_tenant.c */
 void sched_tenant_release(ksched *s, sched_tenant *t);
 void sched_tenants_reap(ksched *s);
+
+/* sched_memory.c */
 int sched_tenant_owns(const sched_tenant *t, kexec_devptr ptr, uint64_t bytes);
+int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kexec_devptr ptr,
+                          uint64_t bytes, ksched_err *err);
+void sched_globals_drop(sched_tenant *t, uint32_t module);
 
 /* sched_kernel.c: launches as kernels in the pending set */
 int sched_kernel_start(ksched *s, sched_op *op);
