@@ -99,6 +99,11 @@ typedef struct ksched_config {
     kmodel_options model;       /* options of the scheduler's model; default kmodel's */
     void (*trace)(void *user, const ksched_trace *t);   /* may be NULL */
     void *trace_user;
+    double aging;               /* kernelet's bound on waiting: a pending kernel that has
+                                   waited longer than aging times its time alone (the
+                                   model's prediction) is scheduled next, beside its best
+                                   partner or alone; 0 = no bound (the paper's policy);
+                                   default 1000 */
 } ksched_config;
 
 /* Fills c with the defaults listed in ksched_config. */
@@ -289,6 +294,7 @@ typedef struct ksched_stats {
     uint64_t profiles;            /* profile requests to the backend */
     uint64_t unprofiled;          /* kernels run whole for lack of a profile */
     uint64_t ops_pending;         /* operations queued or running, all tenants */
+    uint64_t aged;                /* kernelet decisions for a kernel past the aging bound */
 } ksched_stats;
 
 void ksched_get_stats(ksched *s, ksched_stats *out);
