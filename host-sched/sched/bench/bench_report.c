@@ -66,9 +66,12 @@ static void print_table(const bench_result *res, size_t n, const bench_workload 
     }
 }
 
-static void print_slowdown(const bench_result *res, size_t n, const bench_workload *wl)
+static void print_slowdown(const bench_result *res, size_t n, const bench_workload *wl,
+                           int worst)
 {
-    printf("slowdown (mean of turnaround / time alone):\n%-9s %3s", "policy", "run");
+    printf("%s:\n%-9s %3s", worst ? "slowdown of the worst instance (max of turnaround / time "
+                                    "alone)" : "slowdown (mean of turnaround / time alone)",
+           "policy", "run");
     for (unsigned k = 0; k < wl->n; k++)
         printf(" %8s", bench_kernels()[wl->kernel[k]].name);
     printf("\n");
@@ -80,7 +83,7 @@ static void print_slowdown(const bench_result *res, size_t n, const bench_worklo
             run += res[j].wl == wl && res[j].policy == res[i].policy;
         printf("%-9s %3u", ksched_policy_name(res[i].policy), run);
         for (unsigned k = 0; k < wl->n; k++)
-            printf(" %8.1f", res[i].slowdown[wl->kernel[k]]);
+            printf(" %8.1f", (worst ? res[i].slowdown_max : res[i].slowdown)[wl->kernel[k]]);
         printf("\n");
     }
 }
@@ -129,13 +132,13 @@ static int write_slowdown(const bench_options *o, const bench_result *res, size_
     FILE *f = open_out(o->out_dir, "slowdown.csv", msg, len);
     if (!f)
         return -1;
-    fprintf(f, "workload,policy,seed,kernel,slowdown\n");
+    fprintf(f, "workload,policy,seed,kernel,slowdown,slowdown_max\n");
     for (size_t i = 0; i < n; i++)
         for (unsigned k = 0; k < res[i].wl->n; k++) {
             unsigned kk = res[i].wl->kernel[k];
-            fprintf(f, "%s,%s,%llu,%s,%.4f\n", res[i].wl->name,
+            fprintf(f, "%s,%s,%llu,%s,%.4f,%.4f\n", res[i].wl->name,
                     ksched_policy_name(res[i].policy), (unsigned long long)res[i].seed,
-                    bench_kernels()[kk].name, res[i].slowdown[kk]);
+                    bench_kernels()[kk].name, res[i].slowdown[kk], res[i].slowdown_max[kk]);
         }
     return fclose(f) ? -1 : 0;
 }
@@ -270,7 +273,8 @@ int bench_report(const bench_options *o, const bench_result *res, size_t n,
         printf("): %u instances each, seed %llu, load %.2f\n", o->instances,
                (unsigned long long)o->seed, o->load);
         print_table(res, n, wl);
-        print_slowdown(res, n, wl);
+        print_slowdown(res, n, wl, 0);
+        print_slowdown(res, n, wl, 1);
     }
     if (make_dirs(o->out_dir)) {
         snprintf(msg, len, "%s: %s", o->out_dir, strerror(errno));
