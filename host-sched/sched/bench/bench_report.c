@@ -106,14 +106,15 @@ static int write_summary(const bench_options *o, const bench_result *res, size_t
         return -1;
     fprintf(f, "workload,policy,seed,kernels,total_ms,kernels_per_s,impr_base_pct,"
                "impr_fifo_pct,dist_opt_pct,decisions,decision_mean_us,decision_max_us,"
-               "coschedules,slices,widenings,failed,block_errors\n");
+               "coschedules,slices,widenings,failed,block_errors,aged\n");
     for (size_t i = 0; i < n; i++) {
         const bench_result *r = &res[i];
         double t = (double)r->total_ns, base = mean_total(res, n, r->wl, KSCHED_BASE);
         double fifo = mean_total(res, n, r->wl, KSCHED_FIFO);
         double opt = mean_total(res, n, r->wl, KSCHED_OPT);
         const ksched_stats *s = &r->stats;
-        fprintf(f, "%s,%s,%llu,%zu,%.6f,%.3f,%.3f,%.3f,%.3f,%llu,%.4f,%.4f,%llu,%llu,%llu,%u,%u\n",
+        fprintf(f, "%s,%s,%llu,%zu,%.6f,%.3f,%.3f,%.3f,%.3f,%llu,%.4f,%.4f,%llu,%llu,%llu,%u,%u,"
+                   "%llu\n",
                 r->wl->name, ksched_policy_name(r->policy), (unsigned long long)r->seed, r->n,
                 t / 1e6, r->throughput, base > 0 ? (base / t - 1) * 100 : 0,
                 fifo > 0 ? (fifo / t - 1) * 100 : 0, opt > 0 ? (t / opt - 1) * 100 : 0,
@@ -121,7 +122,7 @@ static int write_summary(const bench_options *o, const bench_result *res, size_t
                 s->decisions ? s->decision_ns_total / 1e3 / s->decisions : 0,
                 s->decision_ns_max / 1e3, (unsigned long long)s->coschedules,
                 (unsigned long long)s->slices, (unsigned long long)s->widenings, r->failed,
-                r->block_errors);
+                r->block_errors, (unsigned long long)s->aged);
     }
     return fclose(f) ? -1 : 0;
 }
