@@ -219,6 +219,18 @@ typedef struct kexec_backend_ops {
      * completes by until_ns (the clock then stands at until_ns, or stays where it is when
      * nothing is in flight and until_ns is UINT64_MAX), or a KEXEC_E* code. */
     int (*progress)(void *state, uint64_t until_ns, kexec_error *err);
+
+    /* Optional (NULL: the scheduler answers KEXEC_EUNSUPPORTED / KSCHED_EUNSUPPORTED).
+     * The device address and size in bytes of the module-scope variable name of m (a
+     * .global or .const variable: CUDA's __device__ and __constant__, cuModuleGetGlobal);
+     * addr and bytes may each be NULL. KEXEC_ENOTFOUND when m defines no such variable
+     * (an .extern declaration defines none). The range must stay valid until m is
+     * unloaded, and it must belong to this load of the module alone: a backend that
+     * shares compiled code between loads of the same text must not share variables
+     * between them (each load is one tenant's; the scheduler refuses a range that
+     * overlaps memory of another tenant). */
+    int (*global_get)(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
+                      uint64_t *bytes, kexec_error *err);
 } kexec_backend_ops;
 
 typedef struct kexec_backend {

@@ -10,7 +10,8 @@
  *   event record, event wait, host function) starts only after the previous operation of
  *   its stream has finished; streams and tenants are otherwise independent.
  * - Memory, modules, functions and events belong to a tenant; a tenant only reaches its own
- *   (copies to memory it did not allocate are refused). Removing a tenant cancels its queued
+ *   (copies to memory it did not allocate, or to module variables it did not look up with
+ *   ksched_global_get, are refused). Removing a tenant cancels its queued
  *   work and frees everything it holds once its running work has drained.
  * - The policy (fifo, base, kernelet, opt, mc) picks what runs; it can be changed at run
  *   time. Kernel characteristics come from a profile cache, filled from files or by the
@@ -98,6 +99,11 @@ typedef struct ksched_config {
     kmodel_options model;       /* options of the scheduler's model; default kmodel's */
     void (*trace)(void *user, const ksched_trace *t);   /* may be NULL */
     void *trace_user;
+    double aging;               /* kernelet's bound on waiting: a pending kernel that has
+                                   waited longer than aging times its time alone (the
+                                   model's prediction) is scheduled next, beside its best
+                                   partner or alone; 0 = no bound (the paper's policy);
+                                   default 1000 */
 } ksched_config;
 
 /* Fills c with the defaults listed in ksched_config. */
@@ -197,6 +203,16 @@ typedef struct ksched_function_info {
 int ksched_function_get(ksched *s, uint32_t tenant, uint32_t module, const char *entry,
                         uint32_t *function, ksched_function_info *info, ksched_err *err);
 
+/* The device address and size of the module-scope variable name (.global or .const: CUDA's
+ * __device__ and __constant__ variables, cuModuleGetGlobal) of the tenant's module; addr
+ * and bytes may be NULL. From then on the tenant's copies and memsets may touch that range
+ * (its module owns it) until the module is unloaded or the tenant removed; other tenants
+ * may not. KSCHED_ENOTFOUND when the module has no such variable, KSCHED_EUNSUPPORTED when
+ * the backend cannot look variables up, KSCHED_EBACKEND when the backend's range overlaps
+ * memory of another tenant. */
+int ksched_global_get(ksched *s, uint32_t tenant, uint32_t module, const char *name,
+                      kexec_devptr *addr, uint64_t *bytes, ksched_err *err);
+
 /* ---- operations ---- */
 
 typedef enum ksched_op_kind {
@@ -278,6 +294,7 @@ typedef struct ksched_stats {
     uint64_t profiles;            /* profile requests to the backend */
     uint64_t unprofiled;          /* kernels run whole for lack of a profile */
     uint64_t ops_pending;         /* operations queued or running, all tenants */
+    uint64_t aged;                /* kernelet decisions for a kernel past the aging bound */
 } ksched_stats;
 
 void ksched_get_stats(ksched *s, ksched_stats *out);

@@ -14,6 +14,17 @@ static int same_class(const sched_class *c, const sched_function *f, const ksche
            c->smem == op->u.launch.smem;
 }
 
+/* The model's time per block of the class alone at full occupancy, over the whole GPU:
+ * instructions per block / (SMs x IPC) / clock. 0 when the model gives no rate. */
+double sched_class_block_ns(ksched *s, const sched_class *c)
+{
+    double ipc;
+    if (kmodel_ipc_single(s->model, &c->k, 0, &ipc) || !(ipc > 0))
+        return 0;
+    double block_cycles = c->k.insts_per_warp * c->k.warps_per_block / (ipc * s->gpu.sms);
+    return block_cycles / s->gpu.clock_mhz * 1000.0;
+}
+
 /* The minimum slice (paper: the smallest slice whose overhead is at most p of its run
  * time): the profiled figure, else derived from the backend's per-launch overhead and the
  * model's time per block alone; a multiple of the SM count. */
@@ -22,11 +33,9 @@ uint64_t sched_class_min_slice(ksched *s, const sched_class *c)
     uint64_t sms = s->gpu.sms;
     if (c->prof.min_slice_blocks)
         return c->prof.min_slice_blocks;
-    double ipc;
-    if (!s->dev.slice_overhead_ns || kmodel_ipc_single(s->model, &c->k, 0, &ipc) || ipc <= 0)
+    double block_ns = c->block_ns;
+    if (!s->dev.slice_overhead_ns || !(block_ns > 0))
         return sms;
-    double block_cycles = c->k.insts_per_warp * c->k.warps_per_block / (ipc * (double)sms);
-    double block_ns = block_cycles / s->gpu.clock_mhz * 1000.0;
     double blocks = (double)s->dev.slice_overhead_ns / (s->cfg.slice_overhead * block_ns);
     if (!(blocks < 1e15))
         blocks = 1e15;
@@ -52,6 +61,7 @@ void sched_class_set_profile(ksched *s, sched_class *c, const kexec_profile *p)
         c->profiled = -1;       /* the model cannot place it: run it whole */
         return;
     }
+    c->block_ns = sched_class_block_ns(s, c);
     c->min_slice = sched_class_min_slice(s, c);
     c->profiled = 1;
 }

@@ -42,6 +42,7 @@ void ksched_config_default(ksched_config *c)
     c->base_lanes = 2;
     c->seed = 1;
     c->fairness_window_ns = 5000000;
+    c->aging = 1000;
     kmodel_options_default(&c->model);
 }
 
@@ -57,6 +58,8 @@ static int config_check(const ksched_config *c, ksched_err *err)
         return ksched_fail(err, KSCHED_EINVAL, "min_cp must be in [-1, 1)");
     if (!c->pipeline_depth || c->pipeline_depth > 64)
         return ksched_fail(err, KSCHED_EINVAL, "pipeline_depth must be in [1, 64]");
+    if (!(c->aging >= 0 && c->aging <= 1e9))
+        return ksched_fail(err, KSCHED_EINVAL, "aging must be in [0, 1e9] (0: no bound)");
     if (!c->base_lanes || c->base_lanes > KMODEL_MAX_KERNELS)
         return ksched_fail(err, KSCHED_EINVAL, "base_lanes must be in [1, %d]",
                            KMODEL_MAX_KERNELS);
@@ -126,6 +129,7 @@ int ksched_new(ksched **out, const kexec_backend *backend, const ksched_config *
     s->rng = cfg->seed;
     s->next_tenant = 1;
     s->next_op = 1;
+    s->aging_next_ns = UINT64_MAX;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->cq_lock, NULL);
     pthread_condattr_t ca;

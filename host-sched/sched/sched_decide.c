@@ -236,6 +236,7 @@ static uint64_t mono_ns(void)
 static void decide(ksched *s)
 {
     uint64_t t0 = mono_ns();
+    s->aging_next_ns = UINT64_MAX;      /* the kernelet policy sets it again */
     switch (s->cfg.policy) {
     case KSCHED_KERNELET: sched_policy_kernelet(s); break;
     case KSCHED_OPT: sched_policy_opt(s); break;
@@ -282,7 +283,9 @@ void sched_dispatch(ksched *s)
         return;
     }
     for (int round = 0; round < 64 && s->n_pending; round++) {
-        if (s->dirty || s->plan.kind == PLAN_NONE) {
+        /* a kernel passing the aging bound changes the decision as an arrival would */
+        if (s->dirty || s->plan.kind == PLAN_NONE ||
+            (s->aging_next_ns != UINT64_MAX && sched_now(s) >= s->aging_next_ns)) {
             decide(s);
             if (s->plan.kind == PLAN_NONE)
                 return;

@@ -49,9 +49,12 @@ typedef struct sched_stream {
     struct sched_stream *work_next;
 } sched_stream;
 
+/* Device memory a tenant may copy to and from: an allocation of its own, or a module
+ * variable it looked up (ksched_global_get), which lives as long as its module. */
 typedef struct sched_alloc {
     kexec_devptr ptr;
     uint64_t bytes;
+    uint32_t module;            /* 0: an allocation; else the module of the variable */
 } sched_alloc;
 
 typedef struct sched_module {
@@ -76,7 +79,7 @@ typedef struct sched_tenant {
     ksched_tenant_stats st;
     idmap streams, events, modules, functions;
     uint32_t next_stream, next_event, next_module, next_function;
-    sched_alloc *allocs;        /* sorted by ptr */
+    sched_alloc *allocs;        /* sorted by ptr; allocations and module variables */
     size_t n_allocs, cap_allocs;
     uint64_t launches_open;     /* launch ops submitted and not finished */
     uint64_t busy;              /* started ops not finished (drain before removal) */
@@ -103,6 +106,9 @@ typedef struct sched_class {
     kmodel_kernel k;
     unsigned max_blocks;        /* blocks per SM alone */
     uint64_t min_slice;         /* blocks */
+    double block_ns;            /* the model's time per block alone at full occupancy, over
+                                   the whole GPU (a kernel of n blocks takes about n times
+                                   this); 0 when the model has no rate */
     struct sched_kernel *head, *tail;  /* pending kernels of the class, oldest first */
     unsigned n_pending;
 } sched_class;
@@ -114,6 +120,7 @@ typedef struct sched_kernel {
     sched_class *cls;
     kernel_state state;
     uint64_t seq;               /* arrival order */
+    uint64_t pending_ns;        /* when it joined the pending set (backend clock) */
     uint64_t total, next;       /* blocks; [next, total) not yet handed out */
     uint64_t done_blocks;
     unsigned in_flight;         /* slices (and a profile request) outstanding */
@@ -202,6 +209,7 @@ struct ksched {
     unsigned n_lanes;
     sched_plan plan;
     int dirty;                  /* the pending set changed since the last decision */
+    uint64_t aging_next_ns;     /* when the next candidate passes the aging bound */
     unsigned n_pending;         /* kernels with blocks not handed out */
     sched_stream *work_head, *work_tail;   /* streams whose head may start */
     notify *notify_head, *notify_tail;
@@ -239,7 +247,12 @@ void sched_stream_free(sched_stream *st);
 /* sched_tenant.c */
 void sched_tenant_release(ksched *s, sched_tenant *t);
 void sched_tenants_reap(ksched *s);
+
+/* sched_memory.c */
 int sched_tenant_owns(const sched_tenant *t, kexec_devptr ptr, uint64_t bytes);
+int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kexec_devptr ptr,
+                          uint64_t bytes, ksched_err *err);
+void sched_globals_drop(sched_tenant *t, uint32_t module);
 
 /* sched_kernel.c: launches as kernels in the pending set */
 int sched_kernel_start(ksched *s, sched_op *op);
@@ -256,6 +269,7 @@ sched_class *sched_class_of(ksched *s, sched_function *f, const ksched_op *op,
 void sched_class_set_profile(ksched *s, sched_class *c, const kexec_profile *p);
 void sched_classes_free(ksched *s);
 uint64_t sched_class_min_slice(ksched *s, const sched_class *c);
+double sched_class_block_ns(ksched *s, const sched_class *c);
 
 /* sched_pairs.c: pair evaluations cached per pair of classes */
 const pair_entry *sched_pair_model(ksched *s, sched_class *a, sched_class *b);
@@ -278,6 +292,9 @@ int sched_model_waves(ksched *s, const sched_class *a, const sched_class *b,
 void sched_trace_decision(ksched *s, double cp, unsigned considered, unsigned pruned,
                           unsigned widenings);
 int sched_solo_or_whole(ksched *s);
+
+/* sched_aging.c: the bound on waiting of the kernelet policy */
+sched_kernel *sched_overdue(ksched *s, sched_kernel **c, unsigned n);
 
 /* policy_*.c */
 void sched_policy_kernelet(ksched *s);

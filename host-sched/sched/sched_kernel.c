@@ -94,7 +94,8 @@ int sched_kernel_start(ksched *s, sched_op *op)
     if (!k)
         return f ? KSCHED_ENOMEM : KSCHED_ENOTFOUND;
     *k = (sched_kernel){.op = op, .tenant = t, .fn = f, .state = K_PENDING,
-                        .seq = s->next_seq++, .total = kexec_grid_blocks(op->op.u.launch.grid),
+                        .seq = s->next_seq++, .pending_ns = sched_now(s),
+                        .total = kexec_grid_blocks(op->op.u.launch.grid),
                         .lane = -1};
     if (!(k->cls = sched_class_of(s, f, &op->op, NULL))) {
         free(k);

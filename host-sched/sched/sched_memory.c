@@ -1,4 +1,5 @@
-/* Device memory of tenants: allocation against the quota, ownership checks, free. */
+/* Device memory of tenants: allocation against the quota, ownership checks, free; module
+ * variables that tenants looked up, as memory of theirs while the module is loaded. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,15 +30,64 @@ int sched_tenant_owns(const sched_tenant *t, kexec_devptr ptr, uint64_t bytes)
     return off < a->bytes && bytes <= a->bytes - off;
 }
 
-static int insert_alloc(sched_tenant *t, kexec_devptr ptr, uint64_t bytes)
+static int insert_alloc(sched_tenant *t, kexec_devptr ptr, uint64_t bytes, uint32_t module)
 {
     if (grow_array(&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof(*t->allocs)))
         return -1;
     size_t i = upper(t, ptr);
     memmove(&t->allocs[i + 1], &t->allocs[i], (t->n_allocs - i) * sizeof(*t->allocs));
-    t->allocs[i] = (sched_alloc){.ptr = ptr, .bytes = bytes};
+    t->allocs[i] = (sched_alloc){.ptr = ptr, .bytes = bytes, .module = module};
     t->n_allocs++;
     return 0;
+}
+
+/* The range of t that overlaps [ptr, ptr + bytes), or NULL. The ranges of a tenant do not
+ * overlap one another (a variable seen through two modules is the same range twice), so
+ * only the last one starting within the range can. */
+static const sched_alloc *overlap(const sched_tenant *t, kexec_devptr ptr, uint64_t bytes)
+{
+    size_t i = upper(t, ptr + bytes - 1);
+    return i && t->allocs[i - 1].ptr + t->allocs[i - 1].bytes > ptr ? &t->allocs[i - 1] : NULL;
+}
+
+/* Whether t already has the variable [ptr, +bytes) of module (looked up before). */
+static int registered(const sched_tenant *t, uint32_t module, kexec_devptr ptr, uint64_t bytes)
+{
+    for (size_t i = upper(t, ptr); i && t->allocs[i - 1].ptr == ptr; i--)
+        if (t->allocs[i - 1].module == module && t->allocs[i - 1].bytes == bytes)
+            return 1;
+    return 0;
+}
+
+int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kexec_devptr ptr,
+                          uint64_t bytes, ksched_err *err)
+{
+    if (!ptr || !bytes || ptr + bytes < ptr)
+        return ksched_fail(err, KSCHED_EBACKEND, "the backend gave the invalid range "
+                           "[0x%llx, +%llu)", (unsigned long long)ptr,
+                           (unsigned long long)bytes);
+    if (registered(t, module, ptr, bytes))
+        return 0;
+    for (const sched_tenant *o = s->tenants; o; o = o->next) {
+        const sched_alloc *a = overlap(o, ptr, bytes);
+        /* the one overlap allowed: the same variable through another module of t */
+        if (a && (o != t || !a->module || a->ptr != ptr || a->bytes != bytes))
+            return ksched_fail(err, KSCHED_EBACKEND, "module variable [0x%llx, +%llu) "
+                               "overlaps memory of tenant %u (does the backend share a "
+                               "module's variables between loads?)", (unsigned long long)ptr,
+                               (unsigned long long)bytes, o->id);
+    }
+    return insert_alloc(t, ptr, bytes, module)
+               ? ksched_fail(err, KSCHED_ENOMEM, "out of memory") : 0;
+}
+
+void sched_globals_drop(sched_tenant *t, uint32_t module)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < t->n_allocs; i++)
+        if (t->allocs[i].module != module)
+            t->allocs[k++] = t->allocs[i];
+    t->n_allocs = k;
 }
 
 int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kexec_devptr *out,
@@ -59,7 +109,7 @@ int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kexec_devptr *o
     kexec_error e = {0};
     if (!rc && s->be.ops->mem_alloc(s->be.state, bytes, &ptr, &e))
         rc = sched_backend_fail(err, &e, "mem_alloc");
-    if (!rc && insert_alloc(t, ptr, bytes)) {
+    if (!rc && insert_alloc(t, ptr, bytes, 0)) {
         s->be.ops->mem_free(s->be.state, ptr, &e);
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     }
@@ -79,7 +129,7 @@ int ksched_mem_free(ksched *s, uint32_t tenant, kexec_devptr ptr, ksched_err *er
     sched_tenant *t = sched_tenant_find(s, tenant, err);
     int rc = t ? 0 : KSCHED_ENOTFOUND;
     size_t i = t ? upper(t, ptr) : 0;
-    if (!rc && (!i || t->allocs[i - 1].ptr != ptr))
+    if (!rc && (!i || t->allocs[i - 1].ptr != ptr || t->allocs[i - 1].module))
         rc = ksched_fail(err, KSCHED_EINVAL, "0x%llx is not an allocation of tenant %u",
                          (unsigned long long)ptr, tenant);
     kexec_error e = {0};

@@ -1,5 +1,5 @@
 /* Modules and functions of tenants: PTX loaded through the backend, the kernel identity
- * (module hash, entry), and each entry's sliced variant. */
+ * (module hash, entry), each entry's sliced variant, and module variables. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +87,7 @@ int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err
         kexec_error e = {0};
         if (s->be.ops->module_unload(s->be.state, m->mod, &e))
             rc = sched_backend_fail(err, &e, "module_unload");
+        sched_globals_drop(t, module);
         idmap_del(&t->modules, module);
         free(m);
     }
@@ -162,6 +163,40 @@ int ksched_function_get(ksched *s, uint32_t tenant, uint32_t module, const char 
         *function = f->id;
         fill_info(f, info);
     }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int ksched_global_get(ksched *s, uint32_t tenant, uint32_t module, const char *name,
+                      kexec_devptr *addr, uint64_t *bytes, ksched_err *err)
+{
+    if (!s)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    ksched_err e = {0};
+    if (ksched_entry_validate(name, &e))
+        return ksched_fail(err, KSCHED_EINVAL, "variable name: %s", e.msg);
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    sched_module *m = t ? idmap_get(&t->modules, module) : NULL;
+    int rc = !t ? KSCHED_ENOTFOUND
+             : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
+             : !m ? ksched_fail(err, KSCHED_ENOTFOUND, "no module %u", module)
+             : !s->be.ops->global_get
+                 ? ksched_fail(err, KSCHED_EUNSUPPORTED, "backend %s has no module variables",
+                               s->be.ops->name ? s->be.ops->name : "?")
+             : 0;
+    kexec_devptr p = 0;
+    uint64_t n = 0;
+    kexec_error be = {0};
+    if (!rc && s->be.ops->global_get(s->be.state, m->mod, name, &p, &n, &be))
+        rc = be.code == KEXEC_ENOTFOUND ? ksched_fail(err, KSCHED_ENOTFOUND, "%s", be.msg)
+                                        : sched_backend_fail(err, &be, "global_get");
+    if (!rc)
+        rc = sched_global_register(s, t, module, p, n, err);
+    if (!rc && addr)
+        *addr = p;
+    if (!rc && bytes)
+        *bytes = n;
     pthread_mutex_unlock(&s->lock);
     return rc;
 }

@@ -122,8 +122,18 @@ void sched_events_changed(ksched *s, sched_tenant *t)
     idmap_each(&t->streams, wake_waiter, s);
 }
 
+static int check_op(ksched *s, sched_tenant *t, const ksched_op *op, ksched_err *err);
+
 static int submit_copy(ksched *s, sched_op *op)
 {
+    ksched_err ce = {0};
+    if (check_op(s, op->tenant, &op->op, &ce)) {
+        /* the memory was freed, or its module unloaded, after the copy was queued */
+        char msg[MSG_LEN];
+        snprintf(msg, sizeof(msg), "when the copy started: %.130s", ce.msg);
+        sched_op_complete(s, op, ce.code, msg);
+        return 1;
+    }
     sched_sub *sub = calloc(1, sizeof(*sub));
     if (!sub) {
         sched_op_complete(s, op, KSCHED_ENOMEM, "out of memory");

@@ -180,7 +180,8 @@ void sched_tenant_release(ksched *s, sched_tenant *t)
     idmap_free(&t->modules);
     kexec_error e;
     for (size_t i = 0; i < t->n_allocs; i++)
-        s->be.ops->mem_free(s->be.state, t->allocs[i].ptr, &e);
+        if (!t->allocs[i].module)   /* module variables went with their modules */
+            s->be.ops->mem_free(s->be.state, t->allocs[i].ptr, &e);
     free(t->allocs);
     free(t);
 }

@@ -1,5 +1,5 @@
-/* The sim backend: configuration, kernel truth, modules and functions, profile and trial
- * ops, and the executor ops table. */
+/* The sim backend: configuration, kernel truth, device, profile and trial ops, and the
+ * executor ops table (modules are in sim_module.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +7,6 @@
 
 #include "grow.h"
 #include "sim_internal.h"
-
-#define MAX_ENTRIES 4096
 
 void ksim_config_default(ksim_config *c)
 {
@@ -109,14 +107,6 @@ void ksim_free(ksim *s)
     free(s);
 }
 
-static int kernel_index(const ksim *s, const char *entry, size_t len)
-{
-    for (unsigned i = 0; i < s->n_kernels; i++)
-        if (strlen(s->kernels[i].entry) == len && !memcmp(s->kernels[i].entry, entry, len))
-            return (int)i;
-    return -1;
-}
-
 int ksim_add_kernel(ksim *s, const char *entry, const kexec_profile *p, ksched_err *err)
 {
     if (!s)
@@ -126,7 +116,7 @@ int ksim_add_kernel(ksim *s, const char *entry, const kexec_profile *p, ksched_e
         rc = ksched_profile_validate(p, err);
     if (rc)
         return rc;
-    int i = kernel_index(s, entry, strlen(entry));
+    int i = sim_kernel_index(s, entry, strlen(entry));
     if (i >= 0) {
         s->kernels[i].p = *p;
         kexec_error e;
@@ -157,7 +147,7 @@ int ksim_add_kernels(ksim *s, const ksched_profile_cache *c, ksched_err *err)
 
 int ksim_set_failing(ksim *s, const char *entry, int fail, ksched_err *err)
 {
-    int i = s && entry ? kernel_index(s, entry, strlen(entry)) : -1;
+    int i = s && entry ? sim_kernel_index(s, entry, strlen(entry)) : -1;
     if (i < 0)
         return ksched_fail(err, KSCHED_ENOTFOUND, "sim has no kernel '%s'", entry ? entry : "");
     s->kernels[i].failing = fail != 0;
@@ -203,127 +193,6 @@ static int sim_device_info(void *state, kexec_device_info *out, kexec_error *err
     out->slice_overhead_ns = s->cfg.stream_gap_ns;
     out->virtual_time = 1;
     out->model_gpu = g;
-    return 0;
-}
-
-/* ---- modules: the sim reads only the names of the .entry directives ---- */
-
-static int is_ident(int ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           ch == '_' || ch == '$' || ch == '%';
-}
-
-static int is_space(int ch)
-{
-    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
-}
-
-static void module_free(struct kexec_module *m)
-{
-    if (!m)
-        return;
-    for (unsigned i = 0; i < m->n; i++)
-        free(m->names[i]);
-    free(m->names);
-    free(m->fns);
-    free(m);
-}
-
-static int module_add(struct kexec_module *m, const char *name, size_t len, kexec_error *err)
-{
-    if (m->n == MAX_ENTRIES)
-        return kexec_fail(err, KEXEC_EMODULE, "more than %d entries", MAX_ENTRIES);
-    char buf[KSCHED_ENTRY_MAX + 1];
-    if (len > KSCHED_ENTRY_MAX)
-        return kexec_fail(err, KEXEC_EMODULE, "entry name too long");
-    memcpy(buf, name, len);
-    buf[len] = 0;
-    ksched_err e;
-    if (ksched_entry_validate(buf, &e))
-        return kexec_fail(err, KEXEC_EMODULE, "entry '%s': %s", buf, e.msg);
-    char **names = realloc(m->names, (m->n + 1) * sizeof(*names));
-    if (!names)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
-    m->names = names;
-    if (!(m->names[m->n] = strdup(buf)))
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
-    m->n++;
-    return 0;
-}
-
-static int sim_module_load(void *state, const char *ptx, size_t len, kexec_module **out,
-                           kexec_error *err)
-{
-    (void)state;
-    if (!ptx || !out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
-    struct kexec_module *m = calloc(1, sizeof(*m));
-    if (!m)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
-    static const char kw[] = ".entry";
-    const size_t kwlen = sizeof(kw) - 1;
-    for (size_t i = 0; i + kwlen < len; i++) {
-        if (memcmp(ptx + i, kw, kwlen) || (i && !is_space(ptx[i - 1])) ||
-            !is_space(ptx[i + kwlen]))
-            continue;
-        size_t a = i + kwlen;
-        while (a < len && is_space(ptx[a]))
-            a++;
-        size_t b = a;
-        while (b < len && is_ident((unsigned char)ptx[b]))
-            b++;
-        int rc = b > a ? module_add(m, ptx + a, b - a, err)
-                       : kexec_fail(err, KEXEC_EMODULE, ".entry without a name");
-        if (rc) {
-            module_free(m);
-            return rc;
-        }
-        i = b;
-    }
-    if (!m->n || !(m->fns = calloc(m->n, sizeof(*m->fns)))) {
-        int rc = m->n ? kexec_fail(err, KEXEC_ENOMEM, "out of host memory")
-                      : kexec_fail(err, KEXEC_EMODULE, "no .entry in the module");
-        module_free(m);
-        return rc;
-    }
-    *out = m;
-    return 0;
-}
-
-static int sim_module_unload(void *state, kexec_module *m, kexec_error *err)
-{
-    (void)state;
-    if (!m)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL module");
-    module_free(m);
-    return 0;
-}
-
-static int sim_function_get(void *state, kexec_module *m, const char *entry,
-                            kexec_function **out, kexec_func_info *info, kexec_error *err)
-{
-    ksim *s = state;
-    if (!m || !entry || !out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
-    unsigned i = 0;
-    while (i < m->n && strcmp(m->names[i], entry))
-        i++;
-    if (i == m->n)
-        return kexec_fail(err, KEXEC_ENOTFOUND, "no entry '%s' in the module", entry);
-    size_t len = strlen(entry), sfx = strlen(KEXEC_SLICE_SUFFIX);
-    int sliced = len > sfx && !strcmp(entry + len - sfx, KEXEC_SLICE_SUFFIX);
-    int k = kernel_index(s, entry, sliced ? len - sfx : len);
-    if (k < 0)
-        return kexec_fail(err, KEXEC_ENOTFOUND, "the sim knows nothing about '%.*s' "
-                          "(declare it with ksim_add_kernel or a profile file)",
-                          (int)(sliced ? len - sfx : len), entry);
-    m->fns[i] = (struct kexec_function){.kernel = (unsigned)k, .sliced = sliced};
-    if (info)
-        *info = (kexec_func_info){.regs_per_thread = s->kernels[k].p.regs_per_thread,
-                                  .static_smem = s->kernels[k].p.smem_per_block,
-                                  .max_threads_per_block = s->cfg.gpu.max_warps_per_block * 32};
-    *out = &m->fns[i];
     return 0;
 }
 
@@ -425,6 +294,7 @@ static const kexec_backend_ops sim_ops = {
     .profile = sim_profile,
     .trial = sim_trial,
     .progress = sim_progress,
+    .global_get = sim_global_get,
 };
 
 void ksim_backend(ksim *s, kexec_backend *out)

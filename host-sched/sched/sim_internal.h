@@ -27,10 +27,39 @@ struct kexec_function {
     int sliced;
 };
 
+/* The shape of a module variable: its array dimensions (the vector width of .v2/.v4 last)
+ * and the scalars they hold. */
+typedef struct sim_var_shape {
+    uint64_t dims[5];       /* dims[0] == 0 while an [] array's size is not known */
+    unsigned n_dims;
+    unsigned scalar;        /* bytes of one scalar: 1, 2, 4, 8 or 16 */
+    int is_float;           /* .f32 or .f64 (every other type holds integer bits) */
+} sim_var_shape;
+
+/* A module-scope variable (.global or .const) and where the sim placed it. */
+typedef struct sim_var {
+    char *name;
+    uint64_t bytes;
+    uint64_t addr;          /* a sim allocation while the module is loaded */
+    sim_var_shape shape;
+    size_t init_pos;        /* where its initialiser starts in the text (after '='), */
+    unsigned init_line;     /* on which line; */
+    int has_init;           /* whether it has one */
+} sim_var;
+
+/* What the sim reads of a module's text (sim_scan.c). */
+typedef struct sim_scan {
+    char **entries;         /* names of the .entry directives */
+    unsigned n_entries;
+    size_t cap_entries;
+    sim_var *vars;          /* module variables that hold memory, in text order */
+    unsigned n_vars;
+    size_t cap_vars;
+} sim_scan;
+
 struct kexec_module {
-    struct kexec_function *fns;
-    char **names;           /* entry names declared in the text */
-    unsigned n;
+    sim_scan text;
+    struct kexec_function *fns;     /* one per entry */
 };
 
 typedef enum { JOB_LAUNCH, JOB_COPY, JOB_PROFILE } job_kind;
@@ -125,6 +154,26 @@ int sim_rates(ksim *s, unsigned n, const unsigned variants[], const unsigned cou
 int sim_fits(ksim *s, unsigned n, const unsigned variants[], const unsigned counts[]);
 void sim_rates_reset(ksim *s);
 int sim_kernel_refresh(ksim *s, unsigned kernel, kexec_error *err);
+
+/* sim_scan.c: the entries and module variables of PTX text; KEXEC_EMODULE with the line
+ * for text it cannot read, or with neither entries nor variables */
+int sim_scan_ptx(const char *ptx, size_t len, sim_scan *out, kexec_error *err);
+void sim_scan_free(sim_scan *sc);
+/* Writes the initial value of sc->vars[i] into dst (its bytes, zeroed by the caller), from
+ * the text sim_scan_ptx read; a variable's address in an initialiser is taken from the
+ * vars' addr fields. */
+int sim_scan_init(const char *ptx, size_t len, const sim_scan *sc, unsigned i,
+                  unsigned char *dst, kexec_error *err);
+
+/* sim_module.c: modules, functions, module variables */
+int sim_kernel_index(const ksim *s, const char *entry, size_t len);
+int sim_module_load(void *state, const char *ptx, size_t len, kexec_module **out,
+                    kexec_error *err);
+int sim_module_unload(void *state, kexec_module *m, kexec_error *err);
+int sim_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
+                     kexec_func_info *info, kexec_error *err);
+int sim_global_get(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
+                   uint64_t *bytes, kexec_error *err);
 
 /* sim_memory.c */
 sim_alloc *sim_find_alloc(ksim *s, uint64_t addr, uint64_t bytes);

@@ -40,7 +40,11 @@ base = {r["workload"]: float(r["total_ms"]) for r in rows if r["policy"] == "bas
 check("improvement over base is base / total - 1",
       all(abs(float(r["impr_base_pct"]) - (base[r["workload"]] / float(r["total_ms"]) - 1) * 100)
           < 1e-3 for r in rows if r["policy"] != "mc"))
-check("slowdown.csv written", os.path.exists(os.path.join(out, "slowdown.csv")))
+sd_path = os.path.join(out, "slowdown.csv")
+check("slowdown.csv written", os.path.exists(sd_path))
+sd = list(csv.DictReader(open(sd_path))) if os.path.exists(sd_path) else []
+check("the worst instance's slowdown is at least the mean, and at least 1",
+      sd and all(float(r["slowdown_max"]) >= float(r["slowdown"]) >= 1 for r in sd))
 if shutil.which("gnuplot"):
     for png in ("total_time.png", "slowdown.png"):
         path = os.path.join(out, png)
@@ -55,7 +59,12 @@ check("policy and workload subsets", p.returncode == 0 and "== CI" not in p.stdo
       and not any(x.startswith("fifo ") for x in lines), p.stderr[-500:])
 p = run("--instances", "5", "--workload", "MIX", "--policy", "base", "--no-plots", "--out", out)
 check("progress lines on a non-terminal stderr", "progress 100%" in p.stderr, p.stderr[-500:])
+p = run("--instances", "5", "--workload", "MI", "--policy", "kernelet", "--aging", "0",
+        "--no-plots", "--quiet", "--out", out)
+check("--aging 0 (no bound) runs", p.returncode == 0 and "slowdown of the worst" in p.stdout,
+      p.stderr[-500:])
 for bad in (["--policy", "lottery"], ["--instances", "0"], ["--load", "-1"], ["--frobnicate"],
+            ["--aging", "-1"], ["--aging", "x"],
             ["--workload", "CI,XX"], ["--gpu", "K80"], ["--seed"]):
     p = run(*bad)
     check(f"refuses {' '.join(bad)}", p.returncode == 2 and "usage" in p.stderr)

@@ -37,6 +37,7 @@ typedef struct bench_options {
     const char *gpu;        /* model GPU name */
     double a0;              /* achieved fraction of peak bandwidth (model) */
     double alpha_p, alpha_m;
+    double aging;           /* kernelet's aging bound (ksched_config.aging), 0 = none */
     unsigned depth;
     uint64_t launch_latency_ns, stream_gap_ns;
     const char *out_dir;
@@ -66,6 +67,7 @@ typedef struct bench_result {
     uint64_t total_ns;          /* last end - first arrival */
     double throughput;          /* kernels per second */
     double slowdown[BENCH_KERNELS];   /* mean turnaround / alone time, per kernel */
+    double slowdown_max[BENCH_KERNELS];   /* the worst instance's */
     unsigned failed;            /* instances that did not complete */
     unsigned block_errors;      /* instances whose blocks did not run exactly once */
     ksched_stats stats;

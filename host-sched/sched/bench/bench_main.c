@@ -16,6 +16,8 @@
 
 static void usage(FILE *f)
 {
+    ksched_config c;
+    ksched_config_default(&c);
     fprintf(f,
         "usage: kernelet-bench [options]\n"
         "  --backend NAME        executor backend (sim; default sim)\n"
@@ -29,12 +31,14 @@ static void usage(FILE *f)
         "  --gpu NAME            model GPU (default H100)\n"
         "  --a0 X                achieved fraction of peak bandwidth (default 0.92)\n"
         "  --alpha-p X --alpha-m X   kernelet's pruning thresholds (default 0.4, 0.1)\n"
+        "  --aging K             kernelet: a kernel that waited K times its time alone\n"
+        "                        runs next; 0 = no bound (default %g)\n"
         "  --depth N             launches queued per lane (default 2)\n"
         "  --launch-latency-ns N --stream-gap-ns N   sim launch costs (default 5000, 1000)\n"
         "  --out DIR             results folder (default kernelet-bench-results)\n"
         "  --no-plots            CSV only\n"
         "  --quiet               no progress on stderr\n",
-        KERNELET_SCHED_DATA_DIR);
+        KERNELET_SCHED_DATA_DIR, c.aging);
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -85,13 +89,16 @@ static int parse_set(const char *list, const char *const *names, unsigned n, uns
 
 static void defaults(bench_options *o, char *profiles, size_t len)
 {
+    ksched_config c;
+    ksched_config_default(&c);
     snprintf(profiles, len, "%s/h100-bench.profiles", KERNELET_SCHED_DATA_DIR);
     *o = (bench_options){.backend = "sim", .workloads = (1u << BENCH_WORKLOADS) - 1,
                          .policies = (1u << KSCHED_POLICY_COUNT) - 1, .instances = 1000,
                          .seed = 1, .load = 2.0, .mc_runs = 3, .profiles = profiles,
                          .gpu = "H100", .a0 = 0.92, .alpha_p = 0.4, .alpha_m = 0.1,
                          .depth = 2, .launch_latency_ns = 5000, .stream_gap_ns = 1000,
-                         .out_dir = "kernelet-bench-results", .plots = 1, .progress = 1};
+                         .out_dir = "kernelet-bench-results", .plots = 1, .progress = 1,
+                         .aging = c.aging};
 }
 
 /* Applies option argv[*i] (and its value); -1 on a bad option or value. */
@@ -131,6 +138,8 @@ static int apply(bench_options *o, int argc, char **argv, int *i)
         return parse_double(v, 0, 1, &o->alpha_p);
     if (!strcmp(opt, "--alpha-m"))
         return parse_double(v, 0, 1, &o->alpha_m);
+    if (!strcmp(opt, "--aging"))
+        return parse_double(v, 0, 1e9, &o->aging);
     if (!strcmp(opt, "--seed"))
         return parse_u64(v, 0, UINT64_MAX, &o->seed);
     if (!strcmp(opt, "--launch-latency-ns"))

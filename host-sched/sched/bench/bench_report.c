@@ -66,9 +66,12 @@ static void print_table(const bench_result *res, size_t n, const bench_workload 
     }
 }
 
-static void print_slowdown(const bench_result *res, size_t n, const bench_workload *wl)
+static void print_slowdown(const bench_result *res, size_t n, const bench_workload *wl,
+                           int worst)
 {
-    printf("slowdown (mean of turnaround / time alone):\n%-9s %3s", "policy", "run");
+    printf("%s:\n%-9s %3s", worst ? "slowdown of the worst instance (max of turnaround / time "
+                                    "alone)" : "slowdown (mean of turnaround / time alone)",
+           "policy", "run");
     for (unsigned k = 0; k < wl->n; k++)
         printf(" %8s", bench_kernels()[wl->kernel[k]].name);
     printf("\n");
@@ -80,7 +83,7 @@ static void print_slowdown(const bench_result *res, size_t n, const bench_worklo
             run += res[j].wl == wl && res[j].policy == res[i].policy;
         printf("%-9s %3u", ksched_policy_name(res[i].policy), run);
         for (unsigned k = 0; k < wl->n; k++)
-            printf(" %8.1f", res[i].slowdown[wl->kernel[k]]);
+            printf(" %8.1f", (worst ? res[i].slowdown_max : res[i].slowdown)[wl->kernel[k]]);
         printf("\n");
     }
 }
@@ -103,14 +106,15 @@ static int write_summary(const bench_options *o, const bench_result *res, size_t
         return -1;
     fprintf(f, "workload,policy,seed,kernels,total_ms,kernels_per_s,impr_base_pct,"
                "impr_fifo_pct,dist_opt_pct,decisions,decision_mean_us,decision_max_us,"
-               "coschedules,slices,widenings,failed,block_errors\n");
+               "coschedules,slices,widenings,failed,block_errors,aged\n");
     for (size_t i = 0; i < n; i++) {
         const bench_result *r = &res[i];
         double t = (double)r->total_ns, base = mean_total(res, n, r->wl, KSCHED_BASE);
         double fifo = mean_total(res, n, r->wl, KSCHED_FIFO);
         double opt = mean_total(res, n, r->wl, KSCHED_OPT);
         const ksched_stats *s = &r->stats;
-        fprintf(f, "%s,%s,%llu,%zu,%.6f,%.3f,%.3f,%.3f,%.3f,%llu,%.4f,%.4f,%llu,%llu,%llu,%u,%u\n",
+        fprintf(f, "%s,%s,%llu,%zu,%.6f,%.3f,%.3f,%.3f,%.3f,%llu,%.4f,%.4f,%llu,%llu,%llu,%u,%u,"
+                   "%llu\n",
                 r->wl->name, ksched_policy_name(r->policy), (unsigned long long)r->seed, r->n,
                 t / 1e6, r->throughput, base > 0 ? (base / t - 1) * 100 : 0,
                 fifo > 0 ? (fifo / t - 1) * 100 : 0, opt > 0 ? (t / opt - 1) * 100 : 0,
@@ -118,7 +122,7 @@ static int write_summary(const bench_options *o, const bench_result *res, size_t
                 s->decisions ? s->decision_ns_total / 1e3 / s->decisions : 0,
                 s->decision_ns_max / 1e3, (unsigned long long)s->coschedules,
                 (unsigned long long)s->slices, (unsigned long long)s->widenings, r->failed,
-                r->block_errors);
+                r->block_errors, (unsigned long long)s->aged);
     }
     return fclose(f) ? -1 : 0;
 }
@@ -129,13 +133,13 @@ static int write_slowdown(const bench_options *o, const bench_result *res, size_
     FILE *f = open_out(o->out_dir, "slowdown.csv", msg, len);
     if (!f)
         return -1;
-    fprintf(f, "workload,policy,seed,kernel,slowdown\n");
+    fprintf(f, "workload,policy,seed,kernel,slowdown,slowdown_max\n");
     for (size_t i = 0; i < n; i++)
         for (unsigned k = 0; k < res[i].wl->n; k++) {
             unsigned kk = res[i].wl->kernel[k];
-            fprintf(f, "%s,%s,%llu,%s,%.4f\n", res[i].wl->name,
+            fprintf(f, "%s,%s,%llu,%s,%.4f,%.4f\n", res[i].wl->name,
                     ksched_policy_name(res[i].policy), (unsigned long long)res[i].seed,
-                    bench_kernels()[kk].name, res[i].slowdown[kk]);
+                    bench_kernels()[kk].name, res[i].slowdown[kk], res[i].slowdown_max[kk]);
         }
     return fclose(f) ? -1 : 0;
 }
@@ -270,7 +274,8 @@ int bench_report(const bench_options *o, const bench_result *res, size_t n,
         printf("): %u instances each, seed %llu, load %.2f\n", o->instances,
                (unsigned long long)o->seed, o->load);
         print_table(res, n, wl);
-        print_slowdown(res, n, wl);
+        print_slowdown(res, n, wl, 0);
+        print_slowdown(res, n, wl, 1);
     }
     if (make_dirs(o->out_dir)) {
         snprintf(msg, len, "%s: %s", o->out_dir, strerror(errno));

@@ -65,6 +65,7 @@ static int make_setup(const bench_options *o, const ksched_profile_cache *profil
     cfg.seed = seed;
     cfg.alpha_p = o->alpha_p;
     cfg.alpha_m = o->alpha_m;
+    cfg.aging = o->aging;
     cfg.pipeline_depth = o->depth;
     cfg.model.latency.a0 = o->a0;
     ksched_err e;
@@ -133,8 +134,11 @@ static void summarise(const setup *st, const double alone_ns[], bench_result *r)
             last = x->end_ns;
         if (bench_backend_blocks_once(st->bb, x->op, kexec_grid_blocks(bk->grid)) == 0)
             r->block_errors++;
-        sum[x->kernel] += (double)(x->end_ns - x->arrival_ns) / alone_ns[x->kernel];
+        double slowdown = (double)(x->end_ns - x->arrival_ns) / alone_ns[x->kernel];
+        sum[x->kernel] += slowdown;
         cnt[x->kernel]++;
+        if (slowdown > r->slowdown_max[x->kernel])
+            r->slowdown_max[x->kernel] = slowdown;
     }
     r->total_ns = last > first ? last - first : 0;
     r->throughput = r->total_ns ? (double)(r->n - r->failed) / (r->total_ns * 1e-9) : 0;
