@@ -76,6 +76,9 @@ typedef enum kptx_operand_kind {
 typedef struct kptx_operand {
     kptx_operand_kind kind;
     bool negated;               /* '!' before a predicate operand */
+    bool generic;               /* SYMBOL in an initialiser written generic(sym) */
+    bool has_offset;            /* ADDRESS, SYMBOL: an offset was written, even "+0" (ptxas
+                                   -G code differs between [%r+0] and [%r]) */
     const char *name;           /* REG, SREG, SYMBOL: the name as written */
     int64_t value;              /* INT: the value; SYMBOL, ADDRESS: byte offset */
     uint64_t bits;              /* FLOAT: IEEE-754 bits (binary32 in the low half if width 32) */
@@ -121,9 +124,12 @@ typedef struct kptx_var {
     bool is_ptr;
     kptx_space ptr_space;
     unsigned ptr_align;
+    /* ".attribute(...)" of a module variable as written, parentheses included
+     * ("(.managed)"), or NULL. */
+    const char *attribute;
     /* Initialiser "= {...}" or "= v", flattened in element order: INT, FLOAT or SYMBOL
-     * (address of a variable or function, with "generic(sym)" marked by a ".generic" name
-     * prefix left to the printer). */
+     * (the address of a variable or function plus value bytes; generic(sym) sets the
+     * operand's generic flag). */
     bool has_init;
     unsigned n_init;
     kptx_operand *init;
@@ -133,8 +139,10 @@ typedef struct kptx_var {
 } kptx_var;
 
 /* A directive kept verbatim: name with dot (".loc", ".pragma", ".maxntid", ".section") and
- * the rest of it as written (tokens separated by single spaces; braces and their contents
- * included for .section). */
+ * the rest of it as written: every token, separated by a single space or by a line break
+ * where the source had one, without a space before , ; : ) ] or after ( [ and none around
+ * + and -; braces and their contents included for .section; the terminating ';' of
+ * .pragma, .callprototype, .calltargets, .branchtargets and .alias is not included. */
 typedef struct kptx_directive {
     const char *name;
     const char *text;

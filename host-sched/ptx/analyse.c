@@ -1,0 +1,362 @@
+/* The module analysis: for every function, what its body reads and calls, and anything
+ * in it that rules slicing out. Computed once per module and kept with it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptx_internal.h"
+
+/* ---- names of functions ---- */
+
+static unsigned hash_name(const char *s)
+{
+    unsigned h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+int kptx_analysis_find(const kptx_analysis *an, const char *name)
+{
+    if (!an->n_slots)
+        return -1;
+    for (unsigned i = hash_name(name) & (an->n_slots - 1);; i = (i + 1) & (an->n_slots - 1)) {
+        unsigned s = an->slots[i];
+        if (!s)
+            return -1;
+        if (strcmp(an->facts[s - 1].fn->name, name) == 0)
+            return (int)(s - 1);
+    }
+}
+
+/* One facts entry per distinct name; the definition wins over prototypes. */
+static int collect_functions(const kptx_module *m, kptx_analysis *an)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < m->n_items; i++)
+        n += m->items[i].kind == KPTX_ITEM_FUNCTION;
+    an->n_slots = 16;
+    while (an->n_slots < 2 * n)
+        an->n_slots *= 2;
+    an->slots = calloc(an->n_slots, sizeof *an->slots);
+    an->facts = calloc(n ? n : 1, sizeof *an->facts);
+    if (!an->slots || !an->facts)
+        return KPTX_ENOMEM;
+    for (unsigned i = 0; i < m->n_items; i++) {
+        if (m->items[i].kind != KPTX_ITEM_FUNCTION)
+            continue;
+        const kptx_function *fn = &m->items[i].u.fn;
+        int k = kptx_analysis_find(an, fn->name);
+        if (k >= 0) {
+            if (fn->has_body && !an->facts[k].fn->has_body)
+                an->facts[k].fn = fn;
+            continue;
+        }
+        unsigned s = hash_name(fn->name) & (an->n_slots - 1);
+        while (an->slots[s])
+            s = (s + 1) & (an->n_slots - 1);
+        an->facts[an->n_fns].fn = fn;
+        an->slots[s] = ++an->n_fns;
+    }
+    return 0;
+}
+
+/* ---- bodies ---- */
+
+typedef struct edge_vec {
+    unsigned *v;
+    size_t n, cap;
+} edge_vec;
+
+typedef struct scan {
+    kptx_analysis *an;
+    kptx_fn_facts *f;
+    const kptx_function *fn;
+    const kptx_instr *in;
+    edge_vec *edges;
+    bool oom;
+} scan;
+
+static void why(kptx_fn_facts *f, const char *fmt, const char *name)
+{
+    if (!f->why_not[0])
+        snprintf(f->why_not, sizeof f->why_not, fmt, name);
+}
+
+static bool add_edge(scan *sc, unsigned callee)
+{
+    edge_vec *e = sc->edges;
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 64;
+        unsigned *nv = realloc(e->v, cap * sizeof *nv);
+        if (!nv)
+            return false;
+        e->v = nv;
+        e->cap = cap;
+    }
+    e->v[e->n++] = callee;
+    return true;
+}
+
+/* A register name the function declares (directly, or as one of a range %r<N>). */
+static bool reg_declared(const kptx_function *fn, const char *name)
+{
+    size_t len = strlen(name);
+    size_t digits = 0;
+    while (digits < len && name[len - 1 - digits] >= '0' && name[len - 1 - digits] <= '9')
+        digits++;
+    size_t plen = len - digits;
+    unsigned long idx = digits && digits < 10 ? strtoul(name + plen, NULL, 10) : 0;
+    bool canonical = digits && !(digits > 1 && name[plen] == '0');
+    for (unsigned i = 0; i < fn->n_stmts + fn->n_params + fn->n_rets; i++) {
+        const kptx_var *v = i < fn->n_stmts
+                                ? (fn->stmts[i].kind == KPTX_STMT_VAR ? &fn->stmts[i].u.var : NULL)
+                            : i < fn->n_stmts + fn->n_params ? &fn->params[i - fn->n_stmts]
+                                                            : &fn->rets[i - fn->n_stmts - fn->n_params];
+        if (!v || v->space != KPTX_SPACE_REG)
+            continue;
+        if (!v->reg_range && strcmp(v->name, name) == 0)
+            return true;
+        if (v->reg_range && canonical && digits < 10 && strlen(v->name) == plen &&
+            memcmp(v->name, name, plen) == 0 && idx < v->reg_range)
+            return true;
+    }
+    return false;
+}
+
+/* The width in bytes of the instruction's (last) type modifier, 0 without one. */
+static unsigned instr_type_size(const kptx_instr *in)
+{
+    for (unsigned i = in->n_mods; i-- > 0;) {
+        unsigned s = kptx_type_size(in->mods[i]);
+        if (s)
+            return s;
+    }
+    return 0;
+}
+
+static void scan_sreg(scan *sc, const kptx_operand *o)
+{
+    kptx_fn_facts *f = sc->f;
+    uint32_t cls = kptx_sreg_class(o->name);
+    if (!cls) {
+        f->sregs |= KPTX_SREG_OTHER;
+        why(f, "reads %s, a special register or component this parser does not know", o->name);
+        return;
+    }
+    f->sregs |= cls;
+    if (cls == KPTX_SREG_GRIDID)
+        why(f, "reads %s: each slice is a grid of its own", o->name);
+    else if (cls == KPTX_SREG_ENVREG)
+        why(f, "reads %s (driver environment: cooperative launch or grid-wide sync)", o->name);
+    else if (cls == KPTX_SREG_CLUSTER)
+        why(f, "reads the cluster register %s", o->name);
+    else if (strcmp(o->name, "%current_graph_exec") == 0)
+        why(f, "reads %s (device-side graph launch)", o->name);
+    if (cls != KPTX_SREG_CTAID && cls != KPTX_SREG_NCTAID)
+        return;
+    int g = kptx_grid_value(o->name);
+    if (g < 0)
+        why(f, "reads the whole vector %s", o->name);
+    else if (instr_type_size(sc->in) != 4)
+        why(f, "reads %s in an instruction that is not 32-bit", o->name);
+    else
+        f->grid |= 1u << g;
+}
+
+static void scan_operand(scan *sc, const kptx_operand *o)
+{
+    switch (o->kind) {
+    case KPTX_OPND_SREG:
+        scan_sreg(sc, o);
+        break;
+    case KPTX_OPND_REG:
+        if (!reg_declared(sc->fn, o->name))
+            why(sc->f, "uses %s, neither a declared register nor a known special register",
+                o->name);
+        break;
+    case KPTX_OPND_SYMBOL: {
+        int k = kptx_analysis_find(sc->an, o->name);
+        if (k >= 0)
+            sc->an->facts[k].address_taken = true;
+        break;
+    }
+    default:
+        break;
+    }
+    for (unsigned i = 0; i < o->n_elems; i++)
+        scan_operand(sc, &o->elems[i]);
+}
+
+/* call [(rets),] target [, (args)] [, prototype]: the target is the first operand that is
+ * not a list. */
+static void scan_call(scan *sc, const kptx_instr *in)
+{
+    for (unsigned i = 0; i < in->n_ops; i++) {
+        const kptx_operand *o = &in->ops[i];
+        if (o->kind == KPTX_OPND_LIST) {
+            scan_operand(sc, o);
+            continue;
+        }
+        if (o->kind == KPTX_OPND_SYMBOL) {
+            int k = kptx_analysis_find(sc->an, o->name);
+            if (k < 0)
+                why(sc->f, "calls %s, which the module does not declare", o->name);
+            else if (!add_edge(sc, (unsigned)k))
+                sc->oom = true;
+        } else if (o->kind == KPTX_OPND_REG) {
+            sc->f->indirect_calls = true;
+            scan_operand(sc, o);
+        } else {
+            why(sc->f, "has a call this parser does not understand (%s)", "call");
+        }
+        /* what follows the target (arguments, prototype) is not a call target */
+        for (unsigned k = i + 1; k < in->n_ops; k++)
+            if (in->ops[k].kind != KPTX_OPND_SYMBOL)
+                scan_operand(sc, &in->ops[k]);
+        return;
+    }
+}
+
+static void scan_body(scan *sc)
+{
+    const kptx_function *fn = sc->fn;
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        if (fn->stmts[i].kind != KPTX_STMT_INSTR)
+            continue;
+        const kptx_instr *in = &fn->stmts[i].u.instr;
+        sc->in = in;
+        if (!kptx_known_opcode(in->opcode))
+            why(sc->f, "uses the instruction '%s', which this parser does not know", in->opcode);
+        if (strcmp(in->opcode, "call") == 0) {
+            scan_call(sc, in);
+            continue;
+        }
+        for (unsigned k = 0; k < in->n_ops; k++)
+            scan_operand(sc, &in->ops[k]);
+    }
+}
+
+/* Functions without a body here: safe when their behaviour is known. */
+static void judge_external(kptx_fn_facts *f)
+{
+    static const char *const safe[] = {"vprintf", "malloc", "free", "__assertfail"};
+    const char *name = f->fn->name;
+    for (size_t i = 0; i < sizeof safe / sizeof safe[0]; i++)
+        if (strcmp(name, safe[i]) == 0)
+            return;
+    if (strstr(name, "cudaCG"))
+        why(f, "calls %s (grid-wide synchronisation)", name);
+    else if (strstr(name, "LaunchDevice") || strstr(name, "GetParameterBuffer") ||
+             strstr(name, "cudaCDP") || strstr(name, "cudaGraph"))
+        why(f, "calls %s (device-side launch)", name);
+    else
+        why(f, "calls %s, whose body is not in this module", name);
+}
+
+static void mark_init_symbols(kptx_analysis *an, const kptx_var *v)
+{
+    for (unsigned i = 0; i < v->n_init; i++) {
+        if (v->init[i].kind != KPTX_OPND_SYMBOL)
+            continue;
+        int k = kptx_analysis_find(an, v->init[i].name);
+        if (k >= 0)
+            an->facts[k].address_taken = true;
+    }
+}
+
+/* grid_reach: a fixpoint over the call edges (recursion makes cycles). */
+static void propagate_grid(kptx_analysis *an)
+{
+    for (unsigned i = 0; i < an->n_fns; i++)
+        an->facts[i].grid_reach = an->facts[i].grid;
+    bool changed = true;
+    while (changed) {
+        changed = false;
+        for (unsigned i = 0; i < an->n_fns; i++)
+            for (unsigned e = an->edge_start[i]; e < an->edge_start[i + 1]; e++) {
+                unsigned before = an->facts[i].grid_reach;
+                an->facts[i].grid_reach |= an->facts[an->callee[e]].grid_reach;
+                changed |= before != an->facts[i].grid_reach;
+            }
+    }
+}
+
+static int build(const kptx_module *m, kptx_analysis *an)
+{
+    int rc = collect_functions(m, an);
+    if (rc)
+        return rc;
+    an->edge_start = calloc(an->n_fns + 1, sizeof *an->edge_start);
+    if (!an->edge_start)
+        return KPTX_ENOMEM;
+    edge_vec edges = {0};
+    for (unsigned i = 0; i < an->n_fns; i++) {
+        kptx_fn_facts *f = &an->facts[i];
+        an->edge_start[i] = (unsigned)edges.n;
+        if (!f->fn->has_body) {
+            judge_external(f);
+            continue;
+        }
+        scan sc = {.an = an, .f = f, .fn = f->fn, .edges = &edges};
+        scan_body(&sc);
+        if (sc.oom) {
+            free(edges.v);
+            return KPTX_ENOMEM;
+        }
+    }
+    an->edge_start[an->n_fns] = (unsigned)edges.n;
+    an->callee = edges.v;
+    for (unsigned i = 0; i < m->n_items; i++)
+        if (m->items[i].kind == KPTX_ITEM_VAR)
+            mark_init_symbols(an, &m->items[i].u.var);
+    propagate_grid(an);
+    return 0;
+}
+
+static void analysis_free(void *p)
+{
+    kptx_analysis *an = p;
+    if (!an)
+        return;
+    free(an->facts);
+    free(an->edge_start);
+    free(an->callee);
+    free(an->slots);
+    free(an);
+}
+
+const kptx_analysis *kptx_module_analysis(const kptx_module *m, kptx_error *err)
+{
+    kptx_analysis *an = kptx_arena_cache(m->arena);
+    if (an)
+        return an;
+    an = calloc(1, sizeof *an);
+    if (!an || build(m, an)) {
+        analysis_free(an);
+        kptx_fail(err, KPTX_ENOMEM, 0, 0, "out of memory analysing the module");
+        return NULL;
+    }
+    kptx_arena_set_cache(m->arena, an, analysis_free);
+    return an;
+}
+
+void kptx_module_forget_analysis(kptx_module *m)
+{
+    kptx_arena_set_cache(m->arena, NULL, NULL);
+}
+
+int kptx_grid_value(const char *sreg)
+{
+    int base;
+    if (strncmp(sreg, "%ctaid.", 7) == 0)
+        base = 0;
+    else if (strncmp(sreg, "%nctaid.", 8) == 0)
+        base = 3;
+    else
+        return -1;
+    const char *c = sreg + (base ? 8 : 7);
+    if (c[1] != '\0' || c[0] < 'x' || c[0] > 'z')
+        return -1;
+    return base + (c[0] - 'x');
+}

@@ -1,0 +1,218 @@
+/* Internal declarations shared by the files of the PTX library. */
+#ifndef KPTX_INTERNAL_H
+#define KPTX_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernelet/ptx.h"
+
+/* ---- Arena: every structure of a module lives here (arena.c) ---- */
+
+typedef struct kptx_arena kptx_arena;
+
+kptx_arena *kptx_arena_new(void);
+void kptx_arena_free(kptx_arena *a);
+/* n bytes aligned to 8, zeroed; NULL when out of memory. */
+void *kptx_arena_alloc(kptx_arena *a, size_t n);
+/* A NUL-terminated copy of len bytes. */
+char *kptx_arena_strndup(kptx_arena *a, const char *s, size_t len);
+char *kptx_arena_strdup(kptx_arena *a, const char *s);
+/* A copy of n bytes (NULL for n == 0). */
+void *kptx_arena_memdup(kptx_arena *a, const void *p, size_t n);
+/* One slot for data derived from the module (its analysis), freed with the arena or when
+ * replaced; a transformation that changes the module clears it. */
+void *kptx_arena_cache(const kptx_arena *a);
+void kptx_arena_set_cache(kptx_arena *a, void *cache, void (*free_fn)(void *));
+
+/* ---- Errors (errors.c) ---- */
+
+/* Fills err (may be NULL) and returns code. */
+int kptx_fail(kptx_error *err, int code, unsigned line, unsigned column, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* ---- Growable byte buffer (print.c, slicer names) ---- */
+
+typedef struct kptx_buf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} kptx_buf;
+
+void kptx_buf_put(kptx_buf *b, const char *s, size_t n);
+void kptx_buf_puts(kptx_buf *b, const char *s);
+void kptx_buf_putc(kptx_buf *b, char c);
+void kptx_buf_printf(kptx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- Lexer (lex.c) ---- */
+
+typedef enum kptx_tok_kind {
+    TK_EOF,
+    TK_ERROR,   /* the lexer failed; the error is in the lexer's kptx_error */
+    TK_WORD,    /* identifier, maybe %-prefixed, with attached .suffixes: "ld.param.u64" */
+    TK_DOTWORD, /* directive or modifier word: ".reg", ".v4.f32", ".shared::cta" */
+    TK_INT,
+    TK_FLOAT,
+    TK_STRING,  /* "..." including the quotes */
+    TK_PUNCT,   /* one character: { } [ ] ( ) , ; : @ ! | + - = < > */
+} kptx_tok_kind;
+
+typedef struct kptx_token {
+    kptx_tok_kind kind;
+    char punct;         /* TK_PUNCT: the character */
+    bool nl_before;     /* a line break separates it from the previous token */
+    uint32_t len;
+    const char *p;      /* points into the source text */
+    unsigned line, col;
+    int64_t ival;       /* TK_INT */
+    uint64_t fbits;     /* TK_FLOAT: IEEE bits */
+    unsigned fwidth;    /* TK_FLOAT: 32 or 64 */
+} kptx_token;
+
+/* Longest token the lexer accepts (identifiers, strings): longer gets KPTX_ELIMIT. */
+#define KPTX_MAX_TOKEN 65536u
+
+typedef struct kptx_lexer {
+    const char *cur, *end;
+    const char *line_start;
+    unsigned line;
+    kptx_token la[3];   /* lookahead ring */
+    unsigned n_la, la_head;
+    kptx_error *err;
+    int code;           /* error code once TK_ERROR was produced */
+} kptx_lexer;
+
+void kptx_lex_init(kptx_lexer *lx, const char *text, size_t len, kptx_error *err);
+/* Token k ahead (0 = next) without consuming; k < 3. */
+const kptx_token *kptx_lex_peek(kptx_lexer *lx, unsigned k);
+/* Consumes and returns the next token (valid until the next call). */
+kptx_token kptx_lex_next(kptx_lexer *lx);
+
+static inline bool kptx_tok_is(const kptx_token *t, const char *s)
+{
+    size_t i = 0;
+    for (; i < t->len; i++)
+        if (s[i] != t->p[i])
+            return false;
+    return s[i] == '\0';
+}
+
+static inline bool kptx_tok_punct(const kptx_token *t, char c)
+{
+    return t->kind == TK_PUNCT && t->punct == c;
+}
+
+/* ---- Tables (tables.c) ---- */
+
+/* KPTX_SREG_* bit of a special register name with its component ("%ctaid.x"),
+ * 0 when the name is not a known special register. */
+uint32_t kptx_sreg_class(const char *name);
+/* True when the base name (before any '.') is a known special register. */
+bool kptx_is_sreg(const char *name, size_t len);
+/* Size in bytes of a scalar type ".u32", 0 when unknown (.pred counts as 1). */
+unsigned kptx_type_size(const char *type);
+/* The library's own copy of the type name of len bytes at p, NULL when not a type. */
+const char *kptx_type_canon(const char *p, size_t len);
+/* True for a PTX instruction name this library knows. */
+bool kptx_known_opcode(const char *opcode);
+/* Directives that end with ';' when printed (.pragma, .callprototype, ...). */
+bool kptx_directive_has_semicolon(const char *name);
+/* State space of ".global" etc., KPTX_SPACE_NONE when not a state space word. */
+kptx_space kptx_space_of(const char *word, size_t len);
+const char *kptx_space_name(kptx_space s);
+
+/* ---- Parser (parse*.c) ---- */
+
+typedef struct kptx_parser {
+    kptx_lexer lx;
+    kptx_module *m;
+    kptx_arena *a;
+    kptx_error *err;
+    int code;                   /* first error, 0 while none */
+    /* scratch stacks reused across functions */
+    kptx_operand *ops;
+    size_t n_ops, cap_ops;
+    kptx_stmt *stmts;
+    size_t n_stmts, cap_stmts;
+    const char *mods[64];
+} kptx_parser;
+
+/* Records an error at token t (first error wins) and returns its code. */
+int kptx_parse_fail(kptx_parser *ps, const kptx_token *t, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Consumes the punctuation c or fails. */
+int kptx_expect_punct(kptx_parser *ps, char c, const char *what);
+/* A directive's arguments kept as text, up to its end (see kptx_directive). */
+int kptx_parse_directive_text(kptx_parser *ps, const char *name, const char **text);
+/* One parameter of a parameter list: ".param .u64 name" (no ';'). */
+int kptx_parse_param(kptx_parser *ps, kptx_var *v);
+/* A declaration statement up to and including ';', starting at its linkage or state-space
+ * word; several names give several variables (arena array). */
+int kptx_parse_decl(kptx_parser *ps, kptx_var **vars, unsigned *n);
+/* "+ N", "- N", "+ -N" after an operand: added to o->value, o->has_offset set. */
+int kptx_parse_offsets(kptx_parser *ps, kptx_operand *o);
+/* Pushes an operand on the parser's scratch stack. */
+int kptx_push_operand(kptx_parser *ps, const kptx_operand *o);
+/* Moves the operands pushed since base into an arena array (NULL when none). */
+int kptx_pop_operands(kptx_parser *ps, size_t base, kptx_operand **out, unsigned *n);
+/* A function body after '{' up to and including the matching '}'. */
+int kptx_parse_body(kptx_parser *ps, kptx_function *fn);
+/* Computes offsets and sizes of an entry's parameters. */
+int kptx_layout_params(kptx_parser *ps, kptx_function *fn);
+/* Size and alignment in bytes of a declared variable (0 size when unknown/unsized). */
+void kptx_var_size_align(const kptx_var *v, uint64_t *size, unsigned *align);
+
+/* ---- Printing helpers (print.c) ---- */
+
+void kptx_print_operand(kptx_buf *b, const kptx_operand *o);
+void kptx_print_var(kptx_buf *b, const kptx_var *v);
+
+/* ---- Analysis shared by info.c and slice.c (analyse.c, callgraph.c) ---- */
+
+/* Bits of kptx_fn_facts.grid: which of %ctaid.{x,y,z}, %nctaid.{x,y,z} are read. */
+#define KPTX_GRID_CTAID(c) (1u << (c))
+#define KPTX_GRID_NCTAID(c) (1u << (3 + (c)))
+#define KPTX_GRID_VALUES 6
+
+typedef struct kptx_fn_facts {
+    const kptx_function *fn;    /* the definition (with body), else the first prototype */
+    uint32_t sregs;             /* KPTX_SREG_* read by its own body */
+    unsigned grid;              /* KPTX_GRID_* read by its own body */
+    unsigned grid_reach;        /* KPTX_GRID_* read by it or any function it calls directly */
+    bool address_taken;         /* its name is used other than as a call target */
+    bool indirect_calls;        /* it makes calls through a register */
+    char why_not[160];          /* why its body alone prevents slicing, or "" */
+} kptx_fn_facts;
+
+typedef struct kptx_analysis {
+    unsigned n_fns;
+    kptx_fn_facts *facts;       /* one per distinct function name, in module order */
+    unsigned *edge_start;       /* n_fns + 1: direct calls of facts[i] are */
+    unsigned *callee;           /*   callee[edge_start[i] .. edge_start[i + 1]) */
+    unsigned *slots;            /* name hash: index + 1, 0 = empty */
+    unsigned n_slots;
+} kptx_analysis;
+
+/* The module's analysis, computed once and kept with the module (NULL and err set when
+ * out of memory). */
+const kptx_analysis *kptx_module_analysis(const kptx_module *m, kptx_error *err);
+/* Drops the kept analysis (after the module changed). */
+void kptx_module_forget_analysis(kptx_module *m);
+/* Index of the function named name, or -1. */
+int kptx_analysis_find(const kptx_analysis *an, const char *name);
+/* Marks in reach[] (n_fns entries, zeroed by the caller) every function reachable from
+ * root, including through indirect calls (which may reach any address-taken function). */
+void kptx_reachable(const kptx_analysis *an, unsigned root, bool *reach);
+/* Whether entry root can be sliced: why is "" when it can, else the reason. Also the
+ * special registers read by it and everything it calls. */
+int kptx_entry_verdict(const kptx_module *m, const kptx_analysis *an, unsigned root,
+                       uint32_t *sregs, char *why, size_t why_len);
+/* Which KPTX_GRID_* value a special register operand name is, or -1. */
+int kptx_grid_value(const char *sreg);
+/* A name prefix no identifier of m starts with ("__kslice", else "__kslice1_", ...). */
+int kptx_slice_prefix(const kptx_module *m, char *buf, size_t len);
+
+
+#endif
