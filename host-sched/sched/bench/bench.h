@@ -1,0 +1,114 @@
+/* kernelet-bench: the evaluation harness of the paper's section "Results on Kernel
+ * Scheduling" (workloads CI, MI, MIX, ALL; N instances per kernel arriving by a seeded
+ * Poisson process; every policy on the same arrivals). Internal to the harness. */
+#ifndef KERNELET_BENCH_H
+#define KERNELET_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched.h"
+
+#define BENCH_KERNELS 8
+#define BENCH_WORKLOADS 4
+
+/* A benchmark kernel as launched by the harness (the default size of bench/). */
+typedef struct bench_kernel {
+    const char *name;       /* "pc" */
+    const char *entry;      /* PTX entry "pc_chase" */
+    unsigned grid[3], block[3];
+} bench_kernel;
+
+typedef struct bench_workload {
+    const char *name;       /* "CI", "MI", "MIX", "ALL" */
+    unsigned n;
+    unsigned kernel[BENCH_KERNELS];   /* indices into bench_kernels() */
+} bench_workload;
+
+typedef struct bench_options {
+    const char *backend;
+    unsigned workloads;     /* bit i: bench_workloads()[i] */
+    unsigned policies;      /* bit p: ksched_policy p */
+    unsigned instances;     /* per kernel */
+    uint64_t seed;
+    double load;            /* offered work / serial capacity */
+    unsigned mc_runs;
+    const char *profiles;   /* profile data file */
+    const char *gpu;        /* model GPU name */
+    double a0;              /* achieved fraction of peak bandwidth (model) */
+    double alpha_p, alpha_m;
+    unsigned depth;
+    uint64_t launch_latency_ns, stream_gap_ns;
+    const char *out_dir;
+    int plots;
+    int progress;           /* 1: show progress on stderr */
+} bench_options;
+
+/* One arrival: which kernel, when. */
+typedef struct bench_arrival {
+    uint64_t t_ns;
+    unsigned kernel;        /* index into bench_kernels() */
+} bench_arrival;
+
+typedef struct bench_instance {
+    unsigned kernel;
+    uint64_t op;
+    uint64_t arrival_ns, start_ns, end_ns;
+    int status;
+} bench_instance;
+
+typedef struct bench_result {
+    const bench_workload *wl;
+    ksched_policy policy;
+    uint64_t seed;
+    size_t n;
+    bench_instance *inst;
+    uint64_t total_ns;          /* last end - first arrival */
+    double throughput;          /* kernels per second */
+    double slowdown[BENCH_KERNELS];   /* mean turnaround / alone time, per kernel */
+    unsigned failed;            /* instances that did not complete */
+    unsigned block_errors;      /* instances whose blocks did not run exactly once */
+    ksched_stats stats;
+} bench_result;
+
+/* bench_kernels.c */
+const bench_kernel *bench_kernels(void);
+const bench_workload *bench_workloads(void);
+int bench_kernel_find(const char *name);
+
+/* bench_arrivals.c: merged Poisson processes, one per kernel, rate lambda each, n each. */
+int bench_arrivals(const bench_workload *wl, unsigned n, double lambda_per_ns, uint64_t seed,
+                   bench_arrival **out, size_t *count);
+
+/* bench_backend.c: the executor backends the harness can run on. */
+typedef struct bench_backend bench_backend;
+int bench_backend_new(const bench_options *o, const ksched_profile_cache *profiles,
+                      bench_backend **out, kexec_backend *be, char *msg, size_t len);
+void bench_backend_free(bench_backend *b);
+/* The module text holding the kernels' entries and sliced variants for this backend. */
+int bench_module_text(const bench_backend *b, const bench_kernel *k, char **text, size_t *len,
+                      char *msg, size_t msglen);
+/* Blocks of launch tag ran exactly once (1), not (0), or cannot be known (-1). */
+int bench_backend_blocks_once(const bench_backend *b, uint64_t tag, uint64_t total);
+
+/* bench_progress.c */
+typedef struct bench_progress bench_progress;
+bench_progress *bench_progress_new(int enabled, uint64_t total);
+void bench_progress_step(bench_progress *p, uint64_t done, const char *label);
+void bench_progress_free(bench_progress *p);
+
+/* bench_run.c */
+int bench_alone_times(const bench_options *o, const ksched_profile_cache *profiles,
+                      double alone_ns[BENCH_KERNELS], char *msg, size_t len);
+int bench_run(const bench_options *o, const ksched_profile_cache *profiles,
+              const bench_workload *wl, ksched_policy policy, uint64_t seed,
+              const bench_arrival *arr, size_t n, const double alone_ns[BENCH_KERNELS],
+              bench_progress *prog, uint64_t prog_base, bench_result *out, char *msg,
+              size_t len);
+void bench_result_free(bench_result *r);
+
+/* bench_report.c */
+int bench_report(const bench_options *o, const bench_result *res, size_t n,
+                 const double alone_ns[BENCH_KERNELS], char *msg, size_t len);
+
+#endif

@@ -1,0 +1,112 @@
+/* Helpers of the executor interface: errors, backend checks, device-to-model mapping. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "executor.h"
+
+const char *kexec_strerror(int code)
+{
+    switch (code) {
+    case KEXEC_OK: return "success";
+    case KEXEC_EINVAL: return "invalid argument";
+    case KEXEC_ENOMEM: return "out of host memory";
+    case KEXEC_EDEVMEM: return "out of device memory";
+    case KEXEC_ENOTFOUND: return "function not found";
+    case KEXEC_ELAUNCH: return "kernel failed on the device";
+    case KEXEC_EUNSUPPORTED: return "operation not supported by the backend";
+    case KEXEC_EDEVICE: return "device error";
+    case KEXEC_EMODULE: return "module refused";
+    default: return "unknown error";
+    }
+}
+
+int kexec_fail(kexec_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+int kexec_backend_validate(const kexec_backend *b, kexec_error *err)
+{
+    if (!b || !b->ops)
+        return kexec_fail(err, KEXEC_EINVAL, "no backend");
+    const kexec_backend_ops *o = b->ops;
+    const struct { const void *fn; const char *name; } need[] = {
+        {(const void *)o->destroy, "destroy"},
+        {(const void *)o->device_info, "device_info"},
+        {(const void *)o->now_ns, "now_ns"},
+        {(const void *)o->mem_alloc, "mem_alloc"},
+        {(const void *)o->mem_free, "mem_free"},
+        {(const void *)o->copy_h2d, "copy_h2d"},
+        {(const void *)o->copy_d2h, "copy_d2h"},
+        {(const void *)o->copy_d2d, "copy_d2d"},
+        {(const void *)o->memset_d8, "memset_d8"},
+        {(const void *)o->module_load_ptx, "module_load_ptx"},
+        {(const void *)o->module_unload, "module_unload"},
+        {(const void *)o->function_get, "function_get"},
+        {(const void *)o->launch, "launch"},
+    };
+    for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+        if (!need[i].fn)
+            return kexec_fail(err, KEXEC_EINVAL, "backend %s lacks the %s operation",
+                              o->name ? o->name : "(unnamed)", need[i].name);
+    return 0;
+}
+
+uint64_t kexec_grid_blocks(const unsigned grid[3])
+{
+    return (uint64_t)grid[0] * grid[1] * grid[2];
+}
+
+/* The built-in GPU whose compute capability matches, newest first. */
+static const kmodel_gpu *gpu_of_capability(int major, int minor)
+{
+    static const struct { int major, minor; const char *name; } by_cc[] = {
+        {9, 0, "H100"}, {3, 0, "GTX680"}, {2, 0, "C2050"},
+    };
+    for (size_t i = 0; i < sizeof(by_cc) / sizeof(by_cc[0]); i++)
+        if (by_cc[i].major == major && by_cc[i].minor == minor)
+            return kmodel_gpu_lookup(by_cc[i].name);
+    return NULL;
+}
+
+int kexec_device_gpu(const kexec_device_info *info, kmodel_gpu *out, kexec_error *err)
+{
+    if (!info || !out)
+        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    if (info->model_gpu) {
+        *out = *info->model_gpu;
+        return 0;
+    }
+    const kmodel_gpu *base = kmodel_gpu_lookup(info->name);
+    if (!base)
+        base = gpu_of_capability(info->cc_major, info->cc_minor);
+    if (!base)
+        return kexec_fail(err, KEXEC_EINVAL,
+                          "no model parameters for device '%s' (compute capability %d.%d)",
+                          info->name, info->cc_major, info->cc_minor);
+    kmodel_gpu g = *base;
+    g.name = info->name;
+    if (info->sms) g.sms = info->sms;
+    if (info->max_warps_per_sm) g.max_warps_per_sm = info->max_warps_per_sm;
+    if (info->max_blocks_per_sm) g.max_blocks_per_sm = info->max_blocks_per_sm;
+    if (info->max_threads_per_block) g.max_warps_per_block = info->max_threads_per_block / 32;
+    if (info->regs_per_sm) g.regs_per_sm = info->regs_per_sm;
+    if (info->max_regs_per_thread) g.max_regs_per_thread = info->max_regs_per_thread;
+    if (info->smem_per_sm) g.smem_per_sm = info->smem_per_sm;
+    if (info->max_smem_per_block) g.max_smem_per_block = info->max_smem_per_block;
+    if (info->clock_mhz > 0) g.clock_mhz = info->clock_mhz;
+    if (info->mem_bandwidth_gbs > 0) g.mem_bandwidth_gbs = info->mem_bandwidth_gbs;
+    char msg[200];
+    if (kmodel_gpu_validate(&g, msg, sizeof(msg)))
+        return kexec_fail(err, KEXEC_EINVAL, "device '%s': %s", info->name, msg);
+    *out = g;
+    return 0;
+}

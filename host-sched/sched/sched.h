@@ -1,0 +1,294 @@
+/* The Kernelet scheduler (library kernelet-sched, host-sched/sched/).
+ *
+ * Tenants (a VM, or a host process) submit work in CUDA stream order; the scheduler runs
+ * it on one GPU through an executor backend (executor.h), deciding which kernels run side
+ * by side and how they are cut into slices. docs/SCHEDULER.md has the design.
+ *
+ * - Tenants have an id, a name, a policy the operator may change at any time (weight,
+ *   priority, memory quota, most queued launches, slicing on/off) and statistics.
+ * - Each tenant has streams (stream 0 always exists). An operation (launch, copy, memset,
+ *   event record, event wait, host function) starts only after the previous operation of
+ *   its stream has finished; streams and tenants are otherwise independent.
+ * - Memory, modules, functions and events belong to a tenant; a tenant only reaches its own
+ *   (copies to memory it did not allocate are refused). Removing a tenant cancels its queued
+ *   work and frees everything it holds once its running work has drained.
+ * - The policy (fifo, base, kernelet, opt, mc) picks what runs; it can be changed at run
+ *   time. Kernel characteristics come from a profile cache, filled from files or by the
+ *   backend's profiler on a kernel's first launch.
+ *
+ * Threads: every function is thread-safe (one lock inside). Work advances only while a
+ * driver runs: ksched_run_until_idle / ksched_run_until in the caller's thread, or the
+ * dispatcher thread of ksched_thread_start. Completion callbacks (ksched_done_fn) and host
+ * functions run in the driver's thread without the lock held, so they may submit more work.
+ * The trace callback runs with the lock held and must not call into the scheduler.
+ *
+ * Errors: functions return 0 or a negative KSCHED_E* code and describe failures in a
+ * ksched_err (may be NULL). The library never prints and never aborts.
+ */
+#ifndef KERNELET_SCHED_SCHED_H
+#define KERNELET_SCHED_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "executor.h"
+#include "profile.h"
+#include "sched_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ksched ksched;
+
+typedef enum ksched_policy {
+    KSCHED_FIFO = 0,   /* one kernel at a time, whole, in arrival order */
+    KSCHED_BASE,       /* kernel consolidation: whole kernels on concurrent lanes */
+    KSCHED_KERNELET,   /* the paper's Algorithm 1: pruned pairs, model CP, balanced ratio */
+    KSCHED_OPT,        /* oracle: every pair and ratio measured by the backend's trial op */
+    KSCHED_MC,         /* random pairs and ratios (seeded) */
+    KSCHED_POLICY_COUNT
+} ksched_policy;
+
+/* "fifo", "base", "kernelet", "opt", "mc"; NULL when out of range. */
+const char *ksched_policy_name(ksched_policy p);
+/* The policy named name (case-insensitive); KSCHED_EINVAL when unknown. */
+int ksched_policy_parse(const char *name, ksched_policy *out);
+
+/* What happened, for tracing and tests (ksched_config.trace). */
+typedef enum ksched_trace_kind {
+    KSCHED_TRACE_DECISION,    /* a co-schedule was chosen */
+    KSCHED_TRACE_SLICE,       /* a slice (or whole kernel) was handed to the backend */
+    KSCHED_TRACE_SLICE_DONE,  /* and completed */
+} ksched_trace_kind;
+
+typedef struct ksched_trace {
+    ksched_trace_kind kind;
+    uint64_t now_ns;          /* backend clock */
+    /* DECISION: the kernels (launch op ids; op[1] = 0 when one kernel runs alone), their
+     * blocks per SM (0 = no cap) and slice sizes, the CP the policy expected, how many
+     * pairs it pruned and how often it widened the thresholds. */
+    uint64_t op[2];
+    const char *entry[2];
+    unsigned blocks_per_sm[2];
+    uint64_t slice_blocks[2];
+    double cp;
+    unsigned pairs_considered, pairs_pruned, widenings;
+    /* SLICE, SLICE_DONE: the kernel (op[0]), its blocks and lane, the cap, the result. */
+    uint64_t first, count;
+    unsigned lane;
+    uint64_t start_ns, end_ns;
+    int status;
+    uint32_t tenant;
+} ksched_trace;
+
+typedef struct ksched_config {
+    ksched_policy policy;       /* default KSCHED_KERNELET */
+    double alpha_p, alpha_m;    /* pruning: a pair is pruned when |PUR1 - PUR2| < alpha_p
+                                   or |MUR1 - MUR2| < alpha_m; default 0.4, 0.1 */
+    double slice_overhead;      /* p of the minimum slice rule; default 0.02 */
+    double min_cp;              /* co-schedule only when the expected CP exceeds this;
+                                   default 0 */
+    unsigned pipeline_depth;    /* launches queued per lane; default 2 */
+    unsigned base_lanes;        /* kernels base runs side by side; default 2 */
+    uint64_t seed;              /* mc's random choices; default 1 */
+    uint64_t fairness_window_ns; /* weights: a tenant whose weighted GPU time runs this far
+                                    ahead of the least-served backlogged tenant waits;
+                                    default 5 ms */
+    kmodel_options model;       /* options of the scheduler's model; default kmodel's */
+    void (*trace)(void *user, const ksched_trace *t);   /* may be NULL */
+    void *trace_user;
+} ksched_config;
+
+/* Fills c with the defaults listed in ksched_config. */
+void ksched_config_default(ksched_config *c);
+
+/* Creates a scheduler on backend (copied; the caller keeps ownership and destroys it after
+ * ksched_free). profiles may be NULL; else the scheduler copies its records into its own
+ * cache. Fails when the backend lacks an op, its device cannot be mapped to the model, or
+ * the configuration is out of range. */
+int ksched_new(ksched **out, const kexec_backend *backend, const ksched_config *cfg,
+               const ksched_profile_cache *profiles, ksched_err *err);
+
+/* Stops the dispatcher thread, cancels everything queued (callbacks are not called),
+ * frees tenants' memory and modules in the backend. In-flight backend work should have
+ * drained first (ksched_run_until_idle). */
+void ksched_free(ksched *s);
+
+/* Switches the policy; the next decision uses it. KSCHED_EUNSUPPORTED for opt when the
+ * backend has no trial op. */
+int ksched_set_policy(ksched *s, ksched_policy p, ksched_err *err);
+ksched_policy ksched_get_policy(ksched *s);
+
+/* ---- tenants ---- */
+
+typedef struct ksched_tenant_policy {
+    double weight;          /* share of GPU time among tenants of equal priority; > 0;
+                               default 1 */
+    int priority;           /* higher runs first, strictly; default 0 */
+    uint64_t mem_quota;     /* device bytes; 0 = unlimited (default) */
+    unsigned max_inflight;  /* launches queued or running; 0 = unlimited; default 1024 */
+    int slicing;            /* 1 (default): kernels may be sliced and paired; 0: whole */
+} ksched_tenant_policy;
+
+typedef struct ksched_tenant_stats {
+    uint64_t launched;       /* launches submitted */
+    uint64_t completed;      /* launches finished without error */
+    uint64_t failed;         /* launches finished with an error (or canceled) */
+    uint64_t gpu_time_ns;    /* sum of the durations of its slices */
+    uint64_t bytes_copied;   /* by copies and memsets */
+    uint64_t mem_in_use;     /* device bytes allocated */
+    uint64_t errors;         /* operations that failed, of any kind */
+    uint64_t queued;         /* operations submitted and not finished */
+    int last_error;          /* code of the latest failed operation, 0 if none */
+    char last_error_msg[160];
+} ksched_tenant_stats;
+
+/* Fills p with the defaults listed in ksched_tenant_policy. */
+void ksched_tenant_policy_default(ksched_tenant_policy *p);
+
+/* Adds a tenant (pol NULL = defaults); its id goes to *id. name: at most 63 bytes. */
+int ksched_tenant_add(ksched *s, const char *name, const ksched_tenant_policy *pol,
+                      uint32_t *id, ksched_err *err);
+/* Cancels the tenant's queued work (KSCHED_ECANCELED to its callbacks); the tenant, its
+ * memory and modules go once its running work has drained (while a driver runs). */
+int ksched_tenant_remove(ksched *s, uint32_t tenant, ksched_err *err);
+int ksched_tenant_set_policy(ksched *s, uint32_t tenant, const ksched_tenant_policy *pol,
+                             ksched_err *err);
+int ksched_tenant_get_policy(ksched *s, uint32_t tenant, ksched_tenant_policy *out,
+                             ksched_err *err);
+int ksched_tenant_get_stats(ksched *s, uint32_t tenant, ksched_tenant_stats *out,
+                            ksched_err *err);
+/* Ids of the tenants that still exist (removed ones vanish once drained), up to cap;
+ * *n gets the total. */
+int ksched_tenant_list(ksched *s, uint32_t *ids, size_t cap, size_t *n);
+
+/* ---- streams and events ---- */
+
+int ksched_stream_create(ksched *s, uint32_t tenant, uint32_t *stream, ksched_err *err);
+/* The stream goes once its queued work has finished; stream 0 cannot be destroyed. */
+int ksched_stream_destroy(ksched *s, uint32_t tenant, uint32_t stream, ksched_err *err);
+
+int ksched_event_create(ksched *s, uint32_t tenant, uint32_t *event, ksched_err *err);
+int ksched_event_destroy(ksched *s, uint32_t tenant, uint32_t event, ksched_err *err);
+/* *done = 1 when the event's latest record has completed (or it was never recorded);
+ * *time_ns (may be NULL) the backend time it completed. */
+int ksched_event_query(ksched *s, uint32_t tenant, uint32_t event, int *done,
+                       uint64_t *time_ns, ksched_err *err);
+
+/* ---- memory and modules (synchronous) ---- */
+
+int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kexec_devptr *out,
+                     ksched_err *err);
+int ksched_mem_free(ksched *s, uint32_t tenant, kexec_devptr ptr, ksched_err *err);
+
+/* Loads PTX (with the slicer's __kslice variants already added, see executor.h). */
+int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
+                       uint32_t *module, ksched_err *err);
+int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err *err);
+
+typedef struct ksched_function_info {
+    int sliceable;          /* the module has the entry's sliced variant */
+    uint64_t module_hash;   /* kernel identity: module hash and entry */
+    kexec_func_info attrs;
+} ksched_function_info;
+
+/* The function entry of module (and its sliced variant when present). */
+int ksched_function_get(ksched *s, uint32_t tenant, uint32_t module, const char *entry,
+                        uint32_t *function, ksched_function_info *info, ksched_err *err);
+
+/* ---- operations ---- */
+
+typedef enum ksched_op_kind {
+    KSCHED_OP_LAUNCH,
+    KSCHED_OP_COPY_H2D,
+    KSCHED_OP_COPY_D2H,
+    KSCHED_OP_COPY_D2D,
+    KSCHED_OP_MEMSET,
+    KSCHED_OP_EVENT_RECORD,
+    KSCHED_OP_EVENT_WAIT,   /* waits for the event's latest record at submission time */
+    KSCHED_OP_HOST,         /* runs fn(user) in the driver thread; also a sync marker */
+} ksched_op_kind;
+
+typedef struct ksched_op {
+    ksched_op_kind kind;
+    union {
+        struct {
+            uint32_t function;
+            unsigned grid[3], block[3];
+            unsigned smem;              /* dynamic shared memory bytes */
+            const void *params;         /* packed parameter block; copied at submission */
+            size_t params_size;         /* at most 32 KiB */
+        } launch;
+        struct { kexec_devptr dst; const void *src; uint64_t bytes; } h2d;
+        struct { void *dst; kexec_devptr src; uint64_t bytes; } d2h;
+        struct { kexec_devptr dst, src; uint64_t bytes; } d2d;
+        struct { kexec_devptr dst; uint8_t value; uint64_t bytes; } memset;
+        uint32_t event;
+        struct { void (*fn)(void *user); void *user; } host;
+    } u;
+} ksched_op;
+
+typedef struct ksched_op_result {
+    uint64_t op_id;
+    ksched_op_kind kind;
+    uint32_t tenant, stream;
+    int status;             /* 0 or a KSCHED_E* code */
+    int backend_status;     /* with KSCHED_EBACKEND: the backend's KEXEC_E* code (a kernel
+                               that failed on the device: KEXEC_ELAUNCH) */
+    const char *msg;        /* "" on success; valid during the callback */
+    uint64_t submit_ns;     /* backend clock when submitted */
+    uint64_t start_ns;      /* when its work started on the device (first slice) */
+    uint64_t end_ns;        /* when it finished */
+} ksched_op_result;
+
+typedef void (*ksched_done_fn)(void *user, const ksched_op_result *r);
+
+/* Queues op on the tenant's stream. Host memory of copies must stay valid until done.
+ * done may be NULL. *op_id (may be NULL) gets the operation's id (also the launch's tag in
+ * the backend). KSCHED_EAGAIN when the tenant has max_inflight launches queued. */
+int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *op,
+                  ksched_done_fn done, void *user, uint64_t *op_id, ksched_err *err);
+
+/* ---- driving ---- */
+
+/* Runs until nothing can advance: all queues empty, or blocked on events never recorded.
+ * With a virtual-time backend it simulates; with a real one it waits for completions. */
+int ksched_run_until_idle(ksched *s, ksched_err *err);
+/* Runs until the backend clock reaches t_ns (virtual: simulated; real: waits). */
+int ksched_run_until(ksched *s, uint64_t t_ns, ksched_err *err);
+/* Starts / stops a dispatcher thread that drives the scheduler (daemon mode). */
+int ksched_thread_start(ksched *s, ksched_err *err);
+void ksched_thread_stop(ksched *s);
+
+/* The backend's clock, ns. */
+uint64_t ksched_now(ksched *s);
+
+typedef struct ksched_stats {
+    uint64_t decisions;           /* policy decisions taken */
+    uint64_t decision_ns_total;   /* wall time spent in them (CLOCK_MONOTONIC) */
+    uint64_t decision_ns_max;
+    uint64_t pairs_evaluated;     /* model or trial evaluations (cache misses) */
+    uint64_t pairs_pruned;        /* over all decisions */
+    uint64_t widenings;           /* decisions that had to widen alpha_p, alpha_m */
+    uint64_t coschedules;         /* decisions that paired two kernels */
+    uint64_t solo;                /* decisions that ran one kernel alone */
+    uint64_t slices;              /* launches handed to the backend */
+    uint64_t kernels_completed;   /* launch operations finished, any status */
+    uint64_t profiles;            /* profile requests to the backend */
+    uint64_t unprofiled;          /* kernels run whole for lack of a profile */
+    uint64_t ops_pending;         /* operations queued or running, all tenants */
+} ksched_stats;
+
+void ksched_get_stats(ksched *s, ksched_stats *out);
+
+/* The profile the scheduler uses for (module_hash, entry), copied to *out; KSCHED_ENOTFOUND
+ * when it has none. */
+int ksched_profile_lookup(ksched *s, uint64_t module_hash, const char *entry,
+                          kexec_profile *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,253 @@
+/* The scheduler object: configuration, creation and teardown, policy switch, statistics. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "sched_internal.h"
+
+static const char *const policy_names[KSCHED_POLICY_COUNT] = {
+    "fifo", "base", "kernelet", "opt", "mc",
+};
+
+const char *ksched_policy_name(ksched_policy p)
+{
+    return (unsigned)p < KSCHED_POLICY_COUNT ? policy_names[p] : NULL;
+}
+
+int ksched_policy_parse(const char *name, ksched_policy *out)
+{
+    for (unsigned i = 0; name && out && i < KSCHED_POLICY_COUNT; i++) {
+        if (!strcasecmp(name, policy_names[i])) {
+            *out = (ksched_policy)i;
+            return 0;
+        }
+    }
+    return KSCHED_EINVAL;
+}
+
+void ksched_config_default(ksched_config *c)
+{
+    if (!c)
+        return;
+    memset(c, 0, sizeof(*c));
+    c->policy = KSCHED_KERNELET;
+    c->alpha_p = 0.4;
+    c->alpha_m = 0.1;
+    c->slice_overhead = 0.02;
+    c->min_cp = 0.0;
+    c->pipeline_depth = 2;
+    c->base_lanes = 2;
+    c->seed = 1;
+    c->fairness_window_ns = 5000000;
+    kmodel_options_default(&c->model);
+}
+
+static int config_check(const ksched_config *c, ksched_err *err)
+{
+    if ((unsigned)c->policy >= KSCHED_POLICY_COUNT)
+        return ksched_fail(err, KSCHED_EINVAL, "unknown policy %d", (int)c->policy);
+    if (!(c->alpha_p >= 0 && c->alpha_p <= 1) || !(c->alpha_m >= 0 && c->alpha_m <= 1))
+        return ksched_fail(err, KSCHED_EINVAL, "alpha_p and alpha_m must be in [0, 1]");
+    if (!(c->slice_overhead > 0 && c->slice_overhead < 1))
+        return ksched_fail(err, KSCHED_EINVAL, "slice_overhead must be in (0, 1)");
+    if (!isfinite(c->min_cp) || c->min_cp < -1 || c->min_cp >= 1)
+        return ksched_fail(err, KSCHED_EINVAL, "min_cp must be in [-1, 1)");
+    if (!c->pipeline_depth || c->pipeline_depth > 64)
+        return ksched_fail(err, KSCHED_EINVAL, "pipeline_depth must be in [1, 64]");
+    if (!c->base_lanes || c->base_lanes > KMODEL_MAX_KERNELS)
+        return ksched_fail(err, KSCHED_EINVAL, "base_lanes must be in [1, %d]",
+                           KMODEL_MAX_KERNELS);
+    return 0;
+}
+
+int sched_backend_fail(ksched_err *err, const kexec_error *e, const char *what)
+{
+    return ksched_fail(err, KSCHED_EBACKEND, "%s: %s", what,
+                       e->msg[0] ? e->msg : kexec_strerror(e->code));
+}
+
+/* Connects to the backend: device, model context, lanes. */
+static int attach_backend(ksched *s, const kexec_backend *be, ksched_err *err)
+{
+    kexec_error e = {0};
+    if (kexec_backend_validate(be, &e))
+        return ksched_fail(err, KSCHED_EINVAL, "%s", e.msg);
+    s->be = *be;
+    if (be->ops->device_info(be->state, &s->dev, &e))
+        return sched_backend_fail(err, &e, "device_info");
+    if (!s->dev.lanes)
+        return ksched_fail(err, KSCHED_EINVAL, "backend offers no launch lanes");
+    if (s->dev.virtual_time && !be->ops->progress)
+        return ksched_fail(err, KSCHED_EINVAL, "virtual-time backend without progress");
+    if (kexec_device_gpu(&s->dev, &s->gpu, &e))
+        return ksched_fail(err, KSCHED_EINVAL, "%s", e.msg);
+    char msg[256] = "";
+    int rc = kmodel_ctx_new(&s->model, &s->gpu, &s->cfg.model, msg, sizeof(msg));
+    if (rc)
+        return ksched_fail(err, rc == KMODEL_ENOMEM ? KSCHED_ENOMEM : KSCHED_EINVAL,
+                           "model: %s", msg);
+    s->n_lanes = s->dev.lanes;
+    s->lanes = calloc(s->n_lanes, sizeof(*s->lanes));
+    return s->lanes ? 0 : ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+}
+
+static int copy_profiles(ksched *s, const ksched_profile_cache *from, ksched_err *err)
+{
+    int rc = ksched_profile_cache_new(&s->profiles, err);
+    const char *entry;
+    uint64_t hash;
+    const kexec_profile *p;
+    for (size_t i = 0; !rc && (p = ksched_profile_cache_at(from, i, &entry, &hash)); i++)
+        rc = ksched_profile_cache_put(s->profiles, hash, entry, p, err);
+    return rc;
+}
+
+int ksched_new(ksched **out, const kexec_backend *backend, const ksched_config *cfg,
+               const ksched_profile_cache *profiles, ksched_err *err)
+{
+    if (!out)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    *out = NULL;
+    ksched_config def;
+    if (!cfg) {
+        ksched_config_default(&def);
+        cfg = &def;
+    }
+    int rc = config_check(cfg, err);
+    if (rc)
+        return rc;
+    ksched *s = calloc(1, sizeof(*s));
+    if (!s)
+        return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    s->cfg = *cfg;
+    s->rng = cfg->seed;
+    s->next_tenant = 1;
+    s->next_op = 1;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->cq_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);   /* deadlines are backend ns */
+    pthread_cond_init(&s->cq_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if ((rc = attach_backend(s, backend, err)) || (rc = copy_profiles(s, profiles, err))) {
+        ksched_free(s);
+        return rc;
+    }
+    if (cfg->policy == KSCHED_OPT && !s->be.ops->trial) {
+        ksched_free(s);
+        return ksched_fail(err, KSCHED_EUNSUPPORTED, "policy opt needs the backend's trial op");
+    }
+    *out = s;
+    return 0;
+}
+
+void ksched_free(ksched *s)
+{
+    if (!s)
+        return;
+    ksched_thread_stop(s);
+    while (s->tenants) {
+        sched_tenant *t = s->tenants;
+        s->tenants = t->next;
+        sched_tenant_release(s, t);
+    }
+    idmap_free(&s->tenant_ids);
+    sched_pairs_free(s);
+    sched_classes_free(s);
+    while (s->cq_head) {
+        sched_sub *n = s->cq_head->next;
+        free(s->cq_head);
+        s->cq_head = n;
+    }
+    while (s->notify_head) {
+        notify *n = s->notify_head->next;
+        free(s->notify_head);
+        s->notify_head = n;
+    }
+    ksched_profile_cache_free(s->profiles);
+    kmodel_ctx_free(s->model);
+    free(s->lanes);
+    pthread_cond_destroy(&s->cq_cond);
+    pthread_mutex_destroy(&s->cq_lock);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+int ksched_set_policy(ksched *s, ksched_policy p, ksched_err *err)
+{
+    if (!s || (unsigned)p >= KSCHED_POLICY_COUNT)
+        return ksched_fail(err, KSCHED_EINVAL, "unknown policy");
+    if (p == KSCHED_OPT && !s->be.ops->trial)
+        return ksched_fail(err, KSCHED_EUNSUPPORTED, "policy opt needs the backend's trial op");
+    pthread_mutex_lock(&s->lock);
+    s->cfg.policy = p;
+    s->plan.kind = PLAN_NONE;
+    s->dirty = 1;
+    pthread_mutex_unlock(&s->lock);
+    sched_kick(s);
+    return 0;
+}
+
+ksched_policy ksched_get_policy(ksched *s)
+{
+    pthread_mutex_lock(&s->lock);
+    ksched_policy p = s->cfg.policy;
+    pthread_mutex_unlock(&s->lock);
+    return p;
+}
+
+sched_tenant *sched_tenant_find(ksched *s, uint32_t id, ksched_err *err)
+{
+    sched_tenant *t = idmap_get(&s->tenant_ids, id);
+    if (!t)
+        ksched_fail(err, KSCHED_ENOTFOUND, "no tenant %u", id);
+    return t;
+}
+
+void sched_kick(ksched *s)
+{
+    pthread_mutex_lock(&s->cq_lock);
+    s->kicked = 1;
+    pthread_cond_broadcast(&s->cq_cond);
+    pthread_mutex_unlock(&s->cq_lock);
+}
+
+uint64_t sched_now(ksched *s)
+{
+    return s->be.ops->now_ns(s->be.state);
+}
+
+uint64_t ksched_now(ksched *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t t = sched_now(s);
+    pthread_mutex_unlock(&s->lock);
+    return t;
+}
+
+void ksched_get_stats(ksched *s, ksched_stats *out)
+{
+    if (!s || !out)
+        return;
+    pthread_mutex_lock(&s->lock);
+    *out = s->stats;
+    out->ops_pending = s->ops_pending;
+    pthread_mutex_unlock(&s->lock);
+}
+
+int ksched_profile_lookup(ksched *s, uint64_t module_hash, const char *entry,
+                          kexec_profile *out)
+{
+    if (!s || !entry || !out)
+        return KSCHED_EINVAL;
+    pthread_mutex_lock(&s->lock);
+    const kexec_profile *p = ksched_profile_cache_get(s->profiles, module_hash, entry);
+    if (p)
+        *out = *p;
+    pthread_mutex_unlock(&s->lock);
+    return p ? 0 : KSCHED_ENOTFOUND;
+}

@@ -1,0 +1,289 @@
+/* What is eligible to run (priority, weights), the plans the pair policies choose, and the
+ * dispatch loop that turns decisions into slices on lanes. */
+#include <math.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "sched_internal.h"
+
+unsigned sched_backlogged_tenants(const ksched *s)
+{
+    unsigned n = 0;
+    for (const sched_tenant *t = s->tenants; t; t = t->next)
+        n += t->pending_kernels > 0;
+    return n;
+}
+
+/* Priority is strict; among the top priority, weights act through a window on weighted
+ * GPU time: a tenant that ran ahead of the least-served one by more than the window waits. */
+static void mark_eligible(ksched *s)
+{
+    int top = 0, any = 0;
+    for (sched_tenant *t = s->tenants; t; t = t->next)
+        if (t->pending_kernels && (!any || t->pol.priority > top)) {
+            top = t->pol.priority;
+            any = 1;
+        }
+    double least = 0;
+    any = 0;
+    for (sched_tenant *t = s->tenants; t; t = t->next)
+        if (t->pending_kernels && t->pol.priority == top && (!any || t->vtime < least)) {
+            least = t->vtime;
+            any = 1;
+        }
+    for (sched_tenant *t = s->tenants; t; t = t->next)
+        t->eligible = t->pending_kernels && t->pol.priority == top &&
+                      t->vtime <= least + (double)s->cfg.fairness_window_ns;
+}
+
+/* A kernel that may be handed out now; pair policies also need its class's profile. */
+static int ready(const sched_kernel *k, int pair_policy)
+{
+    return k->tenant->eligible && k->state != K_PROFILING &&
+           (!pair_policy || k->cls->profiled != 0);
+}
+
+/* The oldest kernel of class c that passes ready() (and sliceable, if asked). Lists are in
+ * arrival order; only their first SCAN_DEPTH kernels are looked at, which bounds a
+ * decision's cost when a class holds thousands of kernels of tenants that must wait. */
+#define SCAN_DEPTH 64
+
+static sched_kernel *class_first(const sched_class *c, int pair_policy, int sliceable)
+{
+    unsigned seen = 0;
+    for (sched_kernel *k = c->head; k && seen < SCAN_DEPTH; k = k->cls_next, seen++)
+        if (ready(k, pair_policy) && (!sliceable || !k->whole_only))
+            return k;
+    return NULL;
+}
+
+sched_kernel *sched_oldest_eligible(ksched *s, int pair_policy)
+{
+    sched_kernel *best = NULL;
+    for (unsigned i = 0; i < s->n_classes; i++) {
+        sched_kernel *k = class_first(s->classes[i], pair_policy, 0);
+        if (k && (!best || k->seq < best->seq))
+            best = k;
+    }
+    return best;
+}
+
+unsigned sched_pair_candidates(ksched *s, sched_kernel **out, unsigned cap)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->n_classes && n < cap; i++) {
+        sched_kernel *k = s->classes[i]->profiled == 1 ? class_first(s->classes[i], 1, 1)
+                                                       : NULL;
+        if (k)
+            out[n++] = k;
+    }
+    return n;
+}
+
+void sched_trace_decision(ksched *s, double cp, unsigned considered, unsigned pruned,
+                          unsigned widenings)
+{
+    s->stats.pairs_pruned += pruned;
+    s->stats.widenings += widenings > 0;
+    if (!s->cfg.trace)
+        return;
+    ksched_trace t = {.kind = KSCHED_TRACE_DECISION, .now_ns = sched_now(s), .cp = cp,
+                      .pairs_considered = considered, .pairs_pruned = pruned,
+                      .widenings = widenings};
+    int n = s->plan.kind == PLAN_PAIR ? 2 : s->plan.kind == PLAN_NONE ? 0 : 1;
+    for (int i = 0; i < n; i++) {
+        t.op[i] = s->plan.k[i]->op->id;
+        t.entry[i] = s->plan.k[i]->cls->entry;
+        t.blocks_per_sm[i] = s->plan.bps[i];
+        t.slice_blocks[i] = s->plan.slice[i];
+    }
+    s->cfg.trace(s->cfg.trace_user, &t);
+}
+
+/* The pair policies queue in lanes 0 and 1 (up to the pipeline depth each), so that the
+ * next slices are already waiting when the running ones end. A kernel with slices in
+ * flight stays in its lane; the two kernels of a pair never share one. */
+static void assign_lanes(ksched *s, sched_plan *p, int n)
+{
+    int l0 = p->k[0]->lane, l1 = n > 1 ? p->k[1]->lane : -1;
+    if (l0 > 1)
+        l0 = -1;            /* a lane of another policy: queue in a pair lane from now on */
+    if (l1 > 1)
+        l1 = -1;
+    if (l0 < 0 && l1 < 0)
+        l0 = s->lanes[1].in_flight < s->lanes[0].in_flight;
+    if (l0 < 0)
+        l0 = !l1;
+    if (l1 < 0 || l1 == l0)
+        l1 = !l0;
+    p->lane[0] = (unsigned)l0;
+    p->lane[1] = (unsigned)l1;
+}
+
+void sched_plan_whole(ksched *s, sched_kernel *k)
+{
+    s->plan = (sched_plan){.kind = PLAN_WHOLE, .k = {k, NULL}, .slice = {k->total, 0},
+                           .budget = {UINT64_MAX, 0}};
+    assign_lanes(s, &s->plan, 1);
+    s->stats.solo++;
+}
+
+/* One kernel alone: slices of at least the minimum size, full occupancy, no cap. */
+void sched_plan_solo(ksched *s, sched_kernel *k)
+{
+    uint64_t wave = (uint64_t)k->cls->max_blocks * s->gpu.sms;
+    uint64_t waves = (k->cls->min_slice + wave - 1) / wave;
+    s->plan = (sched_plan){.kind = PLAN_SOLO, .k = {k, NULL},
+                           .slice = {(waves ? waves : 1) * wave, 0}, .budget = {UINT64_MAX, 0}};
+    assign_lanes(s, &s->plan, 1);
+    s->stats.solo++;
+}
+
+/* Two kernels side by side at bps blocks per SM each (capped there), wave_ns[i] the time of
+ * one wave of kernel i (bps[i] blocks on every SM) beside the other. Both slices last about
+ * the same time D: long enough for each kernel's minimum slice, no longer than the shorter
+ * kernel has left. Each kernel gets only as many blocks under this plan as fit in the time
+ * its partner has left: slices queued beyond the partner's end would run alone at the
+ * pair's cap. */
+void sched_plan_pair(ksched *s, sched_kernel *a, sched_kernel *b, const unsigned bps[2],
+                     const double wave_ns[2])
+{
+    uint64_t sms = s->gpu.sms, wave[2], left[2];
+    double min_d = 0, left_d[2];
+    const sched_kernel *k[2] = {a, b};
+    double w[2] = {wave_ns[0] > 0 ? wave_ns[0] : 1, wave_ns[1] > 0 ? wave_ns[1] : 1};
+    for (int i = 0; i < 2; i++) {
+        wave[i] = (uint64_t)bps[i] * sms;
+        left[i] = (k[i]->total - k[i]->next + wave[i] - 1) / wave[i];
+        left_d[i] = (double)left[i] * w[i];
+        double need = (double)((k[i]->cls->min_slice + wave[i] - 1) / wave[i]) * w[i];
+        if (need > min_d)
+            min_d = need;
+    }
+    double d = min_d < left_d[0] && min_d < left_d[1] ? min_d
+               : left_d[0] < left_d[1] ? left_d[0] : left_d[1];
+    s->plan = (sched_plan){.kind = PLAN_PAIR, .k = {a, b}, .bps = {bps[0], bps[1]}};
+    for (int i = 0; i < 2; i++) {
+        double waves = floor(d / w[i] + 0.5), budget = ceil(left_d[!i] / w[i]);
+        s->plan.slice[i] = (waves < 1 ? 1 : waves) * (double)wave[i];
+        s->plan.budget[i] = (budget < waves ? waves : budget) * (double)wave[i];
+    }
+    assign_lanes(s, &s->plan, 2);
+    s->stats.coschedules++;
+}
+
+/* Decides for the pair policies when the oldest ready kernel must run whole (its tenant
+ * does not allow slicing, it has no sliced variant, or no profile): returns 1 then. */
+int sched_solo_or_whole(ksched *s)
+{
+    sched_kernel *k = sched_oldest_eligible(s, 1);
+    if (!k) {
+        s->plan.kind = PLAN_NONE;
+        return 1;
+    }
+    if (!k->whole_only && k->cls->profiled == 1)
+        return 0;
+    sched_plan_whole(s, k);
+    sched_trace_decision(s, 0, 0, 0, 0);
+    return 1;
+}
+
+/* Hands out slices of plan kernel i in its lane up to the pipeline depth and its budget;
+ * 1 when it launched any. */
+static int run_kernel(ksched *s, sched_plan *p, int i)
+{
+    sched_kernel *k = p->k[i];
+    unsigned lane = k->lane >= 0 ? (unsigned)k->lane : p->lane[i];
+    int launched = 0;
+    while (k->in_class && p->budget[i] && s->lanes[lane].in_flight < s->cfg.pipeline_depth) {
+        uint64_t n = p->slice[i] < p->budget[i] ? p->slice[i] : p->budget[i];
+        uint64_t before = k->next;
+        if (sched_kernel_launch(s, k, n, lane, p->bps[i]))
+            return launched;    /* k was canceled (and may be gone) */
+        uint64_t got = k->next - before;
+        p->budget[i] = got < p->budget[i] ? p->budget[i] - got : 0;
+        launched = 1;
+    }
+    return launched;
+}
+
+static int run_plan(ksched *s)
+{
+    if (s->plan.kind == PLAN_NONE)
+        return 0;
+    /* run on a copy: a launch that uses up k[0] ends s->plan, yet k[1] goes on */
+    sched_plan p = s->plan;
+    int a = run_kernel(s, &p, 0);
+    int b = p.kind == PLAN_PAIR ? run_kernel(s, &p, 1) : 0;
+    if (s->plan.kind == p.kind && s->plan.k[0] == p.k[0] && s->plan.k[1] == p.k[1]) {
+        s->plan.budget[0] = p.budget[0];
+        s->plan.budget[1] = p.budget[1];
+    }
+    return a || b;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void decide(ksched *s)
+{
+    uint64_t t0 = mono_ns();
+    switch (s->cfg.policy) {
+    case KSCHED_KERNELET: sched_policy_kernelet(s); break;
+    case KSCHED_OPT: sched_policy_opt(s); break;
+    case KSCHED_MC: sched_policy_mc(s); break;
+    default: s->plan.kind = PLAN_NONE; break;
+    }
+    uint64_t dt = mono_ns() - t0;
+    s->stats.decisions++;
+    s->stats.decision_ns_total += dt;
+    if (dt > s->stats.decision_ns_max)
+        s->stats.decision_ns_max = dt;
+    s->dirty = 0;
+}
+
+static void dispatch_whole(ksched *s, unsigned lanes)
+{
+    for (;;) {
+        uint64_t t0 = mono_ns();
+        sched_kernel *k = sched_oldest_eligible(s, 0);
+        int lane = -1;
+        for (unsigned l = 0; k && l < lanes && l < s->n_lanes; l++)
+            if (s->lanes[l].in_flight < s->cfg.pipeline_depth &&
+                (lane < 0 || s->lanes[l].in_flight < s->lanes[lane].in_flight))
+                lane = (int)l;
+        if (lane < 0)
+            return;
+        uint64_t dt = mono_ns() - t0;
+        s->stats.decisions++;
+        s->stats.decision_ns_total += dt;
+        if (dt > s->stats.decision_ns_max)
+            s->stats.decision_ns_max = dt;
+        s->stats.solo++;
+        sched_kernel_launch(s, k, k->total - k->next, (unsigned)lane, 0);
+    }
+}
+
+void sched_dispatch(ksched *s)
+{
+    if (!s->n_pending)
+        return;
+    mark_eligible(s);
+    if (s->cfg.policy == KSCHED_FIFO || s->cfg.policy == KSCHED_BASE) {
+        dispatch_whole(s, s->cfg.policy == KSCHED_FIFO ? 1 : s->cfg.base_lanes);
+        return;
+    }
+    for (int round = 0; round < 64 && s->n_pending; round++) {
+        if (s->dirty || s->plan.kind == PLAN_NONE) {
+            decide(s);
+            if (s->plan.kind == PLAN_NONE)
+                return;
+        }
+        if (!run_plan(s))
+            return;
+    }
+}

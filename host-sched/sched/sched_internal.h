@@ -1,0 +1,289 @@
+/* Internals of the scheduler, shared by its files. Everything here is protected by
+ * ksched.lock unless it says otherwise. */
+#ifndef KERNELET_SCHED_SCHED_INTERNAL_H
+#define KERNELET_SCHED_SCHED_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "idmap.h"
+#include "sched.h"
+
+#define MSG_LEN 160
+
+struct sched_tenant;
+struct sched_stream;
+struct sched_kernel;
+
+typedef struct sched_event {
+    uint32_t id;
+    uint64_t recorded;      /* records submitted */
+    uint64_t completed;     /* the latest record that has completed */
+    uint64_t time_ns;
+} sched_event;
+
+typedef struct sched_op {
+    uint64_t id;
+    ksched_op op;               /* params point into owned_params for launches */
+    void *owned_params;
+    uint64_t event_gen;         /* record: its generation; wait: the one it waits for */
+    ksched_done_fn done;
+    void *user;
+    struct sched_tenant *tenant;
+    struct sched_stream *stream;
+    struct sched_op *next;      /* stream order */
+    uint64_t submit_ns, start_ns, end_ns;
+    int started;
+    int status;                 /* launches: set when the kernel failed or was canceled */
+    int backend_status;
+    char msg[MSG_LEN];
+    struct sched_kernel *kernel; /* launches, once started */
+} sched_op;
+
+typedef struct sched_stream {
+    uint32_t id;
+    struct sched_tenant *tenant;
+    sched_op *head, *tail;
+    int destroyed;
+    int on_worklist;
+    struct sched_stream *work_next;
+} sched_stream;
+
+typedef struct sched_alloc {
+    kexec_devptr ptr;
+    uint64_t bytes;
+} sched_alloc;
+
+typedef struct sched_module {
+    uint32_t id;
+    kexec_module *mod;
+    uint64_t hash;
+    unsigned users;             /* functions handed out (freed with the module) */
+} sched_module;
+
+typedef struct sched_function {
+    uint32_t id;
+    sched_module *module;
+    char entry[KSCHED_ENTRY_MAX + 1];
+    kexec_function *fn, *sliced;
+    kexec_func_info attrs;
+} sched_function;
+
+typedef struct sched_tenant {
+    uint32_t id;
+    char name[64];
+    ksched_tenant_policy pol;
+    ksched_tenant_stats st;
+    idmap streams, events, modules, functions;
+    uint32_t next_stream, next_event, next_module, next_function;
+    sched_alloc *allocs;        /* sorted by ptr */
+    size_t n_allocs, cap_allocs;
+    uint64_t launches_open;     /* launch ops submitted and not finished */
+    uint64_t busy;              /* started ops not finished (drain before removal) */
+    unsigned pending_kernels;   /* kernels in the pending set */
+    double vtime;               /* weighted GPU time, ns / weight */
+    int removing;
+    int eligible;               /* scratch of the decision */
+    struct sched_tenant *next;
+} sched_tenant;
+
+typedef enum { K_PROFILING, K_PENDING, K_DRAINING } kernel_state;
+
+/* A kernel class: one kernel identity with one launch shape; what the model sees. */
+typedef struct sched_class {
+    unsigned index;
+    uint64_t module_hash;
+    char entry[KSCHED_ENTRY_MAX + 1];
+    unsigned block[3];
+    unsigned smem;
+    kexec_func_info attrs;      /* of the function it was first seen with */
+    int profiled;               /* 1: prof and k valid; -1: no profile to be had */
+    int profiling;              /* a profile request is in flight */
+    kexec_profile prof;
+    kmodel_kernel k;
+    unsigned max_blocks;        /* blocks per SM alone */
+    uint64_t min_slice;         /* blocks */
+    struct sched_kernel *head, *tail;  /* pending kernels of the class, oldest first */
+    unsigned n_pending;
+} sched_class;
+
+typedef struct sched_kernel {
+    sched_op *op;
+    sched_tenant *tenant;
+    sched_function *fn;
+    sched_class *cls;
+    kernel_state state;
+    uint64_t seq;               /* arrival order */
+    uint64_t total, next;       /* blocks; [next, total) not yet handed out */
+    uint64_t done_blocks;
+    unsigned in_flight;         /* slices (and a profile request) outstanding */
+    int lane;                   /* the lane of its slices in flight, else -1 */
+    int whole_only;
+    int in_class;               /* linked into its class's pending list */
+    uint64_t first_start_ns, last_end_ns;
+    kexec_profile prof_out;     /* the backend's profile op writes here */
+    struct sched_kernel *cls_prev, *cls_next;
+} sched_kernel;
+
+typedef struct sched_lane {
+    unsigned in_flight;         /* launches queued or running in the lane */
+} sched_lane;
+
+/* One backend submission in flight: what its completion refers to. */
+typedef enum { SUB_SLICE, SUB_COPY, SUB_PROFILE } sub_kind;
+
+typedef struct sched_sub {
+    sub_kind kind;
+    struct ksched *s;
+    sched_kernel *kernel;       /* slices, profiles */
+    sched_op *op;               /* copies */
+    uint64_t first, count;
+    unsigned lane;
+    /* filled by the completion callback (under cq_lock) */
+    int status;
+    char msg[MSG_LEN];
+    uint64_t start_ns, end_ns;
+    struct sched_sub *next;
+} sched_sub;
+
+/* The current co-schedule of the pair policies. */
+typedef enum { PLAN_NONE, PLAN_PAIR, PLAN_SOLO, PLAN_WHOLE } plan_kind;
+
+typedef struct sched_plan {
+    plan_kind kind;
+    sched_kernel *k[2];
+    unsigned bps[2];            /* blocks per SM cap, 0 = none */
+    uint64_t slice[2];          /* blocks per slice */
+    unsigned lane[2];           /* the pair lanes (0, 1) the kernels queue in */
+    uint64_t budget[2];         /* blocks each may still get under this plan */
+} sched_plan;
+
+/* A pair of classes evaluated once: the best split and its CP (model or trials). */
+typedef struct pair_entry {
+    unsigned a, b;              /* class indices, a < b */
+    int policy;                 /* KSCHED_KERNELET or KSCHED_OPT */
+    int fits;
+    unsigned bps[2];            /* for class a, class b */
+    double wave_ns[2];          /* how long one wave (bps blocks on every SM) takes */
+    double cp;
+    struct pair_entry *next;
+} pair_entry;
+
+/* A deferred call made after the lock is released. */
+typedef struct notify {
+    ksched_done_fn done;
+    void *user;
+    ksched_op_result r;
+    char msg[MSG_LEN];
+    void (*host_fn)(void *);    /* host ops: run this, then complete host_op */
+    void *host_user;
+    sched_op *host_op;
+    struct notify *next;
+} notify;
+
+struct ksched {
+    pthread_mutex_t lock;
+    kexec_backend be;
+    kexec_device_info dev;
+    kmodel_gpu gpu;
+    kmodel_ctx *model;
+    ksched_config cfg;
+    ksched_profile_cache *profiles;
+    sched_tenant *tenants;
+    idmap tenant_ids;
+    uint32_t next_tenant;
+    uint64_t next_op, next_seq;
+    sched_class **classes;
+    unsigned n_classes, cap_classes;
+    pair_entry **pairs;         /* hash buckets by (a, b, policy) */
+    size_t n_pair_buckets;
+    sched_lane *lanes;
+    unsigned n_lanes;
+    sched_plan plan;
+    int dirty;                  /* the pending set changed since the last decision */
+    unsigned n_pending;         /* kernels with blocks not handed out */
+    sched_stream *work_head, *work_tail;   /* streams whose head may start */
+    notify *notify_head, *notify_tail;
+    unsigned host_running;      /* host functions being run outside the lock */
+    uint64_t outstanding;       /* backend submissions in flight */
+    uint64_t ops_pending;
+    uint64_t rng;
+    ksched_stats stats;
+    /* completion queue: filled by backend callbacks from any thread */
+    pthread_mutex_t cq_lock;
+    pthread_cond_t cq_cond;
+    sched_sub *cq_head, *cq_tail;
+    int kicked;
+    /* dispatcher thread */
+    pthread_t thread;
+    int thread_running, thread_stop;
+};
+
+/* sched_core.c */
+sched_tenant *sched_tenant_find(ksched *s, uint32_t id, ksched_err *err);
+void sched_kick(ksched *s);
+uint64_t sched_now(ksched *s);
+int sched_backend_fail(ksched_err *err, const kexec_error *e, const char *what);
+
+/* sched_stream.c: operations in stream order */
+void sched_stream_wake(ksched *s, sched_stream *st);
+void sched_streams_start(ksched *s);
+void sched_op_complete(ksched *s, sched_op *op, int status, const char *msg);
+void sched_op_finish(ksched *s, sched_op *op, int status, const char *msg);
+void sched_backend_done(void *user, const kexec_completion *c);
+void sched_events_changed(ksched *s, sched_tenant *t);
+void sched_notify_push(ksched *s, notify *n);
+void sched_stream_free(sched_stream *st);
+
+/* sched_tenant.c */
+void sched_tenant_release(ksched *s, sched_tenant *t);
+void sched_tenants_reap(ksched *s);
+int sched_tenant_owns(const sched_tenant *t, kexec_devptr ptr, uint64_t bytes);
+
+/* sched_kernel.c: launches as kernels in the pending set */
+int sched_kernel_start(ksched *s, sched_op *op);
+void sched_kernel_cancel(ksched *s, sched_kernel *k, int status, const char *msg);
+int sched_kernel_launch(ksched *s, sched_kernel *k, uint64_t count, unsigned lane,
+                        unsigned cap);
+void sched_slice_done(ksched *s, sched_sub *sub);
+void sched_profile_done(ksched *s, sched_sub *sub);
+void sched_kernel_unlink(ksched *s, sched_kernel *k);
+
+/* sched_class.c */
+sched_class *sched_class_of(ksched *s, sched_function *f, const ksched_op *op,
+                            ksched_err *err);
+void sched_class_set_profile(ksched *s, sched_class *c, const kexec_profile *p);
+void sched_classes_free(ksched *s);
+uint64_t sched_class_min_slice(ksched *s, const sched_class *c);
+
+/* sched_pairs.c: pair evaluations cached per pair of classes */
+const pair_entry *sched_pair_model(ksched *s, sched_class *a, sched_class *b);
+const pair_entry *sched_pair_trial(ksched *s, sched_kernel *a, sched_kernel *b);
+int sched_full_splits(ksched *s, const sched_class *a, const sched_class *b,
+                      unsigned (*out)[2], unsigned cap);
+void sched_pairs_free(ksched *s);
+
+/* sched_decide.c: eligibility and the dispatch loop shared by the policies */
+void sched_dispatch(ksched *s);
+unsigned sched_backlogged_tenants(const ksched *s);
+sched_kernel *sched_oldest_eligible(ksched *s, int need_profile);
+unsigned sched_pair_candidates(ksched *s, sched_kernel **out, unsigned cap);
+void sched_plan_whole(ksched *s, sched_kernel *k);
+void sched_plan_solo(ksched *s, sched_kernel *k);
+void sched_plan_pair(ksched *s, sched_kernel *a, sched_kernel *b, const unsigned bps[2],
+                     const double wave_ns[2]);
+int sched_model_waves(ksched *s, const sched_class *a, const sched_class *b,
+                      const unsigned bps[2], double wave_ns[2], double *cp);
+void sched_trace_decision(ksched *s, double cp, unsigned considered, unsigned pruned,
+                          unsigned widenings);
+int sched_solo_or_whole(ksched *s);
+
+/* policy_*.c */
+void sched_policy_kernelet(ksched *s);
+void sched_policy_opt(ksched *s);
+void sched_policy_mc(ksched *s);
+
+/* sched_drive.c */
+int sched_pump(ksched *s, ksched_err *err);
+
+#endif

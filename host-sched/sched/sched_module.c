@@ -1,0 +1,167 @@
+/* Modules and functions of tenants: PTX loaded through the backend, the kernel identity
+ * (module hash, entry), and each entry's sliced variant. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+#define MAX_PTX (64u << 20)
+
+int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
+                       uint32_t *module, ksched_err *err)
+{
+    if (!s || !ptx || !module || !len)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument or empty module");
+    if (len > MAX_PTX)
+        return ksched_fail(err, KSCHED_EINVAL, "module of %zu bytes (at most %u)", len, MAX_PTX);
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    int rc = !t ? KSCHED_ENOTFOUND
+             : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
+             : 0;
+    sched_module *m = rc ? NULL : calloc(1, sizeof(*m));
+    if (!rc && !m)
+        rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    kexec_error e = {0};
+    if (!rc && s->be.ops->module_load_ptx(s->be.state, ptx, len, &m->mod, &e))
+        rc = sched_backend_fail(err, &e, "module_load_ptx");
+    if (!rc) {
+        m->id = t->next_module++;
+        m->hash = ksched_hash(ptx, len);
+        if (idmap_put(&t->modules, m->id, m)) {
+            s->be.ops->module_unload(s->be.state, m->mod, &e);
+            rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+        } else {
+            *module = m->id;
+        }
+    }
+    if (rc)
+        free(m);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+typedef struct {
+    const sched_module *m;
+    const char *entry;
+    sched_function *found;
+    uint32_t ids[64];
+    unsigned n_ids;
+} fn_search;
+
+static void find_fn(uint32_t id, void *val, void *user)
+{
+    fn_search *q = user;
+    sched_function *f = val;
+    if (f->module != q->m)
+        return;
+    if (q->entry && !strcmp(f->entry, q->entry))
+        q->found = f;
+    if (!q->entry && q->n_ids < 64)
+        q->ids[q->n_ids++] = id;
+}
+
+int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err *err)
+{
+    if (!s)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    sched_module *m = t ? idmap_get(&t->modules, module) : NULL;
+    int rc = !t ? KSCHED_ENOTFOUND
+             : !m ? ksched_fail(err, KSCHED_ENOTFOUND, "no module %u", module)
+             : m->users ? ksched_fail(err, KSCHED_ESTATE, "module %u has %u launches queued",
+                                      module, m->users)
+             : 0;
+    if (!rc) {
+        fn_search q = {.m = m};
+        do {        /* drop its functions, 64 at a time */
+            q.n_ids = 0;
+            idmap_each(&t->functions, find_fn, &q);
+            for (unsigned i = 0; i < q.n_ids; i++) {
+                free(idmap_get(&t->functions, q.ids[i]));
+                idmap_del(&t->functions, q.ids[i]);
+            }
+        } while (q.n_ids == 64);
+        kexec_error e = {0};
+        if (s->be.ops->module_unload(s->be.state, m->mod, &e))
+            rc = sched_backend_fail(err, &e, "module_unload");
+        idmap_del(&t->modules, module);
+        free(m);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* Looks up entry and entry__kslice in the backend. */
+static int resolve(ksched *s, sched_function *f, const char *entry, ksched_err *err)
+{
+    kexec_error e = {0};
+    const kexec_backend_ops *o = s->be.ops;
+    if (o->function_get(s->be.state, f->module->mod, entry, &f->fn, &f->attrs, &e))
+        return e.code == KEXEC_ENOTFOUND
+                   ? ksched_fail(err, KSCHED_ENOTFOUND, "%s", e.msg)
+                   : sched_backend_fail(err, &e, "function_get");
+    char sliced[KSCHED_ENTRY_MAX + sizeof(KEXEC_SLICE_SUFFIX)];
+    snprintf(sliced, sizeof(sliced), "%s%s", entry, KEXEC_SLICE_SUFFIX);
+    e = (kexec_error){0};
+    if (o->function_get(s->be.state, f->module->mod, sliced, &f->sliced, NULL, &e)) {
+        f->sliced = NULL;
+        if (e.code != KEXEC_ENOTFOUND)
+            return sched_backend_fail(err, &e, "function_get (sliced variant)");
+    }
+    return 0;
+}
+
+static void fill_info(const sched_function *f, ksched_function_info *info)
+{
+    if (info)
+        *info = (ksched_function_info){.sliceable = f->sliced != NULL,
+                                       .module_hash = f->module->hash, .attrs = f->attrs};
+}
+
+int ksched_function_get(ksched *s, uint32_t tenant, uint32_t module, const char *entry,
+                        uint32_t *function, ksched_function_info *info, ksched_err *err)
+{
+    if (!s || !function)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    int rc = ksched_entry_validate(entry, err);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    sched_module *m = t ? idmap_get(&t->modules, module) : NULL;
+    rc = !t ? KSCHED_ENOTFOUND : !m ? ksched_fail(err, KSCHED_ENOTFOUND, "no module %u", module)
+                                    : 0;
+    fn_search q = {.m = m, .entry = entry};
+    if (!rc)
+        idmap_each(&t->functions, find_fn, &q);
+    if (!rc && q.found) {
+        *function = q.found->id;
+        fill_info(q.found, info);
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
+    sched_function *f = rc ? NULL : calloc(1, sizeof(*f));
+    if (!rc && !f)
+        rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    if (!rc) {
+        f->module = m;
+        strcpy(f->entry, entry);
+        rc = resolve(s, f, entry, err);
+    }
+    if (!rc) {
+        f->id = t->next_function++;
+        if (idmap_put(&t->functions, f->id, f))
+            rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    }
+    if (rc) {
+        free(f);
+    } else {
+        *function = f->id;
+        fill_info(f, info);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}

@@ -1,0 +1,367 @@
+/* Tenants: policy, statistics, removal (cancel, drain, release), streams and events. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+void ksched_tenant_policy_default(ksched_tenant_policy *p)
+{
+    if (!p)
+        return;
+    *p = (ksched_tenant_policy){.weight = 1.0, .priority = 0, .mem_quota = 0,
+                                .max_inflight = 1024, .slicing = 1};
+}
+
+static int policy_check(const ksched_tenant_policy *p, ksched_err *err)
+{
+    if (!(p->weight > 0) || !isfinite(p->weight) || p->weight > 1e6)
+        return ksched_fail(err, KSCHED_EINVAL, "weight must be in (0, 1e6]");
+    if (p->slicing != 0 && p->slicing != 1)
+        return ksched_fail(err, KSCHED_EINVAL, "slicing must be 0 or 1");
+    return 0;
+}
+
+static int new_stream(sched_tenant *t, uint32_t id)
+{
+    sched_stream *st = calloc(1, sizeof(*st));
+    if (!st)
+        return KSCHED_ENOMEM;
+    st->id = id;
+    st->tenant = t;
+    if (idmap_put(&t->streams, id, st)) {
+        free(st);
+        return KSCHED_ENOMEM;
+    }
+    return 0;
+}
+
+int ksched_tenant_add(ksched *s, const char *name, const ksched_tenant_policy *pol,
+                      uint32_t *id, ksched_err *err)
+{
+    ksched_tenant_policy def;
+    if (!s || !id)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    if (!pol) {
+        ksched_tenant_policy_default(&def);
+        pol = &def;
+    }
+    int rc = policy_check(pol, err);
+    if (rc)
+        return rc;
+    if (!name || strlen(name) > 63)
+        return ksched_fail(err, KSCHED_EINVAL, "tenant name missing or longer than 63 bytes");
+    sched_tenant *t = calloc(1, sizeof(*t));
+    if (!t)
+        return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    strcpy(t->name, name);
+    t->pol = *pol;
+    t->next_stream = t->next_event = t->next_module = t->next_function = 1;
+    pthread_mutex_lock(&s->lock);
+    t->id = s->next_tenant++;
+    if (new_stream(t, 0) || idmap_put(&s->tenant_ids, t->id, t)) {
+        pthread_mutex_unlock(&s->lock);
+        sched_tenant_release(s, t);
+        return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    }
+    t->next = s->tenants;
+    s->tenants = t;
+    *id = t->id;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+/* Cancels what has not started in st; a started launch stops getting slices. */
+static void cancel_stream(uint32_t id, void *val, void *user)
+{
+    (void)id;
+    ksched *s = user;
+    sched_stream *st = val;
+    sched_op *head = st->head;
+    if (!head)
+        return;
+    sched_op *rest = head;
+    if (head->started) {
+        rest = head->next;
+        head->next = NULL;
+        st->tail = head;
+    } else {
+        head = NULL;
+        st->head = st->tail = NULL;
+    }
+    while (rest) {
+        sched_op *n = rest->next;
+        sched_op_finish(s, rest, KSCHED_ECANCELED, "tenant removed");
+        rest = n;
+    }
+    if (head && head->op.kind == KSCHED_OP_LAUNCH && head->kernel)
+        sched_kernel_cancel(s, head->kernel, KSCHED_ECANCELED, "tenant removed");
+}
+
+int ksched_tenant_remove(ksched *s, uint32_t tenant, ksched_err *err)
+{
+    if (!s)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    int rc = !t ? KSCHED_ENOTFOUND
+             : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
+             : 0;
+    if (!rc) {
+        t->removing = 1;
+        idmap_each(&t->streams, cancel_stream, s);
+        s->dirty = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (!rc)
+        sched_kick(s);
+    return rc;
+}
+
+static void drop_from_worklist(ksched *s, const sched_tenant *t)
+{
+    sched_stream *keep_head = NULL, *keep_tail = NULL;
+    for (sched_stream *st = s->work_head, *n; st; st = n) {
+        n = st->work_next;
+        st->work_next = NULL;
+        if (st->tenant == t) {
+            st->on_worklist = 0;
+            continue;
+        }
+        if (keep_tail)
+            keep_tail->work_next = st;
+        else
+            keep_head = st;
+        keep_tail = st;
+    }
+    s->work_head = keep_head;
+    s->work_tail = keep_tail;
+}
+
+static void free_stream_cb(uint32_t id, void *val, void *user)
+{
+    (void)id;
+    sched_stream *st = val;
+    for (sched_op *op = st->head; op; op = op->next)
+        if (op->kernel)
+            sched_kernel_unlink(user, op->kernel);
+    sched_stream_free(st);
+}
+
+static void free_cb(uint32_t id, void *val, void *user)
+{
+    (void)id;
+    (void)user;
+    free(val);
+}
+
+static void unload_cb(uint32_t id, void *val, void *user)
+{
+    (void)id;
+    ksched *s = user;
+    sched_module *m = val;
+    kexec_error e;
+    s->be.ops->module_unload(s->be.state, m->mod, &e);
+    free(m);
+}
+
+/* Frees everything of t (the tenant is already out of the lists or never was in them). */
+void sched_tenant_release(ksched *s, sched_tenant *t)
+{
+    drop_from_worklist(s, t);
+    idmap_each(&t->streams, free_stream_cb, s);
+    idmap_free(&t->streams);
+    idmap_each(&t->events, free_cb, NULL);
+    idmap_free(&t->events);
+    idmap_each(&t->functions, free_cb, NULL);
+    idmap_free(&t->functions);
+    idmap_each(&t->modules, unload_cb, s);
+    idmap_free(&t->modules);
+    kexec_error e;
+    for (size_t i = 0; i < t->n_allocs; i++)
+        s->be.ops->mem_free(s->be.state, t->allocs[i].ptr, &e);
+    free(t->allocs);
+    free(t);
+}
+
+/* Releases the removed tenants whose running work has drained. */
+void sched_tenants_reap(ksched *s)
+{
+    for (sched_tenant **pp = &s->tenants; *pp;) {
+        sched_tenant *t = *pp;
+        if (!t->removing || t->busy || t->st.queued) {
+            pp = &t->next;
+            continue;
+        }
+        *pp = t->next;
+        idmap_del(&s->tenant_ids, t->id);
+        sched_tenant_release(s, t);
+    }
+}
+
+int ksched_tenant_set_policy(ksched *s, uint32_t tenant, const ksched_tenant_policy *pol,
+                             ksched_err *err)
+{
+    if (!s || !pol)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    int rc = policy_check(pol, err);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    if (t) {
+        t->pol = *pol;
+        s->dirty = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (t)
+        sched_kick(s);
+    return t ? 0 : KSCHED_ENOTFOUND;
+}
+
+int ksched_tenant_get_policy(ksched *s, uint32_t tenant, ksched_tenant_policy *out,
+                             ksched_err *err)
+{
+    if (!s || !out)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    if (t)
+        *out = t->pol;
+    pthread_mutex_unlock(&s->lock);
+    return t ? 0 : KSCHED_ENOTFOUND;
+}
+
+int ksched_tenant_get_stats(ksched *s, uint32_t tenant, ksched_tenant_stats *out,
+                            ksched_err *err)
+{
+    if (!s || !out)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    if (t)
+        *out = t->st;
+    pthread_mutex_unlock(&s->lock);
+    return t ? 0 : KSCHED_ENOTFOUND;
+}
+
+int ksched_tenant_list(ksched *s, uint32_t *ids, size_t cap, size_t *n)
+{
+    if (!s || !n || (cap && !ids))
+        return KSCHED_EINVAL;
+    pthread_mutex_lock(&s->lock);
+    size_t k = 0;
+    for (sched_tenant *t = s->tenants; t; t = t->next, k++)
+        if (k < cap)
+            ids[k] = t->id;
+    *n = k;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+/* ---- streams and events ---- */
+
+/* Looks up the tenant and takes the lock for the calls below; unlocks on failure. */
+static int lock_tenant(ksched *s, uint32_t tenant, sched_tenant **out, ksched_err *err)
+{
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    int rc = !t ? KSCHED_ENOTFOUND
+             : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
+             : 0;
+    if (rc)
+        pthread_mutex_unlock(&s->lock);
+    *out = t;
+    return rc;
+}
+
+int ksched_stream_create(ksched *s, uint32_t tenant, uint32_t *stream, ksched_err *err)
+{
+    if (!s || !stream)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    sched_tenant *t;
+    int rc = lock_tenant(s, tenant, &t, err);
+    if (rc)
+        return rc;
+    uint32_t id = t->next_stream++;
+    rc = new_stream(t, id);
+    if (!rc)
+        *stream = id;
+    pthread_mutex_unlock(&s->lock);
+    return rc ? ksched_fail(err, rc, "out of memory") : 0;
+}
+
+int ksched_stream_destroy(ksched *s, uint32_t tenant, uint32_t stream, ksched_err *err)
+{
+    if (!s)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    sched_tenant *t;
+    int rc = lock_tenant(s, tenant, &t, err);
+    if (rc)
+        return rc;
+    sched_stream *st = stream ? idmap_get(&t->streams, stream) : NULL;
+    rc = !st || st->destroyed ? ksched_fail(err, KSCHED_ENOTFOUND, "no stream %u (stream 0 "
+                                                "cannot be destroyed)", stream) : 0;
+    if (!rc) {
+        st->destroyed = 1;
+        sched_stream_wake(s, st);   /* freed by the driver once empty */
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int ksched_event_create(ksched *s, uint32_t tenant, uint32_t *event, ksched_err *err)
+{
+    if (!s || !event)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    sched_tenant *t;
+    int rc = lock_tenant(s, tenant, &t, err);
+    if (rc)
+        return rc;
+    sched_event *ev = calloc(1, sizeof(*ev));
+    if (!ev || idmap_put(&t->events, (ev->id = t->next_event++), ev)) {
+        free(ev);
+        rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    } else {
+        *event = ev->id;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int ksched_event_destroy(ksched *s, uint32_t tenant, uint32_t event, ksched_err *err)
+{
+    if (!s)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    sched_tenant *t;
+    int rc = lock_tenant(s, tenant, &t, err);
+    if (rc)
+        return rc;
+    sched_event *ev = idmap_get(&t->events, event);
+    if (ev) {
+        idmap_del(&t->events, event);
+        free(ev);
+        sched_events_changed(s, t);     /* waits on it no longer wait */
+    }
+    pthread_mutex_unlock(&s->lock);
+    return ev ? 0 : ksched_fail(err, KSCHED_ENOTFOUND, "no event %u", event);
+}
+
+int ksched_event_query(ksched *s, uint32_t tenant, uint32_t event, int *done,
+                       uint64_t *time_ns, ksched_err *err)
+{
+    if (!s || !done)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    sched_tenant *t;
+    int rc = lock_tenant(s, tenant, &t, err);
+    if (rc)
+        return rc;
+    sched_event *ev = idmap_get(&t->events, event);
+    if (ev) {
+        *done = ev->completed >= ev->recorded;
+        if (time_ns)
+            *time_ns = ev->time_ns;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return ev ? 0 : ksched_fail(err, KSCHED_ENOTFOUND, "no event %u", event);
+}
