@@ -127,18 +127,19 @@ static CUresult send_image(const void *image, size_t size, uint32_t kind,
     return r;
 }
 
+/* Modules belong to the process's tenant, not to a context: libraries (CUDA 12+) are
+ * loaded without one, and modules are usable from every context here. */
 static CUresult module_load(struct kcu_module **out, const void *image)
 {
     struct kernelet_module m;
     struct kcu_module *mod;
-    struct kcu_ctx *ctx;
     uint32_t kind;
     size_t size;
     CUresult r;
 
     if (!out || !image)
         return CUDA_ERROR_INVALID_VALUE;
-    if ((r = kcu_ctx_require(&ctx)) != CUDA_SUCCESS)
+    if ((r = kcu_ready()) != CUDA_SUCCESS)
         return r;
     if ((r = kcu_image_size(&image, &size, &kind)) != CUDA_SUCCESS)
         return r;

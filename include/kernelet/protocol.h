@@ -340,6 +340,13 @@ struct kernelet_admin_status {
     char     policy[32];      /* scheduling policy name, NUL-terminated */
     char     backend[32];     /* executor backend name, NUL-terminated */
     uint64_t uptime_ns;
+    /* The scheduler's decisions since start: how many, how many paired two kernels, how
+     * many ran one alone, launches (slices) handed to the GPU, kernels completed. */
+    uint64_t decisions;
+    uint64_t coschedules;
+    uint64_t solo;
+    uint64_t slices;
+    uint64_t kernels_completed;
 };
 
 #define KERNELET_TENANT_SLICING (1u << 0)  /* kernels may be sliced */
@@ -361,7 +368,7 @@ struct kernelet_tenant_status {
     uint32_t queued;          /* work items waiting in its queues */
     uint64_t launches;        /* kernels submitted */
     uint64_t completed;       /* kernels completed */
-    uint64_t coscheduled;     /* kernels (or slices) that ran beside another tenant's */
+    uint64_t coscheduled;     /* slices that started while another tenant's were running */
     uint64_t gpu_time_ns;
     uint64_t bytes_copied;
     uint64_t requests;
@@ -402,7 +409,7 @@ KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_launch) == 56, "launch record 
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_copy) == 72, "copy record layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_memset) == 56, "memset record layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_event) == 24, "event record layout");
-KERNELET_STATIC_ASSERT(sizeof(struct kernelet_admin_status) == 80, "admin status layout");
+KERNELET_STATIC_ASSERT(sizeof(struct kernelet_admin_status) == 120, "admin status layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_tenant_status) == 176, "tenant status layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_admin_set) == 40, "admin set layout");
 
@@ -557,6 +564,21 @@ uint32_t kproto_msg_room(const struct kproto_msg *m);
  * the variable tail they announce). */
 int kproto_response_check(uint16_t opcode, const uint8_t *payload, uint32_t len, char *err,
                           size_t errlen);
+
+/* ---- Messages on a blocking stream socket --------------------------------------------- */
+
+struct iovec;
+
+/* Sends n buffers completely; pass_fd >= 0 travels with the first byte (SCM_RIGHTS).
+ * 0 or -errno. */
+int kproto_send(int fd, const struct iovec *iov, int n, int pass_fd);
+
+/* Receives one whole message (header and payload) into buf (cap bytes); *len gets its
+ * size. -EPROTO for a length above the limit or cap, -ECONNRESET at end of stream. */
+int kproto_recv(int fd, void *buf, size_t cap, size_t *len);
+
+/* Connects to the Unix socket at path; the descriptor or -errno. */
+int kproto_connect(const char *path);
 
 #ifdef __cplusplus
 }

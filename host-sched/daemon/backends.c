@@ -1,0 +1,80 @@
+/* Backends of kerneletd. sim (the scheduler's model-driven GPU) is always there; emu and
+ * cuda are compiled in when their executor adapters are (KERNELETD_HAVE_EMU / _CUDA). */
+#include <stdio.h>
+#include <string.h>
+
+#include "../sched/sim.h"
+#include "backends.h"
+
+#ifdef KERNELETD_HAVE_EMU
+#include "kernelet/emu_backend.h"
+#endif
+
+static int load_profiles(const char *path, ksched_profile_cache **out, char *err, size_t errlen)
+{
+    ksched_err e;
+
+    *out = NULL;
+    if (!path)
+        return 0;
+    if (ksched_profile_cache_new(out, &e) != 0 || ksched_profile_load_file(*out, path, &e) != 0) {
+        snprintf(err, errlen, "profiles %s: %s", path, e.msg);
+        ksched_profile_cache_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static int open_sim(ksched_profile_cache *profiles, kexec_backend *out, char *err, size_t errlen)
+{
+    ksim_config cfg;
+    ksched_err e;
+    ksim *s;
+
+    ksim_config_default(&cfg);
+    if (ksim_new(&s, &cfg, &e) != 0) {
+        snprintf(err, errlen, "sim: %s", e.msg);
+        return -1;
+    }
+    if (profiles && ksim_add_kernels(s, profiles, &e) != 0) {
+        snprintf(err, errlen, "sim: %s", e.msg);
+        ksim_free(s);
+        return -1;
+    }
+    ksim_backend(s, out);
+    return 0;
+}
+
+int kd_backend_open(const struct kd_backend_options *o, kexec_backend *out,
+                    ksched_profile_cache **profiles, char *err, size_t errlen)
+{
+    if (load_profiles(o->profiles, profiles, err, errlen) != 0)
+        return -1;
+    if (strcmp(o->name, "sim") == 0 && open_sim(*profiles, out, err, errlen) == 0)
+        return 0;
+#ifdef KERNELETD_HAVE_EMU
+    if (strcmp(o->name, "emu") == 0 && kemu_backend_open(out, err, errlen) == 0)
+        return 0;
+#endif
+    if (strcmp(o->name, "sim") != 0 && strcmp(o->name, "emu") != 0 && strcmp(o->name, "cuda") != 0)
+        snprintf(err, errlen, "unknown backend '%s' (sim, emu, cuda)", o->name);
+    else if (strcmp(o->name, "sim") != 0 && !strstr(kd_backends_available(), o->name))
+        snprintf(err, errlen, "backend '%s' is not built into this kerneletd (built: %s)",
+                 o->name, kd_backends_available());
+    ksched_profile_cache_free(*profiles);
+    *profiles = NULL;
+    return -1;
+}
+
+const char *kd_backends_available(void)
+{
+    return "sim"
+#ifdef KERNELETD_HAVE_EMU
+           " emu"
+#endif
+#ifdef KERNELETD_HAVE_CUDA
+           " cuda"
+#endif
+        ;
+}
