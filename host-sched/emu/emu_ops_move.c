@@ -1,0 +1,175 @@
+/* Data movement without memory: mov (scalar, vector pack and unpack), %clock reads,
+ * cvta, isspacep, and the instructions that have no effect on the emulated machine
+ * (prefetch, nanosleep, ...) or that order memory (membar, fence). Also the copy of
+ * return values after a call. */
+#include "emu_internal.h"
+
+#include <string.h>
+#include <time.h>
+
+#define SRC(i) const uint64_t *s##i = EMU_REG(w, in->src[i])
+#define DST uint64_t *d = EMU_REG(w, in->dst[0])
+
+static int mov(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    DST;
+    SRC(0);
+    EMU_FOR_LANES(mask, l, d[l] = s0[l]);
+    return 0;
+}
+
+/* mov.bN d, {a, b, ...}: the sources are the parts, first in the low bits. */
+static int mov_pack(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    DST;
+    const unsigned n = in->n_src, part = emu_type_size((emu_type)in->type) * 8 / n;
+    const uint64_t pmask = part >= 64 ? UINT64_MAX : (1ull << part) - 1;
+    EMU_FOR_LANES(mask, l, {
+        uint64_t v = 0;
+        for (unsigned i = 0; i < n; i++)
+            v |= (EMU_REG(w, in->src[i])[l] & pmask) << (i * part);
+        d[l] = v;
+    });
+    return 0;
+}
+
+/* mov.bN {a, b, ...}, s: splits s; a sink destination is a scratch slot. */
+static int mov_unpack(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    SRC(0);
+    const unsigned n = in->n_dst, part = emu_type_size((emu_type)in->type) * 8 / n;
+    const uint64_t pmask = part >= 64 ? UINT64_MAX : (1ull << part) - 1;
+    EMU_FOR_LANES(mask, l, {
+        uint64_t v = s0[l];
+        for (unsigned i = 0; i < n; i++)
+            EMU_REG(w, in->dst[i])[l] = (v >> (i * part)) & pmask;
+    });
+    return 0;
+}
+
+/* %clock, %clock64: the warp's instruction count (monotonic, deterministic);
+ * %globaltimer: nanoseconds of the host's monotonic clock. in->op 1 = globaltimer. */
+static int read_clock(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    DST;
+    uint64_t v = w->executed;
+    if (in->op == 1) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        v = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    if (in->type == EMU_T_U32 || in->type == EMU_T_B32)
+        v &= 0xffffffffu;
+    EMU_FOR_LANES(mask, l, d[l] = v);
+    return 0;
+}
+
+static uint64_t window_of(unsigned space)
+{
+    switch (space) {
+    case EMU_SPACE_SHARED: return EMU_SHARED_WINDOW;
+    case EMU_SPACE_LOCAL: return EMU_LOCAL_WINDOW;
+    case EMU_SPACE_PARAM: return EMU_PARAM_WINDOW;
+    default: return 0;
+    }
+}
+
+/* cvta.space: space address to generic (in->op 0) or generic to space (.to, op 1). */
+static int cvta(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    DST;
+    SRC(0);
+    const uint64_t base = window_of(in->space);
+    const bool to = in->op == 1, narrow = emu_type_size((emu_type)in->type) == 4;
+    EMU_FOR_LANES(mask, l, {
+        uint64_t a = narrow ? (uint32_t)s0[l] : s0[l];
+        uint64_t r = base == 0 ? a : to ? a - base : a + base;
+        d[l] = narrow ? (uint32_t)r : r;
+    });
+    return 0;
+}
+
+static int isspacep(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    DST;
+    SRC(0);
+    EMU_FOR_LANES(mask, l, {
+        uint64_t win = s0[l] & ~(EMU_WINDOW_BYTES - 1);
+        bool r;
+        if (in->space == EMU_SPACE_GLOBAL || in->space == EMU_SPACE_CONST)
+            r = win != EMU_SHARED_WINDOW && win != EMU_LOCAL_WINDOW && win != EMU_PARAM_WINDOW;
+        else
+            r = win == window_of(in->space);
+        d[l] = r;
+    });
+    return 0;
+}
+
+static int nop(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    (void)w;
+    (void)in;
+    (void)mask;
+    return 0;
+}
+
+static int fence(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    (void)w;
+    (void)in;
+    (void)mask;
+    atomic_thread_fence(memory_order_seq_cst);
+    return 0;
+}
+
+static int zero(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    DST;
+    EMU_FOR_LANES(mask, l, d[l] = 0);
+    return 0;
+}
+
+/* After a call: copies the callee's return values into the caller's variables. */
+static int call_return(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    const emu_code *c = w->code;
+    const emu_copylist *cl = &c->copylists[in->aux];
+    EMU_FOR_LANES(mask, l, {
+        uint8_t *frame = w->blk->pframe + (size_t)(w->thread0 + l) * c->pframe_bytes;
+        for (uint32_t k = 0; k < cl->count; k++) {
+            const emu_copy *cp = &c->copies[cl->first + k];
+            memmove(frame + cp->dst, frame + cp->src, cp->bytes);
+        }
+    });
+    return 0;
+}
+
+emu_fn emu_op_move(const char *op, emu_type t)
+{
+    (void)t;
+    static const struct {
+        const char *name;
+        emu_fn f;
+    } table[] = {
+        {"mov", mov}, {"mov.pack", mov_pack}, {"mov.unpack", mov_unpack},
+        {"clock", read_clock}, {"cvta", cvta}, {"isspacep", isspacep},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(op, table[i].name) == 0)
+            return table[i].f;
+    return NULL;
+}
+
+emu_fn emu_op_misc(const char *op)
+{
+    static const struct {
+        const char *name;
+        emu_fn f;
+    } table[] = {
+        {"nop", nop}, {"fence", fence}, {"zero", zero}, {"call.return", call_return},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(op, table[i].name) == 0)
+            return table[i].f;
+    return NULL;
+}
