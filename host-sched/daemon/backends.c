@@ -1,5 +1,6 @@
-/* Backends of kerneletd. sim (the scheduler's model-driven GPU) is always there; emu and
- * cuda are compiled in when their executor adapters are (KERNELETD_HAVE_EMU / _CUDA). */
+/* Backends of kerneletd. sim (the scheduler's model-driven GPU) is always there; emu (the
+ * PTX emulator) and cuda are compiled in when their libraries are (KERNELETD_HAVE_EMU,
+ * KERNELETD_HAVE_CUDA). */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,7 +8,7 @@
 #include "backends.h"
 
 #ifdef KERNELETD_HAVE_EMU
-#include "kernelet/emu_backend.h"
+#include "backend_emu.h"
 #endif
 
 static int load_profiles(const char *path, ksched_profile_cache **out, char *err, size_t errlen)
@@ -54,8 +55,8 @@ int kd_backend_open(const struct kd_backend_options *o, kexec_backend *out,
     if (strcmp(o->name, "sim") == 0 && open_sim(*profiles, out, err, errlen) == 0)
         return 0;
 #ifdef KERNELETD_HAVE_EMU
-    if (strcmp(o->name, "emu") == 0 && kemu_backend_open(out, err, errlen) == 0)
-        return 0;
+    if (strcmp(o->name, "emu") == 0)
+        return kd_emu_backend_open(out, err, errlen);
 #endif
     if (strcmp(o->name, "sim") != 0 && strcmp(o->name, "emu") != 0 && strcmp(o->name, "cuda") != 0)
         snprintf(err, errlen, "unknown backend '%s' (sim, emu, cuda)", o->name);

@@ -81,7 +81,10 @@ void ks_memory_alloc(struct ks_conn *c, uint64_t id, const struct kproto_request
         return;
     }
     if (rc != 0) {
-        ks_reply_cuda(c, KERNELET_OP_MEM_ALLOC, id, ks_cuda_of(rc, err.msg), 0);
+        /* The device had no room (or refused the size): what cuMemAlloc says then. */
+        ks_reply_cuda(c, KERNELET_OP_MEM_ALLOC, id,
+                      rc == KSCHED_EBACKEND || rc == KSCHED_ENOMEM ? KS_CUDA_OUT_OF_MEMORY
+                                                                   : ks_cuda_of(rc, err.msg), 0);
         return;
     }
     if (ks_alloc_add(c, p, size, false) != 0) {
