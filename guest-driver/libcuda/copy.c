@@ -262,7 +262,7 @@ CUresult kcu_memset_run(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned 
         return CUDA_SUCCESS;
     if ((r = kcu_ready()) != CUDA_SUCCESS)
         return r;
-    if ((height > 1 && pitch < width * elem_size) ||
+    if ((height > 1 && (pitch < width * elem_size || pitch % elem_size)) || dst % elem_size ||
         !kcu_device_range(dst, span_of(width * elem_size, height, pitch)))
         return CUDA_ERROR_INVALID_VALUE;
     return kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0);
