@@ -66,10 +66,22 @@ struct ks_function {
     int32_t attrs[KERNELET_FUNC_ATTRS];
 };
 
+struct ks_tracker;
+
+/* A tracker waiting until a stream has completed `target` operations. */
+struct ks_waiter {
+    struct ks_tracker *tracker;
+    uint64_t target;
+    struct ks_waiter *next;
+};
+
 struct ks_stream {
     uint32_t sid;
     bool non_blocking;
     unsigned outstanding;       /* operations submitted and not completed */
+    uint64_t submitted;         /* operations submitted so far (they complete in order) */
+    uint64_t completed;
+    struct ks_waiter *waiters;
     bool dirty;                 /* work since the legacy stream last waited for it */
     uint64_t seen_legacy;       /* legacy generation this stream last waited for */
     bool has_fence;             /* fence_event exists */
@@ -158,7 +170,6 @@ struct ks_op {
     void *heap;                 /* freed on completion */
     struct ks_shared *shared;   /* released on completion */
     bool launch;
-    bool sync_marker;           /* host op of a sync: no stream accounting */
     int status;
     char msg[120];
 };
@@ -307,8 +318,10 @@ void ks_event_elapsed(struct ks_conn *c, uint64_t id, const struct kproto_reques
 void ks_ctx_sync(struct ks_conn *c, uint64_t id);
 /* Destroys a stream whose work has drained (scheduler and handle). */
 uint32_t ks_stream_release(struct ks_conn *c, uint64_t handle);
-/* Adds a marker to stream that t waits for (the stream's work so far). */
+/* Makes t wait for the stream's work submitted so far. */
 void ks_drain_stream(struct ks_conn *c, struct ks_tracker *t, uint64_t stream);
+/* Releases every tracker waiting on st (the stream goes away). */
+void ks_stream_wake_all(struct ks_stream *st);
 /* Waits for all of c's work, then does `after` (tracker) and answers. */
 void ks_drain_then(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after after,
                    uint64_t arg);

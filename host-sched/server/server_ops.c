@@ -140,6 +140,7 @@ int ks_submit(struct ks_conn *c, uint64_t stream, const ksched_op *op, struct ks
     }
     c->ops_inflight++;
     st->outstanding++;
+    st->submitted++;
     if (kop->tracker)
         kop->tracker->remaining++;
     return 0;
@@ -237,32 +238,53 @@ int ks_stream_order(struct ks_conn *c, uint64_t stream, ksched_err *err)
 
 /* ---- draining --------------------------------------------------------------------------- */
 
-static void host_noop(void *user)
+/* Operations of a stream complete in submission order, so "the work so far" is done once
+ * the stream's completion count reaches its submission count of now: no marker operation,
+ * no extra trip through the scheduler. */
+void ks_drain_stream(struct ks_conn *c, struct ks_tracker *t, uint64_t stream)
 {
-    (void)user;
+    struct ks_stream *st = ks_stream_of(c, stream);
+    struct ks_waiter *w;
+
+    if (!st || st->completed >= st->submitted)
+        return;
+    if (!(w = calloc(1, sizeof(*w)))) {
+        t->error = t->error ? t->error : KS_CUDA_OUT_OF_MEMORY;
+        return;
+    }
+    w->tracker = t;
+    w->target = st->submitted;
+    w->next = st->waiters;
+    st->waiters = w;
+    t->remaining++;
+}
+
+/* Releases the trackers whose target the stream has reached (all of them with all). */
+static void wake(struct ks_stream *st, bool all)
+{
+    struct ks_waiter **pw = &st->waiters;
+
+    while (*pw) {
+        struct ks_waiter *w = *pw;
+        if (!all && w->target > st->completed) {
+            pw = &w->next;
+            continue;
+        }
+        *pw = w->next;
+        ks_tracker_done(w->tracker);
+        free(w);
+    }
+}
+
+void ks_stream_wake_all(struct ks_stream *st)
+{
+    wake(st, true);
 }
 
 struct drain_walk {
     struct ks_conn *c;
     struct ks_tracker *t;
 };
-
-void ks_drain_stream(struct ks_conn *c, struct ks_tracker *t, uint64_t stream)
-{
-    ksched_op op = {.kind = KSCHED_OP_HOST, .u.host = {host_noop, NULL}};
-    struct ks_op *kop = calloc(1, sizeof(*kop));
-    ksched_err err;
-    int rc;
-
-    if (!kop) {
-        t->error = t->error ? t->error : KS_CUDA_OUT_OF_MEMORY;
-        return;
-    }
-    kop->tracker = t;
-    kop->sync_marker = true;
-    if ((rc = ks_submit(c, stream, &op, kop, &err)) && !t->error)
-        t->error = ks_cuda_of(rc, err.msg);
-}
 
 static void drain_each(struct ks_obj *o, void *arg)
 {
@@ -298,7 +320,8 @@ void ks_op_done(void *user, const ksched_op_result *r)
     uint64_t one = 1;
 
     kop->status = r->status;
-    snprintf(kop->msg, sizeof(kop->msg), "%s", r->msg ? r->msg : "");
+    if (r->status) /* the message is only read for failures */
+        snprintf(kop->msg, sizeof(kop->msg), "%s", r->msg ? r->msg : "");
     pthread_mutex_lock(&s->cq_lock);
     kop->next = NULL;
     if (s->cq_tail)
@@ -321,6 +344,11 @@ static void complete(struct ks_op *kop)
     c->ops_inflight--;
     if (st && st->outstanding)
         st->outstanding--;
+    if (st) {
+        st->completed++;
+        if (st->waiters)
+            wake(st, false);
+    }
     if (kop->status && kop->status != KSCHED_ECANCELED) {
         uint32_t code = ks_cuda_of_completion(kop->status, kop->msg, kop->launch);
         if (kop->launch && !c->sticky)

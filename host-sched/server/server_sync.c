@@ -1,5 +1,5 @@
-/* Streams and events: creation, destruction, synchronisation (answers that wait for a
- * marker operation to run), queries and timing. */
+/* Streams and events: creation, destruction, synchronisation (answers that wait until a
+ * stream has completed the work submitted before them), queries and timing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +55,7 @@ uint32_t ks_stream_release(struct ks_conn *c, uint64_t handle)
         return KS_CUDA_INVALID_HANDLE;
     if (o->u.stream.dirty)
         c->dirty_streams--;
+    ks_stream_wake_all(&o->u.stream);
     if (o->u.stream.has_fence)
         ksched_event_destroy(c->srv->cfg.sched, c->tenant, o->u.stream.fence_event, NULL);
     rc = ksched_stream_destroy(c->srv->cfg.sched, c->tenant, o->u.stream.sid, &err);
@@ -170,7 +171,7 @@ void ks_event_destroy(struct ks_conn *c, uint64_t id, const struct kproto_reques
     ks_reply_cuda(c, KERNELET_OP_EVENT_DESTROY, id, rc ? ks_cuda_of(rc, err.msg) : 0, 0);
 }
 
-/* Waits on a stream of its own: the event's latest record, then a marker. */
+/* Waits on a stream of its own for the event's latest record. */
 void ks_event_sync(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
     struct ks_event *e = event_of(c, r->u.handle.handle);
@@ -196,12 +197,12 @@ void ks_event_sync(struct ks_conn *c, uint64_t id, const struct kproto_request *
         return;
     ksched_op op = {.kind = KSCHED_OP_EVENT_WAIT, .u.event = e->sid};
     if ((kop = calloc(1, sizeof(*kop)))) {
-        kop->tracker = t;
-        kop->sync_marker = true;
+        kop->tracker = t; /* its completion is the answer */
         if (ks_submit(c, tmp->handle, &op, kop, &err) && !t->error)
             t->error = KS_CUDA_INVALID_HANDLE;
+    } else if (!t->error) {
+        t->error = KS_CUDA_OUT_OF_MEMORY;
     }
-    ks_drain_stream(c, t, tmp->handle);
     ks_tracker_done(t);
 }
 
