@@ -3,10 +3,17 @@
 #   run_with_kerneletd.sh KERNELETD LIBCUDA_DIR BACKEND PATTERN PROGRAM [ARGS...]
 #       one program; passes when it exits 0 and prints a line matching PATTERN (grep -E)
 #   run_with_kerneletd.sh KERNELETD LIBCUDA_DIR BACKEND --pair P1 PATTERN1 P2 PATTERN2 [ARGS...]
-#       two programs at once (two tenants), both with ARGS; both must pass
-# Exits 77 (skip) when kerneletd was built without BACKEND.
+#       two programs at once (two tenants), both with ARGS; both must pass. With
+#       KERNELET_CTL set, the daemon's status is printed after them; with
+#       EXPECT_COSCHEDULE=1 as well, the scheduler must have paired kernels.
+# Exits 77 (skip) when kerneletd was built without BACKEND. Extra kerneletd options may
+# come in KERNELETD_ARGS (e.g. --profiles FILE).
 set -u
 kd=${1:?usage}; lib=${2:?}; backend=${3:?}; shift 3
+if [ "$backend" = cuda ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; }; then
+    echo "no NVIDIA GPU: skipping"
+    exit 77
+fi
 dir=$(mktemp -d)
 sock="$dir/kerneletd.sock"
 cleanup() {
@@ -14,7 +21,8 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT
-"$kd" --socket "$sock" --backend "$backend" >"$dir/kerneletd.log" 2>&1 &
+# shellcheck disable=SC2086
+"$kd" --socket "$sock" --backend "$backend" ${KERNELETD_ARGS:-} >"$dir/kerneletd.log" 2>&1 &
 kdpid=$!
 i=0
 while [ ! -S "$sock" ]; do
@@ -52,6 +60,14 @@ if [ "$1" = "--pair" ]; then
     status=0
     check a "$pat1" || status=1
     check b "$pat2" || status=1
+    if [ -n "${KERNELET_CTL:-}" ]; then
+        "$KERNELET_CTL" --socket "$sock" status | tee "$dir/status"
+        if [ "${EXPECT_COSCHEDULE:-0}" = 1 ] &&
+           ! grep -Eq ' [1-9][0-9]* co-scheduled pairs' "$dir/status"; then
+            echo "FAILED: the scheduler paired no kernels of the two tenants"
+            status=1
+        fi
+    fi
     exit $status
 fi
 pattern=$1; shift
