@@ -456,6 +456,13 @@ CUresult kcu_call(struct kcu_client *c, uint16_t opcode, const void *head, size_
     return call(c, opcode, head, head_len, tail, tail_len, -1, resp, resp_cap, resp_len);
 }
 
+CUresult kcu_call_handle(struct kcu_client *c, uint16_t opcode, uint64_t handle)
+{
+    struct kernelet_handle h = {.handle = handle};
+
+    return call(c, opcode, &h, sizeof(h), NULL, 0, -1, NULL, 0, NULL);
+}
+
 CUresult kcu_call_fd(struct kcu_client *c, uint16_t opcode, const void *head,
                      size_t head_len, int fd, void *resp, size_t resp_cap, size_t *resp_len)
 {

@@ -23,17 +23,22 @@ static const struct kcu_error_name *find(CUresult e)
     return NULL;
 }
 
+/* The entry of a valid code; for an invalid one (or no pStr) NULL, *pStr set to NULL. */
+static const struct kcu_error_name *lookup(CUresult error, const char **pStr)
+{
+    const struct kcu_error_name *e = pStr ? find(error) : NULL;
+
+    if (pStr && !e)
+        *pStr = NULL;
+    return e;
+}
+
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr)
 {
-    const struct kcu_error_name *e;
+    const struct kcu_error_name *e = lookup(error, pStr);
 
-    if (!pStr)
+    if (!e)
         return CUDA_ERROR_INVALID_VALUE;
-    e = find(error);
-    if (!e) {
-        *pStr = NULL;
-        return CUDA_ERROR_INVALID_VALUE;
-    }
     *pStr = e->name;
     return CUDA_SUCCESS;
 }
@@ -56,15 +61,10 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr)
 {
     static char *texts[1024];
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    const struct kcu_error_name *e;
+    const struct kcu_error_name *e = lookup(error, pStr);
 
-    if (!pStr)
+    if (!e)
         return CUDA_ERROR_INVALID_VALUE;
-    e = find(error);
-    if (!e) {
-        *pStr = NULL;
-        return CUDA_ERROR_INVALID_VALUE;
-    }
     pthread_mutex_lock(&lock);
     unsigned i = (unsigned)(e - kcu_error_names);
     if (i < 1024 && !texts[i])

@@ -49,15 +49,13 @@ CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
 CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
 {
     struct kcu_event *x = event_from(hEvent);
-    struct kernelet_handle h;
     CUresult r = kcu_ready();
 
     if (r != CUDA_SUCCESS)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_HANDLE;
-    h.handle = x->handle;
-    r = kcu_call(kcu.client, KERNELET_OP_EVENT_DESTROY, &h, sizeof(h), NULL, 0, NULL, 0, NULL);
+    r = kcu_call_handle(kcu.client, KERNELET_OP_EVENT_DESTROY, x->handle);
     x->magic = 0;
     free(x);
     return r;
@@ -96,7 +94,6 @@ CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int
 static CUresult ask(CUevent e, uint16_t op)
 {
     struct kcu_event *x = event_from(e);
-    struct kernelet_handle h;
     CUresult r = kcu_ready();
 
     if (r != CUDA_SUCCESS)
@@ -105,8 +102,7 @@ static CUresult ask(CUevent e, uint16_t op)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!x->recorded)
         return CUDA_SUCCESS; /* an event never recorded counts as complete */
-    h.handle = x->handle;
-    r = kcu_call(kcu.client, op, &h, sizeof(h), NULL, 0, NULL, 0, NULL);
+    r = kcu_call_handle(kcu.client, op, x->handle);
     if (r == CUDA_SUCCESS && op == KERNELET_OP_EVENT_SYNC)
         r = kcu_take_async_error(kcu.client);
     return r;

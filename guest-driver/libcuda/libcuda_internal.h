@@ -77,6 +77,8 @@ void kcu_client_close(struct kcu_client *c);
 CUresult kcu_call(struct kcu_client *c, uint16_t opcode, const void *head, size_t head_len,
                   const void *tail, size_t tail_len, void *resp, size_t resp_cap,
                   size_t *resp_len);
+/* A request whose payload is one handle and whose answer is empty (destroy, sync...). */
+CUresult kcu_call_handle(struct kcu_client *c, uint16_t opcode, uint64_t handle);
 /* The same with a file descriptor passed along (SHM_ATTACH). */
 CUresult kcu_call_fd(struct kcu_client *c, uint16_t opcode, const void *head,
                      size_t head_len, int fd, void *resp, size_t resp_cap, size_t *resp_len);

@@ -595,12 +595,7 @@ CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
     struct kcu_library *l = library_from(lib);
 
-    if (!count)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (!l)
-        return CUDA_ERROR_INVALID_HANDLE;
-    *count = l->module->n_functions;
-    return CUDA_SUCCESS;
+    return cuModuleGetFunctionCount(count, l ? (CUmodule)l->module : NULL);
 }
 
 CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,

@@ -31,14 +31,6 @@ static unsigned first_named(const char *name)
     return lo;
 }
 
-/* Our own replacements for entries the table's stubs cannot serve. */
-static kcu_fn special(const char *name, int version)
-{
-    (void)version;
-    (void)name;
-    return NULL;
-}
-
 static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,
                        CUdriverProcAddressQueryResult *status)
 {
@@ -46,7 +38,6 @@ static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t f
     bool any = false;
     int want = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? KCU_PER_THREAD
                                                                        : KCU_PLAIN;
-    kcu_fn fn;
 
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
@@ -72,8 +63,7 @@ static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t f
                 (unsigned long long)flags, any ? "version not sufficient" : "not found");
         return CUDA_ERROR_NOT_FOUND;
     }
-    fn = special(symbol, version);
-    *pfn = (void *)(fn ? fn : best->fn);
+    *pfn = (void *)best->fn;
     if (status)
         *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;

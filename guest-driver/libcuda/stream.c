@@ -12,10 +12,8 @@ static pthread_once_t thread_stream_once = PTHREAD_ONCE_INIT;
 
 static void thread_stream_exit(void *arg)
 {
-    struct kernelet_handle h = {.handle = (uint64_t)(uintptr_t)arg};
-
     if (kcu_ready() == CUDA_SUCCESS)
-        kcu_call(kcu.client, KERNELET_OP_STREAM_DESTROY, &h, sizeof(h), NULL, 0, NULL, 0, NULL);
+        kcu_call_handle(kcu.client, KERNELET_OP_STREAM_DESTROY, (uint64_t)(uintptr_t)arg);
 }
 
 static void thread_stream_key_init(void)
@@ -118,15 +116,13 @@ CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream, unsigned int fla
 CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 {
     struct kcu_stream *x = stream_from(hStream);
-    struct kernelet_handle h;
     CUresult r = kcu_ready();
 
     if (r != CUDA_SUCCESS)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_HANDLE;
-    h.handle = x->handle;
-    r = kcu_call(kcu.client, KERNELET_OP_STREAM_DESTROY, &h, sizeof(h), NULL, 0, NULL, 0, NULL);
+    r = kcu_call_handle(kcu.client, KERNELET_OP_STREAM_DESTROY, x->handle);
     x->magic = 0;
     free(x);
     return r;
@@ -134,12 +130,12 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 
 static CUresult sync_or_query(CUstream s, bool pt, uint16_t op)
 {
-    struct kernelet_handle h;
-    CUresult r = kcu_stream_handle(s, pt, &h.handle);
+    uint64_t h;
+    CUresult r = kcu_stream_handle(s, pt, &h);
 
     if (r != CUDA_SUCCESS)
         return r;
-    r = kcu_call(kcu.client, op, &h, sizeof(h), NULL, 0, NULL, 0, NULL);
+    r = kcu_call_handle(kcu.client, op, h);
     if (r == CUDA_SUCCESS && op == KERNELET_OP_STREAM_SYNC)
         r = kcu_take_async_error(kcu.client);
     return r;

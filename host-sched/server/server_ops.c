@@ -342,13 +342,6 @@ static void complete(struct ks_op *kop)
     struct ks_tracker *t = kop->tracker;
 
     c->ops_inflight--;
-    if (st && st->outstanding)
-        st->outstanding--;
-    if (st) {
-        st->completed++;
-        if (st->waiters)
-            wake(st, false);
-    }
     if (kop->status && kop->status != KSCHED_ECANCELED) {
         uint32_t code = ks_cuda_of_completion(kop->status, kop->msg, kop->launch);
         if (kop->launch && !c->sticky)
@@ -357,6 +350,14 @@ static void complete(struct ks_op *kop)
             c->async_error = code;
         if (t && !t->error)
             t->error = code;
+    }
+    /* Only now may synchronisations waiting for this operation answer: with its error. */
+    if (st) {
+        if (st->outstanding)
+            st->outstanding--;
+        st->completed++;
+        if (st->waiters)
+            wake(st, false);
     }
     kop->tracker = NULL;
     op_release(kop);

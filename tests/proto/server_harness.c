@@ -18,6 +18,7 @@
 #include "../../host-sched/server/server.h"
 
 struct harness {
+    ksim *sim;
     char dir[256];
     char socket[300];
     kexec_backend backend;
@@ -85,6 +86,7 @@ struct harness *harness_start(void)
     g_assert_cmpint(ksim_new(&sim, NULL, &err), ==, 0);
     g_assert_cmpint(ksim_add_kernel(sim, "k_add", &prof, &err), ==, 0);
     ksim_backend(sim, &h->backend);
+    h->sim = sim;
     g_assert_cmpint(kserver_tally_new(&h->tally), ==, 0);
     ksched_config_default(&scfg);
     scfg.trace = kserver_tally_trace;
@@ -121,6 +123,13 @@ void harness_stop(struct harness *h)
 const char *harness_socket(const struct harness *h)
 {
     return h->socket;
+}
+
+void harness_fail_kernel(struct harness *h, const char *entry, bool fail)
+{
+    ksched_err err;
+
+    g_assert_cmpint(ksim_set_failing(h->sim, entry, fail, &err), ==, 0);
 }
 
 unsigned harness_connections(struct harness *h)

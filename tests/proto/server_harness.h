@@ -17,6 +17,8 @@ struct harness *harness_start(void);
 void harness_stop(struct harness *h);
 const char *harness_socket(const struct harness *h);
 unsigned harness_connections(struct harness *h);
+/* From now on launches of entry fail on the (simulated) device when fail. */
+void harness_fail_kernel(struct harness *h, const char *entry, bool fail);
 
 /* A client connection. */
 struct client {

@@ -417,6 +417,36 @@ static void test_modules_and_launches(void)
     client_close(&c);
 }
 
+/* A kernel that faults ends its tenant's context (every later request gets the error,
+ * synchronisations included), and only its tenant's. */
+static void test_sticky_fault(void)
+{
+    struct client c, other;
+    struct kernelet_function f;
+    struct kernelet_param p[8];
+    uint8_t params[16] = {0};
+    struct kernelet_mem_alloc q = {.size = 64};
+
+    g_assert_true(client_open(&c, H, "faulty", false));
+    g_assert_true(client_open(&other, H, "bystander", false));
+    uint64_t mod = client_module_ptx(&c, harness_ptx);
+    uint64_t fn = get_function(&c, mod, "k_add", &f, p);
+    harness_fail_kernel(H, "k_add", true);
+    g_assert_cmpint(launches(&c, fn, params, 16, 1, 32, false), ==, KERNELET_ST_OK); /* queued */
+    g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_CUDA);
+    uint32_t sticky = c.cuda;
+    g_assert_true(sticky == 719 || sticky == 700); /* LAUNCH_FAILED or ILLEGAL_ADDRESS */
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MEM_ALLOC, &q, sizeof(q), -1), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, sticky);
+    g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_CUDA);
+    harness_fail_kernel(H, "k_add", false);
+    /* The other tenant works. */
+    (void)client_alloc(&other, 64);
+    g_assert_cmpint(client_sync(&other), ==, KERNELET_ST_OK);
+    client_close(&c);
+    client_close(&other);
+}
+
 static void test_events(void)
 {
     struct client c;
@@ -503,6 +533,7 @@ int main(int argc, char **argv)
     g_test_add_func("/server/disconnect-mid-message", test_disconnect_mid_message);
     g_test_add_func("/server/many-tenants", test_many_tenants);
     g_test_add_func("/server/modules-and-launches", test_modules_and_launches);
+    g_test_add_func("/server/sticky-fault", test_sticky_fault);
     g_test_add_func("/server/events", test_events);
     g_test_add_func("/server/garbage", test_garbage);
     rc = g_test_run();
