@@ -342,56 +342,70 @@ static CUresult send_iov(struct kcu_client *c, const struct iovec *iov, int n, i
     return CUDA_SUCCESS;
 }
 
-CUresult kcu_batch_flush(struct kcu_client *c, bool complete, bool keep,
-                         const struct kcu_completion *cb, uint64_t *token)
+/* Sends the batch under construction, if any. Called with send_lock held. */
+static CUresult flush_locked(struct kcu_client *c, bool complete, bool keep,
+                             const struct kcu_completion *cb, uint64_t *token)
 {
     struct pending *p;
     struct iovec iov;
     CUresult r = CUDA_SUCCESS;
 
-    drain(c);
-    pthread_mutex_lock(&c->send_lock);
-    if (take_batch(c, complete, keep, cb, &p, &iov) < 0) {
-        pthread_mutex_unlock(&c->send_lock);
+    if (take_batch(c, complete, keep, cb, &p, &iov) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    }
+    if (token)
+        *token = p ? p->id : 0;
     if (p) {
-        if (token)
-            *token = p->id;
         r = send_iov(c, &iov, 1, -1);
         batch_reset(c);
-    } else if (token) {
-        *token = 0;
     }
-    pthread_mutex_unlock(&c->send_lock);
     return r;
+}
+
+static size_t record_bytes(size_t rec_len, size_t tail_len)
+{
+    return rec_len + ((tail_len + 7) & ~(size_t)7);
+}
+
+/* Appends a record; sends the batch first when the record does not fit. Called with
+ * send_lock held. */
+static CUresult append_locked(struct kcu_client *c, const void *rec, size_t rec_len,
+                              const void *tail, size_t tail_len)
+{
+    CUresult r;
+
+    if (record_bytes(rec_len, tail_len) > KERNELET_MAX_PAYLOAD - sizeof(struct kernelet_batch))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (kproto_msg_room(&c->bmsg) < record_bytes(rec_len, tail_len) &&
+        (r = flush_locked(c, false, false, NULL, NULL)) != CUDA_SUCCESS)
+        return r;
+    kproto_msg_put(&c->bmsg, rec, rec_len, 1);
+    kproto_msg_put(&c->bmsg, tail, tail_len, 8);
+    c->bcount++;
+    return CUDA_SUCCESS;
 }
 
 CUresult kcu_batch_add(struct kcu_client *c, const void *rec, size_t rec_len, const void *tail,
                        size_t tail_len)
 {
-    size_t total = rec_len + ((tail_len + 7) & ~(size_t)7);
-    CUresult r = CUDA_SUCCESS;
+    CUresult r;
 
-    if (total > KERNELET_MAX_PAYLOAD - sizeof(struct kernelet_batch))
-        return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&c->send_lock);
-    if (kproto_msg_room(&c->bmsg) < total) {
-        pthread_mutex_unlock(&c->send_lock);
-        if ((r = kcu_batch_flush(c, false, false, NULL, NULL)))
-            return r;
-        pthread_mutex_lock(&c->send_lock);
-    }
-    /* The room was checked; another thread may have filled it meanwhile: check again. */
-    if (kproto_msg_room(&c->bmsg) < total) {
-        pthread_mutex_unlock(&c->send_lock);
-        if ((r = kcu_batch_flush(c, false, false, NULL, NULL)))
-            return r;
-        return kcu_batch_add(c, rec, rec_len, tail, tail_len);
-    }
-    kproto_msg_put(&c->bmsg, rec, rec_len, 1);
-    kproto_msg_put(&c->bmsg, tail, tail_len, 8);
-    c->bcount++;
+    r = append_locked(c, rec, rec_len, tail, tail_len);
+    pthread_mutex_unlock(&c->send_lock);
+    return r;
+}
+
+CUresult kcu_batch_submit(struct kcu_client *c, const void *rec, size_t rec_len,
+                          const void *tail, size_t tail_len, bool keep,
+                          const struct kcu_completion *cb, uint64_t *token)
+{
+    CUresult r;
+
+    drain(c);
+    pthread_mutex_lock(&c->send_lock);
+    r = append_locked(c, rec, rec_len, tail, tail_len);
+    if (r == CUDA_SUCCESS)
+        r = flush_locked(c, true, keep, cb, token);
     pthread_mutex_unlock(&c->send_lock);
     return r;
 }

@@ -19,30 +19,45 @@ static size_t span_of(size_t width, size_t height, size_t pitch)
     return pitch * (height - 1) + width;
 }
 
-static CUresult add_record(uint32_t kind, uint32_t region, uint64_t dst, uint64_t src,
-                           size_t width, size_t height, size_t dst_pitch, size_t src_pitch,
-                           uint64_t stream, const void *tail, size_t tail_len)
+static struct kernelet_rec_copy record(uint32_t kind, uint32_t region, uint64_t dst,
+                                       uint64_t src, size_t width, size_t height,
+                                       size_t dst_pitch, size_t src_pitch, uint64_t stream,
+                                       size_t tail_len)
 {
-    struct kernelet_rec_copy rec = {
+    return (struct kernelet_rec_copy){
         .h = {.op = KERNELET_REC_COPY,
-              .length = (uint32_t)(sizeof(rec) + ((tail_len + 7) & ~(size_t)7)),
+              .length = (uint32_t)(sizeof(struct kernelet_rec_copy) + ((tail_len + 7) & ~(size_t)7)),
               .stream = stream},
         .kind = kind, .region = region, .dst = dst, .src = src, .width = width,
         .height = height, .dst_pitch = dst_pitch, .src_pitch = src_pitch,
     };
+}
+
+/* Queues a copy record. */
+static CUresult add_record(uint32_t kind, uint32_t region, uint64_t dst, uint64_t src,
+                           size_t width, size_t height, size_t dst_pitch, size_t src_pitch,
+                           uint64_t stream, const void *tail, size_t tail_len)
+{
+    struct kernelet_rec_copy rec = record(kind, region, dst, src, width, height, dst_pitch,
+                                          src_pitch, stream, tail_len);
 
     return kcu_batch_add(kcu.client, &rec, sizeof(rec), tail, tail_len);
 }
 
-/* Sends queued work and waits until it has run. */
-static CUresult flush_and_wait(void)
+/* Sends a copy record at once; the answer comes when it has run (cb, and *token with keep). */
+static CUresult submit_record(const struct kernelet_rec_copy *rec, bool keep,
+                              const struct kcu_completion *cb, uint64_t *token)
+{
+    return kcu_batch_submit(kcu.client, rec, sizeof(*rec), NULL, 0, keep, cb, token);
+}
+
+/* Sends a copy record and waits until it has run. */
+static CUresult submit_and_wait(const struct kernelet_rec_copy *rec)
 {
     uint64_t token;
-    CUresult r = kcu_batch_flush(kcu.client, true, true, NULL, &token);
+    CUresult r = submit_record(rec, true, NULL, &token);
 
-    if (r == CUDA_SUCCESS)
-        r = kcu_wait(kcu.client, token);
-    return r;
+    return r == CUDA_SUCCESS ? kcu_wait(kcu.client, token) : r;
 }
 
 /* A piece of a 2-D copy that fits one staging slot: rows [row, row + rows), bytes
@@ -118,11 +133,10 @@ static CUresult htod_staged(const struct kcu_copy *c)
             break;
         pack(st.ptr, c, &p);
         done = kcu_stage_completion(&st);
-        r = add_record(KERNELET_COPY_HTOD, st.region, c->dst_dev + p.row * c->dst_pitch + p.col,
-                       st.offset, p.cols, p.rows, c->dst_pitch, p.cols, c->stream, NULL, 0);
-        if (r == CUDA_SUCCESS)
-            r = kcu_batch_flush(kcu.client, true, false, &done, NULL);
-        else
+        struct kernelet_rec_copy rec = record(KERNELET_COPY_HTOD, st.region,
+                                              c->dst_dev + p.row * c->dst_pitch + p.col, st.offset,
+                                              p.cols, p.rows, c->dst_pitch, p.cols, c->stream, 0);
+        if ((r = submit_record(&rec, false, &done, NULL)) != CUDA_SUCCESS)
             kcu_stage_release(&st);
     }
     return r;
@@ -132,13 +146,14 @@ static CUresult htod(const struct kcu_copy *c)
 {
     struct kcu_host_span hs;
     size_t src_span = span_of(c->width, c->height, c->src_pitch);
-    CUresult r;
 
     kcu_host_lookup(c->src_host, src_span, &hs);
     if (hs.pinned) {
-        r = add_record(KERNELET_COPY_HTOD, hs.region, c->dst_dev, hs.offset, c->width,
-                       c->height, c->dst_pitch, c->src_pitch, c->stream, NULL, 0);
-        return (r == CUDA_SUCCESS && !c->async) ? flush_and_wait() : r;
+        struct kernelet_rec_copy rec = record(KERNELET_COPY_HTOD, hs.region, c->dst_dev, hs.offset,
+                                              c->width, c->height, c->dst_pitch, c->src_pitch,
+                                              c->stream, 0);
+        return c->async ? kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0)
+                        : submit_and_wait(&rec);
     }
     if (c->width * c->height <= INLINE_MAX)
         return htod_inline(c);
@@ -181,12 +196,10 @@ static CUresult dtoh_staged(const struct kcu_copy *c)
         if ((r = kcu_stage_acquire(&f->st)) != CUDA_SUCCESS)
             break;
         f->p = p;
-        r = add_record(KERNELET_COPY_DTOH, f->st.region, f->st.offset,
-                       c->src_dev + p.row * c->src_pitch + p.col, p.cols, p.rows, p.cols,
-                       c->src_pitch, c->stream, NULL, 0);
-        if (r == CUDA_SUCCESS)
-            r = kcu_batch_flush(kcu.client, true, true, NULL, &f->token);
-        if (r != CUDA_SUCCESS) {
+        struct kernelet_rec_copy rec = record(KERNELET_COPY_DTOH, f->st.region, f->st.offset,
+                                              c->src_dev + p.row * c->src_pitch + p.col, p.cols,
+                                              p.rows, p.cols, c->src_pitch, c->stream, 0);
+        if ((r = submit_record(&rec, true, NULL, &f->token)) != CUDA_SUCCESS) {
             kcu_stage_release(&f->st);
             break;
         }
@@ -203,13 +216,14 @@ static CUresult dtoh(const struct kcu_copy *c)
 {
     struct kcu_host_span hs;
     size_t dst_span = span_of(c->width, c->height, c->dst_pitch);
-    CUresult r;
 
     kcu_host_lookup(c->dst_host, dst_span, &hs);
     if (hs.pinned) {
-        r = add_record(KERNELET_COPY_DTOH, hs.region, hs.offset, c->src_dev, c->width,
-                       c->height, c->dst_pitch, c->src_pitch, c->stream, NULL, 0);
-        return (r == CUDA_SUCCESS && !c->async) ? flush_and_wait() : r;
+        struct kernelet_rec_copy rec = record(KERNELET_COPY_DTOH, hs.region, hs.offset, c->src_dev,
+                                              c->width, c->height, c->dst_pitch, c->src_pitch,
+                                              c->stream, 0);
+        return c->async ? kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0)
+                        : submit_and_wait(&rec);
     }
     return dtoh_staged(c);
 }
@@ -239,8 +253,9 @@ CUresult kcu_copy_run(const struct kcu_copy *c)
         return htod(c);
     if (c->src_side == KCU_DEVICE)
         return dtoh(c);
-    /* Host to host: CUDA allows it (cudaMemcpyHostToHost, unified copies). */
-    if (!c->async && (r = flush_and_wait()) != CUDA_SUCCESS)
+    /* Host to host: CUDA allows it (cudaMemcpyHostToHost, unified copies); the synchronous
+     * form waits for the stream's work first. */
+    if (!c->async && (r = kcu_call_handle(kcu.client, KERNELET_OP_STREAM_SYNC, c->stream)))
         return r;
     for (size_t i = 0; i < c->height; i++)
         memmove((char *)c->dst_host + i * c->dst_pitch,

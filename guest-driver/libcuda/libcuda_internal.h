@@ -95,11 +95,12 @@ struct kcu_completion {
     void *arg;
 };
 
-/* Sends the queued records now (an empty batch sends nothing unless complete). With
- * complete the daemon answers once they have all run; cb (may be NULL) is then called;
- * with keep the answer is kept for one kcu_wait(*token). */
-CUresult kcu_batch_flush(struct kcu_client *c, bool complete, bool keep,
-                         const struct kcu_completion *cb, uint64_t *token);
+/* Appends a record and sends the batch with it at once (no other thread's flush can
+ * take the record away): the daemon answers once the batch has run; cb (may be NULL) is
+ * called then; with keep the answer is kept for one kcu_wait(*token). */
+CUresult kcu_batch_submit(struct kcu_client *c, const void *rec, size_t rec_len,
+                          const void *tail, size_t tail_len, bool keep,
+                          const struct kcu_completion *cb, uint64_t *token);
 /* Waits for the kept answer identified by token and returns its result. */
 CUresult kcu_wait(struct kcu_client *c, uint64_t token);
 /* Waits until at least one more answer has been received (by any thread). */

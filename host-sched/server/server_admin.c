@@ -15,6 +15,12 @@ static struct ks_conn *conn_of_tenant(struct ks_server *s, uint64_t tenant)
     return NULL;
 }
 
+static void count_stream(struct ks_obj *o, void *arg)
+{
+    if (o->kind == KS_STREAM)
+        ++*(uint32_t *)arg;
+}
+
 static void describe(struct ks_server *s, struct ks_conn *c, struct kernelet_tenant_status *t)
 {
     ksched_tenant_policy pol;
@@ -44,7 +50,8 @@ static void describe(struct ks_server *s, struct ks_conn *c, struct kernelet_ten
     t->flags |= c->sticky ? KERNELET_TENANT_STICKY : 0;
     t->requests = c->requests;
     t->errors = c->errors;
-    t->streams = 1;
+    t->streams = 1; /* the legacy stream, and those it created */
+    ks_handle_each(&c->handles, count_stream, &t->streams);
 }
 
 void ks_admin_status(struct ks_conn *c, uint64_t id, const struct kproto_request *r)

@@ -439,6 +439,76 @@ static void test_streams_and_queries(void)
     g_assert_cmpuint(free_b, <=, total);
 }
 
+/* Threads share the connection: each copies, launches and synchronises on its own stream
+ * and on its per-thread default stream while the others do, and gets its own data back. */
+struct worker {
+    int id;
+    CUfunction f;
+    bool ok;
+};
+
+static gpointer worker_main(gpointer arg)
+{
+    struct worker *w = arg;
+    size_t n = (256 << 10) + (size_t)w->id * 4096;
+    uint8_t *a = g_malloc(n), *b = g_malloc0(n);
+    CUdeviceptr d;
+    CUstream s;
+    unsigned cnt = 64, v = 1;
+    void *params[] = {&d, &cnt, &v};
+
+    w->ok = false;
+    fill(a, n, (unsigned)w->id + 100);
+    if (cuCtxSetCurrent(ctx) || cuMemAlloc(&d, n) || cuStreamCreate(&s, 0))
+        return NULL;
+    for (int round = 0; round < 20; round++) {
+        CUresult r[5] = {cuMemcpyHtoDAsync(d, a, n, s),
+                         cuLaunchKernel(w->f, 1, 1, 1, 64, 1, 1, 0, s, params, NULL),
+                         cuLaunchKernel(w->f, 1, 1, 1, 64, 1, 1, 0, CU_STREAM_PER_THREAD, params, NULL),
+                         cuMemcpyDtoHAsync(b, d, n, s), cuStreamSynchronize(s)};
+        for (int k = 0; k < 5; k++)
+            if (r[k]) {
+                g_printerr("worker %d round %d step %d: %d\n", w->id, round, k, (int)r[k]);
+                return NULL;
+            }
+        if (memcmp(a, b, n) != 0) {
+            g_printerr("worker %d round %d: data differ\n", w->id, round);
+            return NULL;
+        }
+    }
+    CUresult r[3] = {cuStreamDestroy(s), cuMemFree(d), cuStreamSynchronize(CU_STREAM_PER_THREAD)};
+    w->ok = true;
+    for (int k = 0; k < 3; k++)
+        if (r[k]) {
+            g_printerr("worker %d teardown step %d: %d\n", w->id, k, (int)r[k]);
+            w->ok = false;
+        }
+    g_free(a);
+    g_free(b);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    struct worker w[4];
+    GThread *t[4];
+    CUmodule mod;
+    CUfunction f;
+
+    CU(cuModuleLoadData(&mod, harness_ptx));
+    CU(cuModuleGetFunction(&f, mod, "k_add"));
+    for (int i = 0; i < 4; i++) {
+        w[i] = (struct worker){.id = i, .f = f};
+        t[i] = g_thread_new("worker", worker_main, &w[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        g_thread_join(t[i]);
+        g_assert_true(w[i].ok);
+    }
+    CU(cuCtxSynchronize());
+    CU(cuModuleUnload(mod));
+}
+
 int main(int argc, char **argv)
 {
     int rc;
@@ -459,6 +529,7 @@ int main(int argc, char **argv)
     g_test_add_func("/libcuda/2d-and-memset", test_2d_and_memset);
     g_test_add_func("/libcuda/module-and-launch", test_module_and_launch);
     g_test_add_func("/libcuda/streams-and-queries", test_streams_and_queries);
+    g_test_add_func("/libcuda/threads", test_threads);
     rc = g_test_run();
     harness_stop(H);
     return rc;
