@@ -43,6 +43,8 @@ struct ks_obj *ks_handle_new(struct ks_handles *h, enum ks_kind kind)
     struct ks_obj *o;
     size_t j;
 
+    if (h->used >= KS_MAX_HANDLES)
+        return NULL;
     if ((h->used + h->tomb + 1) * 2 > h->cap && grow(h))
         return NULL;
     if (!(o = calloc(1, sizeof(*o))))

@@ -112,6 +112,12 @@ struct ks_handles {
     uint64_t next;
 };
 
+/* What one connection may hold, so that a tenant cannot exhaust the daemon's memory with
+ * objects that cost no device memory. */
+#define KS_MAX_HANDLES (1u << 16)
+#define KS_MAX_ALLOCS  (1u << 20)
+
+/* A new object with a fresh handle; NULL without memory or beyond KS_MAX_HANDLES. */
 struct ks_obj *ks_handle_new(struct ks_handles *h, enum ks_kind kind);
 struct ks_obj *ks_handle_get(const struct ks_handles *h, uint64_t handle, enum ks_kind kind);
 void ks_handle_remove(struct ks_handles *h, uint64_t handle);

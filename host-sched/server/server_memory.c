@@ -44,6 +44,8 @@ int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, bool global)
 
     if (i > 0 && c->allocs[i - 1].base == base)
         return 0; /* a global asked for twice */
+    if (c->n_allocs >= KS_MAX_ALLOCS)
+        return -1;
     if (c->n_allocs == c->cap_allocs) {
         size_t cap = c->cap_allocs ? c->cap_allocs * 2 : 32;
         struct ks_alloc *a = realloc(c->allocs, cap * sizeof(*a));
