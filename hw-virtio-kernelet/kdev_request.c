@@ -8,9 +8,12 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define HDR_SIZE ((size_t)sizeof(struct kernelet_req_hdr))
+#define XFER_SIZE ((size_t)sizeof(struct kernelet_xfer))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 uint16_t kdev_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 uint32_t kdev_le32(const uint8_t *p)
@@ -97,6 +100,43 @@ void kdev_fill_config(const struct kdev_state *st, struct kernelet_virtio_config
     kdev_put_le16(b + offsetof(struct kernelet_virtio_config, gpu_cc_major), st->gpu.cc_major);
     kdev_put_le16(b + offsetof(struct kernelet_virtio_config, gpu_cc_minor), st->gpu.cc_minor);
     memcpy(cfg->gpu_name, st->gpu.name, sizeof(cfg->gpu_name) - 1);
+    kdev_put_le32(b + offsetof(struct kernelet_virtio_config, max_bulk), KERNELET_MAX_BULK);
+    kdev_put_le32(b + offsetof(struct kernelet_virtio_config, max_segments),
+                  KERNELET_MAX_SEGMENTS);
+}
+
+uint64_t kdev_fnv1a64(uint64_t h, const uint8_t *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static const char *const fault_names[KDEV_FAULT_COUNT] = {
+    [KDEV_FAULT_NONE] = "none",
+    [KDEV_FAULT_SHORT_USED] = "short-used",
+    [KDEV_FAULT_LONG_USED] = "long-used",
+    [KDEV_FAULT_WRONG_ID] = "wrong-id",
+    [KDEV_FAULT_BAD_LENGTH] = "bad-length",
+    [KDEV_FAULT_BROKEN] = "broken",
+};
+
+const char *kdev_fault_name(enum kdev_fault f)
+{
+    return (unsigned)f < KDEV_FAULT_COUNT ? fault_names[f] : "?";
+}
+
+int kdev_fault_parse(const char *name, enum kdev_fault *out)
+{
+    for (unsigned i = 0; i < KDEV_FAULT_COUNT; i++) {
+        if (strcmp(name, fault_names[i]) == 0) {
+            *out = (enum kdev_fault)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
 }
 
 /* Writes the info answer into out (sizeof(struct kernelet_info) bytes). */
@@ -126,30 +166,92 @@ static void put_stats(const struct kdev_state *st, uint8_t *out)
         kdev_put_le64(out + 8 * i, v[i]);
 }
 
-/* The decoded request header plus where its payload lies. */
+/* A decoded request: header fields, transfer descriptor and a copy of the payload. */
 struct request {
     uint16_t opcode;
     uint64_t id;
-    const uint8_t *payload;
     uint32_t length;
+    uint8_t *payload;       /* `length` bytes, malloc'd (NULL when length is 0) */
+    struct kernelet_xfer x; /* zero when the request has none */
+    size_t bulk_in;         /* readable offset of the h2d bulk bytes */
+    size_t resp_bytes;      /* writable response part: x.resp_bytes, or all of it */
 };
 
-/* Checks the header against the bytes that arrived; returns a kernelet_status. */
-static uint32_t decode_header(const uint8_t *req, size_t req_len, struct request *r)
+static bool read_all(const struct kdev_chain *c, size_t off, void *buf, size_t len)
 {
-    if (req_len < HDR_SIZE || req_len > KERNELET_MAX_REQUEST)
+    return len == 0 || (off <= c->out_len && len <= c->out_len - off &&
+                        c->read(c->opaque, off, buf, len) == len);
+}
+
+static bool write_all(const struct kdev_chain *c, size_t off, const void *buf, size_t len)
+{
+    return len == 0 || (off <= c->in_len && len <= c->in_len - off &&
+                        c->write(c->opaque, off, buf, len) == len);
+}
+
+/* Reads and checks the transfer descriptor against the chain's two parts. */
+static uint32_t decode_xfer(const struct kdev_chain *c, struct request *r)
+{
+    uint8_t b[XFER_SIZE];
+
+    if (!read_all(c, HDR_SIZE, b, XFER_SIZE))
         return KERNELET_ST_BAD_REQUEST;
-    r->opcode = kdev_le16(req + offsetof(struct kernelet_req_hdr, opcode));
-    r->id = kdev_le64(req + offsetof(struct kernelet_req_hdr, request_id));
-    r->length = kdev_le32(req + offsetof(struct kernelet_req_hdr, length));
-    r->payload = req + HDR_SIZE;
-    if (kdev_le16(req + offsetof(struct kernelet_req_hdr, flags)) != 0 ||
-        kdev_le32(req + offsetof(struct kernelet_req_hdr, status)) != 0 ||
-        kdev_le32(req + offsetof(struct kernelet_req_hdr, reserved)) != 0)
+    r->x.context = kdev_le32(b + offsetof(struct kernelet_xfer, context));
+    r->x.resp_bytes = kdev_le32(b + offsetof(struct kernelet_xfer, resp_bytes));
+    r->x.h2d_bytes = kdev_le32(b + offsetof(struct kernelet_xfer, h2d_bytes));
+    r->x.d2h_bytes = kdev_le32(b + offsetof(struct kernelet_xfer, d2h_bytes));
+    if (r->x.resp_bytes < HDR_SIZE ||
+        (uint64_t)r->x.resp_bytes + r->x.d2h_bytes != (uint64_t)c->in_len ||
+        (uint64_t)r->x.h2d_bytes + r->x.d2h_bytes > KERNELET_MAX_BULK)
         return KERNELET_ST_BAD_REQUEST;
-    if ((size_t)r->length != req_len - HDR_SIZE)
-        return KERNELET_ST_BAD_REQUEST;
+    r->resp_bytes = r->x.resp_bytes;
     return KERNELET_ST_OK;
+}
+
+/* Checks header, transfer descriptor and lengths against the chain and copies the payload
+ * out; returns a kernelet_status. r->id and r->opcode are set as soon as they are read. */
+static uint32_t decode(const struct kdev_chain *c, struct request *r)
+{
+    uint8_t h[HDR_SIZE];
+    uint64_t expect;
+    uint16_t flags;
+    uint32_t status;
+
+    r->resp_bytes = c->in_len;
+    if (!read_all(c, 0, h, HDR_SIZE))
+        return KERNELET_ST_BAD_REQUEST;
+    r->opcode = kdev_le16(h + offsetof(struct kernelet_req_hdr, opcode));
+    r->id = kdev_le64(h + offsetof(struct kernelet_req_hdr, request_id));
+    r->length = kdev_le32(h + offsetof(struct kernelet_req_hdr, length));
+    flags = kdev_le16(h + offsetof(struct kernelet_req_hdr, flags));
+    if ((flags & ~KERNELET_REQ_F_XFER) != 0 ||
+        kdev_le32(h + offsetof(struct kernelet_req_hdr, status)) != 0 ||
+        kdev_le32(h + offsetof(struct kernelet_req_hdr, reserved)) != 0 ||
+        r->length > KERNELET_MAX_REQUEST - HDR_SIZE)
+        return KERNELET_ST_BAD_REQUEST;
+    expect = HDR_SIZE + (uint64_t)r->length;
+    if (flags & KERNELET_REQ_F_XFER) {
+        status = decode_xfer(c, r);
+        if (status != KERNELET_ST_OK)
+            return status;
+        expect += XFER_SIZE + (uint64_t)r->x.h2d_bytes;
+    }
+    if (expect != (uint64_t)c->out_len)
+        return KERNELET_ST_BAD_REQUEST;
+    r->bulk_in = (size_t)expect - r->x.h2d_bytes;
+    if (r->length) {
+        r->payload = malloc(r->length);
+        if (!r->payload)
+            return KERNELET_ST_BUSY;
+        if (!read_all(c, r->bulk_in - r->length, r->payload, r->length))
+            return KERNELET_ST_BAD_REQUEST;
+    }
+    return KERNELET_ST_OK;
+}
+
+static bool has_bulk(const struct request *r)
+{
+    return r->x.h2d_bytes != 0 || r->x.d2h_bytes != 0;
 }
 
 static uint32_t reply_info(const struct kdev_state *st, uint8_t *out, size_t cap,
@@ -162,29 +264,71 @@ static uint32_t reply_info(const struct kdev_state *st, uint8_t *out, size_t cap
     return KERNELET_ST_OK;
 }
 
+/* DIAG_ECHO_BULK: streams the h2d bulk bytes through a checksum and copies the first
+ * min(h2d, d2h) of them into the d2h bulk room. */
+static uint32_t echo_bulk(const struct kdev_chain *c, const struct request *r, uint8_t *out,
+                          size_t cap, size_t *out_len, size_t *d2h_written)
+{
+    uint8_t chunk[16384];
+    uint64_t h = KDEV_FNV1A64_INIT;
+    size_t copy = MIN(r->x.h2d_bytes, r->x.d2h_bytes);
+
+    if (r->length != sizeof(struct kernelet_diag_echo) || kdev_le32(r->payload + 4) != 0 ||
+        kdev_le32(r->payload) > KERNELET_DIAG_MAX_DELAY_MS)
+        return KERNELET_ST_BAD_REQUEST;
+    if (cap < sizeof(struct kernelet_diag_echo_result))
+        return KERNELET_ST_TOO_SMALL;
+    for (size_t done = 0; done < r->x.h2d_bytes;) {
+        size_t n = MIN(sizeof(chunk), r->x.h2d_bytes - done);
+        size_t m = done < copy ? MIN(n, copy - done) : 0;
+
+        if (!read_all(c, r->bulk_in + done, chunk, n) ||
+            !write_all(c, r->resp_bytes + done, chunk, m))
+            return KERNELET_ST_BAD_REQUEST;
+        h = kdev_fnv1a64(h, chunk, n);
+        done += n;
+    }
+    memset(out, 0, sizeof(struct kernelet_diag_echo_result));
+    kdev_put_le64(out + offsetof(struct kernelet_diag_echo_result, h2d_bytes),
+                  r->x.h2d_bytes);
+    kdev_put_le64(out + offsetof(struct kernelet_diag_echo_result, d2h_bytes), copy);
+    kdev_put_le64(out + offsetof(struct kernelet_diag_echo_result, fnv1a64), h);
+    kdev_put_le32(out + offsetof(struct kernelet_diag_echo_result, context), r->x.context);
+    *out_len = sizeof(struct kernelet_diag_echo_result);
+    *d2h_written = copy;
+    return KERNELET_ST_OK;
+}
+
 /* Answers a request on the request queue; *out_len receives the payload size written. */
-static uint32_t answer_control(struct kdev_state *st, const struct request *r, uint8_t *out,
-                               size_t cap, size_t *out_len)
+static uint32_t answer_control(struct kdev_state *st, const struct kdev_chain *c,
+                               const struct request *r, uint8_t *out, size_t cap,
+                               size_t *out_len, size_t *d2h_written)
 {
     switch (r->opcode) {
     case KERNELET_OP_HELLO:
-        if (r->length != sizeof(struct kernelet_hello) || kdev_le32(r->payload + 4) != 0)
+        if (r->length != sizeof(struct kernelet_hello) || has_bulk(r) ||
+            kdev_le32(r->payload + 4) != 0)
             return KERNELET_ST_BAD_REQUEST;
         if ((kdev_le32(r->payload) >> 16) != KERNELET_PROTO_MAJOR)
             return KERNELET_ST_VERSION;
         return reply_info(st, out, cap, out_len);
     case KERNELET_OP_GET_INFO:
-        if (r->length != 0)
+        if (r->length != 0 || has_bulk(r))
             return KERNELET_ST_BAD_REQUEST;
         return reply_info(st, out, cap, out_len);
     case KERNELET_OP_GET_STATS:
-        if (r->length != 0)
+        if (r->length != 0 || has_bulk(r))
             return KERNELET_ST_BAD_REQUEST;
         if (cap < sizeof(struct kernelet_stats))
             return KERNELET_ST_TOO_SMALL;
         put_stats(st, out);
         *out_len = sizeof(struct kernelet_stats);
         return KERNELET_ST_OK;
+    case KERNELET_OP_CONTEXT_CLOSE:
+        /* Nothing is held per context until kerneletd is connected. */
+        return (r->length != 0 || has_bulk(r)) ? KERNELET_ST_BAD_REQUEST : KERNELET_ST_OK;
+    case KERNELET_OP_DIAG_ECHO_BULK:
+        return echo_bulk(c, r, out, cap, out_len, d2h_written);
     default:
         return KERNELET_ST_BAD_OPCODE;
     }
@@ -200,36 +344,107 @@ static uint32_t answer_launch(const struct kdev_state *st, const struct request 
     return st->backend ? KERNELET_ST_BUSY : KERNELET_ST_UNAVAILABLE;
 }
 
-size_t kdev_handle(struct kdev_state *st, unsigned vq, const uint8_t *req, size_t req_len,
-                   uint8_t *resp, size_t resp_cap)
+/* Writes the response header, bent by a pending test fault; returns the used length. */
+static size_t put_response(struct kdev_state *st, const struct kdev_chain *c,
+                           const struct request *r, uint32_t status, size_t payload_len,
+                           size_t used)
+{
+    uint8_t h[HDR_SIZE] = { 0 };
+    uint64_t id = r->id;
+    uint32_t length = (uint32_t)payload_len;
+    enum kdev_fault fault = st->fault;
+
+    if (fault != KDEV_FAULT_BROKEN)
+        st->fault = KDEV_FAULT_NONE;
+    if (fault == KDEV_FAULT_WRONG_ID)
+        id ^= 0x5a5a5a5a5a5a5a5aull;
+    if (fault == KDEV_FAULT_BAD_LENGTH)
+        length += 4096;
+    kdev_put_le16(h + offsetof(struct kernelet_req_hdr, opcode), r->opcode);
+    kdev_put_le32(h + offsetof(struct kernelet_req_hdr, length), length);
+    kdev_put_le64(h + offsetof(struct kernelet_req_hdr, request_id), id);
+    kdev_put_le32(h + offsetof(struct kernelet_req_hdr, status), status);
+    if (!write_all(c, 0, h, HDR_SIZE))
+        return 0;
+    if (fault == KDEV_FAULT_SHORT_USED)
+        return 8;
+    if (fault == KDEV_FAULT_LONG_USED)
+        return c->in_len + 4096;
+    return used;
+}
+
+size_t kdev_serve(struct kdev_state *st, unsigned vq, const struct kdev_chain *c)
 {
     struct request r = { 0 };
-    size_t payload_len = 0;
+    uint8_t out[256];  /* the largest answer payload the device builds itself */
+    size_t payload_len = 0, d2h_written = 0, cap, used;
     uint32_t status;
 
+    _Static_assert(sizeof(struct kernelet_info) <= sizeof(out), "answer buffer");
     st->stats.requests++;
-    if (resp_cap < HDR_SIZE) {
+    if (c->in_len < HDR_SIZE) {
         st->stats.errors++;
         return 0;
     }
-    status = decode_header(req, req_len, &r);
+    status = decode(c, &r);
+    cap = MIN(r.resp_bytes, (size_t)KERNELET_MAX_RESPONSE) - HDR_SIZE;
     if (status == KERNELET_ST_OK) {
         if (vq == KERNELET_VQ_REQUEST)
-            status = answer_control(st, &r, resp + HDR_SIZE, resp_cap - HDR_SIZE,
-                                    &payload_len);
+            status = answer_control(st, c, &r, out, MIN(cap, sizeof(out)), &payload_len,
+                                    &d2h_written);
         else if (vq == KERNELET_VQ_LAUNCH)
             status = answer_launch(st, &r);
         else
             status = KERNELET_ST_BAD_OPCODE;
     }
-    if (status != KERNELET_ST_OK) {
+    free(r.payload);
+    if (status != KERNELET_ST_OK || !write_all(c, HDR_SIZE, out, payload_len)) {
         st->stats.errors++;
-        payload_len = 0;
+        payload_len = d2h_written = 0;
+        if (status == KERNELET_ST_OK)
+            status = KERNELET_ST_BAD_REQUEST;
     }
-    memset(resp, 0, HDR_SIZE);
-    kdev_put_le16(resp + offsetof(struct kernelet_req_hdr, opcode), r.opcode);
-    kdev_put_le32(resp + offsetof(struct kernelet_req_hdr, length), (uint32_t)payload_len);
-    kdev_put_le64(resp + offsetof(struct kernelet_req_hdr, request_id), r.id);
-    kdev_put_le32(resp + offsetof(struct kernelet_req_hdr, status), status);
-    return HDR_SIZE + payload_len;
+    used = d2h_written ? r.resp_bytes + d2h_written : HDR_SIZE + payload_len;
+    return put_response(st, c, &r, status, payload_len, used);
+}
+
+uint32_t kdev_hold_ms(unsigned vq, const struct kdev_chain *c)
+{
+    struct request r = { 0 };
+    uint32_t ms = 0;
+
+    if (vq == KERNELET_VQ_REQUEST && c->in_len >= HDR_SIZE &&
+        decode(c, &r) == KERNELET_ST_OK && r.opcode == KERNELET_OP_DIAG_ECHO_BULK &&
+        r.length == sizeof(struct kernelet_diag_echo) && kdev_le32(r.payload + 4) == 0 &&
+        kdev_le32(r.payload) <= KERNELET_DIAG_MAX_DELAY_MS)
+        ms = kdev_le32(r.payload);
+    free(r.payload);
+    return ms;
+}
+
+/* A chain held in two flat buffers (unit tests, the fuzzer). */
+struct flat_chain {
+    const uint8_t *req;
+    uint8_t *resp;
+};
+
+static size_t flat_read(void *opaque, size_t off, void *buf, size_t len)
+{
+    memcpy(buf, ((struct flat_chain *)opaque)->req + off, len);
+    return len;
+}
+
+static size_t flat_write(void *opaque, size_t off, const void *buf, size_t len)
+{
+    memcpy(((struct flat_chain *)opaque)->resp + off, buf, len);
+    return len;
+}
+
+size_t kdev_handle(struct kdev_state *st, unsigned vq, const uint8_t *req, size_t req_len,
+                   uint8_t *resp, size_t resp_cap)
+{
+    struct flat_chain f = { req, resp };
+    struct kdev_chain c = { req_len, resp_cap, flat_read, flat_write, &f };
+
+    return kdev_serve(st, vq, &c);
 }

@@ -2,9 +2,11 @@
  * kdev_request: decodes and answers one virtio-kernelet request.
  *
  * Plain C with no QEMU types, so the same code runs inside the QEMU device, in unit tests
- * and under libFuzzer. The caller hands over the bytes the guest made device-readable and
- * a buffer for the answer; this code validates everything (sizes, reserved fields, opcode
- * per queue) and writes a response header with a status, whatever the guest sent.
+ * and under libFuzzer. The caller hands over the chain (the bytes the guest made
+ * device-readable and the room it made device-writable, through two callbacks, so bulk
+ * data is never copied whole); this code validates everything (sizes declared against
+ * sizes present, reserved fields, opcode per queue, bulk limits) and writes a response
+ * header with a status, whatever the guest sent.
  */
 #ifndef KDEV_REQUEST_H
 #define KDEV_REQUEST_H
@@ -40,12 +42,37 @@ struct kdev_gpu {
     uint16_t cc_major, cc_minor;
 };
 
+/* Faults the device can be told to commit (QOM property x-fault) so that the guest
+ * driver's handling of a misbehaving device can be tested. Each is one-shot: it applies to
+ * the next request answered and then clears itself. */
+enum kdev_fault {
+    KDEV_FAULT_NONE = 0,
+    KDEV_FAULT_SHORT_USED,  /* used length 8: less than a response header */
+    KDEV_FAULT_LONG_USED,   /* used length 4 KiB beyond the writable part */
+    KDEV_FAULT_WRONG_ID,    /* response carries another request id */
+    KDEV_FAULT_BAD_LENGTH,  /* response header's length exceeds what was written */
+    KDEV_FAULT_BROKEN,      /* the device declares itself broken (NEEDS_RESET); QEMU side */
+    KDEV_FAULT_COUNT
+};
+
 /* Everything a request can read or count. */
 struct kdev_state {
     struct kdev_policy policy;
     struct kdev_gpu gpu;
     struct kernelet_stats stats;
     bool backend;           /* kerneletd connected */
+    enum kdev_fault fault;  /* pending one-shot fault */
+};
+
+/* A descriptor chain as two byte streams: `out_len` device-readable bytes and `in_len`
+ * device-writable bytes, reached through callbacks that copy at a byte offset and return
+ * how many bytes they copied (fewer means the guest memory could not be reached). */
+struct kdev_chain {
+    size_t out_len;
+    size_t in_len;
+    size_t (*read)(void *opaque, size_t offset, void *buf, size_t len);
+    size_t (*write)(void *opaque, size_t offset, const void *buf, size_t len);
+    void *opaque;
 };
 
 /* Fills `st` with the default policy and an unconnected backend. */
@@ -60,12 +87,29 @@ uint64_t kdev_offered_mem(const struct kdev_state *st);
 /* Fills the device configuration space from the state (little endian). */
 void kdev_fill_config(const struct kdev_state *st, struct kernelet_virtio_config *cfg);
 
-/* Handles one request that arrived on queue `vq`: `req` holds the req_len device-readable
- * bytes, `resp` has room for resp_cap bytes. Returns the number of bytes written to resp
- * (a response header and its payload), or 0 when resp_cap cannot hold even a header.
- * Updates st->stats (requests, errors). */
+/* Handles the chain of one request that arrived on queue `vq` and returns the used
+ * length to report: the response header and payload written at the start of the
+ * writable part or, when device-to-host bulk bytes were written, the response part
+ * (xfer.resp_bytes) plus those bytes; 0 when the writable part cannot hold a header.
+ * Updates st->stats (requests, errors) and consumes a pending fault other than BROKEN. */
+size_t kdev_serve(struct kdev_state *st, unsigned vq, const struct kdev_chain *chain);
+
+/* Same, for a chain whose readable bytes are `req` (req_len) and whose writable room is
+ * `resp` (resp_cap bytes). */
 size_t kdev_handle(struct kdev_state *st, unsigned vq, const uint8_t *req, size_t req_len,
                    uint8_t *resp, size_t resp_cap);
+
+/* Milliseconds the device should hold this chain before serving it: the delay of a
+ * well-formed DIAG_ECHO_BULK on the request queue, 0 for everything else. */
+uint32_t kdev_hold_ms(unsigned vq, const struct kdev_chain *chain);
+
+/* FNV-1a (64-bit) of len bytes, continuing from hash h (start with KDEV_FNV1A64_INIT). */
+#define KDEV_FNV1A64_INIT 0xcbf29ce484222325ull
+uint64_t kdev_fnv1a64(uint64_t h, const uint8_t *p, size_t len);
+
+/* Name of a fault ("none", "short-used", ...) and the reverse; parse returns 0 or -EINVAL. */
+const char *kdev_fault_name(enum kdev_fault f);
+int kdev_fault_parse(const char *name, enum kdev_fault *out);
 
 /* Little-endian loads and stores used on guest memory images. */
 uint16_t kdev_le16(const uint8_t *p);

@@ -21,31 +21,19 @@ out_initrd=$3
 shift 3
 extras=("$@")
 
-cache=${KERNELET_DEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kernelet/debs}
-mkdir -p "$cache"
-exec 9>"$cache/lock"
-flock 9
+. "$(dirname "$0")/debian-pkgs.sh"
+kernelet_lock_cache
 
 say() { echo "build-image: $*"; }
 
-kernel_pkg=${KERNELET_GUEST_KERNEL:-$(apt-cache depends linux-image-amd64 2>/dev/null |
-    sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)}
-[ -n "$kernel_pkg" ] || { say "error: cannot resolve linux-image-amd64 (apt-get update?)" >&2; exit 1; }
+kernel_pkg=$(kernelet_kernel_pkg)
 kver=${kernel_pkg#linux-image-}
 pkgs=("$kernel_pkg" busybox-static libc6 libstdc++6 libgcc-s1)
 
-# Download each package once; the file name carries its version.
 debs=()
 for p in "${pkgs[@]}"; do
-    ver=$(apt-cache policy "$p" | sed -n 's/^ *Candidate: //p')
-    [ -n "$ver" ] && [ "$ver" != "(none)" ] || { say "error: no candidate for $p" >&2; exit 1; }
-    file=$(ls "$cache/${p}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n1 || true)
-    if [ -z "$file" ]; then
-        say "downloading $p $ver"
-        (cd "$cache" && apt-get download -q -o APT::Sandbox::User=root "$p=$ver" >/dev/null)
-        file=$(ls "$cache/${p}_${ver//:/%3a}_"*.deb | head -n1)
-    fi
-    debs+=("$file")
+    deb=$(kernelet_fetch_deb "$p")
+    debs+=("$deb")
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kernelet-image.XXXXXX")

@@ -1,7 +1,8 @@
 /* Compiling ("linking") one entry: the entry and every .func it can reach are decoded
  * into one instruction array with one register file. Each function gets its own slots and
- * its own call frame (parameters and return values) at fixed offsets, which is valid
- * because recursion is rejected. Afterwards constants and special registers get the slots
+ * its own call frame (parameters and return values) at fixed offsets; for the functions on
+ * a cycle of the call graph (recursion) each call saves and each return restores what an
+ * invocation owns (emu_frames.c). Afterwards constants and special registers get the slots
  * after the registers, and calls get their callee's pc. */
 #include "emu_compile.h"
 
@@ -32,24 +33,21 @@ static int add_linked(emu_cc *cc, const kptx_function *f, unsigned *index)
         *index = (unsigned)found;
         return 0;
     }
-    if (cc->n_fns == cc->cap_fns) {
-        unsigned cap = cc->cap_fns ? cc->cap_fns * 2 : 8;
-        emu_linked_fn *n = realloc(cc->fns, cap * sizeof *n);
-        if (!n)
-            return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
-        cc->fns = n;
-        cc->cap_fns = cap;
-    }
+    if (emu_grow((void **)&cc->fns, &cc->cap_fns, cc->n_fns, sizeof *cc->fns))
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
     memset(&cc->fns[cc->n_fns], 0, sizeof cc->fns[0]);
     cc->fns[cc->n_fns].fn = f;
     *index = cc->n_fns++;
     return 0;
 }
 
-/* Depth-first over the call graph from function i: collects callees, rejects
- * recursion, computes the deepest call chain. */
+/* Depth-first over the call graph from function i: collects callees, marks the functions
+ * on cycles as recursive, computes the deepest call chain of the acyclic rest. */
 static int link_from(emu_cc *cc, unsigned i)
 {
+    if (emu_grow((void **)&cc->walk, &cc->cap_walk, cc->n_walk, sizeof *cc->walk))
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
+    cc->walk[cc->n_walk++] = i;
     cc->fns[i].visiting = true;
     const kptx_function *f = cc->fns[i].fn;
     for (unsigned s = 0; s < f->n_stmts; s++) {
@@ -57,24 +55,85 @@ static int link_from(emu_cc *cc, unsigned i)
         if (st->kind != KPTX_STMT_INSTR || strcmp(st->u.instr.opcode, "call") != 0)
             continue;
         const char *name = callee_name(&st->u.instr);
-        const kptx_function *g = name ? kptx_find_function(cc->mod->ptx, name) : NULL;
+        if (!name) {
+            cc->indirect = true;   /* any function might be called: all are linked */
+            continue;
+        }
+        const kptx_function *g = kptx_find_function(cc->mod->ptx, name);
         if (!g || !g->has_body)
             continue;   /* decoded into a failing instruction that names it */
-        unsigned j;
+        unsigned j = 0;
         int rc = add_linked(cc, g, &j);
         if (rc)
             return rc;
-        if (cc->fns[j].visiting)
-            return emu_error_set(cc->err, KEMU_EUNSUPPORTED,
-                                 "kernel %s: recursive call of %s (line %u) is not supported",
-                                 cc->code->name, g->name, st->line);
+        if (cc->fns[j].visiting) {   /* a cycle: every function on it since j */
+            for (uint32_t k = cc->n_walk; k-- > 0;) {
+                cc->fns[cc->walk[k]].recursive = true;
+                if (cc->walk[k] == j)
+                    break;
+            }
+            continue;
+        }
         if (!cc->fns[j].done && (rc = link_from(cc, j)) != 0)
             return rc;
         if (cc->fns[j].depth + 1 > cc->fns[i].depth)
             cc->fns[i].depth = cc->fns[j].depth + 1;
     }
+    cc->n_walk--;
     cc->fns[i].visiting = false;
     cc->fns[i].done = true;
+    return 0;
+}
+
+/* With calls through pointers any .func of the module may be called, from anywhere, so
+ * all are linked and all save their invocations (a cycle may go through a pointer). */
+static int link_all(emu_cc *cc)
+{
+    const kptx_module *m = cc->mod->ptx;
+    for (unsigned i = 0; i < m->n_items; i++) {
+        const kptx_function *g = &m->items[i].u.fn;
+        if (m->items[i].kind != KPTX_ITEM_FUNCTION || g->is_entry || !g->has_body)
+            continue;
+        unsigned j = 0;
+        int rc = add_linked(cc, g, &j);
+        if (rc == 0 && !cc->fns[j].done)
+            rc = link_from(cc, j);
+        if (rc)
+            return rc;
+    }
+    for (unsigned i = 1; i < cc->n_fns; i++)
+        cc->fns[i].recursive = true;
+    return 0;
+}
+
+/* Where calls through pointers find each function: handle, pc, parameters, results. */
+static int callee_table(emu_cc *cc, emu_code *c)
+{
+    uint32_t n_vars = 0;
+    for (uint32_t i = 0; i < cc->n_fns; i++)
+        n_vars += cc->fns[i].fn->n_params + cc->fns[i].fn->n_rets;
+    c->callees = calloc(cc->n_fns, sizeof *c->callees);
+    c->callee_vars = calloc(n_vars + 1, sizeof *c->callee_vars);
+    if (!c->callees || !c->callee_vars)
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
+    c->n_callees = cc->n_fns;
+    uint32_t next = 0;
+    for (uint32_t i = 0; i < cc->n_fns; i++) {
+        const emu_linked_fn *lf = &cc->fns[i];
+        const kptx_function *f = lf->fn;
+        emu_callee *ce = &c->callees[i];
+        ce->handle = i ? emu_function_handle(cc->mod->ptx, f->name) : 0;
+        ce->pc = lf->start_pc;
+        ce->n_params = f->n_params;
+        ce->n_rets = f->n_rets;
+        ce->first = next;
+        for (unsigned k = 0; i && k < f->n_params + f->n_rets; k++) {
+            const kptx_var *v = k < f->n_params ? &f->params[k] : &f->rets[k - f->n_params];
+            uint32_t off = k < f->n_params ? lf->param_off[k] : lf->ret_off[k - f->n_params];
+            c->callee_vars[next + k] = (emu_copy){off, 0, (uint32_t)emu_var_bytes(v)};
+        }
+        next += f->n_params + f->n_rets;
+    }
     return 0;
 }
 
@@ -101,8 +160,11 @@ static int layout(emu_cc *cc)
                 return emu_error_set(cc->err, KEMU_ERESOURCES, "call frames too large");
             (k < f->n_params ? lf->param_off : lf->ret_off)[k < f->n_params ? k : k - f->n_params] =
                 (uint32_t)off;
+            if (k == 0)
+                lf->frame.formal_begin = (uint32_t)off;
             cc->pframe_bytes = (uint32_t)end;
         }
+        lf->frame.formal_end = f->n_params + f->n_rets ? cc->pframe_bytes : lf->frame.formal_begin;
     }
     uint64_t shared = cc->mod->shared_bytes;
     uint32_t dyn_align = 16;
@@ -202,16 +264,8 @@ static void fail_branch(emu_cc *cc, emu_insn *in, const char *label)
 {
     char note[200];
     snprintf(note, sizeof note, "branch to unknown label %s", label);
-    char *copy = strdup(note);
-    char **notes = copy ? realloc(cc->code->notes, (cc->code->n_notes + 1) * sizeof *notes) : NULL;
-    if (!notes) {
-        free(copy);
+    if (emu_code_note(cc, note, &in->note) != 0)
         in->note = "branch to an unknown label";
-    } else {
-        cc->code->notes = notes;
-        notes[cc->code->n_notes++] = copy;
-        in->note = copy;
-    }
     in->kind = EMU_K_FAIL;
 }
 
@@ -265,6 +319,9 @@ static int decode_function(emu_cc *cc, unsigned index)
     const kptx_function *f = lf->fn;
     cc->cur_fn = index;
     lf->start_pc = cc->n_insns;
+    lf->frame.slot_begin = cc->n_regs;
+    lf->frame.local_begin = cc->local_bytes;
+    lf->frame.body_begin = cc->pframe_bytes;
     emu_symtab_push(&cc->st);
     unsigned scope = cc->st.depth;
     int rc = declare_params(cc, lf);
@@ -303,8 +360,15 @@ static int decode_function(emu_cc *cc, unsigned index)
     emu_insn end;
     emu_insn_init(cc, &end, NULL);
     end.kind = f->is_entry ? EMU_K_EXIT : EMU_K_RET;
+    if (lf->recursive && !f->is_entry) {
+        end.flags |= EMU_F_SAVE;
+        end.frame = index;
+    }
     if ((rc = emu_emit(cc, &end)) != 0)
         return rc;
+    lf->frame.slot_end = cc->n_regs;
+    lf->frame.local_end = cc->local_bytes;
+    lf->frame.body_end = cc->pframe_bytes;
     while (cc->st.depth > scope) {
         close_scope_fixups(cc, false);
         emu_symtab_pop(&cc->st);
@@ -369,7 +433,7 @@ static int finish(emu_cc *cc, const kptx_function *entry)
 {
     emu_code *c = cc->code;
     for (uint32_t i = 0; i < cc->n_insns; i++)
-        if (cc->insns[i].kind == EMU_K_CALL)
+        if (cc->insns[i].kind == EMU_K_CALL && !(cc->insns[i].flags & EMU_F_INDIRECT))
             cc->insns[i].imm = cc->fns[cc->insns[i].imm].start_pc;
     c->n_regs = cc->n_regs;
     c->const_base = cc->n_regs;
@@ -402,6 +466,32 @@ static int finish(emu_cc *cc, const kptx_function *entry)
     c->local_bytes = cc->local_bytes;
     c->pframe_bytes = cc->pframe_bytes;
     c->max_depth = cc->fns[0].depth;
+    c->frames = calloc(cc->n_fns, sizeof *c->frames);
+    if (!c->frames)
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
+    c->n_frames = cc->n_fns;
+    for (uint32_t i = 0; i < cc->n_fns; i++) {
+        const emu_linked_fn *lf = &cc->fns[i];
+        c->frames[i] = lf->frame;
+        if (!lf->recursive)
+            continue;
+        uint32_t results = lf->frame.formal_end - lf->frame.formal_begin;
+        if (emu_frame_bytes(&lf->frame) > EMU_SAVE_STACK_BYTES)
+            return emu_error_set(cc->err, KEMU_ERESOURCES,
+                                 "kernel %s: recursive function %s keeps %u bytes per call, "
+                                 "more than the emulator's %u-byte stack",
+                                 c->name, lf->fn->name, emu_frame_bytes(&lf->frame),
+                                 EMU_SAVE_STACK_BYTES);
+        c->save_bytes = EMU_SAVE_STACK_BYTES;
+        c->max_depth = EMU_MAX_RECURSION;
+        if (results > c->retbuf_bytes)
+            c->retbuf_bytes = results;
+    }
+    if (cc->indirect) {
+        int rc = callee_table(cc, c);
+        if (rc)
+            return rc;
+    }
     c->param_bytes = entry->param_bytes;
     c->max_threads = thread_limit(entry);
     return 0;
@@ -414,6 +504,7 @@ static void cc_free(emu_cc *cc)
         free(cc->fns[i].ret_off);
     }
     free(cc->fns);
+    free(cc->walk);
     free(cc->insns);
     free(cc->slot_types);
     free(cc->consts);
@@ -432,6 +523,9 @@ void emu_code_free(emu_code *c)
     free(c->const_values);
     free(c->copylists);
     free(c->copies);
+    free(c->frames);
+    free(c->callees);
+    free(c->callee_vars);
     for (uint32_t i = 0; i < c->n_notes; i++)
         free(c->notes[i]);
     free(c->notes);
@@ -456,6 +550,8 @@ int emu_compile(const kemu_module *mod, const kptx_function *fn, emu_code **out,
     int rc = add_linked(&cc, fn, &idx);
     if (rc == 0)
         rc = link_from(&cc, 0);
+    if (rc == 0 && cc.indirect)
+        rc = link_all(&cc);
     if (rc == 0)
         rc = layout(&cc);
     if (rc == 0)

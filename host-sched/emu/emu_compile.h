@@ -30,7 +30,7 @@ typedef struct emu_sym {
 
 typedef struct emu_symtab {
     emu_sym *syms;
-    unsigned n, cap;
+    uint32_t n, cap;
     int *heads;               /* hash buckets: index of the newest symbol, or -1 */
     const char **keys;        /* bucket keys (the name), NULL when empty */
     bool *key_range;          /* bucket key class: register ranges apart from the rest */
@@ -63,7 +63,9 @@ typedef struct emu_linked_fn {
     uint32_t *param_off;      /* .func parameters: call-frame offsets */
     uint32_t *ret_off;
     unsigned depth;           /* longest call chain below (for max_depth) */
-    bool visiting, done;      /* recursion check */
+    bool visiting, done;      /* depth-first walk */
+    bool recursive;           /* on a cycle of the call graph */
+    emu_frame frame;          /* what an invocation owns (emu_internal.h) */
 } emu_linked_fn;
 
 typedef struct emu_fixup {
@@ -91,11 +93,14 @@ typedef struct emu_cc {
     emu_symtab st;
 
     emu_linked_fn *fns;
-    unsigned n_fns, cap_fns;
+    uint32_t n_fns, cap_fns;
+    uint32_t *walk;           /* the depth-first walk's path (indices into fns) */
+    uint32_t n_walk, cap_walk;
+    bool indirect;            /* some call goes through a pointer */
     unsigned cur_fn;          /* index of the function being decoded */
 
     emu_fixup *fixups;
-    unsigned n_fixups, cap_fixups;
+    uint32_t n_fixups, cap_fixups;
 
     emu_copylist *copylists;
     uint32_t n_copylists, cap_copylists;
@@ -116,6 +121,9 @@ typedef struct emu_cc {
 /* ... or the decoder emitted its instructions itself (calls). */
 #define EMU_DEC_EMITTED 2
 
+/* Keeps a copy of text in the code being compiled (freed with it) in *out. */
+int emu_code_note(emu_cc *cc, const char *text, const char **out);
+
 /* Formats cc->note and returns EMU_DEC_UNSUPPORTED. */
 int emu_unsupported(emu_cc *cc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -130,6 +138,8 @@ void emu_mods_init(emu_mods *ml, const kptx_instr *ki);
 bool emu_mods_take(emu_mods *ml, const char *mod);
 /* The first unused type modifier (consumed), or EMU_T_NONE. */
 emu_type emu_mods_type(emu_mods *ml);
+/* The index in names[] of the first unused modifier that is one of them (consumed), or -1. */
+int emu_mods_pick(emu_mods *ml, const char *const *names, unsigned n);
 int emu_mods_rounding(emu_mods *ml);           /* EMU_RND_*, NONE when absent */
 int emu_mods_compare(emu_mods *ml);            /* EMU_CMP_*, 0 when absent */
 int emu_mods_bool(emu_mods *ml);               /* EMU_BOP_* */

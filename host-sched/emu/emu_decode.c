@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int keep_note(emu_cc *cc, const char *text, const char **out)
+int emu_code_note(emu_cc *cc, const char *text, const char **out)
 {
     emu_code *c = cc->code;
     char **notes = realloc(c->notes, (c->n_notes + 1) * sizeof *notes);
@@ -31,13 +31,13 @@ static int emit_fail(emu_cc *cc, const kptx_instr *ki, uint32_t guard, bool guar
     emu_insn_init(cc, &in, ki);
     emu_insn_text(&in, text, sizeof text);
     snprintf(note, sizeof note, "unsupported instruction: %s", why);
-    int rc = keep_note(cc, note, &in.note);
+    int rc = emu_code_note(cc, note, &in.note);
     if (rc)
         return rc;
     if (!cc->code->unsupported) {
         char first[384];
         snprintf(first, sizeof first, "%s (line %u): %s", text, cc->line, why);
-        if ((rc = keep_note(cc, first, (const char **)&cc->code->unsupported)) != 0)
+        if ((rc = emu_code_note(cc, first, (const char **)&cc->code->unsupported)) != 0)
             return rc;
     }
     in.kind = EMU_K_FAIL;

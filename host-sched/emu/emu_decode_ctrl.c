@@ -17,28 +17,24 @@ static int dec_ret(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
 {
     (void)ki;
     emu_mods_take(ml, ".uni");
-    bool entry = cc->fns[cc->cur_fn].fn->is_entry;
+    const emu_linked_fn *lf = &cc->fns[cc->cur_fn];
+    bool entry = lf->fn->is_entry;
     in->kind = entry ? EMU_K_EXIT : EMU_K_RET;
     if (entry)
         in->flags |= EMU_F_ENTRY;
+    if (lf->recursive && !entry) {
+        in->flags |= EMU_F_SAVE;
+        in->frame = cc->cur_fn;
+    }
     return 0;
 }
 
-static int dec_exit(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
+/* exit; trap and brkpt (both end the launch with KEMU_ETRAP) */
+static int dec_stop(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
 {
     (void)cc;
-    (void)ki;
     (void)ml;
-    in->kind = EMU_K_EXIT;
-    return 0;
-}
-
-static int dec_trap(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
-{
-    (void)cc;
-    (void)ki;
-    (void)ml;
-    in->kind = EMU_K_TRAP;
+    in->kind = strcmp(ki->opcode, "exit") == 0 ? EMU_K_EXIT : EMU_K_TRAP;
     return 0;
 }
 
@@ -61,6 +57,43 @@ static uint32_t min_bytes(uint64_t a, uint64_t b)
     return (uint32_t)(a < b ? a : b);
 }
 
+/* A call through a pointer: call (rets), %reg, (args){, prototype}. The CALL carries
+ * (parameter index <- caller variable) copies, the instruction after it (caller variable <-
+ * result index) copies; the target's offsets are looked up per lane at run time. */
+static int dec_call_indirect(emu_cc *cc, const kptx_operand *rets, const kptx_operand *target,
+                             const kptx_operand *args, emu_insn *in)
+{
+    uint32_t off = 0;
+    uint64_t bytes = 0;
+    int rc = emu_src(cc, target, EMU_T_U64, &in->src[0]);
+    if (rc)
+        return rc;
+    in->n_src = 1;
+    in->kind = EMU_K_CALL;
+    in->flags |= EMU_F_INDIRECT | EMU_F_SAVE;
+    unsigned n_args = args ? args->n_elems : 0, n_rets = rets ? rets->n_elems : 0;
+    if ((rc = emu_copylist_new(cc, n_args, &in->aux)) != 0)
+        return rc;
+    for (unsigned k = 0; k < n_args; k++)
+        if ((rc = frame_var(cc, &args->elems[k], &off, &bytes)) != 0 ||
+            (rc = emu_copy_add(cc, k, off, (uint32_t)bytes)) != 0)
+            return rc;
+    emu_insn back = *in;
+    back.kind = EMU_K_OP;
+    back.fn = emu_op_misc("call.return");
+    back.n_src = 0;
+    back.src[0] = EMU_NO_SLOT;
+    if ((rc = emu_copylist_new(cc, n_rets, &back.aux)) != 0)
+        return rc;
+    for (unsigned k = 0; k < n_rets; k++)
+        if ((rc = frame_var(cc, &rets->elems[k], &off, &bytes)) != 0 ||
+            (rc = emu_copy_add(cc, off, k, (uint32_t)bytes)) != 0)
+            return rc;
+    if ((rc = emu_emit(cc, in)) != 0 || (rc = emu_emit(cc, &back)) != 0)
+        return rc;
+    return EMU_DEC_EMITTED;
+}
+
 /* call{.uni} (rets), func, (args): CALL copies the arguments into the callee's frame and
  * jumps; the instruction after it copies the return values back. */
 static int dec_call(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
@@ -72,14 +105,22 @@ static int dec_call(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in
     const kptx_operand *rets = NULL, *args = NULL;
     if (i < ki->n_ops && ki->ops[i].kind == KPTX_OPND_LIST)
         rets = &ki->ops[i++];
-    if (i >= ki->n_ops || ki->ops[i].kind != KPTX_OPND_SYMBOL)
-        return emu_unsupported(cc, "indirect call");
-    const char *name = ki->ops[i++].name;
-    int fidx = emu_linked_index(cc, name);
+    if (i >= ki->n_ops)
+        return emu_unsupported(cc, "call without a target");
+    const kptx_operand *target = &ki->ops[i++];
     if (i < ki->n_ops && ki->ops[i].kind == KPTX_OPND_LIST)
         args = &ki->ops[i++];
-    if (i != ki->n_ops)
-        return emu_unsupported(cc, "indirect call");
+    if (target->kind == KPTX_OPND_REG) {
+        if (i < ki->n_ops && ki->ops[i].kind == KPTX_OPND_SYMBOL)
+            i++;   /* the prototype or target list: the run-time target decides */
+        if (i != ki->n_ops)
+            return emu_unsupported(cc, "this form of an indirect call");
+        return dec_call_indirect(cc, rets, target, args, in);
+    }
+    if (target->kind != KPTX_OPND_SYMBOL || i != ki->n_ops)
+        return emu_unsupported(cc, "this form of call");
+    const char *name = target->name;
+    int fidx = emu_linked_index(cc, name);
     if (fidx < 0)
         return emu_unsupported(cc, "call of %s, which has no body here (needs linking)", name);
     const emu_linked_fn *f = &cc->fns[fidx];
@@ -92,6 +133,10 @@ static int dec_call(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in
     int rc;
     in->kind = EMU_K_CALL;
     in->imm = fidx;   /* the callee's pc once all functions are placed */
+    if (f->recursive) {
+        in->flags |= EMU_F_SAVE;
+        in->frame = (uint32_t)fidx;
+    }
     if ((rc = emu_copylist_new(cc, n_args, &in->aux)) != 0)
         return rc;
     for (unsigned k = 0; k < n_args; k++) {
@@ -196,6 +241,13 @@ static int dec_nop(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
     return 0;
 }
 
+/* base + the index of the first of names among the modifiers (consumed), or 0. */
+static uint8_t pick_mode(emu_mods *ml, const char *const *names, unsigned n, unsigned base)
+{
+    int k = emu_mods_pick(ml, names, n);
+    return k < 0 ? 0 : (uint8_t)(base + (unsigned)k);
+}
+
 /* The membermask operand of a .sync form (last operand), or the executing lanes. */
 static int membermask(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in,
                       unsigned *n_ops)
@@ -234,9 +286,7 @@ static int dec_shfl(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in
     int rc = membermask(cc, ki, ml, in, &n);
     if (rc)
         return rc;
-    for (unsigned i = 0; i < 4 && !in->op; i++)
-        if (emu_mods_take(ml, modes[i]))
-            in->op = (uint8_t)(EMU_WS_UP + i);
+    in->op = pick_mode(ml, modes, 4, EMU_WS_UP);
     if (!in->op || !emu_mods_take(ml, ".b32") || n != 4)
         return emu_unsupported(cc, "this form of shfl");
     if ((rc = dst_maybe_pair(cc, &ki->ops[0], in, false)) != 0)
@@ -257,9 +307,7 @@ static int dec_vote(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in
     int rc = membermask(cc, ki, ml, in, &n);
     if (rc)
         return rc;
-    for (unsigned i = 0; i < 4 && !in->op; i++)
-        if (emu_mods_take(ml, modes[i]))
-            in->op = (uint8_t)(EMU_WS_ALL + i);
+    in->op = pick_mode(ml, modes, 4, EMU_WS_ALL);
     bool ballot = in->op == EMU_WS_BALLOT;
     if (!in->op || !emu_mods_take(ml, ballot ? ".b32" : ".pred") || n != 2)
         return emu_unsupported(cc, "this form of vote");
@@ -302,9 +350,7 @@ static int dec_redux(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *i
     int rc = membermask(cc, ki, ml, in, &n);
     if (rc)
         return rc;
-    for (unsigned i = 0; i < 6 && !in->op; i++)
-        if (emu_mods_take(ml, ops[i]))
-            in->op = (uint8_t)(EMU_WS_RED_ADD + i);
+    in->op = pick_mode(ml, ops, 6, EMU_WS_RED_ADD);
     in->type = (uint8_t)emu_mods_type(ml);
     bool arith = in->op >= EMU_WS_RED_ADD && in->op <= EMU_WS_RED_MAX;
     bool ok = arith ? (in->type == EMU_T_U32 || in->type == EMU_T_S32) : in->type == EMU_T_B32;
@@ -346,8 +392,8 @@ emu_decoder emu_decoder_ctrl(const char *opcode)
         const char *name;
         emu_decoder dec;
     } table[] = {
-        {"bra", dec_bra}, {"call", dec_call}, {"ret", dec_ret}, {"exit", dec_exit},
-        {"trap", dec_trap}, {"brkpt", dec_trap}, {"bar", dec_bar}, {"barrier", dec_bar},
+        {"bra", dec_bra}, {"call", dec_call}, {"ret", dec_ret}, {"exit", dec_stop},
+        {"trap", dec_stop}, {"brkpt", dec_stop}, {"bar", dec_bar}, {"barrier", dec_bar},
         {"membar", dec_fence}, {"fence", dec_fence}, {"shfl", dec_shfl}, {"vote", dec_vote},
         {"match", dec_match}, {"redux", dec_redux}, {"activemask", dec_activemask},
         {"elect", dec_elect}, {"nanosleep", dec_nop}, {"pmevent", dec_nop},

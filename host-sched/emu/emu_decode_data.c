@@ -203,6 +203,48 @@ static int dec_atom(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in
     return rc;
 }
 
+/* cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size}{, policy}: an
+ * immediate copy; commit_group / wait_group / wait_all: nothing left to wait for. */
+static int dec_cp(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
+{
+    if (!emu_mods_take(ml, ".async"))
+        return emu_unsupported(cc, "this form of cp");
+    if (emu_mods_take(ml, ".commit_group") || emu_mods_take(ml, ".wait_group") ||
+        emu_mods_take(ml, ".wait_all")) {
+        in->fn = emu_op_misc("nop");
+        return 0;
+    }
+    int dst_space = emu_mods_space(ml), src_space = emu_mods_space(ml);
+    if (!emu_mods_take(ml, ".ca"))
+        emu_mods_take(ml, ".cg");
+    unsigned extra = ki->n_ops - 3 - (emu_mods_take(ml, ".L2::cache_hint") ? 1u : 0u);
+    emu_mods_hints(ml);
+    if (dst_space != EMU_SPACE_SHARED || src_space != EMU_SPACE_GLOBAL || ki->n_ops < 3 ||
+        extra > 1 || ki->ops[2].kind != KPTX_OPND_INT)
+        return emu_unsupported(cc, "this form of cp.async");
+    int64_t size = ki->ops[2].value, soff = 0;
+    if (size != 4 && size != 8 && size != 16)
+        return emu_unsupported(cc, "cp.async of %lld bytes", (long long)size);
+    bool a32, b32;
+    int rc = emu_addr(cc, &ki->ops[0], EMU_SPACE_SHARED, &in->src[0], &in->imm, &a32);
+    if (rc == 0)
+        rc = emu_addr(cc, &ki->ops[1], EMU_SPACE_GLOBAL, &in->src[1], &soff, &b32);
+    if (rc == 0)
+        rc = emu_const_slot(cc, (uint64_t)soff, &in->src[2]);
+    if (rc == 0 && extra) {   /* src-size, or the predicate ignore-src */
+        rc = emu_src(cc, &ki->ops[3], EMU_T_U32, &in->src[3]);
+        in->type2 = (uint8_t)emu_slot_type(cc, in->src[3]);
+    }
+    if (rc)
+        return rc;
+    if (a32)
+        in->flags |= EMU_F_ADDR32;
+    in->op = (uint8_t)size;
+    in->n_src = 4;
+    in->fn = emu_op_mem("cp.async", EMU_SPACE_SHARED, EMU_T_B8, 1, in->flags);
+    return 0;
+}
+
 /* Cache and prefetch hints: no effect on results. All modifiers are accepted. */
 static int dec_hint(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
 {
@@ -234,7 +276,7 @@ emu_decoder emu_decoder_data(const char *opcode)
         {"ld", dec_ldst}, {"ldu", dec_ldst}, {"st", dec_ldst}, {"atom", dec_atom},
         {"red", dec_atom}, {"prefetch", dec_hint}, {"prefetchu", dec_hint},
         {"discard", dec_hint}, {"applypriority", dec_hint},
-        {"createpolicy", dec_createpolicy},
+        {"createpolicy", dec_createpolicy}, {"cp", dec_cp},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(opcode, table[i].name) == 0)

@@ -133,36 +133,34 @@ int kemu_mem_range(kemu_device *dev, kemu_devptr ptr, kemu_devptr *base, size_t 
     return rc;
 }
 
-int kemu_memcpy_htod(kemu_device *dev, kemu_devptr dst, const void *src, size_t bytes,
-                     kemu_error *err)
+/* A copy between host memory and [ptr, ptr + bytes) of device memory. */
+static int copy_host(kemu_device *dev, kemu_devptr ptr, void *host, size_t bytes,
+                     bool to_device, kemu_error *err)
 {
     emu_memmap *map = NULL;
-    uint8_t *host = NULL;
-    if (!src && bytes)
-        return emu_error_set(err, KEMU_EINVAL, "NULL source");
-    int rc = with_range(dev, dst, bytes, "copy to device", err, &map, &host);
+    uint8_t *dev_host = NULL;
+    if (!host && bytes)
+        return emu_error_set(err, KEMU_EINVAL, "NULL host pointer");
+    int rc = with_range(dev, ptr, bytes, to_device ? "copy to device" : "copy from device",
+                        err, &map, &dev_host);
     if (rc)
         return rc;
     if (bytes)
-        memcpy(host, src, bytes);
+        memcpy(to_device ? dev_host : host, to_device ? host : dev_host, bytes);
     emu_memmap_release(map);
     return 0;
+}
+
+int kemu_memcpy_htod(kemu_device *dev, kemu_devptr dst, const void *src, size_t bytes,
+                     kemu_error *err)
+{
+    return copy_host(dev, dst, (void *)src, bytes, true, err);
 }
 
 int kemu_memcpy_dtoh(kemu_device *dev, void *dst, kemu_devptr src, size_t bytes,
                      kemu_error *err)
 {
-    emu_memmap *map = NULL;
-    uint8_t *host = NULL;
-    if (!dst && bytes)
-        return emu_error_set(err, KEMU_EINVAL, "NULL destination");
-    int rc = with_range(dev, src, bytes, "copy from device", err, &map, &host);
-    if (rc)
-        return rc;
-    if (bytes)
-        memcpy(dst, host, bytes);
-    emu_memmap_release(map);
-    return 0;
+    return copy_host(dev, src, dst, bytes, false, err);
 }
 
 int kemu_memcpy_dtod(kemu_device *dev, kemu_devptr dst, kemu_devptr src, size_t bytes,

@@ -51,8 +51,13 @@ emu_block *emu_block_new(emu_launch *L, unsigned participant)
     blk->local = calloc(1, (size_t)blk->n_threads * c->local_bytes + 1);
     blk->pframe = calloc(1, (size_t)blk->n_threads * c->pframe_bytes + 1);
     blk->ret_stacks = calloc((size_t)blk->n_warps * EMU_WARP * depth, sizeof(uint32_t));
+    if (c->save_bytes) {
+        blk->save = malloc((size_t)blk->n_threads * c->save_bytes);
+        blk->save_sp = calloc(blk->n_threads, sizeof *blk->save_sp);
+        blk->retbuf = calloc(blk->n_threads, c->retbuf_bytes + 1);
+    }
     if (!blk->warps || !blk->regfile || !blk->shared || !blk->local || !blk->pframe ||
-        !blk->ret_stacks) {
+        !blk->ret_stacks || (c->save_bytes && (!blk->save || !blk->save_sp || !blk->retbuf))) {
         emu_block_free(blk);
         return NULL;
     }
@@ -116,6 +121,9 @@ void emu_block_free(emu_block *blk)
     free(blk->local);
     free(blk->pframe);
     free(blk->ret_stacks);
+    free(blk->save);
+    free(blk->save_sp);
+    free(blk->retbuf);
     free(blk);
 }
 
@@ -134,6 +142,8 @@ static void block_reset(emu_block *blk, uint64_t linear)
     memset(blk->shared, 0, blk->shared_bytes);
     memset(blk->local, 0, (size_t)blk->n_threads * c->local_bytes);
     memset(blk->pframe, 0, (size_t)blk->n_threads * c->pframe_bytes);
+    if (blk->save_sp)
+        memset(blk->save_sp, 0, blk->n_threads * sizeof *blk->save_sp);
     for (unsigned i = 0; i < blk->n_warps; i++) {
         emu_warp *w = &blk->warps[i];
         memset(w->regs, 0, (size_t)c->n_regs * EMU_WARP * sizeof *w->regs);
@@ -306,20 +316,68 @@ static int fail(emu_warp *w, const emu_insn *in, int code, const char *detail)
     return code;
 }
 
-static int do_call(emu_warp *w, const emu_insn *in, uint32_t m, uint32_t pc)
+/* The function a pointer value names (its index in the code's callees), or -1. */
+static int callee_of(const emu_code *c, uint64_t handle)
+{
+    for (uint32_t i = 1; handle && i < c->n_callees; i++)
+        if (c->callees[i].handle == handle)
+            return (int)i;
+    return -1;
+}
+
+/* Lane l calls function f (index into frames/callees) at target with the copies of cl
+ * (dst: parameter index for calls through pointers, else the callee's frame offset). */
+static int call_lane(emu_warp *w, const emu_insn *in, unsigned l, int f, uint32_t pc)
 {
     const emu_code *c = w->code;
     const emu_copylist *cl = &c->copylists[in->aux];
+    w->fault.lane = l;
+    if (w->depth[l] >= c->max_depth ||
+        ((in->flags & EMU_F_SAVE) && !emu_frame_save(w, &c->frames[f], l)))
+        return fail(w, in, KEMU_ERESOURCES,
+                    "call stack overflow (recursion deeper than the emulator's stack)");
+    w->ret_stack[l * c->max_depth + w->depth[l]++] = pc + 1;
+    uint8_t *frame = emu_lane_pframe(w, l);
+    const emu_callee *ce = (in->flags & EMU_F_INDIRECT) ? &c->callees[f] : NULL;
+    for (uint32_t k = 0; k < cl->count; k++) {
+        const emu_copy *cp = &c->copies[cl->first + k];
+        uint32_t dst = cp->dst, bytes = cp->bytes;
+        if (ce) {
+            const emu_copy *param = &c->callee_vars[ce->first + cp->dst];
+            dst = param->dst;
+            bytes = bytes < param->bytes ? bytes : param->bytes;
+        }
+        memmove(frame + dst, frame + cp->src, bytes);
+    }
+    return 0;
+}
+
+/* Lanes m call: a direct call jumps to in->imm; a call through a pointer sends every lane
+ * to its own target (lane pcs set, the caller reschedules). */
+static int do_call(emu_warp *w, const emu_insn *in, uint32_t m, uint32_t pc)
+{
+    const emu_code *c = w->code;
+    const bool indirect = in->flags & EMU_F_INDIRECT;
     for (uint32_t b = m; b; b &= b - 1) {
         unsigned l = (unsigned)__builtin_ctz(b);
-        if (w->depth[l] >= c->max_depth)
-            return fail(w, in, KEMU_EUNSUPPORTED, "call stack overflow");
-        w->ret_stack[l * c->max_depth + w->depth[l]++] = pc + 1;
-        uint8_t *frame = w->blk->pframe + (size_t)(w->thread0 + l) * c->pframe_bytes;
-        for (uint32_t k = 0; k < cl->count; k++) {
-            const emu_copy *cp = &c->copies[cl->first + k];
-            memmove(frame + cp->dst, frame + cp->src, cp->bytes);
+        int f = (int)in->frame;
+        if (indirect) {
+            uint64_t handle = EMU_REG(w, in->src[0])[l];
+            f = callee_of(c, handle);
+            if (f < 0) {
+                emu_fault_set(w, KEMU_EADDRESS, l, handle, 0, "function pointer");
+                return fail(w, in, KEMU_EADDRESS, "call through an invalid function pointer");
+            }
+            if (c->callees[f].n_params != c->copylists[in->aux].count) {
+                w->fault.lane = l;
+                return fail(w, in, KEMU_EUNSUPPORTED,
+                            "call through a pointer to a function of another type");
+            }
+            w->lane_pc[l] = c->callees[f].pc;
         }
+        int rc = call_lane(w, in, l, f, pc);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -405,6 +463,10 @@ static int warp_run(emu_warp *w)
                 unsigned l = (unsigned)__builtin_ctz(b);
                 if (w->depth[l] == 0)
                     return fail(w, in, KEMU_EUNSUPPORTED, "ret without a call");
+                if (in->flags & EMU_F_SAVE) {
+                    emu_frame_restore(w, &w->code->frames[in->frame], l);
+                    w->returned[l] = in->frame;
+                }
                 w->lane_pc[l] = w->ret_stack[l * w->code->max_depth + --w->depth[l]];
             }
             resched = true;
@@ -412,7 +474,10 @@ static int warp_run(emu_warp *w)
         case EMU_K_CALL:
             if (m && (rc = do_call(w, in, m, pc)) != 0)
                 return rc;
-            if (m == mask) {
+            if (in->flags & EMU_F_INDIRECT) {
+                lanes_set_pc(w, mask & ~m, pc + 1);
+                resched = true;
+            } else if (m == mask) {
                 pc = (uint32_t)in->imm;
             } else if (m == 0) {
                 pc++;

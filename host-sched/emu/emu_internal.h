@@ -31,11 +31,14 @@
 #define EMU_NO_SLOT UINT32_MAX
 #define EMU_NO_PC UINT32_MAX
 #define EMU_BARRIERS 16u
+#define EMU_MAX_RECURSION 1024u          /* calls deep, with recursion */
+#define EMU_SAVE_STACK_BYTES (32u << 10) /* per thread, for recursive invocations */
 
 /* Generic-address windows (each 4 GiB) and the device's global range. */
 #define EMU_SHARED_WINDOW 0x0000100000000000ull
 #define EMU_LOCAL_WINDOW 0x0000200000000000ull
 #define EMU_PARAM_WINDOW 0x0000300000000000ull
+#define EMU_FUNC_WINDOW 0x0000400000000000ull   /* function addresses: opaque handles */
 #define EMU_WINDOW_BYTES 0x100000000ull
 #define EMU_GLOBAL_BASE 0x0000700000000000ull
 #define EMU_GLOBAL_SPAN 0x0000100000000000ull   /* 2^44 bytes of addresses */
@@ -133,6 +136,8 @@ enum {
     EMU_F_IMM_MASK = 1u << 7, /* warp-sync: membermask is imm, not a slot */
     EMU_F_ENTRY = 1u << 8,    /* ret/exit belongs to the entry function */
     EMU_F_COUNT = 1u << 9,    /* bar: a thread count operand is given (src[1]) */
+    EMU_F_SAVE = 1u << 10,    /* call/ret/call-return of a recursive function (frame) */
+    EMU_F_INDIRECT = 1u << 11,/* call through a function pointer (src[0]) and its return */
 };
 
 typedef struct emu_insn {
@@ -153,7 +158,8 @@ typedef struct emu_insn {
     uint32_t dst[4];
     uint32_t src[5];
     int64_t imm;             /* address offset, branch or call target, misc constant */
-    uint32_t aux;            /* index into emu_code.aux (call copy lists) */
+    uint32_t aux;            /* index into emu_code.copylists (calls) */
+    uint32_t frame;          /* EMU_F_SAVE: index into emu_code.frames */
     uint32_t line;
     const kptx_instr *origin;/* for error messages (the module keeps the parse) */
     const char *note;        /* EMU_K_FAIL: why */
@@ -180,6 +186,32 @@ typedef struct emu_copylist {
     uint32_t first, count;   /* into emu_code.copies */
 } emu_copylist;
 
+/* What one invocation of a recursive function owns, saved per lane around each call of it:
+ * its register slots, its .local variables, its call frame (formal parameters and results)
+ * and the .param variables of its call sequences. */
+typedef struct emu_frame {
+    uint32_t slot_begin, slot_end;
+    uint32_t local_begin, local_end;
+    uint32_t formal_begin, formal_end;   /* call-frame offsets */
+    uint32_t body_begin, body_end;       /* call-frame offsets */
+} emu_frame;
+
+/* A function as a target of calls through pointers: its handle, entry pc and where its
+ * parameters and results are (emu_code.callee_vars[first ...], parameters first). */
+typedef struct emu_callee {
+    uint64_t handle;          /* 0 for the entry */
+    uint32_t pc;
+    uint32_t n_params, n_rets;
+    uint32_t first;
+} emu_callee;
+
+/* Bytes one saved invocation of f takes. */
+static inline uint32_t emu_frame_bytes(const emu_frame *f)
+{
+    return (f->slot_end - f->slot_begin) * 8u + (f->local_end - f->local_begin) +
+           (f->formal_end - f->formal_begin) + (f->body_end - f->body_begin);
+}
+
 /* A compiled entry. */
 typedef struct emu_code {
     char *name;
@@ -194,7 +226,14 @@ typedef struct emu_code {
     uint32_t dyn_offset;
     uint32_t local_bytes;        /* per thread */
     uint32_t pframe_bytes;       /* per thread: call frames */
-    uint32_t max_depth;          /* deepest call chain */
+    uint32_t max_depth;          /* deepest call chain (EMU_MAX_RECURSION with recursion) */
+    emu_frame *frames;           /* per linked function (recursive ones are saved) */
+    uint32_t n_frames;
+    uint32_t save_bytes;         /* per thread: stack of saved invocations; 0 = none */
+    uint32_t retbuf_bytes;       /* per thread: results of the last recursive return */
+    emu_callee *callees;         /* per linked function, when the code calls through pointers */
+    uint32_t n_callees;
+    emu_copy *callee_vars;       /* {offset, 0, bytes} of parameters and results */
     uint32_t param_bytes;
     uint32_t max_threads;
     emu_copylist *copylists;
@@ -311,6 +350,10 @@ struct kemu_module {
 /* Module variable by name (module scope), or NULL. */
 const emu_var *emu_module_var(const struct kemu_module *mod, const char *name);
 
+/* The address a function's name stands for (an opaque handle: indirect calls are not
+ * supported), or 0 when the module has no function of that name. */
+uint64_t emu_function_handle(const kptx_module *m, const char *name);
+
 /* Compiles entry fn of mod. Decoding failures of single instructions become EMU_K_FAIL
  * instructions; structural failures (unknown callee, recursion) fail the compile. */
 int emu_compile(const struct kemu_module *mod, const kptx_function *fn, emu_code **out,
@@ -350,6 +393,7 @@ typedef struct emu_warp {
     uint32_t backjumps;             /* backward branches since the last reschedule */
     uint8_t carry[EMU_WARP];
     uint16_t depth[EMU_WARP];
+    uint32_t returned[EMU_WARP];    /* frame of the function each lane returned from last */
     uint32_t *ret_stack;            /* [lane][max_depth] */
     const emu_alloc *cache;         /* last global allocation hit */
     emu_fault fault;
@@ -372,6 +416,9 @@ struct emu_block {
     const emu_insn *bar_insn[EMU_BARRIERS];
     uint64_t *regfile;              /* all warps' registers */
     uint32_t *ret_stacks;
+    uint8_t *save;                  /* n_threads * code->save_bytes */
+    uint32_t *save_sp;              /* per thread: bytes used in its save stack */
+    uint8_t *retbuf;                /* n_threads * code->retbuf_bytes */
     unsigned participant;           /* %smid */
 };
 
@@ -403,6 +450,15 @@ int emu_block_run(emu_block *blk, uint64_t linear_block);
 /* Allocates a block context for the launch; NULL on allocation failure. */
 emu_block *emu_block_new(emu_launch *L, unsigned participant);
 void emu_block_free(emu_block *blk);
+
+/* A lane's call frames, local memory and return buffer. */
+uint8_t *emu_lane_pframe(const emu_warp *w, unsigned lane);
+uint8_t *emu_lane_local(const emu_warp *w, unsigned lane);
+uint8_t *emu_lane_retbuf(const emu_warp *w, unsigned lane);
+/* Saves lane's invocation of recursive function f (false: the save stack is full) and
+ * restores it, the results moved to the return buffer first (emu_frames.c). */
+bool emu_frame_save(emu_warp *w, const emu_frame *f, unsigned lane);
+void emu_frame_restore(emu_warp *w, const emu_frame *f, unsigned lane);
 
 /* Records a handler fault on lane; returns code for the handler to return. */
 int emu_fault_set(emu_warp *w, int code, unsigned lane, uint64_t addr, unsigned bytes,
@@ -492,6 +548,10 @@ enum { EMU_WS_UP = 1, EMU_WS_DOWN, EMU_WS_BFLY, EMU_WS_IDX,
        EMU_WS_MATCH_ANY, EMU_WS_MATCH_ALL,
        EMU_WS_RED_ADD, EMU_WS_RED_MIN, EMU_WS_RED_MAX, EMU_WS_RED_AND, EMU_WS_RED_OR,
        EMU_WS_RED_XOR };
+
+/* Makes room for item n in a growing array of elem-byte items (doubling its capacity);
+ * 0 or KEMU_ENOMEM. */
+int emu_grow(void **items, uint32_t *cap, uint32_t n, size_t elem);
 
 /* Error helpers. */
 int emu_error_set(kemu_error *err, int code, const char *fmt, ...)

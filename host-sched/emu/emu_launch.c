@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Host memory one worker may use for one block's state. */
+#define EMU_MAX_BLOCK_CONTEXT (1ull << 30)
+
 typedef struct launch_job {
     emu_job job;       /* first: the pool hands this pointer back */
     emu_launch *L;
@@ -106,6 +109,18 @@ static int check_config(const kemu_function *fn, const kemu_launch_config *cfg,
                              "kernel %s: %u bytes of local memory per thread, at most %u",
                              c->name, c->local_bytes + c->pframe_bytes,
                              dev->cfg.max_local_bytes);
+    /* What one worker allocates for a block: registers of every warp, local memory and
+     * call frames of every thread, shared memory. */
+    uint64_t warps = (threads + EMU_WARP - 1) / EMU_WARP;
+    uint64_t bytes = warps * c->n_slots * EMU_WARP * sizeof(uint64_t) +
+                     threads * ((uint64_t)c->local_bytes + c->pframe_bytes) + shared;
+    if (bytes > EMU_MAX_BLOCK_CONTEXT)
+        return emu_error_set(err, KEMU_ERESOURCES,
+                             "kernel %s: a block of %llu threads needs %llu MiB of emulator "
+                             "state (registers, local memory), at most %llu",
+                             c->name, (unsigned long long)threads,
+                             (unsigned long long)(bytes >> 20),
+                             (unsigned long long)(EMU_MAX_BLOCK_CONTEXT >> 20));
     return 0;
 }
 

@@ -15,6 +15,14 @@ const emu_var *emu_module_var(const struct kemu_module *mod, const char *name)
     return NULL;
 }
 
+uint64_t emu_function_handle(const kptx_module *m, const char *name)
+{
+    for (unsigned i = 0; i < m->n_items; i++)
+        if (m->items[i].kind == KPTX_ITEM_FUNCTION && strcmp(m->items[i].u.fn.name, name) == 0)
+            return EMU_FUNC_WINDOW + 16u * i;
+    return 0;
+}
+
 /* Name of the variable an initialiser symbol refers to, without generic(...) marks. */
 static const char *init_symbol_name(const char *name)
 {
@@ -60,12 +68,18 @@ static int write_init(const kemu_module *mod, const kptx_operand *op, emu_type t
         }
         break;
     case KPTX_OPND_SYMBOL: {
-        const emu_var *v = emu_module_var(mod, init_symbol_name(op->name));
-        if (!v || (v->space != KPTX_SPACE_GLOBAL && v->space != KPTX_SPACE_CONST))
+        const char *name = init_symbol_name(op->name);
+        const emu_var *v = emu_module_var(mod, name);
+        uint64_t fn = emu_function_handle(mod->ptx, name);
+        if (fn) {
+            bits = fn;   /* a function pointer table: loads, but calls through it fail */
+        } else if (v && (v->space == KPTX_SPACE_GLOBAL || v->space == KPTX_SPACE_CONST)) {
+            bits = v->addr + (uint64_t)op->value;
+        } else {
             return emu_error_set(err, KEMU_EUNSUPPORTED,
                                  "initialiser of %s: address of %s is not supported", var,
                                  op->name);
-        bits = v->addr + (uint64_t)op->value;
+        }
         break;
     }
     default:

@@ -52,8 +52,7 @@ emu_type emu_mods_type(emu_mods *ml)
     return EMU_T_NONE;
 }
 
-/* The index in names[] of the first unused modifier found there (consumed), or -1. */
-static int take_one_of(emu_mods *ml, const char *const *names, unsigned n)
+int emu_mods_pick(emu_mods *ml, const char *const *names, unsigned n)
 {
     for (unsigned i = 0; i < ml->ki->n_mods; i++) {
         if (!unused(ml, i))
@@ -72,7 +71,7 @@ int emu_mods_rounding(emu_mods *ml)
 {
     static const char *const names[] = {".rn", ".rz", ".rm", ".rp", ".rna",
                                         ".rni", ".rzi", ".rmi", ".rpi"};
-    int k = take_one_of(ml, names, 9);
+    int k = emu_mods_pick(ml, names, 9);
     return k < 0 ? EMU_RND_NONE : EMU_RND_RN + k;
 }
 
@@ -81,14 +80,14 @@ int emu_mods_compare(emu_mods *ml)
     static const char *const names[] = {".eq", ".ne", ".lt", ".le", ".gt", ".ge",
                                         ".lo", ".ls", ".hi", ".hs", ".equ", ".neu",
                                         ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan"};
-    int k = take_one_of(ml, names, 18);
+    int k = emu_mods_pick(ml, names, 18);
     return k < 0 ? 0 : EMU_CMP_EQ + k;
 }
 
 int emu_mods_bool(emu_mods *ml)
 {
     static const char *const names[] = {".and", ".or", ".xor"};
-    int k = take_one_of(ml, names, 3);
+    int k = emu_mods_pick(ml, names, 3);
     return k < 0 ? EMU_BOP_NONE : EMU_BOP_AND + k;
 }
 
@@ -100,7 +99,7 @@ int emu_mods_space(emu_mods *ml)
     static const int spaces[] = {EMU_SPACE_GLOBAL, EMU_SPACE_SHARED, EMU_SPACE_LOCAL,
                                  EMU_SPACE_PARAM, EMU_SPACE_CONST, EMU_SPACE_SHARED,
                                  EMU_SPACE_PARAM, EMU_SPACE_PARAM, -1};
-    int k = take_one_of(ml, names, 9);
+    int k = emu_mods_pick(ml, names, 9);
     return k < 0 ? EMU_SPACE_GENERIC : spaces[k];
 }
 
@@ -146,14 +145,8 @@ int emu_new_slot(emu_cc *cc, emu_type t, uint32_t *slot)
 {
     if (cc->n_regs >= (1u << 28))
         return emu_error_set(cc->err, KEMU_ENOMEM, "too many registers");
-    if (cc->n_regs == cc->cap_slots) {
-        uint32_t cap = cc->cap_slots ? cc->cap_slots * 2 : 256;
-        emu_type *n = realloc(cc->slot_types, cap * sizeof *n);
-        if (!n)
-            return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
-        cc->slot_types = n;
-        cc->cap_slots = cap;
-    }
+    if (emu_grow((void **)&cc->slot_types, &cc->cap_slots, cc->n_regs, sizeof *cc->slot_types))
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
     cc->slot_types[cc->n_regs] = t;
     *slot = cc->n_regs++;
     return 0;
@@ -174,14 +167,8 @@ int emu_const_slot(emu_cc *cc, uint64_t v, uint32_t *slot)
     }
     if (cc->n_consts >= (1u << 24))
         return emu_error_set(cc->err, KEMU_ENOMEM, "too many constants");
-    if (cc->n_consts == cc->cap_consts) {
-        uint32_t cap = cc->cap_consts ? cc->cap_consts * 2 : 64;
-        uint64_t *n = realloc(cc->consts, cap * sizeof *n);
-        if (!n)
-            return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
-        cc->consts = n;
-        cc->cap_consts = cap;
-    }
+    if (emu_grow((void **)&cc->consts, &cc->cap_consts, cc->n_consts, sizeof *cc->consts))
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
     cc->consts[cc->n_consts] = v;
     *slot = EMU_TAG_CONST | cc->n_consts++;
     return 0;
@@ -314,14 +301,8 @@ int emu_emit(emu_cc *cc, const emu_insn *in)
 {
     if (cc->n_insns >= (1u << 28))
         return emu_error_set(cc->err, KEMU_ENOMEM, "function too long");
-    if (cc->n_insns == cc->cap_insns) {
-        uint32_t cap = cc->cap_insns ? cc->cap_insns * 2 : 256;
-        emu_insn *n = realloc(cc->insns, cap * sizeof *n);
-        if (!n)
-            return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
-        cc->insns = n;
-        cc->cap_insns = cap;
-    }
+    if (emu_grow((void **)&cc->insns, &cc->cap_insns, cc->n_insns, sizeof *cc->insns))
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
     cc->insns[cc->n_insns++] = *in;
     return 0;
 }
@@ -380,6 +361,9 @@ int emu_src(emu_cc *cc, const kptx_operand *op, emu_type t, uint32_t *slot)
             *slot = s->slot;
             return op->negated ? negated_pred(cc, *slot, slot) : 0;
         }
+        uint64_t fn = emu_function_handle(cc->mod->ptx, op->name);
+        if (fn)   /* the address of a function: a handle that only indirect calls use */
+            return emu_const_slot(cc, fn, slot);
         emu_sym var;
         if ((rc = find_var(cc, op->name, &var)) != 0)
             return rc;
@@ -448,14 +432,9 @@ int emu_addr(emu_cc *cc, const kptx_operand *op, unsigned space, uint32_t *base,
 int emu_copylist_new(emu_cc *cc, uint32_t n, uint32_t *list)
 {
     (void)n;
-    if (cc->n_copylists == cc->cap_copylists) {
-        uint32_t cap = cc->cap_copylists ? cc->cap_copylists * 2 : 16;
-        emu_copylist *l = realloc(cc->copylists, cap * sizeof *l);
-        if (!l)
-            return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
-        cc->copylists = l;
-        cc->cap_copylists = cap;
-    }
+    if (emu_grow((void **)&cc->copylists, &cc->cap_copylists, cc->n_copylists,
+                 sizeof *cc->copylists))
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
     cc->copylists[cc->n_copylists].first = cc->n_copies;
     cc->copylists[cc->n_copylists].count = 0;
     *list = cc->n_copylists++;
@@ -465,14 +444,8 @@ int emu_copylist_new(emu_cc *cc, uint32_t n, uint32_t *list)
 /* Appends a copy to the newest copy list. */
 int emu_copy_add(emu_cc *cc, uint32_t dst, uint32_t src, uint32_t bytes)
 {
-    if (cc->n_copies == cc->cap_copies) {
-        uint32_t cap = cc->cap_copies ? cc->cap_copies * 2 : 32;
-        emu_copy *c = realloc(cc->copies, cap * sizeof *c);
-        if (!c)
-            return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
-        cc->copies = c;
-        cc->cap_copies = cap;
-    }
+    if (emu_grow((void **)&cc->copies, &cc->cap_copies, cc->n_copies, sizeof *cc->copies))
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
     cc->copies[cc->n_copies++] = (emu_copy){dst, src, bytes};
     cc->copylists[cc->n_copylists - 1].count++;
     return 0;
@@ -480,14 +453,8 @@ int emu_copy_add(emu_cc *cc, uint32_t dst, uint32_t src, uint32_t bytes)
 
 int emu_fixup_add(emu_cc *cc, uint32_t insn, const char *label)
 {
-    if (cc->n_fixups == cc->cap_fixups) {
-        unsigned cap = cc->cap_fixups ? cc->cap_fixups * 2 : 64;
-        emu_fixup *f = realloc(cc->fixups, cap * sizeof *f);
-        if (!f)
-            return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
-        cc->fixups = f;
-        cc->cap_fixups = cap;
-    }
+    if (emu_grow((void **)&cc->fixups, &cc->cap_fixups, cc->n_fixups, sizeof *cc->fixups))
+        return emu_error_set(cc->err, KEMU_ENOMEM, "out of memory");
     cc->fixups[cc->n_fixups++] = (emu_fixup){insn, label, cc->st.depth};
     return 0;
 }

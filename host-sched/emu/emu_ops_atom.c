@@ -3,29 +3,8 @@
  * different host threads at once, so every operation is a real host atomic
  * (sequentially consistent, stronger than any .sem the instruction names). Lanes of a
  * warp apply theirs in lane order. atom.add.f32 flushes subnormals, as on the GPU. */
+#include "emu_fp.h"
 #include "emu_internal.h"
-
-#include <math.h>
-#include <string.h>
-
-static float f32_of(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-
-static uint32_t bits_f32(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return b;
-}
-
-static float ftz(float x)
-{
-    return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x;
-}
 
 /* The new value of a read-modify-write whose result depends on the old one. */
 static uint32_t update32(unsigned aop, emu_type t, uint32_t old, uint32_t b)
@@ -34,8 +13,8 @@ static uint32_t update32(unsigned aop, emu_type t, uint32_t old, uint32_t b)
     switch (aop) {
     case EMU_AOP_ADD:
         if (t == EMU_T_F32) {
-            float r = ftz(ftz(f32_of(old)) + ftz(f32_of(b)));
-            return isnan(r) ? 0x7fffffffu : bits_f32(r);
+            float r = emu_ftz32(emu_ftz32(emu_f32(old)) + emu_ftz32(emu_f32(b)));
+            return isnan(r) ? 0x7fffffffu : (uint32_t)emu_bits32(r);
         }
         return old + b;
     case EMU_AOP_MIN: return s ? ((int32_t)old < (int32_t)b ? old : b) : (old < b ? old : b);
@@ -51,15 +30,8 @@ static uint64_t update64(unsigned aop, emu_type t, uint64_t old, uint64_t b)
     bool s = emu_type_is_signed(t);
     switch (aop) {
     case EMU_AOP_ADD:
-        if (t == EMU_T_F64) {
-            double x, y, r;
-            memcpy(&x, &old, 8);
-            memcpy(&y, &b, 8);
-            r = x + y;
-            uint64_t bits;
-            memcpy(&bits, &r, 8);
-            return bits;
-        }
+        if (t == EMU_T_F64)
+            return emu_bits64(emu_f64(old) + emu_f64(b));
         return old + b;
     case EMU_AOP_MIN: return s ? ((int64_t)old < (int64_t)b ? old : b) : (old < b ? old : b);
     case EMU_AOP_MAX: return s ? ((int64_t)old > (int64_t)b ? old : b) : (old > b ? old : b);
@@ -67,57 +39,38 @@ static uint64_t update64(unsigned aop, emu_type t, uint64_t old, uint64_t b)
     }
 }
 
-static uint32_t atomic32(uint32_t *p, unsigned aop, emu_type t, uint32_t b, uint32_t c)
-{
-    switch (aop) {
-    case EMU_AOP_EXCH: return __atomic_exchange_n(p, b, __ATOMIC_SEQ_CST);
-    case EMU_AOP_AND: return __atomic_fetch_and(p, b, __ATOMIC_SEQ_CST);
-    case EMU_AOP_OR: return __atomic_fetch_or(p, b, __ATOMIC_SEQ_CST);
-    case EMU_AOP_XOR: return __atomic_fetch_xor(p, b, __ATOMIC_SEQ_CST);
-    case EMU_AOP_CAS: {
-        uint32_t expected = b;
-        __atomic_compare_exchange_n(p, &expected, c, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-        return expected;
+/* One atomic read-modify-write of T at p: fetch-ops where the host has them, otherwise a
+ * compare-and-swap loop around UPDATE. Returns the old value. */
+#define ATOMIC_RMW(name, T, UPDATE, FLOAT_T)                                             \
+    static T name(T *p, unsigned aop, emu_type t, T b, T c)                              \
+    {                                                                                    \
+        switch (aop) {                                                                   \
+        case EMU_AOP_EXCH: return __atomic_exchange_n(p, b, __ATOMIC_SEQ_CST);           \
+        case EMU_AOP_AND: return __atomic_fetch_and(p, b, __ATOMIC_SEQ_CST);             \
+        case EMU_AOP_OR: return __atomic_fetch_or(p, b, __ATOMIC_SEQ_CST);               \
+        case EMU_AOP_XOR: return __atomic_fetch_xor(p, b, __ATOMIC_SEQ_CST);             \
+        case EMU_AOP_CAS: {                                                              \
+            T expected = b;                                                              \
+            __atomic_compare_exchange_n(p, &expected, c, false, __ATOMIC_SEQ_CST,        \
+                                        __ATOMIC_SEQ_CST);                               \
+            return expected;                                                             \
+        }                                                                                \
+        case EMU_AOP_ADD:                                                                \
+            if (t != FLOAT_T)                                                            \
+                return __atomic_fetch_add(p, b, __ATOMIC_SEQ_CST);                       \
+            break;                                                                       \
+        default:                                                                         \
+            break;                                                                       \
+        }                                                                                \
+        T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                    \
+        while (!__atomic_compare_exchange_n(p, &old, UPDATE(aop, t, old, b), false,      \
+                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))         \
+            ;                                                                            \
+        return old;                                                                      \
     }
-    case EMU_AOP_ADD:
-        if (t != EMU_T_F32)
-            return __atomic_fetch_add(p, b, __ATOMIC_SEQ_CST);
-        break;
-    default:
-        break;
-    }
-    uint32_t old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
-    while (!__atomic_compare_exchange_n(p, &old, update32(aop, t, old, b), false,
-                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-        ;
-    return old;
-}
 
-static uint64_t atomic64(uint64_t *p, unsigned aop, emu_type t, uint64_t b, uint64_t c)
-{
-    switch (aop) {
-    case EMU_AOP_EXCH: return __atomic_exchange_n(p, b, __ATOMIC_SEQ_CST);
-    case EMU_AOP_AND: return __atomic_fetch_and(p, b, __ATOMIC_SEQ_CST);
-    case EMU_AOP_OR: return __atomic_fetch_or(p, b, __ATOMIC_SEQ_CST);
-    case EMU_AOP_XOR: return __atomic_fetch_xor(p, b, __ATOMIC_SEQ_CST);
-    case EMU_AOP_CAS: {
-        uint64_t expected = b;
-        __atomic_compare_exchange_n(p, &expected, c, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-        return expected;
-    }
-    case EMU_AOP_ADD:
-        if (t != EMU_T_F64)
-            return __atomic_fetch_add(p, b, __ATOMIC_SEQ_CST);
-        break;
-    default:
-        break;
-    }
-    uint64_t old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
-    while (!__atomic_compare_exchange_n(p, &old, update64(aop, t, old, b), false,
-                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-        ;
-    return old;
-}
+ATOMIC_RMW(atomic32, uint32_t, update32, EMU_T_F32)
+ATOMIC_RMW(atomic64, uint64_t, update64, EMU_T_F64)
 
 /* atom d, [a], b{, c} or red [a], b: src 0 address, 1 b, 2 c; dst 0 when n_dst. */
 static int atom(emu_warp *w, const emu_insn *in, uint32_t mask)

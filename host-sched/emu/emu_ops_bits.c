@@ -1,73 +1,45 @@
 /* Bit operations: and, or, xor, not, cnot, shl, shr, popc, clz, brev, bfe, bfi, bfind,
  * lop3, shf, prmt, dp4a, dp2a. Semantics as in the PTX ISA (shift amounts clamp at the
  * width, bfe/bfi take position and length from the low 8 bits). */
-#include "emu_internal.h"
+#include "emu_ops.h"
 
 #include <string.h>
 
-#define SRC(i) const uint64_t *s##i = EMU_REG(w, in->src[i])
-#define DST uint64_t *d = EMU_REG(w, in->dst[0])
-
-#define BIT2(name, UT, expr)                                                               \
-    static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
-    {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        SRC(1);                                                                          \
-        EMU_FOR_LANES(mask, l, {                                                         \
-            uint64_t a = s0[l], b = s1[l];                                               \
-            d[l] = (UT)(expr);                                                           \
-        });                                                                              \
-        return 0;                                                                        \
-    }
-
-#define BIT1(name, UT, expr)                                                               \
-    static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
-    {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        EMU_FOR_LANES(mask, l, {                                                         \
-            uint64_t a = s0[l];                                                          \
-            d[l] = (UT)(expr);                                                           \
-        });                                                                              \
-        return 0;                                                                        \
-    }
-
 #define LOGIC(op, expr)                                                                  \
-    BIT2(op##_16, uint16_t, expr)                                                        \
-    BIT2(op##_32, uint32_t, expr)                                                        \
-    BIT2(op##_64, uint64_t, expr)
+    EMU_OP2(op##_16, uint16_t, expr)                                                     \
+    EMU_OP2(op##_32, uint32_t, expr)                                                     \
+    EMU_OP2(op##_64, uint64_t, expr)
 
 LOGIC(and, a & b)
 LOGIC(or, a | b)
 LOGIC(xor, a ^ b)
-BIT2(and_p, uint8_t, (a & b) & 1u)
-BIT2(or_p, uint8_t, (a | b) & 1u)
-BIT2(xor_p, uint8_t, (a ^ b) & 1u)
-BIT1(not_16, uint16_t, ~a)
-BIT1(not_32, uint32_t, ~a)
-BIT1(not_64, uint64_t, ~a)
-BIT1(not_p, uint8_t, (~a) & 1u)
-BIT1(cnot_16, uint16_t, (uint16_t)a == 0)
-BIT1(cnot_32, uint32_t, (uint32_t)a == 0)
-BIT1(cnot_64, uint64_t, a == 0)
+EMU_OP2(and_p, uint8_t, (a & b) & 1u)
+EMU_OP2(or_p, uint8_t, (a | b) & 1u)
+EMU_OP2(xor_p, uint8_t, (a ^ b) & 1u)
+EMU_OP1(not_16, uint16_t, ~a)
+EMU_OP1(not_32, uint32_t, ~a)
+EMU_OP1(not_64, uint64_t, ~a)
+EMU_OP1(not_p, uint8_t, (~a) & 1u)
+EMU_OP1(cnot_16, uint16_t, (uint16_t)a == 0)
+EMU_OP1(cnot_32, uint32_t, (uint32_t)a == 0)
+EMU_OP1(cnot_64, uint64_t, a == 0)
 
 /* Shifts: the amount is an unsigned 32-bit value; amounts past the width clamp. */
 #define SHIFT_AMT(b, bits) ((uint32_t)(b) > (bits) ? (bits) : (uint32_t)(b))
-BIT2(shl_16, uint16_t, SHIFT_AMT(b, 16) >= 16 ? 0 : (uint16_t)a << SHIFT_AMT(b, 16))
-BIT2(shl_32, uint32_t, SHIFT_AMT(b, 32) >= 32 ? 0 : (uint32_t)a << SHIFT_AMT(b, 32))
-BIT2(shl_64, uint64_t, SHIFT_AMT(b, 64) >= 64 ? 0 : a << SHIFT_AMT(b, 64))
-BIT2(shr_u16, uint16_t, SHIFT_AMT(b, 16) >= 16 ? 0 : (uint16_t)a >> SHIFT_AMT(b, 16))
-BIT2(shr_u32, uint32_t, SHIFT_AMT(b, 32) >= 32 ? 0 : (uint32_t)a >> SHIFT_AMT(b, 32))
-BIT2(shr_u64, uint64_t, SHIFT_AMT(b, 64) >= 64 ? 0 : a >> SHIFT_AMT(b, 64))
-BIT2(shr_s16, uint16_t, (int16_t)a >> (SHIFT_AMT(b, 16) >= 16 ? 15 : SHIFT_AMT(b, 16)))
-BIT2(shr_s32, uint32_t, (int32_t)a >> (SHIFT_AMT(b, 32) >= 32 ? 31 : SHIFT_AMT(b, 32)))
-BIT2(shr_s64, uint64_t, (int64_t)a >> (SHIFT_AMT(b, 64) >= 64 ? 63 : SHIFT_AMT(b, 64)))
+EMU_OP2(shl_16, uint16_t, SHIFT_AMT(b, 16) >= 16 ? 0 : (uint16_t)a << SHIFT_AMT(b, 16))
+EMU_OP2(shl_32, uint32_t, SHIFT_AMT(b, 32) >= 32 ? 0 : (uint32_t)a << SHIFT_AMT(b, 32))
+EMU_OP2(shl_64, uint64_t, SHIFT_AMT(b, 64) >= 64 ? 0 : a << SHIFT_AMT(b, 64))
+EMU_OP2(shr_u16, uint16_t, SHIFT_AMT(b, 16) >= 16 ? 0 : (uint16_t)a >> SHIFT_AMT(b, 16))
+EMU_OP2(shr_u32, uint32_t, SHIFT_AMT(b, 32) >= 32 ? 0 : (uint32_t)a >> SHIFT_AMT(b, 32))
+EMU_OP2(shr_u64, uint64_t, SHIFT_AMT(b, 64) >= 64 ? 0 : a >> SHIFT_AMT(b, 64))
+EMU_OP2(shr_s16, uint16_t, (int16_t)a >> (SHIFT_AMT(b, 16) >= 16 ? 15 : SHIFT_AMT(b, 16)))
+EMU_OP2(shr_s32, uint32_t, (int32_t)a >> (SHIFT_AMT(b, 32) >= 32 ? 31 : SHIFT_AMT(b, 32)))
+EMU_OP2(shr_s64, uint64_t, (int64_t)a >> (SHIFT_AMT(b, 64) >= 64 ? 63 : SHIFT_AMT(b, 64)))
 
-BIT1(popc_32, uint32_t, __builtin_popcount((uint32_t)a))
-BIT1(popc_64, uint32_t, __builtin_popcountll(a))
-BIT1(clz_32, uint32_t, (uint32_t)a ? __builtin_clz((uint32_t)a) : 32)
-BIT1(clz_64, uint32_t, a ? __builtin_clzll(a) : 64)
+EMU_OP1(popc_32, uint32_t, __builtin_popcount((uint32_t)a))
+EMU_OP1(popc_64, uint32_t, __builtin_popcountll(a))
+EMU_OP1(clz_32, uint32_t, (uint32_t)a ? __builtin_clz((uint32_t)a) : 32)
+EMU_OP1(clz_64, uint32_t, a ? __builtin_clzll(a) : 64)
 
 static uint64_t reverse_bits(uint64_t v, unsigned bits)
 {
@@ -77,15 +49,15 @@ static uint64_t reverse_bits(uint64_t v, unsigned bits)
     return r;
 }
 
-BIT1(brev_32, uint32_t, reverse_bits(a, 32))
-BIT1(brev_64, uint64_t, reverse_bits(a, 64))
+EMU_OP1(brev_32, uint32_t, reverse_bits(a, 32))
+EMU_OP1(brev_64, uint64_t, reverse_bits(a, 64))
 
 /* bfind: position of the most significant bit that differs from the sign (signed) or is
  * set (unsigned); 0xffffffff when there is none; .shiftamt (in->op) counts from the top. */
 static int bfind(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     const emu_type t = (emu_type)in->type;
     const unsigned bits = emu_type_size(t) * 8;
     const bool is_signed = emu_type_is_signed(t);
@@ -109,10 +81,10 @@ static int bfind(emu_warp *w, const emu_insn *in, uint32_t mask)
 /* bfe d, a, pos, len */
 static int bfe(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
+    EMU_SRC(2);
     const emu_type t = (emu_type)in->type;
     const unsigned msb = emu_type_size(t) * 8 - 1;
     const bool is_signed = emu_type_is_signed(t);
@@ -137,11 +109,11 @@ static int bfe(emu_warp *w, const emu_insn *in, uint32_t mask)
 /* bfi f, a, b, pos, len: b with the low len bits of a inserted at pos */
 static int bfi(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
-    SRC(3);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
+    EMU_SRC(2);
+    EMU_SRC(3);
     const unsigned msb = emu_type_size((emu_type)in->type) * 8 - 1;
     EMU_FOR_LANES(mask, l, {
         uint64_t a = s0[l], r = s1[l] & (msb == 63 ? UINT64_MAX : (1ull << (msb + 1)) - 1);
@@ -158,11 +130,11 @@ static int bfi(emu_warp *w, const emu_insn *in, uint32_t mask)
 /* lop3 d, a, b, c, lut: bit i of d is lut[(a_i << 2) | (b_i << 1) | c_i] */
 static int lop3(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
-    SRC(3);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
+    EMU_SRC(2);
+    EMU_SRC(3);
     EMU_FOR_LANES(mask, l, {
         uint32_t a = (uint32_t)s0[l], b = (uint32_t)s1[l], c = (uint32_t)s2[l];
         uint32_t lut = (uint32_t)s3[l] & 0xffu, r = 0;
@@ -178,10 +150,10 @@ static int lop3(emu_warp *w, const emu_insn *in, uint32_t mask)
  * bit 1 clamp. */
 static int shf(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
+    EMU_SRC(2);
     const bool right = in->op & 1u, clamp = in->op & 2u;
     EMU_FOR_LANES(mask, l, {
         uint64_t v = ((uint64_t)(uint32_t)s1[l] << 32) | (uint32_t)s0[l];
@@ -204,10 +176,10 @@ static const uint8_t prmt_modes[6][4][4] = {
 
 static int prmt(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
+    EMU_SRC(2);
     EMU_FOR_LANES(mask, l, {
         uint64_t src = ((uint64_t)(uint32_t)s1[l] << 32) | (uint32_t)s0[l];
         uint32_t c = (uint32_t)s2[l], r = 0;
@@ -232,10 +204,10 @@ static int prmt(emu_warp *w, const emu_insn *in, uint32_t mask)
 /* dp4a.atype.btype d, a, b, c (in->type = atype, in->type2 = btype) */
 static int dp4a(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
+    EMU_SRC(2);
     const bool sa = in->type == EMU_T_S32, sb = in->type2 == EMU_T_S32;
     EMU_FOR_LANES(mask, l, {
         int64_t acc = sa || sb ? (int64_t)(int32_t)s2[l] : (int64_t)(uint32_t)s2[l];
@@ -254,10 +226,10 @@ static int dp4a(emu_warp *w, const emu_insn *in, uint32_t mask)
  * .lo uses bytes 0-1 and .hi bytes 2-3 (in->op 1 = hi). */
 static int dp2a(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
+    EMU_SRC(2);
     const bool sa = in->type == EMU_T_S32, sb = in->type2 == EMU_T_S32;
     const unsigned first = in->op ? 2 : 0;
     EMU_FOR_LANES(mask, l, {

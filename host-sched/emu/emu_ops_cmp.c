@@ -1,13 +1,8 @@
 /* Comparison and selection: setp (two predicate results, .and/.or/.xor with a third
  * predicate), set, selp, slct. Float comparisons follow IEEE: the plain operators are
  * false on NaN (ne too), the ...u forms are true, num/nan test for NaN. */
-#include "emu_internal.h"
-
-#include <math.h>
-#include <string.h>
-
-#define SRC(i) const uint64_t *s##i = EMU_REG(w, in->src[i])
-#define DST uint64_t *d = EMU_REG(w, in->dst[0])
+#include "emu_fp.h"
+#include "emu_ops.h"
 
 static inline bool cmp_int(unsigned cmp, uint64_t a, uint64_t b, emu_type t)
 {
@@ -31,17 +26,9 @@ static inline bool cmp_int(unsigned cmp, uint64_t a, uint64_t b, emu_type t)
 
 static inline double float_operand(uint64_t v, emu_type t, bool ftz)
 {
-    if (t == EMU_T_F64) {
-        double x;
-        memcpy(&x, &v, 8);
-        return x;
-    }
-    uint32_t b = (uint32_t)v;
-    float f;
-    memcpy(&f, &b, 4);
-    if (ftz && fpclassify(f) == FP_SUBNORMAL)
-        f = copysignf(0.0f, f);
-    return f;
+    if (t == EMU_T_F64)
+        return emu_f64(v);
+    return ftz ? emu_ftz32(emu_f32(v)) : emu_f32(v);
 }
 
 static inline bool cmp_float(unsigned cmp, double a, double b)
@@ -87,9 +74,9 @@ static inline bool compare_lane(const emu_insn *in, emu_type t, uint64_t a, uint
 
 static int setp(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
     const emu_type t = (emu_type)in->type;
     const uint64_t *c = in->bop ? EMU_REG(w, in->src[2]) : NULL;
     uint64_t *q = in->dst[1] != EMU_NO_SLOT ? EMU_REG(w, in->dst[1]) : NULL;
@@ -104,12 +91,12 @@ static int setp(emu_warp *w, const emu_insn *in, uint32_t mask)
 }
 
 /* The hot loop-exit test, setp on 32-bit integers without a combination. */
-#define SETP32(name, T, op)                                                                \
+#define SETP32(name, T, op)                                                              \
     static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
     {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        SRC(1);                                                                          \
+        EMU_DST;                                                                         \
+        EMU_SRC(0);                                                                      \
+        EMU_SRC(1);                                                                      \
         EMU_FOR_LANES(mask, l, d[l] = (T)s0[l] op (T)s1[l]);                             \
         return 0;                                                                        \
     }
@@ -123,9 +110,9 @@ SETP32(setp_ge_u32, uint32_t, >=)
 
 static int set(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
     const emu_type st = (emu_type)in->type2;
     const uint64_t *c = in->bop ? EMU_REG(w, in->src[2]) : NULL;
     const uint64_t one = in->type == EMU_T_F32 ? 0x3f800000u : 0xffffffffu;
@@ -138,10 +125,10 @@ static int set(emu_warp *w, const emu_insn *in, uint32_t mask)
 
 static int selp(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
+    EMU_SRC(2);
     EMU_FOR_LANES(mask, l, d[l] = (s2[l] & 1u) ? s0[l] : s1[l]);
     return 0;
 }
@@ -149,10 +136,10 @@ static int selp(emu_warp *w, const emu_insn *in, uint32_t mask)
 /* slct d, a, b, c: a when c >= 0 (c of type2: .s32 or .f32), else b. */
 static int slct(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
+    EMU_SRC(2);
     const bool is_float = in->type2 == EMU_T_F32;
     EMU_FOR_LANES(mask, l, {
         bool ge = is_float ? float_operand(s2[l], EMU_T_F32, in->flags & EMU_F_FTZ) >= 0.0

@@ -5,49 +5,8 @@
  * destination range; NaN gives 0, or 1 << (width - 1) when the source is .f64 or the
  * destination is 64-bit (as the PTX ISA specifies). Built with -frounding-math.
  */
-#include "emu_internal.h"
-
-#include <fenv.h>
-#include <math.h>
-#include <string.h>
-
-#define SRC(i) const uint64_t *s##i = EMU_REG(w, in->src[i])
-#define DST uint64_t *d = EMU_REG(w, in->dst[0])
-
-static inline float f32_of(uint64_t v)
-{
-    uint32_t b = (uint32_t)v;
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-
-static inline double f64_of(uint64_t v)
-{
-    double f;
-    memcpy(&f, &v, 8);
-    return f;
-}
-
-static int round_begin(unsigned rnd)
-{
-    int mode;
-    switch (rnd) {
-    case EMU_RND_RZ: mode = FE_TOWARDZERO; break;
-    case EMU_RND_RM: mode = FE_DOWNWARD; break;
-    case EMU_RND_RP: mode = FE_UPWARD; break;
-    default: return -1;
-    }
-    int old = fegetround();
-    fesetround(mode);
-    return old;
-}
-
-static void round_end(int old)
-{
-    if (old >= 0)
-        fesetround(old);
-}
+#include "emu_fp.h"
+#include "emu_ops.h"
 
 static bool is_half(emu_type t)
 {
@@ -61,12 +20,10 @@ static double float_in(uint64_t v, emu_type t, bool ftz)
     case EMU_T_F16: return emu_f16_to_f64((uint16_t)v);
     case EMU_T_BF16: return emu_bf16_to_f64((uint16_t)v);
     case EMU_T_F32: {
-        float f = f32_of(v);
-        if (ftz && fpclassify(f) == FP_SUBNORMAL)
-            f = copysignf(0.0f, f);
-        return f;
+        float f = emu_f32(v);
+        return ftz ? emu_ftz32(f) : f;
     }
-    default: return f64_of(v);
+    default: return emu_f64(v);
     }
 }
 
@@ -140,19 +97,12 @@ static uint64_t to_float(double x, emu_type t, unsigned rnd, uint16_t flags)
     case EMU_T_F32: {
         volatile double vx = x;
         float f = (float)vx;
-        if ((flags & EMU_F_FTZ) && fpclassify(f) == FP_SUBNORMAL)
-            f = copysignf(0.0f, f);
-        if (isnan(f))
-            return 0x7fffffffu;
-        uint32_t b;
-        memcpy(&b, &f, 4);
-        return b;
+        if (flags & EMU_F_FTZ)
+            f = emu_ftz32(f);
+        return isnan(f) ? 0x7fffffffu : emu_bits32(f);
     }
-    default: {
-        uint64_t b;
-        memcpy(&b, &x, 8);
-        return b;
-    }
+    default:
+        return emu_bits64(x);
     }
 }
 
@@ -172,13 +122,13 @@ static uint64_t int_to_float(uint64_t v, emu_type src, emu_type dst, unsigned rn
 
 static int cvt_general(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     const emu_type dt = (emu_type)in->type, st = (emu_type)in->type2;
     const bool dfloat = emu_type_is_float(dt), sfloat = emu_type_is_float(st);
     const bool ftz = in->flags & EMU_F_FTZ, sat = in->flags & EMU_F_SAT;
     const unsigned rnd = in->rnd;
-    int old = dfloat && !is_half(dt) ? round_begin(rnd) : -1;
+    int old = dfloat && !is_half(dt) ? emu_round_begin(rnd) : -1;
     EMU_FOR_LANES(mask, l, {
         uint64_t v = s0[l], r;
         if (!sfloat && !dfloat) {
@@ -195,16 +145,16 @@ static int cvt_general(emu_warp *w, const emu_insn *in, uint32_t mask)
         }
         d[l] = r;
     });
-    round_end(old);
+    emu_round_end(old);
     return 0;
 }
 
 /* cvt.rn.f16x2.f32 d, a, b (and bf16x2): a goes to the upper half. */
 static int cvt_pack_x2(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
     const emu_type half = in->type == EMU_T_F16X2 ? EMU_T_F16 : EMU_T_BF16;
     const bool ftz = in->flags & EMU_F_FTZ;
     EMU_FOR_LANES(mask, l, {
@@ -218,16 +168,16 @@ static int cvt_pack_x2(emu_warp *w, const emu_insn *in, uint32_t mask)
 /* The address-computation conversions, fast. */
 static int cvt_u64_u32(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     EMU_FOR_LANES(mask, l, d[l] = (uint32_t)s0[l]);
     return 0;
 }
 
 static int cvt_s64_s32(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     EMU_FOR_LANES(mask, l, d[l] = (uint64_t)(int64_t)(int32_t)s0[l]);
     return 0;
 }

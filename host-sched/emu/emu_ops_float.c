@@ -10,56 +10,18 @@
  * [0, 1] with NaN to +0; NaN results of single-precision operations are the canonical
  * NaN 0x7fffffff, as the GPU gives.
  */
-#include "emu_internal.h"
+#include "emu_fp.h"
+#include "emu_ops.h"
 
 #include <fenv.h>
-#include <math.h>
-#include <string.h>
-
-#define SRC(i) const uint64_t *s##i = EMU_REG(w, in->src[i])
-#define DST uint64_t *d = EMU_REG(w, in->dst[0])
 
 enum { F_ADD = 1, F_SUB, F_MUL, F_DIV, F_MIN, F_MAX, F_FMA, F_NEG, F_ABS, F_RCP, F_SQRT,
        F_RSQRT, F_SIN, F_COS, F_LG2, F_EX2, F_TANH, F_COPYSIGN, F_TESTP };
 
-static inline float f32_of(uint64_t v)
-{
-    uint32_t b = (uint32_t)v;
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-
-static inline double f64_of(uint64_t v)
-{
-    double f;
-    memcpy(&f, &v, 8);
-    return f;
-}
-
-static inline uint64_t bits_of_f32(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return b;
-}
-
-static inline uint64_t bits_of_f64(double f)
-{
-    uint64_t b;
-    memcpy(&b, &f, 8);
-    return b;
-}
-
-static inline float ftz32(float x)
-{
-    return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x;
-}
-
 static inline float in32(uint64_t v, bool ftz)
 {
-    float f = f32_of(v);
-    return ftz ? ftz32(f) : f;
+    float f = emu_f32(v);
+    return ftz ? emu_ftz32(f) : f;
 }
 
 static inline uint64_t out32(float r, uint16_t flags)
@@ -67,20 +29,20 @@ static inline uint64_t out32(float r, uint16_t flags)
     if (flags & EMU_F_SAT)
         r = r > 0.0f ? (r < 1.0f ? r : 1.0f) : 0.0f;   /* NaN and -0 give +0 */
     if (flags & EMU_F_FTZ)
-        r = ftz32(r);
+        r = emu_ftz32(r);
     if (isnan(r))
         return 0x7fffffffu;
-    return bits_of_f32(r);
+    return emu_bits32(r);
 }
 
 static inline uint64_t out64(double r, uint16_t flags)
 {
     if (flags & EMU_F_SAT)
         r = r > 0.0 ? (r < 1.0 ? r : 1.0) : 0.0;
-    return bits_of_f64(r);
+    return emu_bits64(r);
 }
 
-static int round_begin(unsigned rnd)
+int emu_round_begin(unsigned rnd)
 {
     int mode;
     switch (rnd) {
@@ -94,7 +56,7 @@ static int round_begin(unsigned rnd)
     return old;
 }
 
-static void round_end(int old)
+void emu_round_end(int old)
 {
     if (old >= 0)
         fesetround(old);
@@ -118,63 +80,35 @@ static inline double minmax(double a, double b, bool is_max, bool nan_prop, bool
 
 /* ---- Fast paths: round to nearest, no flags --------------------------------------------- */
 
-#define FAST32(name, expr)                                                                 \
+static inline uint64_t canon32(float r)
+{
+    return isnan(r) ? 0x7fffffffu : emu_bits32(r);
+}
+
+/* A handler for d = expr over operands of float type T read by FROM, written by TO. */
+#define FAST_FP(name, T, FROM, TO, expr)                                                 \
     static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
     {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        SRC(1);                                                                          \
+        EMU_DST;                                                                         \
+        EMU_SRC(0);                                                                      \
+        EMU_SRC(1);                                                                      \
+        const uint64_t *s2 = in->n_src > 2 ? EMU_REG(w, in->src[2]) : s1;                \
         EMU_FOR_LANES(mask, l, {                                                         \
-            float a = f32_of(s0[l]), b = f32_of(s1[l]);                                  \
-            float r = (expr);                                                            \
-            d[l] = isnan(r) ? 0x7fffffffu : bits_of_f32(r);                              \
+            T a = FROM(s0[l]), b = FROM(s1[l]), c = FROM(s2[l]);                         \
+            (void)c;                                                                     \
+            d[l] = TO(expr);                                                             \
         });                                                                              \
         return 0;                                                                        \
     }
 
-FAST32(add_f32, a + b)
-FAST32(sub_f32, a - b)
-FAST32(mul_f32, a * b)
-
-static int fma_f32(emu_warp *w, const emu_insn *in, uint32_t mask)
-{
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
-    EMU_FOR_LANES(mask, l, {
-        float r = fmaf(f32_of(s0[l]), f32_of(s1[l]), f32_of(s2[l]));
-        d[l] = isnan(r) ? 0x7fffffffu : bits_of_f32(r);
-    });
-    return 0;
-}
-
-#define FAST64(name, expr)                                                                 \
-    static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
-    {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        SRC(1);                                                                          \
-        EMU_FOR_LANES(mask, l, {                                                         \
-            double a = f64_of(s0[l]), b = f64_of(s1[l]);                                 \
-            d[l] = bits_of_f64(expr);                                                    \
-        });                                                                              \
-        return 0;                                                                        \
-    }
-
-FAST64(add_f64, a + b)
-FAST64(sub_f64, a - b)
-FAST64(mul_f64, a * b)
-
-static int fma_f64(emu_warp *w, const emu_insn *in, uint32_t mask)
-{
-    DST;
-    SRC(0);
-    SRC(1);
-    SRC(2);
-    EMU_FOR_LANES(mask, l, d[l] = bits_of_f64(fma(f64_of(s0[l]), f64_of(s1[l]), f64_of(s2[l]))));
-    return 0;
-}
+FAST_FP(add_f32, float, emu_f32, canon32, a + b)
+FAST_FP(sub_f32, float, emu_f32, canon32, a - b)
+FAST_FP(mul_f32, float, emu_f32, canon32, a * b)
+FAST_FP(fma_f32, float, emu_f32, canon32, fmaf(a, b, c))
+FAST_FP(add_f64, double, emu_f64, emu_bits64, a + b)
+FAST_FP(sub_f64, double, emu_f64, emu_bits64, a - b)
+FAST_FP(mul_f64, double, emu_f64, emu_bits64, a * b)
+FAST_FP(fma_f64, double, emu_f64, emu_bits64, fma(a, b, c))
 
 /* ---- General single precision -------------------------------------------------------------- */
 
@@ -203,31 +137,31 @@ static float apply32(unsigned op, float a, float b, float c, uint16_t flags, boo
 
 static int gen_f32(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     const uint64_t *s1 = in->n_src > 1 ? EMU_REG(w, in->src[1]) : s0;
     const uint64_t *s2 = in->n_src > 2 ? EMU_REG(w, in->src[2]) : s0;
     const bool ftz = in->flags & EMU_F_FTZ;
-    int old = round_begin(in->rnd);
+    int old = emu_round_begin(in->rnd);
     EMU_FOR_LANES(mask, l, {
         bool nan;
         float r = apply32(in->op, in32(s0[l], ftz), in32(s1[l], ftz), in32(s2[l], ftz),
                           in->flags, &nan);
         d[l] = nan ? 0x7fffffffu : out32(r, in->flags);
     });
-    round_end(old);
+    emu_round_end(old);
     return 0;
 }
 
 /* neg, abs, copysign: sign manipulation, NaN payloads kept. */
 static int sign_f32(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     const uint64_t *s1 = in->n_src > 1 ? EMU_REG(w, in->src[1]) : s0;
     const bool ftz = in->flags & EMU_F_FTZ;
     EMU_FOR_LANES(mask, l, {
-        uint32_t a = (uint32_t)bits_of_f32(in32(s0[l], ftz));
+        uint32_t a = (uint32_t)emu_bits32(in32(s0[l], ftz));
         uint32_t r = in->op == F_NEG ? a ^ 0x80000000u
                    : in->op == F_ABS ? a & 0x7fffffffu
                                      : ((uint32_t)s1[l] & 0x7fffffffu) | (a & 0x80000000u);
@@ -238,8 +172,8 @@ static int sign_f32(emu_warp *w, const emu_insn *in, uint32_t mask)
 
 static int sign_f64(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     const uint64_t *s1 = in->n_src > 1 ? EMU_REG(w, in->src[1]) : s0;
     const uint64_t sign = 1ull << 63;
     EMU_FOR_LANES(mask, l, {
@@ -270,19 +204,42 @@ static double apply64(unsigned op, double a, double b, double c, uint16_t flags,
     }
 }
 
+/* rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64: the ISA's gross approximations work on the
+ * upper word of the operand (sign, exponent, 20 mantissa bits) and return a result whose
+ * low 32 bits are zero. Here: the exact value for that upper word, truncated to it.
+ * Subnormals flush to zero, NaN gives 0x7fffffff00000000. */
+static uint64_t gross64(unsigned op, uint64_t a)
+{
+    const uint64_t hi = 0xffffffff00000000ull;
+    double x = emu_f64(a & hi);
+    if (fpclassify(x) == FP_SUBNORMAL)
+        x = copysign(0.0, x);
+    double r = op == F_RCP ? 1.0 / x : 1.0 / sqrt(x);
+    if (isnan(r))
+        return 0x7fffffff00000000ull;
+    if (fpclassify(r) == FP_SUBNORMAL)
+        r = copysign(0.0, r);
+    return emu_bits64(r) & hi;
+}
+
 static int gen_f64(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     const uint64_t *s1 = in->n_src > 1 ? EMU_REG(w, in->src[1]) : s0;
     const uint64_t *s2 = in->n_src > 2 ? EMU_REG(w, in->src[2]) : s0;
-    int old = round_begin(in->rnd);
+    if ((in->op == F_RCP || in->op == F_RSQRT) && (in->flags & EMU_F_FTZ) &&
+        in->rnd == EMU_RND_NONE) {
+        EMU_FOR_LANES(mask, l, d[l] = gross64(in->op, s0[l]));
+        return 0;
+    }
+    int old = emu_round_begin(in->rnd);
     EMU_FOR_LANES(mask, l, {
         bool nan;
-        double r = apply64(in->op, f64_of(s0[l]), f64_of(s1[l]), f64_of(s2[l]), in->flags, &nan);
+        double r = apply64(in->op, emu_f64(s0[l]), emu_f64(s1[l]), emu_f64(s2[l]), in->flags, &nan);
         d[l] = nan ? 0x7fffffffffffffffull : out64(r, in->flags);
     });
-    round_end(old);
+    emu_round_end(old);
     return 0;
 }
 
@@ -292,11 +249,11 @@ enum { T_FINITE = 1, T_INFINITE, T_NUMBER, T_NOTANUMBER, T_NORMAL, T_SUBNORMAL }
 
 static int testp(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     const bool is64 = in->type == EMU_T_F64;
     EMU_FOR_LANES(mask, l, {
-        int c = is64 ? fpclassify(f64_of(s0[l])) : fpclassify(f32_of(s0[l]));
+        int c = is64 ? fpclassify(emu_f64(s0[l])) : fpclassify(emu_f32(s0[l]));
         bool r;
         switch (in->cmp) {
         case T_FINITE: r = c != FP_INFINITE && c != FP_NAN; break;

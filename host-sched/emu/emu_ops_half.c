@@ -4,11 +4,10 @@
  * rounding to half (round to nearest even, emu_half.c) is correctly rounded. .ftz flushes
  * .f16 subnormals, .sat clamps to [0, 1]; NaN results are the canonical 0x7fff. Built with
  * -frounding-math (the round-to-odd fma switches the FPU mode). */
+#include "emu_fp.h"
 #include "emu_internal.h"
 
 #include <fenv.h>
-#include <math.h>
-#include <string.h>
 
 enum { H_ADD = 1, H_SUB, H_MUL, H_FMA, H_MIN, H_MAX, H_NEG, H_ABS };
 
@@ -33,15 +32,7 @@ static double fma_odd(double a, double b, double c)
     volatile double r = fma(a, b, c);
     bool inexact = fetestexcept(FE_INEXACT) != 0;
     fesetround(old);
-    if (inexact && isfinite(r)) {
-        uint64_t bits;
-        double v = r;
-        memcpy(&bits, &v, 8);
-        bits |= 1u;
-        memcpy(&v, &bits, 8);
-        return v;
-    }
-    return r;
+    return inexact && isfinite(r) ? emu_f64(emu_bits64(r) | 1u) : r;
 }
 
 static uint16_t narrow(double r, bool bf, uint16_t flags)

@@ -4,63 +4,35 @@
  * Wrapping operations compute in unsigned 64-bit arithmetic and keep the low bits of the
  * type; operations whose result depends on signedness have one handler per signed and
  * unsigned type. Division by zero gives all ones (quotient) and the dividend (remainder),
- * INT_MIN / -1 wraps, as the hardware does; nothing traps.
+ * INT_MIN / -1 wraps (the emulator's fixed convention, docs/EMULATOR.md); nothing traps.
  */
-#include "emu_internal.h"
+#include "emu_ops.h"
 
 #include <string.h>
 
-#define SRC(i) const uint64_t *s##i = EMU_REG(w, in->src[i])
-#define DST uint64_t *d = EMU_REG(w, in->dst[0])
-
 /* ---- Wrapping ops, one handler per width ------------------------------------------------ */
 
-#define WRAP2(name, UT, expr)                                                              \
-    static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
-    {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        SRC(1);                                                                          \
-        EMU_FOR_LANES(mask, l, {                                                         \
-            uint64_t a = s0[l], b = s1[l];                                               \
-            d[l] = (UT)(expr);                                                           \
-        });                                                                              \
-        return 0;                                                                        \
-    }
-
 #define WRAP_WIDTHS(op, expr)                                                            \
-    WRAP2(op##_16, uint16_t, expr)                                                       \
-    WRAP2(op##_32, uint32_t, expr)                                                       \
-    WRAP2(op##_64, uint64_t, expr)
+    EMU_OP2(op##_16, uint16_t, expr)                                                     \
+    EMU_OP2(op##_32, uint32_t, expr)                                                     \
+    EMU_OP2(op##_64, uint64_t, expr)
 
 WRAP_WIDTHS(add, a + b)
 WRAP_WIDTHS(sub, a - b)
 WRAP_WIDTHS(mullo, a * b)
 
-#define WRAP1(name, UT, expr)                                                              \
-    static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
-    {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        EMU_FOR_LANES(mask, l, {                                                         \
-            uint64_t a = s0[l];                                                          \
-            d[l] = (UT)(expr);                                                           \
-        });                                                                              \
-        return 0;                                                                        \
-    }
-
-WRAP1(neg_16, uint16_t, 0 - a)
-WRAP1(neg_32, uint32_t, 0 - a)
-WRAP1(neg_64, uint64_t, 0 - a)
+EMU_OP1(neg_16, uint16_t, 0 - a)
+EMU_OP1(neg_32, uint32_t, 0 - a)
+EMU_OP1(neg_64, uint64_t, 0 - a)
 
 /* ---- Carry chains: add.cc, addc, sub.cc, subc ------------------------------------------- */
 
-#define CARRY_OP(name, UT, BITS, is_sub)                                                   \
+#define CARRY_OP(name, UT, BITS, is_sub)                                                 \
     static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
     {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        SRC(1);                                                                          \
+        EMU_DST;                                                                         \
+        EMU_SRC(0);                                                                      \
+        EMU_SRC(1);                                                                      \
         bool cin = (in->flags & EMU_F_CARRY_IN) != 0, cout = (in->flags & EMU_F_CC) != 0; \
         EMU_FOR_LANES(mask, l, {                                                         \
             UT a = (UT)s0[l], b = (UT)s1[l];                                             \
@@ -93,48 +65,18 @@ static int64_t clamp_s32(int64_t v)
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
 }
 
-static int addsat_s32(emu_warp *w, const emu_insn *in, uint32_t mask)
-{
-    DST;
-    SRC(0);
-    SRC(1);
-    EMU_FOR_LANES(mask, l,
-                  d[l] = (uint32_t)clamp_s32((int64_t)(int32_t)s0[l] + (int32_t)s1[l]));
-    return 0;
-}
-
-static int subsat_s32(emu_warp *w, const emu_insn *in, uint32_t mask)
-{
-    DST;
-    SRC(0);
-    SRC(1);
-    EMU_FOR_LANES(mask, l,
-                  d[l] = (uint32_t)clamp_s32((int64_t)(int32_t)s0[l] - (int32_t)s1[l]));
-    return 0;
-}
+EMU_OP2(addsat_s32, uint32_t, clamp_s32((int64_t)(int32_t)a + (int32_t)b))
+EMU_OP2(subsat_s32, uint32_t, clamp_s32((int64_t)(int32_t)a - (int32_t)b))
 
 /* ---- Signedness-dependent ops ------------------------------------------------------------- */
 
-#define TYPED2(name, T, UT, expr)                                                          \
-    static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
-    {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        SRC(1);                                                                          \
-        EMU_FOR_LANES(mask, l, {                                                         \
-            T a = (T)s0[l], b = (T)s1[l];                                                \
-            d[l] = (UT)(expr);                                                           \
-        });                                                                              \
-        return 0;                                                                        \
-    }
-
 #define TYPED_ALL(op, expr)                                                              \
-    TYPED2(op##_u16, uint16_t, uint16_t, expr)                                           \
-    TYPED2(op##_s16, int16_t, uint16_t, expr)                                            \
-    TYPED2(op##_u32, uint32_t, uint32_t, expr)                                           \
-    TYPED2(op##_s32, int32_t, uint32_t, expr)                                            \
-    TYPED2(op##_u64, uint64_t, uint64_t, expr)                                           \
-    TYPED2(op##_s64, int64_t, uint64_t, expr)
+    EMU_OP2_AS(op##_u16, uint16_t, uint16_t, expr)                                       \
+    EMU_OP2_AS(op##_s16, int16_t, uint16_t, expr)                                        \
+    EMU_OP2_AS(op##_u32, uint32_t, uint32_t, expr)                                       \
+    EMU_OP2_AS(op##_s32, int32_t, uint32_t, expr)                                        \
+    EMU_OP2_AS(op##_u64, uint64_t, uint64_t, expr)                                       \
+    EMU_OP2_AS(op##_s64, int64_t, uint64_t, expr)
 
 TYPED_ALL(min, a < b ? a : b)
 TYPED_ALL(max, a > b ? a : b)
@@ -143,44 +85,33 @@ TYPED_ALL(max, a > b ? a : b)
 #define DIV_EXPR(T, MINV) (b == 0 ? (T)-1 : (MINV != 0 && a == (T)MINV && b == (T)-1) ? a : a / b)
 #define REM_EXPR(T, MINV) (b == 0 ? a : (MINV != 0 && a == (T)MINV && b == (T)-1) ? 0 : a % b)
 
-TYPED2(div_u16, uint16_t, uint16_t, DIV_EXPR(uint16_t, 0))
-TYPED2(div_s16, int16_t, uint16_t, DIV_EXPR(int16_t, INT16_MIN))
-TYPED2(div_u32, uint32_t, uint32_t, DIV_EXPR(uint32_t, 0))
-TYPED2(div_s32, int32_t, uint32_t, DIV_EXPR(int32_t, INT32_MIN))
-TYPED2(div_u64, uint64_t, uint64_t, DIV_EXPR(uint64_t, 0))
-TYPED2(div_s64, int64_t, uint64_t, DIV_EXPR(int64_t, INT64_MIN))
-TYPED2(rem_u16, uint16_t, uint16_t, REM_EXPR(uint16_t, 0))
-TYPED2(rem_s16, int16_t, uint16_t, REM_EXPR(int16_t, INT16_MIN))
-TYPED2(rem_u32, uint32_t, uint32_t, REM_EXPR(uint32_t, 0))
-TYPED2(rem_s32, int32_t, uint32_t, REM_EXPR(int32_t, INT32_MIN))
-TYPED2(rem_u64, uint64_t, uint64_t, REM_EXPR(uint64_t, 0))
-TYPED2(rem_s64, int64_t, uint64_t, REM_EXPR(int64_t, INT64_MIN))
+EMU_OP2_AS(div_u16, uint16_t, uint16_t, DIV_EXPR(uint16_t, 0))
+EMU_OP2_AS(div_s16, int16_t, uint16_t, DIV_EXPR(int16_t, INT16_MIN))
+EMU_OP2_AS(div_u32, uint32_t, uint32_t, DIV_EXPR(uint32_t, 0))
+EMU_OP2_AS(div_s32, int32_t, uint32_t, DIV_EXPR(int32_t, INT32_MIN))
+EMU_OP2_AS(div_u64, uint64_t, uint64_t, DIV_EXPR(uint64_t, 0))
+EMU_OP2_AS(div_s64, int64_t, uint64_t, DIV_EXPR(int64_t, INT64_MIN))
+EMU_OP2_AS(rem_u16, uint16_t, uint16_t, REM_EXPR(uint16_t, 0))
+EMU_OP2_AS(rem_s16, int16_t, uint16_t, REM_EXPR(int16_t, INT16_MIN))
+EMU_OP2_AS(rem_u32, uint32_t, uint32_t, REM_EXPR(uint32_t, 0))
+EMU_OP2_AS(rem_s32, int32_t, uint32_t, REM_EXPR(int32_t, INT32_MIN))
+EMU_OP2_AS(rem_u64, uint64_t, uint64_t, REM_EXPR(uint64_t, 0))
+EMU_OP2_AS(rem_s64, int64_t, uint64_t, REM_EXPR(int64_t, INT64_MIN))
 
 /* abs of the most negative value is itself (wraps). */
-#define ABS1(name, T, UT)                                                                  \
-    static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
-    {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        EMU_FOR_LANES(mask, l, {                                                         \
-            UT a = (UT)s0[l];                                                            \
-            d[l] = (UT)((T)a < 0 ? (UT)(0 - a) : a);                                     \
-        });                                                                              \
-        return 0;                                                                        \
-    }
-
+#define ABS1(name, T, UT) EMU_OP1(name, UT, (T)(UT)a < 0 ? (UT)(0 - (UT)a) : (UT)a)
 ABS1(abs_s16, int16_t, uint16_t)
 ABS1(abs_s32, int32_t, uint32_t)
 ABS1(abs_s64, int64_t, uint64_t)
 
 /* sad: c + |a - b| */
-#define SAD(name, T, UT)                                                                   \
+#define SAD(name, T, UT)                                                                 \
     static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
     {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        SRC(1);                                                                          \
-        SRC(2);                                                                          \
+        EMU_DST;                                                                         \
+        EMU_SRC(0);                                                                      \
+        EMU_SRC(1);                                                                      \
+        EMU_SRC(2);                                                                      \
         EMU_FOR_LANES(mask, l, {                                                         \
             T a = (T)s0[l], b = (T)s1[l];                                                \
             UT diff = a > b ? (UT)((UT)a - (UT)b) : (UT)((UT)b - (UT)a);                 \
@@ -216,9 +147,9 @@ static uint64_t width_mask(unsigned bits)
  * mode live in the instruction (in->type, in->op = EMU_MUL_*). */
 static int mul_general(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
     const emu_type t = (emu_type)in->type;
     const unsigned bits = emu_type_size(t) * 8;
     const bool mad = in->n_src == 3;
@@ -248,13 +179,13 @@ static int mul_general(emu_warp *w, const emu_insn *in, uint32_t mask)
 }
 
 /* The plain mad.lo of the common types, fast. */
-#define MADLO(name, UT)                                                                    \
+#define MADLO(name, UT)                                                                  \
     static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
     {                                                                                    \
-        DST;                                                                             \
-        SRC(0);                                                                          \
-        SRC(1);                                                                          \
-        SRC(2);                                                                          \
+        EMU_DST;                                                                         \
+        EMU_SRC(0);                                                                      \
+        EMU_SRC(1);                                                                      \
+        EMU_SRC(2);                                                                      \
         EMU_FOR_LANES(mask, l, d[l] = (UT)(s0[l] * s1[l] + s2[l]));                      \
         return 0;                                                                        \
     }
@@ -264,31 +195,15 @@ MADLO(madlo_32, uint32_t)
 MADLO(madlo_64, uint64_t)
 
 /* mul.wide.u32 / .s32, the common address computation, fast. */
-static int mulwide_u32(emu_warp *w, const emu_insn *in, uint32_t mask)
-{
-    DST;
-    SRC(0);
-    SRC(1);
-    EMU_FOR_LANES(mask, l, d[l] = (uint64_t)(uint32_t)s0[l] * (uint32_t)s1[l]);
-    return 0;
-}
-
-static int mulwide_s32(emu_warp *w, const emu_insn *in, uint32_t mask)
-{
-    DST;
-    SRC(0);
-    SRC(1);
-    EMU_FOR_LANES(mask, l,
-                  d[l] = (uint64_t)((int64_t)(int32_t)s0[l] * (int64_t)(int32_t)s1[l]));
-    return 0;
-}
+EMU_OP2(mulwide_u32, uint64_t, (uint64_t)(uint32_t)a * (uint32_t)b)
+EMU_OP2(mulwide_s32, uint64_t, (int64_t)(int32_t)a * (int64_t)(int32_t)b)
 
 /* mul24 / mad24: 24-bit operands, 48-bit product; .lo keeps bits 31..0, .hi 47..16. */
 static int mul24(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
-    SRC(1);
+    EMU_DST;
+    EMU_SRC(0);
+    EMU_SRC(1);
     const bool is_signed = emu_type_is_signed((emu_type)in->type);
     const bool mad = in->n_src == 3;
     const uint64_t *s2 = mad ? EMU_REG(w, in->src[2]) : NULL;

@@ -2,7 +2,7 @@
  * alignment checks (emu_access.c). A narrow load is sign- or zero-extended by its type; a
  * store writes the low bytes of the register. Source 0 is the address register (a zero
  * constant for absolute addresses), imm the offset. */
-#include "emu_internal.h"
+#include "emu_ops.h"
 
 #include <string.h>
 
@@ -51,7 +51,7 @@ static int st_any(emu_warp *w, const emu_insn *in, uint32_t mask)
 }
 
 /* Scalar global loads and stores of 4 and 8 bytes, the bulk of memory traffic. */
-#define LD_GLOBAL(name, UT, T)                                                             \
+#define LD_GLOBAL(name, UT, T)                                                           \
     static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
     {                                                                                    \
         const uint64_t *base = EMU_REG(w, in->src[0]);                                   \
@@ -71,7 +71,7 @@ LD_GLOBAL(ld_global_u32, uint32_t, uint32_t)
 LD_GLOBAL(ld_global_s32, uint32_t, int32_t)
 LD_GLOBAL(ld_global_64, uint64_t, uint64_t)
 
-#define ST_GLOBAL(name, UT)                                                                \
+#define ST_GLOBAL(name, UT)                                                              \
     static int name(emu_warp *w, const emu_insn *in, uint32_t mask)                      \
     {                                                                                    \
         const uint64_t *base = EMU_REG(w, in->src[0]), *s = EMU_REG(w, in->src[1]);      \
@@ -88,9 +88,43 @@ LD_GLOBAL(ld_global_64, uint64_t, uint64_t)
 ST_GLOBAL(st_global_32, uint32_t)
 ST_GLOBAL(st_global_64, uint64_t)
 
+/* cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}: done at once (a valid
+ * order: the data is there before any wait). src[0]/imm: destination; src[1] + src[2]:
+ * source; in->op: cp-size; src[3]: src-size (bytes copied, the rest zero-filled), or when
+ * in->type2 is .pred the ignore-src predicate (true: all zero). */
+static int cp_async(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    const uint64_t *dbase = EMU_REG(w, in->src[0]), *sbase = EMU_REG(w, in->src[1]);
+    const uint64_t *soff = EMU_REG(w, in->src[2]);
+    const uint64_t *ssize = in->src[3] != EMU_NO_SLOT ? EMU_REG(w, in->src[3]) : NULL;
+    const unsigned size = in->op;
+    EMU_FOR_LANES(mask, l, {
+        uint32_t n = !ssize ? size
+                   : in->type2 == EMU_T_PRED ? ((ssize[l] & 1u) ? 0 : size)
+                                             : (uint32_t)ssize[l];
+        if (n > size)
+            n = size;
+        uint8_t *dst = emu_space_ptr(w, EMU_SPACE_SHARED, lane_address(in, dbase, l), size, l,
+                                     true);
+        if (!dst)
+            return w->fault.code;
+        if (n) {
+            const uint8_t *src = emu_space_ptr(w, EMU_SPACE_GLOBAL, sbase[l] + soff[l], size,
+                                               l, false);
+            if (!src)
+                return w->fault.code;
+            memcpy(dst, src, n);
+        }
+        memset(dst + n, 0, size - n);
+    });
+    return 0;
+}
+
 emu_fn emu_op_mem(const char *op, unsigned space, emu_type t, unsigned vec, uint16_t flags)
 {
     unsigned size = emu_type_size(t);
+    if (strcmp(op, "cp.async") == 0)
+        return cp_async;
     if (size == 0 || size > 8 || t == EMU_T_PRED || (vec != 1 && vec != 2 && vec != 4))
         return NULL;
     bool global = space == EMU_SPACE_GLOBAL && !(flags & EMU_F_ADDR32), flat = vec == 1;

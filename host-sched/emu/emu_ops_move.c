@@ -2,18 +2,15 @@
  * cvta, isspacep, and the instructions that have no effect on the emulated machine
  * (prefetch, nanosleep, ...) or that order memory (membar, fence). Also the copy of
  * return values after a call. */
-#include "emu_internal.h"
+#include "emu_ops.h"
 
 #include <string.h>
 #include <time.h>
 
-#define SRC(i) const uint64_t *s##i = EMU_REG(w, in->src[i])
-#define DST uint64_t *d = EMU_REG(w, in->dst[0])
-
 static int mov(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     EMU_FOR_LANES(mask, l, d[l] = s0[l]);
     return 0;
 }
@@ -21,7 +18,7 @@ static int mov(emu_warp *w, const emu_insn *in, uint32_t mask)
 /* mov.bN d, {a, b, ...}: the sources are the parts, first in the low bits. */
 static int mov_pack(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
+    EMU_DST;
     const unsigned n = in->n_src, part = emu_type_size((emu_type)in->type) * 8 / n;
     const uint64_t pmask = part >= 64 ? UINT64_MAX : (1ull << part) - 1;
     EMU_FOR_LANES(mask, l, {
@@ -36,7 +33,7 @@ static int mov_pack(emu_warp *w, const emu_insn *in, uint32_t mask)
 /* mov.bN {a, b, ...}, s: splits s; a sink destination is a scratch slot. */
 static int mov_unpack(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    SRC(0);
+    EMU_SRC(0);
     const unsigned n = in->n_dst, part = emu_type_size((emu_type)in->type) * 8 / n;
     const uint64_t pmask = part >= 64 ? UINT64_MAX : (1ull << part) - 1;
     EMU_FOR_LANES(mask, l, {
@@ -51,7 +48,7 @@ static int mov_unpack(emu_warp *w, const emu_insn *in, uint32_t mask)
  * %globaltimer: nanoseconds of the host's monotonic clock. in->op 1 = globaltimer. */
 static int read_clock(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
+    EMU_DST;
     uint64_t v = w->executed;
     if (in->op == 1) {
         struct timespec ts;
@@ -77,8 +74,8 @@ static uint64_t window_of(unsigned space)
 /* cvta.space: space address to generic (in->op 0) or generic to space (.to, op 1). */
 static int cvta(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     const uint64_t base = window_of(in->space);
     const bool to = in->op == 1, narrow = emu_type_size((emu_type)in->type) == 4;
     EMU_FOR_LANES(mask, l, {
@@ -91,8 +88,8 @@ static int cvta(emu_warp *w, const emu_insn *in, uint32_t mask)
 
 static int isspacep(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
-    SRC(0);
+    EMU_DST;
+    EMU_SRC(0);
     EMU_FOR_LANES(mask, l, {
         uint64_t win = s0[l] & ~(EMU_WINDOW_BYTES - 1);
         bool r;
@@ -124,21 +121,36 @@ static int fence(emu_warp *w, const emu_insn *in, uint32_t mask)
 
 static int zero(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
-    DST;
+    EMU_DST;
     EMU_FOR_LANES(mask, l, d[l] = 0);
     return 0;
 }
 
-/* After a call: copies the callee's return values into the caller's variables. */
+/* After a call: copies the callee's return values into the caller's variables (from the
+ * return buffer when the callee is recursive: its frame was restored already). */
 static int call_return(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
     const emu_code *c = w->code;
     const emu_copylist *cl = &c->copylists[in->aux];
+    const bool saved = in->flags & EMU_F_SAVE, indirect = in->flags & EMU_F_INDIRECT;
     EMU_FOR_LANES(mask, l, {
-        uint8_t *frame = w->blk->pframe + (size_t)(w->thread0 + l) * c->pframe_bytes;
+        /* through a pointer: the function this lane returned from says where results are */
+        uint32_t f = indirect ? w->returned[l] : in->frame;
+        const uint32_t formal = saved ? c->frames[f].formal_begin : 0;
+        const emu_callee *ce = indirect ? &c->callees[f] : NULL;
+        uint8_t *frame = emu_lane_pframe(w, l);
         for (uint32_t k = 0; k < cl->count; k++) {
             const emu_copy *cp = &c->copies[cl->first + k];
-            memmove(frame + cp->dst, frame + cp->src, cp->bytes);
+            uint32_t src = cp->src, bytes = cp->bytes;
+            if (ce) {
+                if (cp->src >= ce->n_rets)
+                    continue;
+                const emu_copy *ret = &c->callee_vars[ce->first + ce->n_params + cp->src];
+                src = ret->dst;
+                bytes = bytes < ret->bytes ? bytes : ret->bytes;
+            }
+            const uint8_t *from = saved ? emu_lane_retbuf(w, l) + (src - formal) : frame + src;
+            memmove(frame + cp->dst, from, bytes);
         }
     });
     return 0;

@@ -2,7 +2,7 @@
  * The scheduler runs them only once every needed lane of the membermask is in the
  * executing group (emu_exec.c); here they see the whole warp's registers at once.
  * Participants are the executing lanes (guard true) that are in the membermask. */
-#include "emu_internal.h"
+#include "emu_ops.h"
 
 #include <string.h>
 

@@ -100,14 +100,8 @@ int emu_symtab_add(emu_symtab *st, const emu_sym *sym)
 {
     if ((st->n_used + 1) * 2 > st->n_buckets && grow(st) != 0)
         return KEMU_ENOMEM;
-    if (st->n == st->cap) {
-        unsigned cap = st->cap ? st->cap * 2 : 64;
-        emu_sym *n = realloc(st->syms, cap * sizeof *n);
-        if (!n)
-            return KEMU_ENOMEM;
-        st->syms = n;
-        st->cap = cap;
-    }
+    if (emu_grow((void **)&st->syms, &st->cap, st->n, sizeof *st->syms))
+        return KEMU_ENOMEM;
     bool range = sym->kind == EMU_SYM_REGRANGE;
     unsigned b = bucket(st, sym->name, range);
     if (!st->keys[b]) {

@@ -1,6 +1,7 @@
 /* PTX fundamental types: names, sizes and classes. */
 #include "emu_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -86,4 +87,19 @@ uint32_t emu_var_align(const kptx_var *v)
         return v->align;
     unsigned size = emu_type_size(emu_type_parse(v->type)) * (v->vec ? v->vec : 1u);
     return size ? size : 1;
+}
+
+int emu_grow(void **items, uint32_t *cap, uint32_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    uint32_t new_cap = *cap ? *cap * 2 : 16;
+    if (new_cap <= n || new_cap > UINT32_MAX / 2)
+        return KEMU_ENOMEM;
+    void *p = realloc(*items, (size_t)new_cap * elem);
+    if (!p)
+        return KEMU_ENOMEM;
+    *items = p;
+    *cap = new_cap;
+    return 0;
 }

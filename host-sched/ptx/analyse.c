@@ -68,10 +68,22 @@ typedef struct edge_vec {
     size_t n, cap;
 } edge_vec;
 
+/* Opcodes and names are interned by the parser: whether an opcode is known, and whether a
+ * name is a declared register of the function being scanned, are remembered by address. */
+#define OPCODE_MEMO 256
+#define REG_MEMO 1024
+
 typedef struct scan {
+    const char *memo_op[OPCODE_MEMO];
+    bool memo_known[OPCODE_MEMO];
+    const char *memo_reg[REG_MEMO];
+    unsigned memo_reg_gen[REG_MEMO];
+    bool memo_declared[REG_MEMO];
+    unsigned gen;               /* the function being scanned; older memo entries are stale */
     kptx_analysis *an;
     kptx_fn_facts *f;
     const kptx_function *fn;
+    kptx_reg_set regs;
     const kptx_instr *in;
     edge_vec *edges;
     bool oom;
@@ -86,42 +98,10 @@ static void why(kptx_fn_facts *f, const char *fmt, const char *name)
 static bool add_edge(scan *sc, unsigned callee)
 {
     edge_vec *e = sc->edges;
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 64;
-        unsigned *nv = realloc(e->v, cap * sizeof *nv);
-        if (!nv)
-            return false;
-        e->v = nv;
-        e->cap = cap;
-    }
+    if (!kptx_grow_array(&e->v, &e->cap, e->n, sizeof *e->v, 64))
+        return false;
     e->v[e->n++] = callee;
     return true;
-}
-
-/* A register name the function declares (directly, or as one of a range %r<N>). */
-static bool reg_declared(const kptx_function *fn, const char *name)
-{
-    size_t len = strlen(name);
-    size_t digits = 0;
-    while (digits < len && name[len - 1 - digits] >= '0' && name[len - 1 - digits] <= '9')
-        digits++;
-    size_t plen = len - digits;
-    unsigned long idx = digits && digits < 10 ? strtoul(name + plen, NULL, 10) : 0;
-    bool canonical = digits && !(digits > 1 && name[plen] == '0');
-    for (unsigned i = 0; i < fn->n_stmts + fn->n_params + fn->n_rets; i++) {
-        const kptx_var *v = i < fn->n_stmts
-                                ? (fn->stmts[i].kind == KPTX_STMT_VAR ? &fn->stmts[i].u.var : NULL)
-                            : i < fn->n_stmts + fn->n_params ? &fn->params[i - fn->n_stmts]
-                                                            : &fn->rets[i - fn->n_stmts - fn->n_params];
-        if (!v || v->space != KPTX_SPACE_REG)
-            continue;
-        if (!v->reg_range && strcmp(v->name, name) == 0)
-            return true;
-        if (v->reg_range && canonical && digits < 10 && strlen(v->name) == plen &&
-            memcmp(v->name, name, plen) == 0 && idx < v->reg_range)
-            return true;
-    }
-    return false;
 }
 
 /* The width in bytes of the instruction's (last) type modifier, 0 without one. */
@@ -133,6 +113,17 @@ static unsigned instr_type_size(const kptx_instr *in)
             return s;
     }
     return 0;
+}
+
+static bool reg_declared(scan *sc, const char *name)
+{
+    unsigned k = (unsigned)(((uintptr_t)name >> 3) % REG_MEMO);
+    if (sc->memo_reg[k] != name || sc->memo_reg_gen[k] != sc->gen) {
+        sc->memo_reg[k] = name;
+        sc->memo_reg_gen[k] = sc->gen;
+        sc->memo_declared[k] = kptx_reg_set_has(&sc->regs, name);
+    }
+    return sc->memo_declared[k];
 }
 
 static void scan_sreg(scan *sc, const kptx_operand *o)
@@ -153,6 +144,8 @@ static void scan_sreg(scan *sc, const kptx_operand *o)
         why(f, "reads the cluster register %s", o->name);
     else if (strcmp(o->name, "%current_graph_exec") == 0)
         why(f, "reads %s (device-side graph launch)", o->name);
+    else if (strcmp(o->name, "%total_smem_size") == 0 || strcmp(o->name, "%aggr_smem_size") == 0)
+        why(f, "reads %s, which the sliced variant's own shared memory would change", o->name);
     if (cls != KPTX_SREG_CTAID && cls != KPTX_SREG_NCTAID)
         return;
     int g = kptx_grid_value(o->name);
@@ -171,7 +164,7 @@ static void scan_operand(scan *sc, const kptx_operand *o)
         scan_sreg(sc, o);
         break;
     case KPTX_OPND_REG:
-        if (!reg_declared(sc->fn, o->name))
+        if (!reg_declared(sc, o->name))
             why(sc->f, "uses %s, neither a declared register nor a known special register",
                 o->name);
         break;
@@ -218,6 +211,16 @@ static void scan_call(scan *sc, const kptx_instr *in)
     }
 }
 
+static bool known_opcode(scan *sc, const char *op)
+{
+    unsigned k = (unsigned)(((uintptr_t)op >> 3) % OPCODE_MEMO);
+    if (sc->memo_op[k] != op) {
+        sc->memo_op[k] = op;
+        sc->memo_known[k] = kptx_known_opcode(op);
+    }
+    return sc->memo_known[k];
+}
+
 static void scan_body(scan *sc)
 {
     const kptx_function *fn = sc->fn;
@@ -226,7 +229,7 @@ static void scan_body(scan *sc)
             continue;
         const kptx_instr *in = &fn->stmts[i].u.instr;
         sc->in = in;
-        if (!kptx_known_opcode(in->opcode))
+        if (!known_opcode(sc, in->opcode))
             why(sc->f, "uses the instruction '%s', which this parser does not know", in->opcode);
         if (strcmp(in->opcode, "call") == 0) {
             scan_call(sc, in);
@@ -291,6 +294,11 @@ static int build(const kptx_module *m, kptx_analysis *an)
     if (!an->edge_start)
         return KPTX_ENOMEM;
     edge_vec edges = {0};
+    scan *sc = calloc(1, sizeof *sc);
+    if (!sc)
+        return KPTX_ENOMEM;
+    sc->an = an;
+    sc->edges = &edges;
     for (unsigned i = 0; i < an->n_fns; i++) {
         kptx_fn_facts *f = &an->facts[i];
         an->edge_start[i] = (unsigned)edges.n;
@@ -298,13 +306,21 @@ static int build(const kptx_module *m, kptx_analysis *an)
             judge_external(f);
             continue;
         }
-        scan sc = {.an = an, .f = f, .fn = f->fn, .edges = &edges};
-        scan_body(&sc);
-        if (sc.oom) {
+        sc->f = f;
+        sc->fn = f->fn;
+        sc->gen++;
+        if (kptx_reg_set_build(f->fn, &sc->regs))
+            sc->oom = true;
+        else
+            scan_body(sc);
+        kptx_reg_set_free(&sc->regs);
+        if (sc->oom) {
             free(edges.v);
+            free(sc);
             return KPTX_ENOMEM;
         }
     }
+    free(sc);
     an->edge_start[an->n_fns] = (unsigned)edges.n;
     an->callee = edges.v;
     for (unsigned i = 0; i < m->n_items; i++)

@@ -6,7 +6,10 @@
 
 #include "ptx_internal.h"
 
-#define CHUNK_BYTES ((size_t)64 << 10)
+/* Chunks start at 64 KiB and double up to 4 MiB: small modules stay small, big ones need
+ * few chunks (and few fresh pages: the allocator keeps big freed blocks for reuse). */
+#define CHUNK_MIN ((size_t)64 << 10)
+#define CHUNK_MAX ((size_t)4096 << 10)
 
 typedef struct chunk {
     struct chunk *next;
@@ -16,6 +19,7 @@ typedef struct chunk {
 
 struct kptx_arena {
     chunk *head;
+    size_t next_chunk;              /* size of the next regular chunk */
     void *cache;                    /* derived data about the module (analysis) */
     void (*cache_free)(void *);
 };
@@ -48,14 +52,16 @@ static chunk *chunk_new(size_t cap)
     return c;
 }
 
-void *kptx_arena_alloc(kptx_arena *a, size_t n)
+void *kptx_arena_alloc_raw(kptx_arena *a, size_t n)
 {
     n = (n + 7) & ~(size_t)7;
     if (n == 0)
         n = 8;
     chunk *c = a->head;
     if (!c || c->cap - c->used < n) {
-        if (n > CHUNK_BYTES / 4) {
+        if (a->next_chunk < CHUNK_MIN)
+            a->next_chunk = CHUNK_MIN;
+        if (n > a->next_chunk / 4) {
             /* A big object gets a chunk of its own, kept behind the current one so
              * that the current chunk's free space is not abandoned. */
             chunk *big = chunk_new(n);
@@ -68,24 +74,32 @@ void *kptx_arena_alloc(kptx_arena *a, size_t n)
             } else {
                 a->head = big;
             }
-            memset(big->data, 0, n);
             return big->data;
         }
-        c = chunk_new(CHUNK_BYTES);
+        c = chunk_new(a->next_chunk);
         if (!c)
             return NULL;
+        if (a->next_chunk < CHUNK_MAX)
+            a->next_chunk *= 2;
         c->next = a->head;
         a->head = c;
     }
     void *p = c->data + c->used;
     c->used += n;
-    memset(p, 0, n);
+    return p;
+}
+
+void *kptx_arena_alloc(kptx_arena *a, size_t n)
+{
+    void *p = kptx_arena_alloc_raw(a, n);
+    if (p)
+        memset(p, 0, n);
     return p;
 }
 
 char *kptx_arena_strndup(kptx_arena *a, const char *s, size_t len)
 {
-    char *d = kptx_arena_alloc(a, len + 1);
+    char *d = kptx_arena_alloc_raw(a, len + 1);
     if (!d)
         return NULL;
     memcpy(d, s, len);
@@ -102,7 +116,7 @@ void *kptx_arena_memdup(kptx_arena *a, const void *p, size_t n)
 {
     if (n == 0)
         return NULL;
-    void *d = kptx_arena_alloc(a, n);
+    void *d = kptx_arena_alloc_raw(a, n);
     if (d)
         memcpy(d, p, n);
     return d;

@@ -1,12 +1,28 @@
-/* A growable NUL-terminated text buffer; allocation failure is sticky (oom) so that
- * callers check once at the end. */
+/* Growable memory: a NUL-terminated text buffer whose allocation failure is sticky (oom)
+ * so that callers check once at the end, and arrays that double. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ptx_internal.h"
 
-static bool buf_reserve(kptx_buf *b, size_t extra)
+bool kptx_grow_array(void *v, size_t *cap, size_t n, size_t size, size_t first)
+{
+    void **p = v;
+    if (n < *cap)
+        return true;
+    size_t ncap = *cap ? *cap * 2 : first;
+    if (ncap > SIZE_MAX / size)
+        return false;
+    void *np = realloc(*p, ncap * size);
+    if (!np)
+        return false;
+    *p = np;
+    *cap = ncap;
+    return true;
+}
+
+bool kptx_buf_grow(kptx_buf *b, size_t extra)
 {
     if (b->oom)
         return false;
@@ -30,28 +46,6 @@ static bool buf_reserve(kptx_buf *b, size_t extra)
     return true;
 }
 
-void kptx_buf_put(kptx_buf *b, const char *s, size_t n)
-{
-    if (!buf_reserve(b, n))
-        return;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-void kptx_buf_puts(kptx_buf *b, const char *s)
-{
-    kptx_buf_put(b, s, strlen(s));
-}
-
-void kptx_buf_putc(kptx_buf *b, char c)
-{
-    if (!buf_reserve(b, 1))
-        return;
-    b->p[b->len++] = c;
-    b->p[b->len] = '\0';
-}
-
 void kptx_buf_printf(kptx_buf *b, const char *fmt, ...)
 {
     char small[128];
@@ -67,7 +61,7 @@ void kptx_buf_printf(kptx_buf *b, const char *fmt, ...)
         kptx_buf_put(b, small, (size_t)n);
         return;
     }
-    if (!buf_reserve(b, (size_t)n))
+    if (!kptx_buf_grow(b, (size_t)n))
         return;
     va_start(ap, fmt);
     vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);

@@ -7,14 +7,37 @@
 
 #include "ptx_internal.h"
 
-static bool is_ident_start(unsigned char c)
+/* Character classes: 1 identifier start, 2 identifier character, 4 punctuation. */
+#define L 3
+#define D 2
+#define P 4
+static const unsigned char char_class[256] = {
+    ['{'] = P, ['}'] = P, ['['] = P, [']'] = P, ['('] = P, [')'] = P, [','] = P, [';'] = P,
+    [':'] = P, ['@'] = P, ['!'] = P, ['|'] = P, ['+'] = P, ['-'] = P, ['='] = P, ['<'] = P,
+    ['>'] = P,
+    ['0'] = D, ['1'] = D, ['2'] = D, ['3'] = D, ['4'] = D, ['5'] = D, ['6'] = D, ['7'] = D,
+    ['8'] = D, ['9'] = D, ['_'] = L, ['$'] = L,
+    ['a'] = L, ['b'] = L, ['c'] = L, ['d'] = L, ['e'] = L, ['f'] = L, ['g'] = L, ['h'] = L,
+    ['i'] = L, ['j'] = L, ['k'] = L, ['l'] = L, ['m'] = L, ['n'] = L, ['o'] = L, ['p'] = L,
+    ['q'] = L, ['r'] = L, ['s'] = L, ['t'] = L, ['u'] = L, ['v'] = L, ['w'] = L, ['x'] = L,
+    ['y'] = L, ['z'] = L,
+    ['A'] = L, ['B'] = L, ['C'] = L, ['D'] = L, ['E'] = L, ['F'] = L, ['G'] = L, ['H'] = L,
+    ['I'] = L, ['J'] = L, ['K'] = L, ['L'] = L, ['M'] = L, ['N'] = L, ['O'] = L, ['P'] = L,
+    ['Q'] = L, ['R'] = L, ['S'] = L, ['T'] = L, ['U'] = L, ['V'] = L, ['W'] = L, ['X'] = L,
+    ['Y'] = L, ['Z'] = L,
+};
+#undef L
+#undef D
+#undef P
+
+static inline bool is_ident_start(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$';
+    return char_class[c] & 1;
 }
 
-static bool is_ident_char(unsigned char c)
+static inline bool is_ident_char(unsigned char c)
 {
-    return is_ident_start(c) || (c >= '0' && c <= '9');
+    return char_class[c] & 2;
 }
 
 static int hex_digit(unsigned char c)
@@ -234,7 +257,14 @@ static void lex_string(kptx_lexer *lx, kptx_token *t, const char *p)
 
 static void lex_one(kptx_lexer *lx, kptx_token *t)
 {
-    memset(t, 0, sizeof *t);
+    t->punct = 0;
+    t->nl_before = false;
+    t->len = 0;
+    t->fwidth = 0;
+    t->ival = 0;
+    t->p = lx->cur;
+    t->line = lx->line;
+    t->col = 0;
     if (lx->code) {
         t->kind = TK_ERROR;
         return;
@@ -261,7 +291,7 @@ static void lex_one(kptx_lexer *lx, kptx_token *t)
         lex_number(lx, t, p);
     } else if (c == '"') {
         lex_string(lx, t, p);
-    } else if (strchr("{}[](),;:@!|+-=<>", c) && c != '\0') {
+    } else if (char_class[c] & 4) {
         t->kind = TK_PUNCT;
         t->punct = (char)c;
         lx->cur = p + 1;
@@ -280,19 +310,10 @@ static void lex_one(kptx_lexer *lx, kptx_token *t)
     t->len = (uint32_t)len;
 }
 
-const kptx_token *kptx_lex_peek(kptx_lexer *lx, unsigned k)
+void kptx_lex_fill(kptx_lexer *lx, unsigned k)
 {
     while (lx->n_la <= k) {
-        lex_one(lx, &lx->la[(lx->la_head + lx->n_la) % 3]);
+        lex_one(lx, &lx->la[(lx->la_head + lx->n_la) & 3]);
         lx->n_la++;
     }
-    return &lx->la[(lx->la_head + k) % 3];
-}
-
-kptx_token kptx_lex_next(kptx_lexer *lx)
-{
-    kptx_token t = *kptx_lex_peek(lx, 0);
-    lx->la_head = (lx->la_head + 1) % 3;
-    lx->n_la--;
-    return t;
 }

@@ -51,15 +51,9 @@ typedef struct item_vec {
 
 static kptx_item *item_add(kptx_parser *ps, item_vec *iv)
 {
-    if (iv->n == iv->cap) {
-        size_t cap = iv->cap ? iv->cap * 2 : 64;
-        kptx_item *n = realloc(iv->v, cap * sizeof *n);
-        if (!n) {
-            kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
-            return NULL;
-        }
-        iv->v = n;
-        iv->cap = cap;
+    if (!kptx_grow_array(&iv->v, &iv->cap, iv->n, sizeof *iv->v, 64)) {
+        kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
+        return NULL;
     }
     kptx_item *it = &iv->v[iv->n++];
     memset(it, 0, sizeof *it);
@@ -308,6 +302,7 @@ int kptx_parse(const char *text, size_t len, kptx_module **out, kptx_error *err)
     int rc = parse_module(&ps);
     free(ps.ops);
     free(ps.stmts);
+    kptx_intern_free(&ps.words);
     if (rc) {
         kptx_module_free(m);
         return rc;

@@ -10,20 +10,14 @@
 
 static kptx_stmt *stmt_add(kptx_parser *ps, kptx_stmt_kind kind, unsigned line)
 {
-    if (ps->n_stmts == ps->cap_stmts) {
-        if (ps->cap_stmts >= MAX_STMTS) {
-            kptx_parse_fail(ps, kptx_lex_peek(&ps->lx, 0), KPTX_ELIMIT,
-                            "too many statements in one function");
-            return NULL;
-        }
-        size_t cap = ps->cap_stmts ? ps->cap_stmts * 2 : 256;
-        kptx_stmt *n = realloc(ps->stmts, cap * sizeof *n);
-        if (!n) {
-            kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
-            return NULL;
-        }
-        ps->stmts = n;
-        ps->cap_stmts = cap;
+    if (ps->n_stmts >= MAX_STMTS) {
+        kptx_parse_fail(ps, kptx_lex_peek(&ps->lx, 0), KPTX_ELIMIT,
+                        "too many statements in one function");
+        return NULL;
+    }
+    if (!kptx_grow_array(&ps->stmts, &ps->cap_stmts, ps->n_stmts, sizeof *ps->stmts, 256)) {
+        kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
+        return NULL;
     }
     kptx_stmt *s = &ps->stmts[ps->n_stmts++];
     memset(s, 0, sizeof *s);
@@ -46,7 +40,7 @@ static int name_operand(kptx_parser *ps, const kptx_token *t, kptx_operand *o)
         o->kind = kptx_is_sreg(t->p, t->len) ? KPTX_OPND_SREG : KPTX_OPND_REG;
     else
         o->kind = KPTX_OPND_SYMBOL; /* may become REG once declarations are known */
-    o->name = kptx_arena_strndup(ps->a, t->p, t->len);
+    o->name = kptx_intern(&ps->words, ps->a, t->p, t->len);
     return o->name ? 0 : kptx_parse_fail(ps, t, KPTX_ENOMEM, "out of memory");
 }
 
@@ -212,28 +206,26 @@ static int parse_operand(kptx_parser *ps, kptx_operand *o, unsigned depth)
 
 /* ---- instructions ---- */
 
-/* "ld.param.u64" -> opcode "ld", modifiers ".param" ".u64"; all in one arena block. */
+/* "ld.param.u64" -> opcode "ld", modifiers ".param" ".u64" (interned words). */
 static int split_opcode(kptx_parser *ps, kptx_instr *in, const kptx_token *w)
 {
     unsigned n_mods = in->n_mods;
-    char *s = kptx_arena_alloc(ps->a, (size_t)w->len * 2 + 2);
-    if (!s)
-        return kptx_parse_fail(ps, w, KPTX_ENOMEM, "out of memory");
     const char *p = w->p, *end = w->p + w->len;
-    if (!in->opcode) {
-        in->opcode = s;
-        while (p < end && *p != '.')
-            *s++ = *p++;
-        *s++ = '\0';
-    }
     while (p < end) {
-        if (n_mods == sizeof ps->mods / sizeof ps->mods[0])
-            return kptx_parse_fail(ps, w, KPTX_ELIMIT, "too many instruction modifiers");
-        ps->mods[n_mods++] = s;
-        *s++ = *p++;
-        while (p < end && *p != '.')
-            *s++ = *p++;
-        *s++ = '\0';
+        const char *q = p + 1;
+        while (q < end && *q != '.')
+            q++;
+        const char *word = kptx_intern(&ps->words, ps->a, p, (size_t)(q - p));
+        if (!word)
+            return kptx_parse_fail(ps, w, KPTX_ENOMEM, "out of memory");
+        if (!in->opcode) {
+            in->opcode = word;
+        } else {
+            if (n_mods == sizeof ps->mods / sizeof ps->mods[0])
+                return kptx_parse_fail(ps, w, KPTX_ELIMIT, "too many instruction modifiers");
+            ps->mods[n_mods++] = word;
+        }
+        p = q;
     }
     in->n_mods = n_mods;
     return 0;
@@ -372,70 +364,29 @@ static int parse_stmt(kptx_parser *ps, unsigned *depth, bool *done)
 
 /* ---- register names without '%' ---- */
 
-typedef struct reg_names {
-    const kptx_var **v;
-    size_t n;
-} reg_names;
-
-static bool is_declared_reg(const reg_names *rn, const char *name)
+static void reclassify(kptx_operand *o, const kptx_reg_set *rs)
 {
-    for (size_t i = 0; i < rn->n; i++) {
-        const kptx_var *v = rn->v[i];
-        size_t len = strlen(v->name);
-        if (strncmp(name, v->name, len) != 0)
-            continue;
-        if (!v->reg_range && name[len] == '\0')
-            return true;
-        if (v->reg_range && name[len] >= '0' && name[len] <= '9') {
-            char *end;
-            unsigned long k = strtoul(name + len, &end, 10);
-            if (*end == '\0' && k < v->reg_range && !(name[len] == '0' && name[len + 1]))
-                return true;
-        }
-    }
-    return false;
-}
-
-static void reclassify(kptx_operand *o, const reg_names *rn)
-{
-    if (o->kind == KPTX_OPND_SYMBOL && !o->value && is_declared_reg(rn, o->name))
+    if (o->kind == KPTX_OPND_SYMBOL && !o->has_offset && kptx_reg_set_has(rs, o->name))
         o->kind = KPTX_OPND_REG;
     for (unsigned i = 0; i < o->n_elems; i++)
-        reclassify(&o->elems[i], rn);
+        reclassify(&o->elems[i], rs);
 }
 
 /* Names of registers may lack the '%': operands that name a declared register are
  * registers, not symbols. Only done when such declarations exist (rare). */
 static int classify_plain_registers(kptx_parser *ps, kptx_function *fn)
 {
-    reg_names rn = {0};
-    size_t cap = 0;
-    for (unsigned i = 0; i < fn->n_stmts + fn->n_params + fn->n_rets; i++) {
-        const kptx_var *v = i < fn->n_stmts
-                                ? (fn->stmts[i].kind == KPTX_STMT_VAR ? &fn->stmts[i].u.var : NULL)
-                            : i < fn->n_stmts + fn->n_params ? &fn->params[i - fn->n_stmts]
-                                                            : &fn->rets[i - fn->n_stmts - fn->n_params];
-        if (!v || v->space != KPTX_SPACE_REG || v->name[0] == '%')
-            continue;
-        if (rn.n == cap) {
-            cap = cap ? cap * 2 : 8;
-            const kptx_var **nv = realloc(rn.v, cap * sizeof *nv);
-            if (!nv) {
-                free(rn.v);
-                return kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
-            }
-            rn.v = nv;
-        }
-        rn.v[rn.n++] = v;
-    }
-    for (unsigned i = 0; rn.n && i < fn->n_stmts; i++) {
+    kptx_reg_set rs;
+    if (kptx_reg_set_build(fn, &rs))
+        return kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
+    for (unsigned i = 0; rs.any_plain && i < fn->n_stmts; i++) {
         if (fn->stmts[i].kind != KPTX_STMT_INSTR)
             continue;
         kptx_instr *in = &fn->stmts[i].u.instr;
         for (unsigned k = 0; k < in->n_ops; k++)
-            reclassify(&in->ops[k], &rn);
+            reclassify(&in->ops[k], &rs);
     }
-    free(rn.v);
+    kptx_reg_set_free(&rs);
     return 0;
 }
 

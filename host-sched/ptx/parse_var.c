@@ -117,14 +117,8 @@ static int parse_init_elems(kptx_parser *ps, unsigned depth);
 
 static int push_op(kptx_parser *ps, const kptx_operand *o)
 {
-    if (ps->n_ops == ps->cap_ops) {
-        size_t cap = ps->cap_ops ? ps->cap_ops * 2 : 64;
-        kptx_operand *n = realloc(ps->ops, cap * sizeof *n);
-        if (!n)
-            return kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
-        ps->ops = n;
-        ps->cap_ops = cap;
-    }
+    if (!kptx_grow_array(&ps->ops, &ps->cap_ops, ps->n_ops, sizeof *ps->ops, 64))
+        return kptx_parse_fail(ps, NULL, KPTX_ENOMEM, "out of memory");
     ps->ops[ps->n_ops++] = *o;
     return 0;
 }

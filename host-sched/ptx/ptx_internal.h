@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernelet/ptx.h"
 
@@ -17,6 +18,8 @@ kptx_arena *kptx_arena_new(void);
 void kptx_arena_free(kptx_arena *a);
 /* n bytes aligned to 8, zeroed; NULL when out of memory. */
 void *kptx_arena_alloc(kptx_arena *a, size_t n);
+/* The same, not cleared (for memory the caller fills completely). */
+void *kptx_arena_alloc_raw(kptx_arena *a, size_t n);
 /* A NUL-terminated copy of len bytes. */
 char *kptx_arena_strndup(kptx_arena *a, const char *s, size_t len);
 char *kptx_arena_strdup(kptx_arena *a, const char *s);
@@ -41,10 +44,36 @@ typedef struct kptx_buf {
     bool oom;
 } kptx_buf;
 
-void kptx_buf_put(kptx_buf *b, const char *s, size_t n);
-void kptx_buf_puts(kptx_buf *b, const char *s);
-void kptx_buf_putc(kptx_buf *b, char c);
+/* Makes room for one more element in the malloc'd array *v that holds n elements of size
+ * bytes in *cap (doubling, from first): false when out of memory (*v is kept). */
+bool kptx_grow_array(void *v, size_t *cap, size_t n, size_t size, size_t first);
+
+/* Makes room for extra more bytes and a NUL; false (and oom set) when out of memory. */
+bool kptx_buf_grow(kptx_buf *b, size_t extra);
 void kptx_buf_printf(kptx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends n bytes; the text stays NUL-terminated. */
+static inline void kptx_buf_put(kptx_buf *b, const char *s, size_t n)
+{
+    if (b->cap - b->len <= n && !kptx_buf_grow(b, n))
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static inline void kptx_buf_puts(kptx_buf *b, const char *s)
+{
+    kptx_buf_put(b, s, strlen(s));
+}
+
+static inline void kptx_buf_putc(kptx_buf *b, char c)
+{
+    if (b->cap - b->len <= 1 && !kptx_buf_grow(b, 1))
+        return;
+    b->p[b->len++] = c;
+    b->p[b->len] = '\0';
+}
 
 /* ---- Lexer (lex.c) ---- */
 
@@ -66,9 +95,11 @@ typedef struct kptx_token {
     uint32_t len;
     const char *p;      /* points into the source text */
     unsigned line, col;
-    int64_t ival;       /* TK_INT */
-    uint64_t fbits;     /* TK_FLOAT: IEEE bits */
     unsigned fwidth;    /* TK_FLOAT: 32 or 64 */
+    union {
+        int64_t ival;   /* TK_INT */
+        uint64_t fbits; /* TK_FLOAT: IEEE bits */
+    };
 } kptx_token;
 
 /* Longest token the lexer accepts (identifiers, strings): longer gets KPTX_ELIMIT. */
@@ -78,17 +109,32 @@ typedef struct kptx_lexer {
     const char *cur, *end;
     const char *line_start;
     unsigned line;
-    kptx_token la[3];   /* lookahead ring */
+    kptx_token la[4];   /* lookahead ring */
     unsigned n_la, la_head;
     kptx_error *err;
     int code;           /* error code once TK_ERROR was produced */
 } kptx_lexer;
 
 void kptx_lex_init(kptx_lexer *lx, const char *text, size_t len, kptx_error *err);
+/* Scans tokens into the lookahead ring until it holds k + 1 of them. */
+void kptx_lex_fill(kptx_lexer *lx, unsigned k);
+
 /* Token k ahead (0 = next) without consuming; k < 3. */
-const kptx_token *kptx_lex_peek(kptx_lexer *lx, unsigned k);
-/* Consumes and returns the next token (valid until the next call). */
-kptx_token kptx_lex_next(kptx_lexer *lx);
+static inline const kptx_token *kptx_lex_peek(kptx_lexer *lx, unsigned k)
+{
+    if (lx->n_la <= k)
+        kptx_lex_fill(lx, k);
+    return &lx->la[(lx->la_head + k) & 3];
+}
+
+/* Consumes and returns the next token. */
+static inline kptx_token kptx_lex_next(kptx_lexer *lx)
+{
+    kptx_token t = *kptx_lex_peek(lx, 0);
+    lx->la_head = (lx->la_head + 1) & 3;
+    lx->n_la--;
+    return t;
+}
 
 static inline bool kptx_tok_is(const kptx_token *t, const char *s)
 {
@@ -123,6 +169,22 @@ bool kptx_directive_has_semicolon(const char *name);
 kptx_space kptx_space_of(const char *word, size_t len);
 const char *kptx_space_name(kptx_space s);
 
+/* ---- Interned words (intern.c) ---- */
+
+typedef struct kptx_intern_slot {
+    const char *s;
+    uint32_t hash, len;
+} kptx_intern_slot;
+
+typedef struct kptx_intern_table {
+    kptx_intern_slot *slots;
+    unsigned cap, n;
+} kptx_intern_table;
+
+/* The one arena copy of the len bytes at p (NULL when out of memory). */
+const char *kptx_intern(kptx_intern_table *t, kptx_arena *a, const char *p, size_t len);
+void kptx_intern_free(kptx_intern_table *t);
+
 /* ---- Parser (parse*.c) ---- */
 
 typedef struct kptx_parser {
@@ -137,6 +199,7 @@ typedef struct kptx_parser {
     kptx_stmt *stmts;
     size_t n_stmts, cap_stmts;
     const char *mods[64];
+    kptx_intern_table words;    /* opcodes, modifiers and operand names */
 } kptx_parser;
 
 /* Records an error at token t (first error wins) and returns its code. */
@@ -163,6 +226,19 @@ int kptx_parse_body(kptx_parser *ps, kptx_function *fn);
 int kptx_layout_params(kptx_parser *ps, kptx_function *fn);
 /* Size and alignment in bytes of a declared variable (0 size when unknown/unsized). */
 void kptx_var_size_align(const kptx_var *v, uint64_t *size, unsigned *align);
+
+/* ---- Register declarations of a function (regs.c) ---- */
+
+typedef struct kptx_reg_set {
+    const kptx_var **v;
+    size_t n;
+    bool any_plain;             /* some register is named without '%' */
+} kptx_reg_set;
+
+int kptx_reg_set_build(const kptx_function *fn, kptx_reg_set *rs);
+void kptx_reg_set_free(kptx_reg_set *rs);
+/* Whether name is a declared register (itself, or one of a range %r<N>). */
+bool kptx_reg_set_has(const kptx_reg_set *rs, const char *name);
 
 /* ---- Printing helpers (print.c) ---- */
 

@@ -18,6 +18,8 @@
 
 /* Temporaries: two scratch registers and one per distinct value an instruction reads. */
 #define N_TEMPS (2 + KPTX_GRID_VALUES)
+/* Most statements the prologue emits (all six values): 3 + 5 + 3 + 3 + 3 + 1 + 6 + 1. */
+#define PROLOGUE_MAX 32
 
 typedef struct stmt_vec {
     kptx_stmt *v;
@@ -60,21 +62,25 @@ static const char *sl_name(slicer *sl, const char *a, const char *b)
     return s;
 }
 
-static kptx_stmt *push(slicer *sl, stmt_vec *sv)
+/* The next statement of a body being built in an arena array sized beforehand (not
+ * cleared: copies overwrite it whole, new statements are cleared here). */
+static kptx_stmt *push_copy(slicer *sl, stmt_vec *sv, const kptx_stmt *from)
 {
     if (sv->n == sv->cap) {
-        size_t cap = sv->cap ? sv->cap * 2 : 256;
-        kptx_stmt *n = realloc(sv->v, cap * sizeof *n);
-        if (!n) {
-            sl->oom = true;
-            return NULL;
-        }
-        sv->v = n;
-        sv->cap = cap;
+        sl->oom = true;     /* the size computed beforehand was wrong: fail, never overrun */
+        return NULL;
     }
     kptx_stmt *s = &sv->v[sv->n++];
-    memset(s, 0, sizeof *s);
+    if (from)
+        *s = *from;
+    else
+        memset(s, 0, sizeof *s);
     return s;
+}
+
+static kptx_stmt *push(slicer *sl, stmt_vec *sv)
+{
+    return push_copy(sl, sv, NULL);
 }
 
 /* ---- building instructions ---- */
@@ -251,9 +257,7 @@ static void rewrite_instr(slicer *sl, stmt_vec *sv, const kptx_stmt *s, bool in_
         collect_grid(&in->ops[i], &grid);
     bool retarget = calls_clone(sl, in);
     if (!grid && !retarget) {
-        kptx_stmt *c = push(sl, sv);
-        if (c)
-            *c = *s;
+        push_copy(sl, sv, s);
         return;
     }
     for (int g = 0; g < KPTX_GRID_VALUES; g++) {
@@ -264,11 +268,10 @@ static void rewrite_instr(slicer *sl, stmt_vec *sv, const kptx_stmt *s, bool in_
         else
             ld_param(sl, sv, sl->temps[2 + g], 1 + (unsigned)(g - 3));
     }
-    kptx_stmt *c = push(sl, sv);
+    kptx_stmt *c = push_copy(sl, sv, s);
     kptx_operand *ops = sl_alloc(sl, in->n_ops * sizeof *ops);
     if (!c || !ops)
         return;
-    *c = *s;
     c->line = 0;
     bool target_seen = false;
     for (unsigned i = 0; i < in->n_ops; i++) {
@@ -297,10 +300,32 @@ static bool opens_code(const kptx_stmt *s)
     return s->kind != KPTX_STMT_VAR && s->kind != KPTX_STMT_DIRECTIVE;
 }
 
+/* Statements the rewritten body can have at most: the original ones, two declarations, the
+ * prologue, and one load before an instruction per grid value it reads. */
+static size_t body_bound(const kptx_function *fn)
+{
+    size_t n = fn->n_stmts + 2 + PROLOGUE_MAX;
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        if (fn->stmts[i].kind != KPTX_STMT_INSTR)
+            continue;
+        unsigned grid = 0;
+        for (unsigned k = 0; k < fn->stmts[i].u.instr.n_ops; k++)
+            collect_grid(&fn->stmts[i].u.instr.ops[k], &grid);
+        n += (size_t)__builtin_popcount(grid);
+    }
+    return n;
+}
+
 static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn, bool in_clone,
                          unsigned prologue_grid)
 {
     stmt_vec sv = {0};
+    sv.cap = body_bound(fn);
+    sv.v = kptx_arena_alloc_raw(sl->a, sv.cap * sizeof *sv.v);
+    if (!sv.v) {
+        sl->oom = true;
+        return;
+    }
     temps_decl(sl, &sv);
     bool started = false;
     for (unsigned i = 0; i < fn->n_stmts; i++) {
@@ -312,18 +337,13 @@ static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn
         if (s->kind == KPTX_STMT_INSTR) {
             rewrite_instr(sl, &sv, s, in_clone);
         } else {
-            kptx_stmt *c = push(sl, &sv);
-            if (c)
-                *c = *s;
+            push_copy(sl, &sv, s);
         }
     }
     if (!started)
         prologue(sl, &sv, prologue_grid);
     out->n_stmts = (unsigned)sv.n;
-    out->stmts = kptx_arena_memdup(sl->a, sv.v, sv.n * sizeof *sv.v);
-    if (sv.n && !out->stmts)
-        sl->oom = true;
-    free(sv.v);
+    out->stmts = sv.v;
 }
 
 /* ---- new functions ---- */

@@ -11,7 +11,7 @@ static bool starts(const char *name, const char *prefix, size_t n)
         return false;
     if (name[0] == '%')
         name++;
-    return strncmp(name, prefix, n) == 0;
+    return name[0] == prefix[0] && strncmp(name, prefix, n) == 0;
 }
 
 static bool operand_uses(const kptx_operand *o, const char *prefix, size_t n)

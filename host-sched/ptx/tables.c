@@ -77,6 +77,12 @@ static uint32_t sreg_lookup(const char *name, size_t len, bool *vector)
     const char *b = name + 1;
     size_t n = len - 1;
     *vector = false;
+    /* Most operands are registers like %r12 or %fd3: a name ending in a digit can only be
+     * one of the numbered special registers. */
+    if (b[n - 1] >= '0' && b[n - 1] <= '9' && !(n > 6 && memcmp(b, "envreg", 6) == 0) &&
+        !(n >= 3 && b[0] == 'p' && b[1] == 'm') && !(n == 7 && memcmp(b, "clock64", 7) == 0) &&
+        !(n == 22 && memcmp(b, "reserved_smem_offset_", 21) == 0))
+        return 0;
     for (size_t i = 0; i < sizeof sregs / sizeof sregs[0]; i++)
         if (sregs[i].len == n && memcmp(sregs[i].name, b, n) == 0) {
             *vector = sregs[i].vector;

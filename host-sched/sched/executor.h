@@ -205,8 +205,11 @@ typedef struct kexec_backend_ops {
     int (*launch)(void *state, const kexec_slice *s, kexec_done_fn done, void *user,
                   kexec_error *err);
 
-    /* Optional (NULL when unsupported). Characterises the kernel of launch (a whole launch,
-     * fn = the sliced variant when there is one); fills *out before done is called. */
+    /* Optional (NULL when unsupported). Characterises the kernel of launch (the whole
+     * launch; fn is the sliced variant when launch->sliced) and fills *out before done is
+     * called. With launch->sliced it may run blocks [0, n) of the real launch to measure
+     * them (the paper profiles a small slice) and report n in out->blocks_done: the
+     * scheduler then runs only [n, count). Without it, it must not run any block. */
     int (*profile)(void *state, const kexec_slice *launch, kexec_profile *out,
                    kexec_done_fn done, void *user, kexec_error *err);
     /* Optional. Measures a co-schedule synchronously (the oracle policy needs it). */

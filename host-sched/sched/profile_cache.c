@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "profile.h"
 
 typedef struct {
@@ -145,14 +146,8 @@ int ksched_profile_cache_put(ksched_profile_cache *c, uint64_t module_hash, cons
         c->recs[c->slots[slot] - 1].p = *p;
         return 0;
     }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        record *r = realloc(c->recs, cap * sizeof(*r));
-        if (!r)
-            return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
-        c->recs = r;
-        c->cap = cap;
-    }
+    if (grow_array(&c->recs, &c->cap, c->n + 1, sizeof(*c->recs)))
+        return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     char *copy = strdup(entry);
     if (!copy)
         return ksched_fail(err, KSCHED_ENOMEM, "out of memory");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "profile.h"
 
 #define LINE_MAX_LEN 1024
@@ -127,13 +128,8 @@ static int collect(const char *text, size_t len, parsed **out, size_t *n, ksched
         if (strlen(line) != end - pos)
             return ksched_fail(err, KSCHED_EINVAL, "line %zu: NUL byte", lineno);
         pos = end + 1;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            parsed *grown = realloc(*out, cap * sizeof(**out));
-            if (!grown)
-                return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
-            *out = grown;
-        }
+        if (grow_array(out, &cap, *n + 1, sizeof(**out)))
+            return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
         int rc = parse_line(line, &(*out)[*n], err);
         if (rc < 0) {
             if (err) {

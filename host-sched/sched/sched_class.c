@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "sched_internal.h"
 
 static int same_class(const sched_class *c, const sched_function *f, const ksched_op *op)
@@ -61,15 +62,9 @@ sched_class *sched_class_of(ksched *s, sched_function *f, const ksched_op *op,
     for (unsigned i = 0; i < s->n_classes; i++)
         if (same_class(s->classes[i], f, op))
             return s->classes[i];
-    if (s->n_classes == s->cap_classes) {
-        unsigned cap = s->cap_classes ? s->cap_classes * 2 : 16;
-        sched_class **grown = realloc(s->classes, cap * sizeof(*grown));
-        if (!grown) {
-            ksched_fail(err, KSCHED_ENOMEM, "out of memory");
-            return NULL;
-        }
-        s->classes = grown;
-        s->cap_classes = cap;
+    if (grow_array(&s->classes, &s->cap_classes, s->n_classes + 1, sizeof(*s->classes))) {
+        ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+        return NULL;
     }
     sched_class *c = calloc(1, sizeof(*c));
     if (!c) {

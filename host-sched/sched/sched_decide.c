@@ -105,6 +105,10 @@ void sched_trace_decision(ksched *s, double cp, unsigned considered, unsigned pr
  * flight stays in its lane; the two kernels of a pair never share one. */
 static void assign_lanes(ksched *s, sched_plan *p, int n)
 {
+    if (s->n_lanes < 2) {           /* a backend with one lane: everything queues there */
+        p->lane[0] = p->lane[1] = 0;
+        return;
+    }
     int l0 = p->k[0]->lane, l1 = n > 1 ? p->k[1]->lane : -1;
     if (l0 > 1)
         l0 = -1;            /* a lane of another policy: queue in a pair lane from now on */

@@ -194,7 +194,8 @@ struct ksched {
     uint32_t next_tenant;
     uint64_t next_op, next_seq;
     sched_class **classes;
-    unsigned n_classes, cap_classes;
+    unsigned n_classes;
+    size_t cap_classes;
     pair_entry **pairs;         /* hash buckets by (a, b, policy) */
     size_t n_pair_buckets;
     sched_lane *lanes;

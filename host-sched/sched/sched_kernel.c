@@ -64,8 +64,11 @@ static int request_profile(ksched *s, sched_kernel *k)
         return -1;
     *sub = (sched_sub){.kind = SUB_PROFILE, .s = s, .kernel = k};
     const ksched_op *op = &k->op->op;
-    kexec_slice sl = {.fn = k->fn->sliced ? k->fn->sliced : k->fn->fn,
-                      .sliced = k->fn->sliced != NULL, .first = 0, .count = k->total,
+    /* the sliced variant lets the profiler run (and keep) a few blocks; a kernel that must
+     * run whole is given unsliced, so that it runs none */
+    int sliced = !k->whole_only;
+    kexec_slice sl = {.fn = sliced ? k->fn->sliced : k->fn->fn, .sliced = sliced, .first = 0,
+                      .count = k->total,
                       .smem = op->u.launch.smem, .params = op->u.launch.params,
                       .params_size = op->u.launch.params_size, .tag = k->op->id};
     memcpy(sl.grid, op->u.launch.grid, sizeof(sl.grid));

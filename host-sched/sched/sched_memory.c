@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "sched_internal.h"
 
 /* Index of the first allocation of t starting above ptr. */
@@ -30,14 +31,8 @@ int sched_tenant_owns(const sched_tenant *t, kexec_devptr ptr, uint64_t bytes)
 
 static int insert_alloc(sched_tenant *t, kexec_devptr ptr, uint64_t bytes)
 {
-    if (t->n_allocs == t->cap_allocs) {
-        size_t cap = t->cap_allocs ? t->cap_allocs * 2 : 16;
-        sched_alloc *a = realloc(t->allocs, cap * sizeof(*a));
-        if (!a)
-            return -1;
-        t->allocs = a;
-        t->cap_allocs = cap;
-    }
+    if (grow_array(&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof(*t->allocs)))
+        return -1;
     size_t i = upper(t, ptr);
     memmove(&t->allocs[i + 1], &t->allocs[i], (t->n_allocs - i) * sizeof(*t->allocs));
     t->allocs[i] = (sched_alloc){.ptr = ptr, .bytes = bytes};

@@ -1,5 +1,6 @@
 /* Tenants: policy, statistics, removal (cancel, drain, release), streams and events. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,30 +220,30 @@ int ksched_tenant_set_policy(ksched *s, uint32_t tenant, const ksched_tenant_pol
     return t ? 0 : KSCHED_ENOTFOUND;
 }
 
-int ksched_tenant_get_policy(ksched *s, uint32_t tenant, ksched_tenant_policy *out,
-                             ksched_err *err)
+/* Copies size bytes at offset off of the tenant's record to out, under the lock. */
+static int tenant_read(ksched *s, uint32_t tenant, void *out, size_t off, size_t size,
+                       ksched_err *err)
 {
     if (!s || !out)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
     pthread_mutex_lock(&s->lock);
     sched_tenant *t = sched_tenant_find(s, tenant, err);
     if (t)
-        *out = t->pol;
+        memcpy(out, (const char *)t + off, size);
     pthread_mutex_unlock(&s->lock);
     return t ? 0 : KSCHED_ENOTFOUND;
+}
+
+int ksched_tenant_get_policy(ksched *s, uint32_t tenant, ksched_tenant_policy *out,
+                             ksched_err *err)
+{
+    return tenant_read(s, tenant, out, offsetof(sched_tenant, pol), sizeof(*out), err);
 }
 
 int ksched_tenant_get_stats(ksched *s, uint32_t tenant, ksched_tenant_stats *out,
                             ksched_err *err)
 {
-    if (!s || !out)
-        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
-    pthread_mutex_lock(&s->lock);
-    sched_tenant *t = sched_tenant_find(s, tenant, err);
-    if (t)
-        *out = t->st;
-    pthread_mutex_unlock(&s->lock);
-    return t ? 0 : KSCHED_ENOTFOUND;
+    return tenant_read(s, tenant, out, offsetof(sched_tenant, st), sizeof(*out), err);
 }
 
 int ksched_tenant_list(ksched *s, uint32_t *ids, size_t cap, size_t *n)
@@ -329,22 +330,33 @@ int ksched_event_create(ksched *s, uint32_t tenant, uint32_t *event, ksched_err 
     return rc;
 }
 
+/* Takes the lock and finds the tenant's event; unlocks on failure. */
+static int lock_event(ksched *s, uint32_t tenant, uint32_t event, sched_tenant **t,
+                      sched_event **ev, ksched_err *err)
+{
+    int rc = lock_tenant(s, tenant, t, err);
+    if (rc)
+        return rc;
+    if ((*ev = idmap_get(&(*t)->events, event)))
+        return 0;
+    pthread_mutex_unlock(&s->lock);
+    return ksched_fail(err, KSCHED_ENOTFOUND, "no event %u", event);
+}
+
 int ksched_event_destroy(ksched *s, uint32_t tenant, uint32_t event, ksched_err *err)
 {
     if (!s)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
     sched_tenant *t;
-    int rc = lock_tenant(s, tenant, &t, err);
+    sched_event *ev;
+    int rc = lock_event(s, tenant, event, &t, &ev, err);
     if (rc)
         return rc;
-    sched_event *ev = idmap_get(&t->events, event);
-    if (ev) {
-        idmap_del(&t->events, event);
-        free(ev);
-        sched_events_changed(s, t);     /* waits on it no longer wait */
-    }
+    idmap_del(&t->events, event);
+    free(ev);
+    sched_events_changed(s, t);     /* waits on it no longer wait */
     pthread_mutex_unlock(&s->lock);
-    return ev ? 0 : ksched_fail(err, KSCHED_ENOTFOUND, "no event %u", event);
+    return 0;
 }
 
 int ksched_event_query(ksched *s, uint32_t tenant, uint32_t event, int *done,
@@ -353,15 +365,13 @@ int ksched_event_query(ksched *s, uint32_t tenant, uint32_t event, int *done,
     if (!s || !done)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
     sched_tenant *t;
-    int rc = lock_tenant(s, tenant, &t, err);
+    sched_event *ev;
+    int rc = lock_event(s, tenant, event, &t, &ev, err);
     if (rc)
         return rc;
-    sched_event *ev = idmap_get(&t->events, event);
-    if (ev) {
-        *done = ev->completed >= ev->recorded;
-        if (time_ns)
-            *time_ns = ev->time_ns;
-    }
+    *done = ev->completed >= ev->recorded;
+    if (time_ns)
+        *time_ns = ev->time_ns;
     pthread_mutex_unlock(&s->lock);
-    return ev ? 0 : ksched_fail(err, KSCHED_ENOTFOUND, "no event %u", event);
+    return 0;
 }

@@ -47,6 +47,9 @@ typedef struct ksim_config {
     int track_coverage;          /* 1 (default): remember which blocks of each tag ran */
     double profile_error;        /* the profile op scales rm and insts by a factor in
                                     [1 - e, 1 + e], fixed per entry; default 0 */
+    uint64_t profile_blocks;     /* the profile op runs (and reports) the first this many
+                                    blocks of a sliced launch, like a profiler measuring a
+                                    small slice; default 0 (it runs none) */
     uint64_t seed;               /* for profile_error */
 } ksim_config;
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "sim_internal.h"
 
 #define MAX_ENTRIES 4096
@@ -133,14 +134,8 @@ int ksim_add_kernel(ksim *s, const char *entry, const kexec_profile *p, ksched_e
             return ksched_fail(err, KSCHED_EINVAL, "%s: %s", entry, e.msg);
         return 0;
     }
-    if (s->n_kernels == s->cap_kernels) {
-        unsigned cap = s->cap_kernels ? s->cap_kernels * 2 : 16;
-        sim_kernel *k = realloc(s->kernels, cap * sizeof(*k));
-        if (!k)
-            return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
-        s->kernels = k;
-        s->cap_kernels = cap;
-    }
+    if (grow_array(&s->kernels, &s->cap_kernels, s->n_kernels + 1, sizeof(*s->kernels)))
+        return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     char *name = strdup(entry);
     if (!name)
         return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
@@ -363,6 +358,15 @@ static int sim_profile(void *state, const kexec_slice *launch, kexec_profile *ou
     uint64_t threads = (uint64_t)launch->block[0] * launch->block[1] * launch->block[2];
     out->warps_per_block = (unsigned)((threads + 31) / 32);
     out->blocks_done = 0;
+    if (launch->sliced && s->cfg.profile_blocks) {
+        uint64_t n = s->cfg.profile_blocks < launch->count ? s->cfg.profile_blocks
+                                                            : launch->count;
+        if (s->cfg.track_coverage && sim_coverage_add(s, launch->tag, launch->first, n)) {
+            sim_job_free(j);
+            return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        }
+        out->blocks_done = n;
+    }
     sim_queue_push(&s->profiles_head, &s->profiles_tail, j);
     s->in_flight++;
     return 0;

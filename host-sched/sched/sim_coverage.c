@@ -1,6 +1,7 @@
 /* Which blocks of each launch (tag) the sim ran: ranges per tag, checked on demand. */
 #include <stdlib.h>
 
+#include "grow.h"
 #include "sim_internal.h"
 
 static size_t tag_slot(const ksim *s, uint64_t tag)
@@ -37,14 +38,8 @@ int sim_coverage_add(ksim *s, uint64_t tag, uint64_t first, uint64_t count)
     tag_ranges *t = &s->tags[tag_slot(s, tag)];
     if (!t->r)
         s->n_tags++;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 4;
-        uint64_t (*r)[2] = realloc(t->r, cap * sizeof(*r));
-        if (!r)
-            return -1;
-        t->r = r;
-        t->cap = cap;
-    }
+    if (grow_array(&t->r, &t->cap, t->n + 1, sizeof(*t->r)))
+        return -1;
     t->tag = tag;
     t->r[t->n][0] = first;
     t->r[t->n][1] = count;

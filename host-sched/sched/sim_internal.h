@@ -96,9 +96,11 @@ struct ksim {
     double now;             /* ns */
     uint64_t seq;
     sim_kernel *kernels;
-    unsigned n_kernels, cap_kernels;
+    unsigned n_kernels;
+    size_t cap_kernels;
     sim_variant *variants;
-    unsigned n_variants, cap_variants;
+    unsigned n_variants;
+    size_t cap_variants;
     rate_entry *rates;
     size_t n_rates, cap_rates;   /* open addressing, cap a power of two */
     lane *lanes;

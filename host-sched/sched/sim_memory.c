@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "sim_internal.h"
 
 #define ALIGN 256u
@@ -37,14 +38,8 @@ int sim_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *e
                           "of %llu in use)", (unsigned long long)bytes,
                           (unsigned long long)s->stats.mem_in_use,
                           (unsigned long long)s->cfg.mem_bytes);
-    if (s->n_allocs == s->cap_allocs) {
-        size_t cap = s->cap_allocs ? s->cap_allocs * 2 : 64;
-        sim_alloc *grown = realloc(s->allocs, cap * sizeof(*grown));
-        if (!grown)
-            return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
-        s->allocs = grown;
-        s->cap_allocs = cap;
-    }
+    if (grow_array(&s->allocs, &s->cap_allocs, s->n_allocs + 1, sizeof(*s->allocs)))
+        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
     unsigned char *data = NULL;
     if (s->cfg.back_memory && !(data = calloc(1, bytes)))
         return kexec_fail(err, KEXEC_ENOMEM, "no host memory to back %llu bytes",

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "sim_internal.h"
 
 static int model_fail(ksim *s, kexec_error *err, int rc)
@@ -45,14 +46,8 @@ int sim_variant_of(ksim *s, unsigned kernel, const unsigned block[3], unsigned s
     }
     if (s->n_variants >= 0xfffe)
         return kexec_fail(err, KEXEC_ENOMEM, "too many kernel shapes");
-    if (s->n_variants == s->cap_variants) {
-        unsigned cap = s->cap_variants ? s->cap_variants * 2 : 16;
-        sim_variant *grown = realloc(s->variants, cap * sizeof(*grown));
-        if (!grown)
-            return kexec_fail(err, KEXEC_ENOMEM, "out of memory");
-        s->variants = grown;
-        s->cap_variants = cap;
-    }
+    if (grow_array(&s->variants, &s->cap_variants, s->n_variants + 1, sizeof(*s->variants)))
+        return kexec_fail(err, KEXEC_ENOMEM, "out of memory");
     int rc = variant_fill(s, &s->variants[s->n_variants], kernel, wpb, (unsigned)smem_total,
                           err);
     if (rc)

@@ -27,6 +27,7 @@ struct VirtIOKerneletPCI {
 static const char *const kernelet_pci_aliases[] = {
     "weight", "priority", "mem-quota", "max-inflight", "slicing",
     "kernels-launched", "gpu-time-ns", "bytes-copied", "mem-in-use", "errors", "requests",
+    "x-fault",
 };
 
 static void virtio_kernelet_pci_realize(VirtIOPCIProxy *vpci_dev, Error **errp)

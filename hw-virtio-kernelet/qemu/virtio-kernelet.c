@@ -2,8 +2,10 @@
  * virtio-kernelet: paravirtual GPU compute device of the Kernelet project.
  *
  * Two virtqueues: requests (each answered in place) and the launch ring. Every chain is
- * copied out of guest memory, bounded by KERNELET_MAX_REQUEST, and handed to the decoder
- * in kdev_request.c, which validates it and writes a response header with a status. The
+ * handed to the decoder in kdev_request.c as two byte streams read and written in guest
+ * memory (bulk data is never copied whole); the decoder validates it and writes a
+ * response header with a status. A diagnostic echo may ask to be held for a while before
+ * it is served (a timer per held chain); reset and unplug drop held chains. The
  * run-time operator policy (weight, priority, mem-quota, max-inflight, slicing) and the
  * read-only statistics are QOM properties added in instance_init, because static qdev
  * properties cannot change after realize. Migration is refused: the tenant's GPU state
@@ -25,26 +27,107 @@
 /* QEMU's virtio name table (grafted entry) and our header must agree on the id. */
 QEMU_BUILD_BUG_ON(KERNELET_VIRTIO_ID > 63);
 
-/* Copies one chain out, lets the decoder answer it, and returns the answer's size. */
-static size_t kernelet_serve(VirtIOKernelet *s, unsigned vq_index, VirtQueueElement *elem)
+/* The decoder sees a chain as two byte streams; these read and write them in place. */
+static size_t kernelet_chain_read(void *opaque, size_t offset, void *buf, size_t len)
 {
-    size_t out_size = iov_size(elem->out_sg, elem->out_num);
-    size_t in_size = iov_size(elem->in_sg, elem->in_num);
-    /* One byte past the limit is enough for the decoder to reject an oversized chain. */
-    size_t req_len = MIN(out_size, (size_t)KERNELET_MAX_REQUEST + 1);
-    size_t resp_cap = MIN(in_size, (size_t)KERNELET_MAX_RESPONSE);
-    g_autofree uint8_t *req = g_malloc(req_len ? req_len : 1);
-    g_autofree uint8_t *resp = g_malloc0(resp_cap ? resp_cap : 1);
-    size_t written;
+    VirtQueueElement *elem = opaque;
 
-    if (iov_to_buf(elem->out_sg, elem->out_num, 0, req, req_len) != req_len) {
-        req_len = 0;  /* unreadable: decoded as a truncated header */
+    return iov_to_buf(elem->out_sg, elem->out_num, offset, buf, len);
+}
+
+static size_t kernelet_chain_write(void *opaque, size_t offset, const void *buf, size_t len)
+{
+    VirtQueueElement *elem = opaque;
+
+    return iov_from_buf(elem->in_sg, elem->in_num, offset, buf, len);
+}
+
+static struct kdev_chain kernelet_chain(VirtQueueElement *elem)
+{
+    return (struct kdev_chain){
+        .out_len = iov_size(elem->out_sg, elem->out_num),
+        .in_len = iov_size(elem->in_sg, elem->in_num),
+        .read = kernelet_chain_read,
+        .write = kernelet_chain_write,
+        .opaque = elem,
+    };
+}
+
+/* Serves one chain and returns it to the guest, or, when the x-fault=broken test fault is
+ * pending, drops it and marks the device broken (the guest must reset it). Returns
+ * whether a used entry was added. */
+static bool kernelet_complete(VirtIOKernelet *s, VirtQueue *vq, unsigned vq_index,
+                              VirtQueueElement *elem)
+{
+    struct kdev_chain chain = kernelet_chain(elem);
+    size_t used;
+
+    if (s->state.fault == KDEV_FAULT_BROKEN) {
+        s->state.fault = KDEV_FAULT_NONE;
+        virtqueue_detach_element(vq, elem, 0);
+        g_free(elem);
+        virtio_error(VIRTIO_DEVICE(s), "virtio-kernelet: x-fault=broken injected");
+        return false;
     }
-    written = kdev_handle(&s->state, vq_index, req, req_len, resp, resp_cap);
-    if (written && iov_from_buf(elem->in_sg, elem->in_num, 0, resp, written) != written) {
-        written = 0;
+    used = kdev_serve(&s->state, vq_index, &chain);
+    virtqueue_push(vq, elem, used);
+    g_free(elem);
+    return true;
+}
+
+/* ---- chains held before they are served (DIAG_ECHO_BULK with a delay) ---- */
+
+static void kernelet_held_free(KerneletHeld *h, bool detach)
+{
+    QTAILQ_REMOVE(&h->dev->held, h, next);
+    timer_free(h->timer);
+    if (detach) {
+        virtqueue_detach_element(h->vq, h->elem, 0);
+        g_free(h->elem);
     }
-    return written;
+    g_free(h);
+}
+
+static void kernelet_held_expired(void *opaque)
+{
+    KerneletHeld *h = opaque;
+    VirtIOKernelet *s = h->dev;
+    VirtIODevice *vdev = VIRTIO_DEVICE(s);
+    VirtQueue *vq = h->vq;
+    unsigned vq_index = h->vq_index;
+    VirtQueueElement *elem = h->elem;
+
+    if (vdev->broken) {
+        /* The guest resets a broken device, which drops the chain anyway. */
+        kernelet_held_free(h, true);
+        return;
+    }
+    kernelet_held_free(h, false);
+    if (kernelet_complete(s, vq, vq_index, elem)) {
+        virtio_notify(vdev, vq);
+    }
+}
+
+static void kernelet_hold(VirtIOKernelet *s, VirtQueue *vq, unsigned vq_index,
+                          VirtQueueElement *elem, uint32_t ms)
+{
+    KerneletHeld *h = g_new0(KerneletHeld, 1);
+
+    h->dev = s;
+    h->vq = vq;
+    h->vq_index = vq_index;
+    h->elem = elem;
+    h->timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, kernelet_held_expired, h);
+    QTAILQ_INSERT_TAIL(&s->held, h, next);
+    timer_mod(h->timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) + ms);
+}
+
+/* Drops every held chain without answering it (device reset, unplug). */
+static void kernelet_drop_held(VirtIOKernelet *s)
+{
+    while (!QTAILQ_EMPTY(&s->held)) {
+        kernelet_held_free(QTAILQ_FIRST(&s->held), true);
+    }
 }
 
 static void kernelet_handle_vq(VirtIODevice *vdev, VirtQueue *vq)
@@ -55,16 +138,25 @@ static void kernelet_handle_vq(VirtIODevice *vdev, VirtQueue *vq)
     bool pushed = false;
 
     /* A flood is bounded by the queue size: each pop consumes one available chain. */
-    while ((elem = virtqueue_pop(vq, sizeof(VirtQueueElement))) != NULL) {
-        size_t written = kernelet_serve(s, vq_index, elem);
+    while (!vdev->broken &&
+           (elem = virtqueue_pop(vq, sizeof(VirtQueueElement))) != NULL) {
+        struct kdev_chain chain = kernelet_chain(elem);
+        uint32_t hold_ms = kdev_hold_ms(vq_index, &chain);
 
-        virtqueue_push(vq, elem, written);
-        g_free(elem);
-        pushed = true;
+        if (hold_ms) {
+            kernelet_hold(s, vq, vq_index, elem, hold_ms);
+            continue;
+        }
+        pushed |= kernelet_complete(s, vq, vq_index, elem);
     }
     if (pushed) {
         virtio_notify(vdev, vq);
     }
+}
+
+static void kernelet_reset(VirtIODevice *vdev)
+{
+    kernelet_drop_held(VIRTIO_KERNELET(vdev));
 }
 
 static void kernelet_get_config(VirtIODevice *vdev, uint8_t *config)
@@ -78,6 +170,7 @@ static void kernelet_get_config(VirtIODevice *vdev, uint8_t *config)
 
 static uint64_t kernelet_get_features(VirtIODevice *vdev, uint64_t f, Error **errp)
 {
+    virtio_add_feature(&f, KERNELET_F_BULK);
     return f;
 }
 
@@ -165,6 +258,24 @@ static void kernelet_set_slicing(Object *obj, Visitor *v, const char *name, void
     kernelet_policy_commit(s, &p, errp);
 }
 
+/* x-fault: a one-shot misbehaviour for testing guest drivers (kdev_request.h). */
+static char *kernelet_get_fault(Object *obj, Error **errp)
+{
+    return g_strdup(kdev_fault_name(VIRTIO_KERNELET(obj)->state.fault));
+}
+
+static void kernelet_set_fault(Object *obj, const char *value, Error **errp)
+{
+    enum kdev_fault fault;
+
+    if (kdev_fault_parse(value, &fault) < 0) {
+        error_setg(errp, "virtio-kernelet: x-fault '%s' is not one of none, short-used, "
+                   "long-used, wrong-id, bad-length, broken", value);
+        return;
+    }
+    VIRTIO_KERNELET(obj)->state.fault = fault;
+}
+
 /* opaque: offset of a uint64_t counter inside struct kernelet_stats */
 static void kernelet_get_stat(Object *obj, Visitor *v, const char *name, void *opaque,
                               Error **errp)
@@ -193,6 +304,8 @@ static void kernelet_instance_init(Object *obj)
     };
 
     kdev_state_init(&s->state);
+    QTAILQ_INIT(&s->held);
+    object_property_add_str(obj, "x-fault", kernelet_get_fault, kernelet_set_fault);
     for (size_t i = 0; i < ARRAY_SIZE(u32_props); i++) {
         object_property_add(obj, u32_props[i].name, "uint32", kernelet_get_u32,
                             kernelet_set_u32, NULL, (void *)(uintptr_t)u32_props[i].off);
@@ -243,6 +356,7 @@ static void kernelet_unrealize(DeviceState *dev)
     VirtIODevice *vdev = VIRTIO_DEVICE(dev);
     VirtIOKernelet *s = VIRTIO_KERNELET(dev);
 
+    kernelet_drop_held(s);
     virtio_delete_queue(s->launch_vq);
     virtio_delete_queue(s->request_vq);
     virtio_cleanup(vdev);
@@ -269,6 +383,7 @@ static void virtio_kernelet_class_init(ObjectClass *klass, void *data)
     vdc->unrealize = kernelet_unrealize;
     vdc->get_features = kernelet_get_features;
     vdc->get_config = kernelet_get_config;
+    vdc->reset = kernelet_reset;
 }
 
 static const TypeInfo virtio_kernelet_info = {

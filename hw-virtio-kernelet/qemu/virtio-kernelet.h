@@ -9,11 +9,23 @@
 #define QEMU_VIRTIO_KERNELET_H
 
 #include "hw/virtio/virtio.h"
+#include "qemu/queue.h"
+#include "qemu/timer.h"
 #include "qom/object.h"
 #include "kdev_request.h"
 
 #define TYPE_VIRTIO_KERNELET "virtio-kernelet-device"
 OBJECT_DECLARE_SIMPLE_TYPE(VirtIOKernelet, VIRTIO_KERNELET)
+
+/* A chain popped but not yet answered: served when its timer fires. */
+typedef struct KerneletHeld {
+    VirtIOKernelet *dev;
+    VirtQueue *vq;
+    unsigned vq_index;
+    VirtQueueElement *elem;
+    QEMUTimer *timer;
+    QTAILQ_ENTRY(KerneletHeld) next;
+} KerneletHeld;
 
 struct VirtIOKernelet {
     VirtIODevice parent_obj;
@@ -31,6 +43,9 @@ struct VirtIOKernelet {
     uint32_t gpu_sms;
     uint16_t gpu_cc_major;
     uint16_t gpu_cc_minor;
+
+    /* Chains held before they are served (diagnostic delays). */
+    QTAILQ_HEAD(, KerneletHeld) held;
 
     /* Bumped on every policy change so the daemon link can tell what it has sent. */
     uint64_t policy_generation;

@@ -37,7 +37,8 @@ enum {
     KEMU_EADDRESS = -6,      /* a kernel accessed memory outside every allocation */
     KEMU_EMISALIGNED = -7,   /* a kernel access was not aligned to its size */
     KEMU_ETRAP = -8,         /* the kernel executed trap or brkpt */
-    KEMU_ERESOURCES = -9,    /* launch too big: threads per block, shared or local memory */
+    KEMU_ERESOURCES = -9,    /* launch too big: shared or local memory, or more than 1 GiB
+                                of emulator state (registers, local memory) per block */
     KEMU_EDEADLOCK = -10,    /* threads wait at a barrier or warp-synchronous instruction
                                 that the other threads never reach */
     KEMU_ELIMIT = -11,       /* the launch's instruction budget ran out (kemu_launch_config) */

@@ -19,7 +19,9 @@
  * original grid's x, y and z dimensions. Every read of %ctaid.{x,y,z} and %nctaid.{x,y,z}
  * in it sees the original grid's values, where linear id = x + nx * (y + ny * z). A slice of
  * `count` blocks is launched with grid (count, 1, 1) and the original block dimensions.
- * Grids of 2^32 or more blocks are run whole (the arithmetic is 32-bit).
+ * Grids of 2^32 or more blocks are run whole (the arithmetic is 32-bit). The variant keeps
+ * the original's block size, dynamic shared memory and function attributes, and uses 24
+ * bytes of static shared memory of its own when it reads %ctaid (docs/PTX.md).
  */
 #ifndef KERNELET_PTX_H
 #define KERNELET_PTX_H
@@ -79,11 +81,14 @@ typedef struct kptx_operand {
     bool generic;               /* SYMBOL in an initialiser written generic(sym) */
     bool has_offset;            /* ADDRESS, SYMBOL: an offset was written, even "+0" (ptxas
                                    -G code differs between [%r+0] and [%r]) */
-    const char *name;           /* REG, SREG, SYMBOL: the name as written */
-    int64_t value;              /* INT: the value; SYMBOL, ADDRESS: byte offset */
-    uint64_t bits;              /* FLOAT: IEEE-754 bits (binary32 in the low half if width 32) */
     unsigned width;             /* FLOAT: 32 or 64 */
     unsigned n_elems;
+    const char *name;           /* REG, SREG, SYMBOL: the name as written; operands with the
+                                   same name share the string */
+    union {
+        int64_t value;          /* INT: the value; SYMBOL, ADDRESS: byte offset */
+        uint64_t bits;          /* FLOAT: IEEE-754 bits (binary32 in the low half if width 32) */
+    };
     struct kptx_operand *elems; /* ADDRESS, VECTOR, LIST, PAIR */
 } kptx_operand;
 
@@ -112,27 +117,27 @@ typedef enum kptx_space {
 /* A variable, register or parameter declaration. */
 typedef struct kptx_var {
     const char *linkage;        /* ".visible", ".extern", ".weak", ".common" or NULL */
-    kptx_space space;
-    unsigned align;             /* bytes, 0 when not given */
-    unsigned vec;               /* 2 or 4 for .v2/.v4, else 0 */
     const char *type;           /* ".b8", ".u32", ".f64", ".pred", ".texref", ... */
     const char *name;
+    kptx_space space;
+    unsigned align;             /* bytes, 0 when not given */
+    unsigned vec;               /* 2, 4 or 8 for .v2/.v4/.v8, else 0 */
     unsigned reg_range;         /* ".reg .b32 %r<10>": 10 (registers %r0..%r9); else 0 */
     unsigned n_dims;            /* array dimensions; dims[i] == 0 for "[]" */
-    uint64_t dims[4];
     /* Parameters: ".ptr" attributes of kernel pointer parameters (space NONE = generic). */
     bool is_ptr;
+    /* Initialiser "= {...}" or "= v": see init below. */
+    bool has_init;
     kptx_space ptr_space;
     unsigned ptr_align;
+    uint64_t dims[4];
     /* ".attribute(...)" of a module variable as written, parentheses included
      * ("(.managed)"), or NULL. */
     const char *attribute;
-    /* Initialiser "= {...}" or "= v", flattened in element order: INT, FLOAT or SYMBOL
-     * (the address of a variable or function plus value bytes; generic(sym) sets the
-     * operand's generic flag). */
-    bool has_init;
-    unsigned n_init;
+    /* The initialiser flattened in element order: INT, FLOAT or SYMBOL (the address of a
+     * variable or function plus value bytes; generic(sym) sets the operand's generic flag). */
     kptx_operand *init;
+    unsigned n_init;
     /* Entry parameters only: byte offset and size in the parameter block. */
     uint32_t offset;
     uint32_t size;
@@ -221,7 +226,8 @@ void kptx_module_free(kptx_module *m);
 /* Prints a module as PTX into a malloc'd NUL-terminated buffer (*len excludes the NUL). */
 int kptx_print(const kptx_module *m, char **text, size_t *len, kptx_error *err);
 
-/* The function named name (entry or func), or NULL. */
+/* The function named name (entry or func): its definition when the module has one, else
+ * its first prototype; NULL when there is none. */
 const kptx_function *kptx_find_function(const kptx_module *m, const char *name);
 
 /* ---- Kernel information ------------------------------------------------------------- */

@@ -12,11 +12,20 @@
  * `length` bytes of payload, then a device-writable part that receives a response header
  * and the response payload. The device always answers with a response header when the
  * writable part can hold one; a malformed request gets an error status, never silence.
+ *
+ * With KERNELET_F_BULK a chain may also carry bulk data (docs/DEVICE.md, "Bulk data"):
+ * the request header has KERNELET_REQ_F_XFER set and is followed by a kernelet_xfer that
+ * declares the sizes; then readable = header, xfer, payload, host-to-device bulk bytes;
+ * writable = response part (xfer.resp_bytes), device-to-host bulk bytes.
  */
 #ifndef KERNELET_VIRTIO_KERNELET_H
 #define KERNELET_VIRTIO_KERNELET_H
 
+#ifdef __KERNEL__
+#include <linux/types.h>  /* the guest driver: the kernel has no <stdint.h> */
+#else
 #include <stdint.h>
+#endif
 
 /* Virtio device id. Linux's modern virtio-pci driver binds ids 0..63 only (PCI device ids
  * 0x1040..0x107f); 57 is used by no standard device (docs/DEVICE.md says why this one). */
@@ -40,6 +49,11 @@ enum kernelet_vq {
 #define KERNELET_MAX_REQUEST      (64u * 1024u)  /* header + payload, device-readable */
 #define KERNELET_MAX_RESPONSE     (64u * 1024u)  /* header + payload the device writes */
 #define KERNELET_QUEUE_SIZE       256u           /* descriptors per virtqueue */
+#define KERNELET_MAX_BULK         (2u * 1024u * 1024u)  /* h2d + d2h bulk bytes per chain */
+#define KERNELET_MAX_SEGMENTS     1024u          /* descriptors per chain (QEMU's limit) */
+
+/* Feature bits (virtio device-specific range 0..23). */
+#define KERNELET_F_BULK           0u  /* chains may carry bulk data (kernelet_xfer) */
 
 /* Opcodes. 0x0001-0x00ff: session and device control, answered by the device itself;
  * higher ranges are reserved for memory (0x01xx), modules (0x02xx) and execution (0x03xx),
@@ -49,6 +63,13 @@ enum kernelet_opcode {
     KERNELET_OP_HELLO        = 0x0001,  /* payload: kernelet_hello; answer: kernelet_info */
     KERNELET_OP_GET_INFO     = 0x0002,  /* no payload; answer: kernelet_info */
     KERNELET_OP_GET_STATS    = 0x0003,  /* no payload; answer: kernelet_stats */
+    /* Sent by the guest driver when a context (an open /dev/kerneletN) goes away, so that
+     * the host can free what the context held. No payload; the context is xfer.context. */
+    KERNELET_OP_CONTEXT_CLOSE = 0x0010,
+    /* Diagnostic, not part of the CUDA protocol: checksums the host-to-device bulk data,
+     * copies it into the device-to-host bulk buffers and answers, after an optional delay,
+     * with kernelet_diag_echo_result. Payload: kernelet_diag_echo. Request queue only. */
+    KERNELET_OP_DIAG_ECHO_BULK = 0x00f0,
     KERNELET_OP_LAUNCH_BATCH = 0x0301   /* launch ring only; payload: batch of launches */
 };
 
@@ -72,11 +93,41 @@ enum kernelet_status {
  * payload size and status to a kernelet_status. */
 struct kernelet_req_hdr {
     uint16_t opcode;
-    uint16_t flags;       /* must be 0 in this version */
+    uint16_t flags;       /* KERNELET_REQ_F_*; other bits must be 0; 0 in responses */
     uint32_t length;      /* payload bytes that follow this header */
     uint64_t request_id;  /* chosen by the guest, echoed in the response */
     uint32_t status;      /* 0 in requests */
     uint32_t reserved;    /* must be 0 */
+};
+
+/* Request flag: a kernelet_xfer follows the header (before the payload, not counted in
+ * `length`). Set by the guest driver, never by user space. */
+#define KERNELET_REQ_F_XFER  (1u << 0)
+
+/* Transfer descriptor: what the chain holds besides header and payload. The device checks
+ * readable bytes == 24 + 16 + length + h2d_bytes and writable bytes == resp_bytes +
+ * d2h_bytes, resp_bytes >= 24 and h2d_bytes + d2h_bytes <= KERNELET_MAX_BULK. */
+struct kernelet_xfer {
+    uint32_t context;     /* the guest context (open file) the request belongs to */
+    uint32_t resp_bytes;  /* size of the writable response part, before the d2h bulk */
+    uint32_t h2d_bytes;   /* bulk bytes the device reads, after the payload */
+    uint32_t d2h_bytes;   /* bulk bytes the device may write, after the response part */
+};
+
+/* DIAG_ECHO_BULK payload. */
+struct kernelet_diag_echo {
+    uint32_t delay_ms;    /* hold the chain this long before answering (<= 10000) */
+    uint32_t reserved;    /* must be 0 */
+};
+#define KERNELET_DIAG_MAX_DELAY_MS 10000u
+
+/* DIAG_ECHO_BULK answer. The device writes min(h2d, d2h) bytes of d2h bulk. */
+struct kernelet_diag_echo_result {
+    uint64_t h2d_bytes;   /* bulk bytes read */
+    uint64_t d2h_bytes;   /* bulk bytes written (a copy of the first ones read) */
+    uint64_t fnv1a64;     /* FNV-1a (64-bit) of the bytes read */
+    uint32_t context;     /* xfer.context of the request (0 without xfer) */
+    uint32_t reserved;
 };
 
 /* HELLO payload: the guest's protocol version. */
@@ -124,6 +175,9 @@ struct kernelet_virtio_config {
     uint16_t gpu_cc_major;
     uint16_t gpu_cc_minor;
     char     gpu_name[64];
+    /* Valid when KERNELET_F_BULK is offered. */
+    uint32_t max_bulk;        /* KERNELET_MAX_BULK */
+    uint32_t max_segments;    /* KERNELET_MAX_SEGMENTS */
 };
 
 #ifdef __cplusplus
@@ -134,6 +188,8 @@ struct kernelet_virtio_config {
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_req_hdr) == 24, "request header layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_info) == 104, "info layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_stats) == 48, "stats layout");
-KERNELET_STATIC_ASSERT(sizeof(struct kernelet_virtio_config) == 96, "config layout");
+KERNELET_STATIC_ASSERT(sizeof(struct kernelet_virtio_config) == 104, "config layout");
+KERNELET_STATIC_ASSERT(sizeof(struct kernelet_xfer) == 16, "xfer layout");
+KERNELET_STATIC_ASSERT(sizeof(struct kernelet_diag_echo_result) == 32, "echo result layout");
 
 #endif

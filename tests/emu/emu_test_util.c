@@ -9,6 +9,14 @@ const char *emu_kernels_dir(void)
     return d && *d ? d : NULL;
 }
 
+void emu_random_ints(int *v, size_t n, int lo, int hi, guint32 seed)
+{
+    GRand *r = g_rand_new_with_seed(seed);
+    for (size_t i = 0; i < n; i++)
+        v[i] = g_rand_int_range(r, lo, hi);
+    g_rand_free(r);
+}
+
 void emu_fixture_open(emu_fixture *f, const char *file, unsigned workers)
 {
     kemu_device_config cfg = {.workers = workers};

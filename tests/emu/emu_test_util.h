@@ -18,6 +18,17 @@ typedef struct emu_fixture {
 /* The directory of the kernels' PTX (KERNELET_EMU_KERNELS_DIR), or NULL: tests skip. */
 const char *emu_kernels_dir(void);
 
+#define SKIP_WITHOUT_KERNELS()                                                           \
+    do {                                                                                 \
+        if (!emu_kernels_dir()) {                                                        \
+            g_test_skip("KERNELET_EMU_KERNELS_DIR is not set (no CUDA toolchain)");      \
+            return;                                                                      \
+        }                                                                                \
+    } while (0)
+
+/* n seeded random ints in [lo, hi). */
+void emu_random_ints(int *v, size_t n, int lo, int hi, guint32 seed);
+
 /* Device with `workers` threads and the module built from kernels/<file>.cu. */
 void emu_fixture_open(emu_fixture *f, const char *file, unsigned workers);
 void emu_fixture_close(emu_fixture *f);

@@ -10,14 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SKIP_WITHOUT_KERNELS()                                                             \
-    do {                                                                                 \
-        if (!emu_kernels_dir()) {                                                        \
-            g_test_skip("KERNELET_EMU_KERNELS_DIR is not set (no CUDA toolchain)");      \
-            return;                                                                      \
-        }                                                                                \
-    } while (0)
-
 static unsigned blocks_for(unsigned n, unsigned block)
 {
     return (n + block - 1) / block;

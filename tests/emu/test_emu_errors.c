@@ -1,6 +1,7 @@
 /* Failures the emulator must report, never turn into wrong results or crashes: memory
  * faults (out of bounds, misaligned, freed memory), trap, unknown instructions and
- * modifiers (with the kernel and the instruction named), calls without a body, recursion,
+ * modifiers (with the kernel and the instruction named), calls without a body, endless
+ * recursion,
  * deadlocks at barriers and warp-synchronous instructions, endless kernels (instruction
  * budget, cancel flag), bad launch configurations, and malformed PTX. */
 #include "emu_test_util.h"
@@ -8,14 +9,6 @@
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
-
-#define SKIP_WITHOUT_KERNELS()                                                             \
-    do {                                                                                 \
-        if (!emu_kernels_dir()) {                                                        \
-            g_test_skip("KERNELET_EMU_KERNELS_DIR is not set (no CUDA toolchain)");      \
-            return;                                                                      \
-        }                                                                                \
-    } while (0)
 
 static const unsigned ONE[3] = {1, 1, 1};
 
@@ -199,7 +192,7 @@ static void test_unknown_modifier_and_texture(void)
     kemu_device_destroy(dev);
 }
 
-static void test_recursion_is_refused(void)
+static void test_endless_recursion(void)
 {
     kemu_device *dev;
     kemu_module *mod;
@@ -214,10 +207,11 @@ static void test_recursion_is_refused(void)
         "\tcall.uni (b), f, (a);\n\t}\n\tret;\n}\n");
     kemu_function_info info;
     kemu_function_info_get(fn, &info);
-    g_assert_nonnull(strstr(info.unsupported, "recursive"));
+    g_assert_null(info.unsupported);
     kemu_error err = {0};
-    g_assert_cmpint(emu_launch_args(fn, ONE, ONE, 0, NULL, 0, 0, &err), ==, KEMU_EUNSUPPORTED);
-    assert_message(&err, (const char *[]){"recursive", "f", NULL});
+    g_assert_cmpint(emu_launch_args(fn, ONE, (unsigned[3]){40, 1, 1}, 0, NULL, 0, 0, &err), ==,
+                    KEMU_ERESOURCES);
+    assert_message(&err, (const char *[]){"call stack overflow", "call.uni", NULL});
     kemu_device_destroy(dev);
 }
 
@@ -332,6 +326,15 @@ static void test_bad_configurations(void)
     kemu_function *none;
     g_assert_cmpint(kemu_module_get_function(mod, "nope", &none, &err), ==, KEMU_ENOTFOUND);
     kemu_device_destroy(dev);
+
+    /* 300000 registers: fine for one warp, too much emulator state for 1024 threads */
+    fn = load_text(&dev, &mod,
+        ".visible .entry k()\n{\n\t.reg .b32 %r<300000>;\n\tmov.u32 %r299999, 1;\n\tret;\n}\n");
+    g_assert_cmpint(emu_launch_args(fn, ONE, (unsigned[3]){32, 1, 1}, 0, NULL, 0, 0, &err), ==, 0);
+    g_assert_cmpint(emu_launch_args(fn, ONE, (unsigned[3]){1024, 1, 1}, 0, NULL, 0, 0, &err), ==,
+                    KEMU_ERESOURCES);
+    assert_message(&err, (const char *[]){"emulator state", NULL});
+    kemu_device_destroy(dev);
 }
 
 /* ---- malformed PTX ------------------------------------------------------------------------------- */
@@ -380,7 +383,7 @@ int main(int argc, char **argv)
     g_test_add_func("/emu/errors/printf-unsupported", test_printf_is_unsupported);
     g_test_add_func("/emu/errors/unknown-instruction", test_unknown_instruction);
     g_test_add_func("/emu/errors/unknown-modifier-texture", test_unknown_modifier_and_texture);
-    g_test_add_func("/emu/errors/recursion", test_recursion_is_refused);
+    g_test_add_func("/emu/errors/endless-recursion", test_endless_recursion);
     g_test_add_func("/emu/errors/barrier-deadlock", test_barrier_deadlock);
     g_test_add_func("/emu/errors/warp-sync-deadlock", test_warp_sync_deadlock);
     g_test_add_func("/emu/errors/instruction-budget", test_instruction_budget);

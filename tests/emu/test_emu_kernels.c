@@ -3,27 +3,12 @@
  * shuffles, votes, match and reduce, activemask in divergent code, barriers (also in
  * loops, with counts, after early exits), shared and dynamic shared memory, atomics on
  * global and shared memory, a spin lock between lanes of a warp, device-function calls,
- * local arrays, divergent loops, module variables and special registers. */
+ * local arrays, divergent loops, module variables and special registers, recursion and
+ * calls through function pointers and virtual functions. */
 #include "emu_test_util.h"
 
 #include <stdbool.h>
 #include <string.h>
-
-#define SKIP_WITHOUT_KERNELS()                                                             \
-    do {                                                                                 \
-        if (!emu_kernels_dir()) {                                                        \
-            g_test_skip("KERNELET_EMU_KERNELS_DIR is not set (no CUDA toolchain)");      \
-            return;                                                                      \
-        }                                                                                \
-    } while (0)
-
-static void random_ints(int *v, size_t n, int lo, int hi, guint32 seed)
-{
-    GRand *r = g_rand_new_with_seed(seed);
-    for (size_t i = 0; i < n; i++)
-        v[i] = g_rand_int_range(r, lo, hi);
-    g_rand_free(r);
-}
 
 /* ---- warp level ----------------------------------------------------------------------------- */
 
@@ -34,7 +19,7 @@ static void test_shfl(void)
     emu_fixture f;
     emu_fixture_open(&f, "warp", 2);
     int in[N], out[4 * N];
-    random_ints(in, N, -1000000, 1000000, 1);
+    emu_random_ints(in, N, -1000000, 1000000, 1);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     emu_arg args[] = {ARG64(din), ARG64(dout)};
     emu_launch_ok(emu_fixture_fn(&f, "shfl_ops"), (unsigned[3]){4, 1, 1}, (unsigned[3]){64, 1, 1},
@@ -58,7 +43,7 @@ static void test_vote(void)
     emu_fixture_open(&f, "warp", 1);
     int in[N];
     unsigned out[5 * N];
-    random_ints(in, N, -50, 50, 2);
+    emu_random_ints(in, N, -50, 50, 2);
     for (int i = 64; i < 96; i++)   /* one warp where every predicate holds */
         in[i] = 2 * i + 1;
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
@@ -94,7 +79,7 @@ static void test_reduce_match(void)
     emu_fixture f;
     emu_fixture_open(&f, "warp", 2);
     int in[N], out[3 * N / 32];
-    random_ints(in, N, -100000, 100000, 3);
+    emu_random_ints(in, N, -100000, 100000, 3);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     emu_arg args[] = {ARG64(din), ARG64(dout)};
     emu_launch_ok(emu_fixture_fn(&f, "reduce_ops"), (unsigned[3]){2, 1, 1}, (unsigned[3]){96, 1, 1},
@@ -124,7 +109,7 @@ static void test_block_reverse_and_sum(void)
     emu_fixture f;
     emu_fixture_open(&f, "block", 2);
     int in[N], rev[N], sums[G];
-    random_ints(in, N, -1000, 1000, 4);
+    emu_random_ints(in, N, -1000, 1000, 4);
     kemu_devptr din = emu_buf(&f, in, sizeof in), drev = emu_buf(&f, NULL, sizeof rev);
     kemu_devptr dsum = emu_buf(&f, NULL, sizeof sums);
     emu_arg a1[] = {ARG64(din), ARG64(drev)}, a2[] = {ARG64(din), ARG64(dsum)};
@@ -152,7 +137,7 @@ static void test_block_votes_and_early_exit(void)
     emu_fixture f;
     emu_fixture_open(&f, "block", 1);
     int in[N], votes[3 * G], out[N];
-    random_ints(in, N, -10, 30, 5);
+    emu_random_ints(in, N, -10, 30, 5);
     for (int i = 0; i < B; i++)
         in[B + i] = i + 1;         /* block 1: all positive */
     in[2 * B + 7] = 2000000;       /* block 2: one huge value */
@@ -181,6 +166,29 @@ static void test_block_votes_and_early_exit(void)
     emu_fixture_close(&f);
 }
 
+static void test_cp_async(void)
+{
+    SKIP_WITHOUT_KERNELS();
+    enum { B = 64, G = 3, N = B * G };
+    emu_fixture f;
+    emu_fixture_open(&f, "block", 2);
+    float in[4 * N], out[N];
+    for (int i = 0; i < 4 * N; i++)
+        in[i] = (float)(i % 97) * 0.5f;
+    kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
+    emu_arg args[] = {ARG64(din), ARG64(dout)};
+    emu_launch_ok(emu_fixture_fn(&f, "staged"), (unsigned[3]){G, 1, 1}, (unsigned[3]){B, 1, 1},
+                  0, args, 2);
+    emu_download(&f, out, dout, sizeof out);
+    for (int t = 0; t < N; t++) {
+        int b = t / B, tid = t % B, src = b * B + (tid + 1) % B;
+        float want = in[4 * src] + in[4 * src + 1] + in[4 * src + 2] + in[4 * src + 3];
+        want += (tid & 1) ? in[4 * t + 1] : 0.0f;   /* zfill: even threads copy nothing */
+        g_assert_cmpfloat(out[t], ==, want);
+    }
+    emu_fixture_close(&f);
+}
+
 /* ---- atomics ---------------------------------------------------------------------------------- */
 
 static void test_atomics(void)
@@ -190,7 +198,7 @@ static void test_atomics(void)
     emu_fixture f;
     emu_fixture_open(&f, "atomics", 3);
     int in[N], olds[N];
-    random_ints(in, N, -100000, 100000, 6);
+    emu_random_ints(in, N, -100000, 100000, 6);
     int c[11] = {0, INT32_MIN, INT32_MAX, 0, -1, 0, 0, 0, 0, 0, INT32_MIN};
     float fsum = 0;
     unsigned long long u64 = 0;
@@ -255,7 +263,7 @@ static void test_shared_histogram(void)
     emu_fixture f;
     emu_fixture_open(&f, "atomics", 2);
     int in[N], hist[16] = {0}, want[16] = {0};
-    random_ints(in, N, 0, 1 << 20, 7);
+    emu_random_ints(in, N, 0, 1 << 20, 7);
     for (int i = 0; i < N; i++)
         want[in[i] & 15]++;
     kemu_devptr din = emu_buf(&f, in, sizeof in), dh = emu_buf(&f, NULL, sizeof hist);
@@ -310,7 +318,7 @@ static void test_calls(void)
     emu_fixture_open(&f, "misc", 2);
     int in[N];
     long long out[N];
-    random_ints(in, N, -1000000, 1000000, 8);
+    emu_random_ints(in, N, -1000000, 1000000, 8);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     emu_arg args[] = {ARG64(din), ARG64(dout)};
     emu_launch_ok(emu_fixture_fn(&f, "calls"), (unsigned[3]){5, 1, 1}, (unsigned[3]){32, 1, 1},
@@ -334,7 +342,7 @@ static void test_local_and_divergent_loops(void)
     emu_fixture_open(&f, "misc", 2);
     int in[N], out[N];
     unsigned steps[N];
-    random_ints(in, N, 1, 100000, 9);
+    emu_random_ints(in, N, 1, 100000, 9);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     kemu_devptr dsteps = emu_buf(&f, NULL, sizeof steps);
     emu_arg a1[] = {ARG64(din), ARG64(dout)}, a2[] = {ARG64(din), ARG64(dsteps)};
@@ -379,7 +387,7 @@ static void test_module_vars(void)
                     KEMU_ENOTFOUND);
     int in[N];
     float out[N];
-    random_ints(in, N, 0, 1000, 10);
+    emu_random_ints(in, N, 0, 1000, 10);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     emu_arg args[] = {ARG64(din), ARG64(dout)};
     emu_launch_ok(emu_fixture_fn(&f, "module_vars"), (unsigned[3]){2, 1, 1},
@@ -427,7 +435,7 @@ static void test_generic_pointers(void)
     emu_fixture f;
     emu_fixture_open(&f, "misc", 2);
     int in[N], out[N];
-    random_ints(in, N, -100000, 100000, 11);
+    emu_random_ints(in, N, -100000, 100000, 11);
     kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
     emu_arg args[] = {ARG64(din), ARG64(dout)};
     emu_launch_ok(emu_fixture_fn(&f, "generic_pointers"), (unsigned[3]){G, 1, 1},
@@ -445,6 +453,63 @@ static void test_generic_pointers(void)
     emu_fixture_close(&f);
 }
 
+static unsigned fib_ref(unsigned n)
+{
+    return n < 2 ? n : fib_ref(n - 1) + fib_ref(n - 2);
+}
+
+static void test_recursion(void)
+{
+    SKIP_WITHOUT_KERNELS();
+    enum { N = 96 };
+    emu_fixture f;
+    emu_fixture_open(&f, "misc", 2);
+    int in[N];
+    unsigned out[2 * N];
+    emu_random_ints(in, N, 0, 1000, 12);
+    kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
+    emu_arg args[] = {ARG64(din), ARG64(dout)};
+    emu_launch_ok(emu_fixture_fn(&f, "recursion"), (unsigned[3]){3, 1, 1},
+                  (unsigned[3]){32, 1, 1}, 0, args, 2);
+    emu_download(&f, out, dout, sizeof out);
+    for (int t = 0; t < N; t++) {
+        g_assert_cmpuint(out[2 * t], ==, fib_ref((unsigned)in[t] % 16));
+        g_assert_cmpuint(out[2 * t + 1], ==, (unsigned)(in[t] % 100 % 2 == 0));
+    }
+    emu_fixture_close(&f);
+}
+
+static void test_function_pointers(void)
+{
+    SKIP_WITHOUT_KERNELS();
+    enum { N = 96 };
+    emu_fixture f;
+    emu_fixture_open(&f, "misc", 2);
+    int in[N];
+    unsigned out[N];
+    float areas[N];
+    emu_random_ints(in, N, 0, 100000, 13);
+    kemu_devptr din = emu_buf(&f, in, sizeof in), dout = emu_buf(&f, NULL, sizeof out);
+    kemu_devptr dareas = emu_buf(&f, NULL, sizeof areas);
+    emu_arg args[] = {ARG64(din), ARG64(dout), ARG64(dareas)};
+    emu_launch_ok(emu_fixture_fn(&f, "pointers"), (unsigned[3]){3, 1, 1},
+                  (unsigned[3]){32, 1, 1}, 0, args, 3);
+    emu_download(&f, out, dout, sizeof out);
+    emu_download(&f, areas, dareas, sizeof areas);
+    for (int t = 0; t < N; t++) {
+        unsigned x = (unsigned)in[t], want;
+        switch (x % 3) {
+        case 0: want = 2 * x; break;
+        case 1: want = x * x; break;
+        default: want = (x & 1) ? 3 * x + 1 : x / 2; break;
+        }
+        g_assert_cmpuint(out[t], ==, want);
+        float s = (float)(x % 10);
+        g_assert_cmpfloat(areas[t], ==, (x & 4) ? s * s : 3.0f * s * s);
+    }
+    emu_fixture_close(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -453,6 +518,7 @@ int main(int argc, char **argv)
     g_test_add_func("/emu/kernels/reduce-match", test_reduce_match);
     g_test_add_func("/emu/kernels/block-reverse-sum", test_block_reverse_and_sum);
     g_test_add_func("/emu/kernels/block-votes-early-exit", test_block_votes_and_early_exit);
+    g_test_add_func("/emu/kernels/cp-async", test_cp_async);
     g_test_add_func("/emu/kernels/atomics", test_atomics);
     g_test_add_func("/emu/kernels/shared-histogram", test_shared_histogram);
     g_test_add_func("/emu/kernels/spin-lock", test_spin_lock);
@@ -461,5 +527,7 @@ int main(int argc, char **argv)
     g_test_add_func("/emu/kernels/module-vars", test_module_vars);
     g_test_add_func("/emu/kernels/special-registers", test_special_registers);
     g_test_add_func("/emu/kernels/generic-pointers", test_generic_pointers);
+    g_test_add_func("/emu/kernels/recursion", test_recursion);
+    g_test_add_func("/emu/kernels/function-pointers", test_function_pointers);
     return g_test_run();
 }

@@ -676,14 +676,35 @@ APPROX(k_div_approx, false, a / b, 2.0, 0)
 APPROX(k_div_full, false, a / b, 2.0, 0)
 APPROX(k_tanh, false, tanh(a), 1.0, 0)
 
+/* rcp.approx.ftz.f64: from the upper word of a, low 32 bits of the result zero, within
+ * the 20 mantissa bits it keeps; subnormals flushed, NaN canonical. */
+static bool gross_check(uint64_t a, uint64_t got, bool is_rsqrt)
+{
+    if ((uint32_t)got != 0)
+        return false;
+    double x = dbits(a & 0xffffffff00000000ull);
+    if (fpclassify(x) == FP_SUBNORMAL)
+        x = copysign(0.0, x);
+    double exact = is_rsqrt ? 1.0 / sqrt(x) : 1.0 / x, g = dbits(got);
+    if (isnan(exact))
+        return got == 0x7fffffff00000000ull;
+    if (isinf(exact) || exact == 0 || fpclassify(exact) == FP_SUBNORMAL)
+        return g == (fpclassify(exact) == FP_SUBNORMAL ? copysign(0.0, exact) : exact);
+    return fabs(g - exact) <= fabs(exact) * 0x1p-20;
+}
+
 static bool k_rcp_f64(uint64_t a, uint64_t b, uint64_t c, uint64_t got)
 {
     (void)b;
     (void)c;
-    double x = dbits(a), exact = 1.0 / x, g = dbits(got);
-    if (isnan(exact))
-        return isnan(g);
-    return g == exact || fabs(g - exact) <= fabs(exact) * 0x1p-50;
+    return gross_check(a, got, false);
+}
+
+static bool k_rsqrt_f64(uint64_t a, uint64_t b, uint64_t c, uint64_t got)
+{
+    (void)b;
+    (void)c;
+    return gross_check(a, got, true);
 }
 
 #define APX(name, dt, gen, check) {name, name " %d, %a;", dt, dt, NULL, NULL, {gen}, NULL, check}
@@ -698,6 +719,7 @@ static const op_case approx_cases[] = {
     APX("rcp.approx.f32", ".f32", GEN_FLOAT, k_rcp),
     APX("tanh.approx.f32", ".f32", GEN_ANGLE, k_tanh),
     APX("rcp.approx.ftz.f64", ".f64", GEN_FLOAT, k_rcp_f64),
+    APX("rsqrt.approx.ftz.f64", ".f64", GEN_POS, k_rsqrt_f64),
     {"div.approx.f32", "div.approx.f32 %d, %a, %b;", ".f32", ".f32", ".f32", NULL, FF, NULL, k_div_approx},
     {"div.full.f32", "div.full.f32 %d, %a, %b;", ".f32", ".f32", ".f32", NULL, FF, NULL, k_div_full},
 };

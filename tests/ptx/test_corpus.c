@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernelet/ptx.h"
+#include "ptx_test_util.h"
 #include "ptxas_util.h"
 
 #define MAX_REG_GROWTH 2
@@ -54,24 +55,6 @@ static bool assemblable(const corpus_file *cf)
     return true;
 }
 
-static kptx_module *parse_ok(const char *text, size_t len, const char *what)
-{
-    kptx_module *m = NULL;
-    kptx_error err = {0};
-    int rc = kptx_parse(text, len, &m, &err);
-    if (rc)
-        g_error("%s:%u:%u: %s", what, err.line, err.column, err.message);
-    return m;
-}
-
-static char *print_ok(const kptx_module *m, size_t *len)
-{
-    char *text;
-    kptx_error err = {0};
-    g_assert_cmpint(kptx_print(m, &text, len, &err), ==, 0);
-    return text;
-}
-
 /* Relocatable (-c) when the module calls functions ptxas cannot resolve by itself. */
 static bool needs_c(const kptx_module *m)
 {
@@ -94,14 +77,14 @@ static bool needs_c(const kptx_module *m)
 static void test_round_trip(gconstpointer data)
 {
     const corpus_file *cf = data;
-    kptx_module *m = parse_ok(cf->text, cf->len, cf->path);
+    kptx_module *m = test_parse_n(cf->text, cf->len, cf->path);
     size_t len;
-    char *printed = print_ok(m, &len);
+    char *printed = test_print(m, &len);
 
     /* printing what was printed changes nothing */
-    kptx_module *m2 = parse_ok(printed, len, "printed text");
+    kptx_module *m2 = test_parse_n(printed, len, "printed text");
     size_t len2;
-    char *printed2 = print_ok(m2, &len2);
+    char *printed2 = test_print(m2, &len2);
     g_assert_cmpstr(printed, ==, printed2);
 
     if (assemblable(cf)) {
@@ -147,7 +130,7 @@ static GPtrArray *entries_of(const kptx_module *m)
 static void test_verdicts(gconstpointer data)
 {
     const corpus_file *cf = data;
-    kptx_module *m = parse_ok(cf->text, cf->len, cf->path);
+    kptx_module *m = test_parse_n(cf->text, cf->len, cf->path);
     GPtrArray *names = entries_of(m);
     g_assert_cmpuint(names->len, >, 0);
     for (unsigned i = 0; i < names->len; i++) {
@@ -221,7 +204,7 @@ static void check_registers(const corpus_file *cf, const kptx_module *m, GPtrArr
 static void test_slice(gconstpointer data)
 {
     const corpus_file *cf = data;
-    kptx_module *m = parse_ok(cf->text, cf->len, cf->path);
+    kptx_module *m = test_parse_n(cf->text, cf->len, cf->path);
     GPtrArray *names = entries_of(m), *sliceable = g_ptr_array_new();
     for (unsigned i = 0; i < names->len; i++)
         if (!expected_reason(names->pdata[i]))
@@ -233,13 +216,13 @@ static void test_slice(gconstpointer data)
     for (unsigned i = 0; i < sliceable->len; i++)
         check_sliced_params(m, sliceable->pdata[i]);
     size_t len;
-    char *text = print_ok(m, &len);
+    char *text = test_print(m, &len);
 
     /* idempotent, on the module and on the printed text */
     unsigned again = 1;
     g_assert_cmpint(kptx_slice_module(m, &again, &err), ==, 0);
     g_assert_cmpuint(again, ==, 0);
-    kptx_module *m2 = parse_ok(text, len, "sliced text");
+    kptx_module *m2 = test_parse_n(text, len, "sliced text");
     g_assert_cmpint(kptx_slice_module(m2, &again, &err), ==, 0);
     g_assert_cmpuint(again, ==, 0);
     kptx_module_free(m2);

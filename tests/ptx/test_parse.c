@@ -5,18 +5,9 @@
 #include <string.h>
 
 #include "kernelet/ptx.h"
+#include "ptx_test_util.h"
 
 #define HEADER ".version 8.0\n.target sm_75\n.address_size 64\n"
-
-static kptx_module *parse(const char *text)
-{
-    kptx_module *m = NULL;
-    kptx_error err = {0};
-    int rc = kptx_parse(text, strlen(text), &m, &err);
-    if (rc)
-        g_error("%u:%u: %s", err.line, err.column, err.message);
-    return m;
-}
 
 static int parse_error(const char *text, size_t len, kptx_error *err)
 {
@@ -32,16 +23,6 @@ static int parse_error(const char *text, size_t len, kptx_error *err)
         kptx_module_free(m);
     }
     return rc;
-}
-
-static char *print(const kptx_module *m)
-{
-    char *text;
-    size_t len;
-    kptx_error err = {0};
-    g_assert_cmpint(kptx_print(m, &text, &len, &err), ==, 0);
-    g_assert_cmpuint(strlen(text), ==, len);
-    return text;
 }
 
 /* The instructions of the only function (or the function named name). */
@@ -81,7 +62,7 @@ static const char body_ptx[] = HEADER
 
 static void test_instructions(void)
 {
-    kptx_module *m = parse(body_ptx);
+    kptx_module *m = test_parse(body_ptx);
     const kptx_function *fn = fn_of(m, "k");
     const kptx_instr *in = nth_instr(fn, 0);
     g_assert_cmpstr(in->opcode, ==, "ld");
@@ -137,7 +118,7 @@ static void test_instructions(void)
 
 static void test_literals(void)
 {
-    kptx_module *m = parse(HEADER ".entry k()\n{\n .reg .b64 %rd<2>;\n .reg .f32 %f<2>;\n"
+    kptx_module *m = test_parse(HEADER ".entry k()\n{\n .reg .b64 %rd<2>;\n .reg .f32 %f<2>;\n"
                            " .reg .f64 %fd<2>;\n"
                            " mov.b64 %rd1, 0x7fffffffffffffff;\n"
                            " mov.b64 %rd1, 0xFFFFFFFFFFFFFFFF;\n"
@@ -177,7 +158,7 @@ static void test_literals(void)
 
 static void test_declarations(void)
 {
-    kptx_module *m = parse(HEADER
+    kptx_module *m = test_parse(HEADER
         ".global .attribute(.managed) .align 8 .u64 a, b;\n"
         ".extern .shared .align 16 .b8 dyn[];\n"
         ".const .align 4 .u32 tab[2][3] = {{1, 2, 3}, {4, 5, -6}};\n"
@@ -221,9 +202,9 @@ static void test_declarations(void)
     g_assert_cmpstr(fn->stmts[1].u.var.name, ==, "extra");
 
     /* printing and parsing again keeps every field */
-    char *text = print(m);
-    kptx_module *m2 = parse(text);
-    char *text2 = print(m2);
+    char *text = test_print(m, NULL);
+    kptx_module *m2 = test_parse(text);
+    char *text2 = test_print(m2, NULL);
     g_assert_cmpstr(text, ==, text2);
     g_assert_cmpuint(m2->items[6].u.var.n_init, ==, 6);
     g_assert_true(m2->items[7].u.var.init[0].generic);
@@ -235,7 +216,7 @@ static void test_declarations(void)
 
 static void test_directives(void)
 {
-    kptx_module *m = parse(".version 8.3\n.target sm_90a, debug\n.address_size 64\n"
+    kptx_module *m = test_parse(".version 8.3\n.target sm_90a, debug\n.address_size 64\n"
                            ".file 1 \"/src/a.cu\", 1700000000, 1234\n"
                            ".entry k()\n.maxntid 128, 2\n.reqntid 64\n{\n"
                            " .loc 1 10 5, function_name $L__info_string0, inlined_at 1 6 30\n"
@@ -265,9 +246,9 @@ static void test_directives(void)
     g_assert_cmpuint(info.maxntid[2], ==, 1);
     g_assert_cmpuint(info.reqntid[0], ==, 64);
     kptx_kernel_info_clear(&info);
-    char *text = print(m);
-    kptx_module *m2 = parse(text);
-    char *text2 = print(m2);
+    char *text = test_print(m, NULL);
+    kptx_module *m2 = test_parse(text);
+    char *text2 = test_print(m2, NULL);
     g_assert_cmpstr(text, ==, text2);
     free(text);
     free(text2);
@@ -278,7 +259,7 @@ static void test_directives(void)
 /* Registers may be named without '%'; a name is a register where one is declared. */
 static void test_plain_registers(void)
 {
-    kptx_module *m = parse(HEADER ".global .u32 counter;\n"
+    kptx_module *m = test_parse(HEADER ".global .u32 counter;\n"
                            ".func f(.reg .b32 arg)\n{\n .reg .b32 t, u<3>;\n"
                            " add.s32 t, arg, u2;\n"
                            " { .reg .b32 inner;\n mov.u32 inner, counter; }\n"
@@ -304,10 +285,10 @@ static void test_plain_registers(void)
 
 static void test_print_reparse(void)
 {
-    kptx_module *m = parse(body_ptx);
-    char *text = print(m);
-    kptx_module *m2 = parse(text);
-    char *text2 = print(m2);
+    kptx_module *m = test_parse(body_ptx);
+    char *text = test_print(m, NULL);
+    kptx_module *m2 = test_parse(text);
+    char *text2 = test_print(m2, NULL);
     g_assert_cmpstr(text, ==, text2);
     g_assert_nonnull(strstr(text, "[%rd1+-8]"));
     g_assert_nonnull(strstr(text, "@!%p1 bra.uni"));
@@ -322,7 +303,7 @@ static void test_print_reparse(void)
  * alignment (natural for scalars and vectors, .align for byte arrays). */
 static void test_param_layout(void)
 {
-    kptx_module *m = parse(HEADER ".entry k(.param .u8 a, .param .u64 b,"
+    kptx_module *m = test_parse(HEADER ".entry k(.param .u8 a, .param .u64 b,"
                            " .param .align 16 .b8 c[20], .param .v2 .f32 d, .param .u16 e,"
                            " .param .b8 f[3], .param .f64 g)\n{\n ret;\n}\n");
     kptx_kernel_info info;
@@ -350,7 +331,7 @@ static void test_param_layout(void)
 /* Special registers, also those read in called functions (and only those called). */
 static void test_sregs(void)
 {
-    kptx_module *m = parse(HEADER
+    kptx_module *m = test_parse(HEADER
         ".func (.param .b32 r) lane()\n{\n .reg .b32 %r<2>;\n mov.u32 %r1, %laneid;\n"
         " st.param.b32 [r], %r1;\n ret;\n}\n"
         ".func unused()\n{\n .reg .b32 %r<2>;\n mov.u32 %r1, %smid;\n ret;\n}\n"
@@ -370,7 +351,7 @@ static void expect_unsliceable(const char *body, const char *decls, const char *
     char *text = g_strdup_printf(HEADER "%s\n.visible .entry k(.param .u64 k_p)\n{\n"
                                  " .reg .b32 %%r<8>;\n .reg .b64 %%rd<4>;\n .reg .b16 %%rs<2>;\n"
                                  "%s\n ret;\n}\n", decls, body);
-    kptx_module *m = parse(text);
+    kptx_module *m = test_parse(text);
     kptx_kernel_info info;
     g_assert_cmpint(kptx_kernel_info_get(m, "k", &info, NULL), ==, 0);
     if (info.sliceable || !strstr(info.why_not, word))
@@ -394,7 +375,8 @@ static void test_verdicts(void)
     expect_unsliceable(" mov.u32 %r1, %clusterid.x;", "", "cluster");
     expect_unsliceable(" mov.u32 %r1, %ctaid.w;", "", "%ctaid.w");
     expect_unsliceable(" mov.u32 %r1, %newreg;", "", "%newreg");
-    expect_unsliceable(" mov.u32 %r1, %current_graph_exec;", "", "graph");
+    expect_unsliceable(" mov.u64 %rd1, %current_graph_exec;", "", "graph");
+    expect_unsliceable(" mov.u32 %r1, %total_smem_size;", "", "shared memory");
     expect_unsliceable(" mov.u16 %rs1, %ctaid.x;", "", "32-bit");
     expect_unsliceable(" mov.v4.u32 {%r1, %r2, %r3, %r4}, %ctaid;", "", "vector");
     expect_unsliceable(" frob.b32 %r1, %r2;", "", "frob");
@@ -412,7 +394,7 @@ static void test_verdicts(void)
 
 static void test_cluster_directive(void)
 {
-    kptx_module *m = parse(".version 8.0\n.target sm_90\n.address_size 64\n"
+    kptx_module *m = test_parse(".version 8.0\n.target sm_90\n.address_size 64\n"
                            ".entry k()\n.reqnctapercluster 2, 1, 1\n{\n ret;\n}\n");
     kptx_kernel_info info;
     g_assert_cmpint(kptx_kernel_info_get(m, "k", &info, NULL), ==, 0);
@@ -490,7 +472,7 @@ static void test_huge_and_deep(void)
     for (int i = 0; i < 100; i++)
         g_string_append(s, "}\n");
     g_string_append(s, "ret;\n}\n");
-    kptx_module *m = parse(s->str);
+    kptx_module *m = test_parse(s->str);
     kptx_module_free(m);
     g_string_free(s, TRUE);
 
@@ -499,7 +481,7 @@ static void test_huge_and_deep(void)
     for (int i = 0; i < 5000; i++)
         g_string_append_printf(s, "%sp%d", i ? ", " : "", i);
     g_string_append(s, ");\n ret;\n}\n");
-    m = parse(s->str);
+    m = test_parse(s->str);
     g_assert_cmpuint(nth_instr(fn_of(m, "k"), 0)->ops[1].n_elems, ==, 5000);
     kptx_module_free(m);
     g_string_free(s, TRUE);

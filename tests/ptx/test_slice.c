@@ -2,13 +2,16 @@
  * and %nctaid (in its body and in device functions). It runs once per block of the whole
  * grid in the interpreter, and its sliced variant runs per block of random slicing plans;
  * every block must record the coordinates of the block it stands for, which are
- * enumerated independently (x fastest, then y, then z). */
+ * enumerated independently (x fastest, then y, then z). Some reads are in instructions
+ * other than mov (ptxas accepts special registers only in mov and cvt; the rewrite does
+ * not depend on it). */
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernelet/ptx.h"
 #include "mini_interp.h"
+#include "ptx_test_util.h"
 
 static const char probe_ptx[] =
     ".version 8.0\n"
@@ -24,7 +27,7 @@ static const char probe_ptx[] =
     "  mov.u32 %r1, %ctaid.x;\n  st.global.u32 [fout], %r1;\n"
     "  mov.u32 %r3, %ctaid.z;\n  st.global.u32 [fout+8], %r3;\n"
     "  mov.u32 %r2, %ctaid.y;\n  st.global.u32 [fout+4], %r2;\n"
-    "  mov.u32 %r5, %nctaid.y;\n  st.global.u32 [fout+16], %r5;\n"
+    "  sub.u32 %r5, %nctaid.y, 0;\n  st.global.u32 [fout+16], %r5;\n"
     "  mov.u32 %r6, %nctaid.z;\n  st.global.u32 [fout+20], %r6;\n"
     "  ret;\n"
     "}\n"
@@ -39,7 +42,7 @@ static const char probe_ptx[] =
     "  ld.param.u32 %r7, [probe_tag];\n  st.global.u32 [gout], %r7;\n"
     "  mov.u32 %r3, %ctaid.z;\n  st.global.u32 [eout+8], %r3;\n"
     "  mov.u32 %r1, %ctaid.x;\n  st.global.u32 [eout], %r1;\n"
-    "  mov.u32 %r2, %ctaid.y;\n  st.global.u32 [eout+4], %r2;\n"
+    "  add.u32 %r2, %ctaid.y, 0;\n  st.global.u32 [eout+4], %r2;\n"
     "  mov.u32 %r6, %nctaid.z;\n  st.global.u32 [eout+20], %r6;\n"
     "  mov.u32 %r4, %nctaid.x;\n  st.global.u32 [eout+12], %r4;\n"
     "  mov.u32 %r5, %nctaid.y;\n  add.u32 %r8, %r5, 0;\n  st.global.u32 [eout+16], %r8;\n"
@@ -52,16 +55,6 @@ static const char probe_ptx[] =
     "  ld.param.u32 %r1, [no_grid_v];\n  st.global.u32 [gout], %r1;\n"
     "  ret;\n"
     "}\n";
-
-static kptx_module *parse(const char *text)
-{
-    kptx_module *m = NULL;
-    kptx_error err = {0};
-    int rc = kptx_parse(text, strlen(text), &m, &err);
-    if (rc)
-        g_error("%u:%u: %s", err.line, err.column, err.message);
-    return m;
-}
 
 typedef struct coord {
     uint32_t c[3];
@@ -95,7 +88,7 @@ static const uint32_t grids[][3] = {
  * probe and the interpreter themselves. */
 static void test_original(void)
 {
-    kptx_module *m = parse(probe_ptx);
+    kptx_module *m = test_parse(probe_ptx);
     for (size_t gi = 0; gi < G_N_ELEMENTS(grids); gi++) {
         const uint32_t *g = grids[gi];
         coord *want = enumerate(g);
@@ -143,7 +136,7 @@ static void run_slice(const kptx_module *m, const kptx_kernel_info *si, const ui
 
 static void test_sliced_plans(void)
 {
-    kptx_module *m = parse(probe_ptx);
+    kptx_module *m = test_parse(probe_ptx);
     unsigned n = 0;
     kptx_error err = {0};
     g_assert_cmpint(kptx_slice_module(m, &n, &err), ==, 0);
@@ -196,19 +189,10 @@ static void check_no_raw_reads(const kptx_function *fn, bool clone)
     }
 }
 
-static char *print(const kptx_module *m)
-{
-    char *text;
-    size_t len;
-    kptx_error err = {0};
-    g_assert_cmpint(kptx_print(m, &text, &len, &err), ==, 0);
-    return text;
-}
-
 static void test_structure(void)
 {
-    kptx_module *m = parse(probe_ptx);
-    char *before = print(m);
+    kptx_module *m = test_parse(probe_ptx);
+    char *before = test_print(m, NULL);
     unsigned n_items = m->n_items;
     unsigned n = 0;
     g_assert_cmpint(kptx_slice_module(m, &n, NULL), ==, 0);
@@ -242,7 +226,7 @@ static void test_structure(void)
         if (!strstr(name, "kslice"))
             kept[copy.n_items++] = *it;
     }
-    char *after = print(&copy);
+    char *after = test_print(&copy, NULL);
     g_assert_cmpstr(before, ==, after);
     g_free(kept);
     free(before);
@@ -256,15 +240,15 @@ static void test_name_clash(void)
     GString *s = g_string_new(probe_ptx);
     g_string_append(s, ".global .align 4 .u32 __kslice_first;\n"
                        ".global .align 4 .u32 __kslice_grid[6];\n");
-    kptx_module *m = parse(s->str);
+    kptx_module *m = test_parse(s->str);
     g_assert_cmpint(kptx_slice_module(m, NULL, NULL), ==, 0);
     kptx_kernel_info si;
     g_assert_cmpint(kptx_kernel_info_get(m, "probe__kslice", &si, NULL), ==, 0);
     const char *first = si.params[si.n_params - KPTX_SLICE_EXTRA_PARAMS].name;
     g_assert_cmpstr(first, !=, "__kslice_first");
     /* the printed module parses again and still slices the same way */
-    char *text = print(m);
-    kptx_module *m2 = parse(text);
+    char *text = test_print(m, NULL);
+    kptx_module *m2 = test_parse(text);
     g_assert_nonnull(kptx_find_function(m2, "probe__kslice"));
     kptx_kernel_info_clear(&si);
     free(text);

@@ -140,30 +140,45 @@ static int write_slowdown(const bench_options *o, const bench_result *res, size_
     return fclose(f) ? -1 : 0;
 }
 
+/* Opens a plot data file and writes its header: the first column's name, then the
+ * policies. */
+static FILE *open_plot(const bench_options *o, const char *name, const char *first,
+                       char *msg, size_t len)
+{
+    FILE *f = open_out(o->out_dir, name, msg, len);
+    if (!f)
+        return NULL;
+    fprintf(f, "%s", first);
+    for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
+        fprintf(f, " %s", ksched_policy_name((ksched_policy)p));
+    fprintf(f, "\n");
+    return f;
+}
+
+/* A value, or NaN (a gap in the plot) when it is 0 (the policy did not run). */
+static void put_value(FILE *f, double v)
+{
+    if (v > 0)
+        fprintf(f, " %.5f", v);
+    else
+        fprintf(f, " NaN");
+}
+
 /* plot_total.dat: one row per workload, time of each policy relative to base. */
 static int write_plot_data(const bench_options *o, const bench_result *res, size_t n,
                            char *msg, size_t len)
 {
-    FILE *f = open_out(o->out_dir, "plot_total.dat", msg, len);
+    FILE *f = open_plot(o, "plot_total.dat", "workload", msg, len);
     if (!f)
         return -1;
-    fprintf(f, "workload");
-    for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
-        fprintf(f, " %s", ksched_policy_name((ksched_policy)p));
-    fprintf(f, "\n");
     for (unsigned w = 0; w < BENCH_WORKLOADS; w++) {
         const bench_workload *wl = &bench_workloads()[w];
         if (!(o->workloads & (1u << w)))
             continue;
         double base = mean_total(res, n, wl, KSCHED_BASE);
         fprintf(f, "%s", wl->name);
-        for (int p = 0; p < KSCHED_POLICY_COUNT; p++) {
-            double t = mean_total(res, n, wl, (ksched_policy)p);
-            if (t > 0 && base > 0)
-                fprintf(f, " %.5f", t / base);
-            else
-                fprintf(f, " NaN");
-        }
+        for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
+            put_value(f, base > 0 ? mean_total(res, n, wl, (ksched_policy)p) / base : 0);
         fprintf(f, "\n");
     }
     return fclose(f) ? -1 : 0;
@@ -187,26 +202,17 @@ static double mean_slowdown(const bench_result *res, size_t n, const bench_workl
 static int write_plot_slowdown(const bench_options *o, const bench_result *res, size_t n,
                                char *msg, size_t len)
 {
-    FILE *f = open_out(o->out_dir, "plot_slowdown.dat", msg, len);
+    FILE *f = open_plot(o, "plot_slowdown.dat", "kernel", msg, len);
     if (!f)
         return -1;
-    fprintf(f, "kernel");
-    for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
-        fprintf(f, " %s", ksched_policy_name((ksched_policy)p));
-    fprintf(f, "\n");
     for (unsigned w = 0; w < BENCH_WORKLOADS; w++) {
         const bench_workload *wl = &bench_workloads()[w];
         if (!(o->workloads & (1u << w)))
             continue;
         for (unsigned k = 0; k < wl->n; k++) {
             fprintf(f, "%s:%s", wl->name, bench_kernels()[wl->kernel[k]].name);
-            for (int p = 0; p < KSCHED_POLICY_COUNT; p++) {
-                double v = mean_slowdown(res, n, wl, (ksched_policy)p, wl->kernel[k]);
-                if (v > 0)
-                    fprintf(f, " %.4f", v);
-                else
-                    fprintf(f, " NaN");
-            }
+            for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
+                put_value(f, mean_slowdown(res, n, wl, (ksched_policy)p, wl->kernel[k]));
             fprintf(f, "\n");
         }
     }
@@ -230,6 +236,23 @@ static void run_gnuplot(const bench_options *o)
         fprintf(stderr, "kernelet-bench: gnuplot failed; CSV files are in %s\n", o->out_dir);
 }
 
+/* mkdir -p */
+static int make_dirs(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0777) && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
+}
+
 int bench_report(const bench_options *o, const bench_result *res, size_t n,
                  const double alone_ns[BENCH_KERNELS], char *msg, size_t len)
 {
@@ -249,7 +272,7 @@ int bench_report(const bench_options *o, const bench_result *res, size_t n,
         print_table(res, n, wl);
         print_slowdown(res, n, wl);
     }
-    if (mkdir(o->out_dir, 0777) && errno != EEXIST) {
+    if (make_dirs(o->out_dir)) {
         snprintf(msg, len, "%s: %s", o->out_dir, strerror(errno));
         return -1;
     }

@@ -50,3 +50,21 @@ extern "C" __global__ void early_exit(const int *in, int *out, int active)
     __syncthreads();
     out[t] = s[(threadIdx.x + 1) % active];
 }
+
+// Asynchronous copies into shared memory (cp.async, sm_80); the second zero-fills all 4
+// bytes (copies nothing) in even threads.
+#include <cuda_pipeline.h>
+
+extern "C" __global__ void staged(const float4 *in, float *out)
+{
+    __shared__ float4 tile[64];
+    __shared__ float part[64];
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    __pipeline_memcpy_async(&tile[threadIdx.x], &in[t], sizeof(float4));
+    __pipeline_memcpy_async(&part[threadIdx.x], &in[t].y, sizeof(float), threadIdx.x & 1 ? 0 : 4);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    float4 v = tile[(threadIdx.x + 1) % blockDim.x];
+    out[t] = v.x + v.y + v.z + v.w + part[threadIdx.x];
+}

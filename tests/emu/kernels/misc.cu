@@ -100,3 +100,63 @@ extern "C" __global__ void generic_pointers(const int *in, int *out)
     out[t] = sum_array(a, 8) + sum_array(from_shared, 8) + sum_array(from_dyn, 4) +
              sum_array(in + (t & ~1), 2);
 }
+
+// Recursion with a different depth in every lane, and mutual recursion.
+__device__ __noinline__ unsigned fib(unsigned n)
+{
+    return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+__device__ __noinline__ int is_odd(unsigned n);
+
+__device__ __noinline__ int is_even(unsigned n)
+{
+    return n == 0 ? 1 : is_odd(n - 1);
+}
+
+__device__ __noinline__ int is_odd(unsigned n)
+{
+    return n == 0 ? 0 : is_even(n - 1);
+}
+
+extern "C" __global__ void recursion(const unsigned *in, unsigned *out)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned n = in[t] % 16;
+    out[2 * t] = fib(n);
+    out[2 * t + 1] = is_even(in[t] % 100);
+}
+
+// Calls through pointers: a table of functions (a different target in each lane) and
+// virtual functions.
+typedef unsigned (*op_fn)(unsigned);
+__device__ __noinline__ unsigned op_double(unsigned x) { return 2 * x; }
+__device__ __noinline__ unsigned op_square(unsigned x) { return x * x; }
+__device__ __noinline__ unsigned op_step(unsigned x) { return (x & 1) ? 3 * x + 1 : x / 2; }
+__device__ op_fn ops_table[3] = {op_double, op_square, op_step};
+
+struct shape {
+    __device__ virtual float area(float s) const = 0;
+};
+struct square : shape {
+    __device__ float area(float s) const override { return s * s; }
+};
+struct circle : shape {
+    __device__ float area(float s) const override { return 3.0f * s * s; }
+};
+
+__device__ __noinline__ float area_of(const shape *sh, float s)
+{
+    return sh->area(s);
+}
+
+extern "C" __global__ void pointers(const unsigned *in, unsigned *out, float *areas)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    op_fn f = ops_table[in[t] % 3];
+    out[t] = f(in[t]);
+    square sq;
+    circle ci;
+    const shape *sh = (in[t] & 4) ? (const shape *)&sq : (const shape *)&ci;
+    areas[t] = area_of(sh, (float)(in[t] % 10));
+}

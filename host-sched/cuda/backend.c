@@ -1,0 +1,286 @@
+/* The cuda backend: creation, device description, teardown and the ops table
+ * (see cuda_backend.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend_internal.h"
+#include "device_attrs.h"
+
+void kcuda_config_default(kcuda_config *c)
+{
+    if (!c)
+        return;
+    memset(c, 0, sizeof(*c));
+    c->lanes = 8;
+    c->measure_overhead = 1;
+    c->slice_overhead_bound = 0.02;
+    c->blocking_sync = 1;
+}
+
+uint64_t kcuda_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t op_now_ns(void *state)
+{
+    (void)state;
+    return kcuda_now();
+}
+
+int kcuda_cu_fail_as(kexec_error *err, int code, CUresult r, const char *what)
+{
+    const char *name = "CUDA_ERROR_?", *text = "";
+    cuGetErrorName(r, &name);
+    cuGetErrorString(r, &text);
+    return kexec_fail(err, code, "%s: %s (%s)", what, name, text);
+}
+
+int kcuda_cu_fail(kexec_error *err, CUresult r, const char *what)
+{
+    return kcuda_cu_fail_as(err, kcuda_error_code(r), r, what);
+}
+
+int kcuda_bind(kcuda *kc, kexec_error *err)
+{
+    CUresult r = cuCtxSetCurrent(kc->ctx);
+    return r == CUDA_SUCCESS ? 0 : kcuda_cu_fail(err, r, "cuCtxSetCurrent");
+}
+
+int kcuda_refuse_if_broken(kcuda *kc, kexec_error *err)
+{
+    if (!kc->broken)
+        return 0;
+    return kexec_fail(err, KEXEC_EDEVICE, "context lost after %s: recreate the backend",
+                      kc->broken_msg);
+}
+
+static int check_config(const kcuda_config *c, kexec_error *err)
+{
+    if (c->device < 0)
+        return kexec_fail(err, KEXEC_EINVAL, "device ordinal %d", c->device);
+    if (!c->lanes || c->lanes > KCUDA_MAX_LANES)
+        return kexec_fail(err, KEXEC_EINVAL, "lanes must be in [1, %d]", KCUDA_MAX_LANES);
+    if (!(c->slice_overhead_bound > 0 && c->slice_overhead_bound <= 0.5))
+        return kexec_fail(err, KEXEC_EINVAL, "slice overhead bound must be in (0, 0.5]");
+    return 0;
+}
+
+static int get_attr(void *user, CUdevice_attribute a, int *v)
+{
+    return cuDeviceGetAttribute(v, a, *(const CUdevice *)user) != CUDA_SUCCESS;
+}
+
+/* Driver, device and its primary context. */
+static int open_device(kcuda *kc, kexec_error *err)
+{
+    CUresult r = cuInit(0);
+    if (r != CUDA_SUCCESS)
+        return kcuda_cu_fail_as(err, KEXEC_EDEVICE, r, "cuInit");
+    if ((r = cuDeviceGet(&kc->dev, kc->cfg.device)) != CUDA_SUCCESS)
+        return kcuda_cu_fail_as(err, KEXEC_EDEVICE, r, "cuDeviceGet");
+    /* Waiting threads sleep instead of spinning; a context already active keeps its flags. */
+    cuDevicePrimaryCtxSetFlags(kc->dev, kc->cfg.blocking_sync ? CU_CTX_SCHED_BLOCKING_SYNC
+                                                              : CU_CTX_SCHED_SPIN);
+    if ((r = cuDevicePrimaryCtxRetain(&kc->ctx, kc->dev)) != CUDA_SUCCESS)
+        return kcuda_cu_fail_as(err, KEXEC_EDEVICE, r, "cuDevicePrimaryCtxRetain");
+    kc->ctx_retained = 1;
+    return kcuda_bind(kc, err);
+}
+
+static int describe_device(kcuda *kc, kexec_error *err)
+{
+    kexec_device_info *in = &kc->info;
+    CUresult r = cuDeviceGetName(in->name, sizeof(in->name), kc->dev);
+    size_t total = 0;
+    if (r == CUDA_SUCCESS)
+        r = cuDeviceTotalMem(&total, kc->dev);
+    if (r != CUDA_SUCCESS)
+        return kcuda_cu_fail(err, r, "device name and memory");
+    in->total_mem = total;
+    int rc = kcuda_device_attrs(get_attr, &kc->dev, in, &kc->limits, err);
+    if (rc)
+        return rc;
+    in->lanes = kc->limits.lanes = kc->cfg.lanes;
+    in->virtual_time = 0;
+    int pools = 0;
+    kc->use_pool = cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                                        kc->dev) == CUDA_SUCCESS && pools;
+    return 0;
+}
+
+/* The model's view of the device, with the calibrated L0 when there is a calibration. */
+static int model_and_calibration(kcuda *kc, kexec_error *err)
+{
+    if (kc->cfg.calibration_dir) {
+        kexec_error ce = {0};
+        int rc = kcuda_calibration_load(kc->cfg.calibration_dir, kc->info.name, &kc->calib, &ce);
+        if (rc && rc != KEXEC_ENOTFOUND)
+            return kexec_fail(err, rc, "calibration: %s", ce.msg);
+        kc->calibrated = rc == 0;
+    }
+    kexec_error ge = {0};
+    if (kexec_device_gpu(&kc->info, &kc->gpu, &ge))
+        return kc->calibrated ? kexec_fail(err, KEXEC_EINVAL, "%s", ge.msg) : 0;
+    if (kc->calibrated) {
+        kc->gpu.mem_latency_cycles = kc->calib.l0_cycles;
+        kc->info.model_gpu = &kc->gpu;
+        kc->info.slice_overhead_ns = kc->calib.slice_overhead_ns;
+    }
+    return 0;
+}
+
+/* Freed memory stays in the pool for the next allocation instead of going back to the
+ * driver at every synchronisation. */
+static int setup_memory(kcuda *kc, kexec_error *err)
+{
+    CUresult r = cuStreamCreate(&kc->alloc_stream, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS)
+        return kcuda_cu_fail(err, r, "cuStreamCreate");
+    CUmemoryPool pool;
+    if (kc->use_pool && cuDeviceGetDefaultMemPool(&pool, kc->dev) == CUDA_SUCCESS) {
+        cuuint64_t keep = UINT64_MAX;
+        cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+    }
+    return 0;
+}
+
+static void kcuda_free_state(kcuda *kc)
+{
+    kcuda_queues_stop(kc);
+    if (kc->prof)
+        kprof_close(kc->prof);
+    if (kc->ctx_retained) {
+        cuCtxSetCurrent(kc->ctx);
+        kcuda_measure_release(kc);
+        kcuda_unload_all(kc);
+        kcuda_free_all(kc);
+        for (size_t i = 0; i < kc->n_events; i++)
+            cuEventDestroy(kc->events[i]);
+        if (kc->alloc_stream)
+            cuStreamDestroy(kc->alloc_stream);
+        cuDevicePrimaryCtxRelease(kc->dev);
+        /* A lost context stays lost while anyone holds it: reset it for the next backend. */
+        if (kc->broken)
+            cuDevicePrimaryCtxReset(kc->dev);
+    }
+    kcuda_module_cache_free(kc->modules);
+    kcuda_alloc_table_clear(&kc->allocs);
+    free(kc->events);
+    pthread_cond_destroy(&kc->idle);
+    pthread_mutex_destroy(&kc->lock);
+    free(kc);
+}
+
+int kcuda_new(kcuda **out, const kcuda_config *cfg, kexec_error *err)
+{
+    if (!out)
+        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    *out = NULL;
+    kcuda_config def;
+    if (!cfg) {
+        kcuda_config_default(&def);
+        cfg = &def;
+    }
+    int rc = check_config(cfg, err);
+    if (rc)
+        return rc;
+    kcuda *kc = calloc(1, sizeof(*kc));
+    if (!kc)
+        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    kc->cfg = *cfg;
+    pthread_mutex_init(&kc->lock, NULL);
+    pthread_cond_init(&kc->idle, NULL);
+    rc = kcuda_module_cache_new(&kc->modules, err);
+    if (!rc)
+        rc = open_device(kc, err);
+    if (!rc)
+        rc = describe_device(kc, err);
+    if (!rc)
+        rc = model_and_calibration(kc, err);
+    kc->cfg.calibration_dir = NULL;     /* read only here; the string is the caller's */
+    if (!rc)
+        rc = setup_memory(kc, err);
+    if (!rc)
+        rc = kcuda_queues_start(kc, err);
+    if (!rc && !kc->info.slice_overhead_ns && kc->cfg.measure_overhead)
+        rc = kcuda_measure_launch_overhead(kc, &kc->info.slice_overhead_ns, err);
+    if (rc) {
+        kcuda_free_state(kc);
+        return rc;
+    }
+    *out = kc;
+    return 0;
+}
+
+static void op_destroy(void *state)
+{
+    if (state)
+        kcuda_free_state(state);
+}
+
+static int op_device_info(void *state, kexec_device_info *out, kexec_error *err)
+{
+    kcuda *kc = state;
+    if (!out)
+        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    *out = kc->info;
+    return 0;
+}
+
+int kcuda_broken(kcuda *kc, char *msg, size_t msglen)
+{
+    if (!kc)
+        return 0;
+    pthread_mutex_lock(&kc->lock);
+    int broken = kc->broken;
+    if (broken && msg && msglen)
+        snprintf(msg, msglen, "%s", kc->broken_msg);
+    pthread_mutex_unlock(&kc->lock);
+    return broken;
+}
+
+const kcuda_calibration *kcuda_calibration_of(const kcuda *kc)
+{
+    return kc && kc->calibrated ? &kc->calib : NULL;
+}
+
+void kcuda_get_stats(kcuda *kc, kcuda_stats *out)
+{
+    if (!kc || !out)
+        return;
+    pthread_mutex_lock(&kc->lock);
+    *out = kc->stats;
+    out->mem_in_use = kc->allocs.in_use;
+    pthread_mutex_unlock(&kc->lock);
+}
+
+static const kexec_backend_ops cuda_ops = {
+    .name = "cuda",
+    .destroy = op_destroy,
+    .device_info = op_device_info,
+    .now_ns = op_now_ns,
+    .mem_alloc = kcuda_mem_alloc,
+    .mem_free = kcuda_mem_free,
+    .copy_h2d = kcuda_copy_h2d,
+    .copy_d2h = kcuda_copy_d2h,
+    .copy_d2d = kcuda_copy_d2d,
+    .memset_d8 = kcuda_memset_d8,
+    .module_load_ptx = kcuda_module_load_ptx,
+    .module_unload = kcuda_module_unload,
+    .function_get = kcuda_function_get,
+    .launch = kcuda_launch,
+    .profile = kcuda_profile,
+    .trial = kcuda_trial,
+    .progress = NULL,
+};
+
+void kcuda_backend(kcuda *kc, kexec_backend *out)
+{
+    if (out)
+        *out = (kexec_backend){.ops = &cuda_ops, .state = kc};
+}

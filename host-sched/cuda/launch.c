@@ -1,0 +1,98 @@
+/* The launch op: whole kernels and slices on their lane's stream (see cuda_backend.h). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend_internal.h"
+
+int kcuda_prepare_launch(kcuda *kc, const kexec_slice *s, kcuda_job *job, kexec_error *err)
+{
+    const struct kexec_function *fn = s->fn;
+    int rc = kcuda_launch_shape_of(s, fn->sliced, fn->info.max_threads_per_block, &kc->limits,
+                                   &job->shape, err);
+    if (rc)
+        return rc;
+    uint64_t smem = (uint64_t)s->smem + fn->info.static_smem;
+    if (smem > kc->info.max_smem_per_block)
+        return kexec_fail(err, KEXEC_EINVAL, "%llu bytes of shared memory per block (limit %u)",
+                          (unsigned long long)smem, kc->info.max_smem_per_block);
+    rc = kcuda_param_block(&fn->layout, s->params, s->params_size,
+                           job->shape.sliced ? job->shape.extra : NULL, &job->params,
+                           &job->params_size, err);
+    if (rc)
+        return rc;
+    job->fn = fn;
+    job->smem = s->smem;
+    job->total_blocks = kexec_grid_blocks(s->grid);
+    return 0;
+}
+
+/* Dynamic shared memory beyond the default needs the function's opt-in. */
+CUresult kcuda_allow_smem_locked(struct kexec_function *fn, unsigned smem)
+{
+    if (smem <= fn->dyn_smem_limit)
+        return CUDA_SUCCESS;
+    CUresult r = cuFuncSetAttribute(fn->f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    (int)smem);
+    if (r == CUDA_SUCCESS)
+        fn->dyn_smem_limit = smem;
+    return r;
+}
+
+int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kexec_error *err)
+{
+    struct kexec_function *fn = (struct kexec_function *)job->fn;   /* the backend's own */
+    size_t size = job->params_size;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, job->params, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                     &size, CU_LAUNCH_PARAM_END};
+    const unsigned *g = job->shape.grid, *b = job->shape.block;
+    const char *what = "cuFuncSetAttribute (dynamic shared memory)";
+    job->issued_ns = kcuda_now();
+    CUresult r = kcuda_allow_smem_locked(fn, job->smem);
+    if (r == CUDA_SUCCESS) {
+        what = "cuEventRecord";
+        r = cuEventRecord(job->start, stream);
+    }
+    if (r == CUDA_SUCCESS) {
+        what = "cuLaunchKernel";
+        r = cuLaunchKernel(fn->f, g[0], g[1], g[2], b[0], b[1], b[2], job->smem, stream, NULL,
+                           size ? extra : NULL);
+    }
+    if (r == CUDA_SUCCESS) {
+        what = "cuEventRecord";
+        r = cuEventRecord(job->end, stream);
+    }
+    if (r != CUDA_SUCCESS) {
+        if (kcuda_error_is_sticky(r))
+            kcuda_mark_broken_locked(kc, r, fn->name);
+        char ctx[MSG_LEN];
+        snprintf(ctx, sizeof(ctx), "%s of %.120s", what, fn->name);
+        return kcuda_cu_fail_as(err, kcuda_error_is_sticky(r) ? KEXEC_EDEVICE
+                                                              : kcuda_error_code(r), r, ctx);
+    }
+    job->issued = 1;
+    kc->stats.launches++;
+    return 0;
+}
+
+int kcuda_launch(void *state, const kexec_slice *s, kexec_done_fn done, void *user,
+                 kexec_error *err)
+{
+    kcuda *kc = state;
+    if (!s || !s->fn || !done || (s->params_size && !s->params))
+        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    if (s->lane >= kc->cfg.lanes)
+        return kexec_fail(err, KEXEC_EINVAL, "lane %u (the backend has %u)", s->lane,
+                          kc->cfg.lanes);
+    kcuda_job *job = NULL;
+    int rc = kcuda_bind(kc, err);
+    if (!rc)
+        rc = kcuda_job_new(kc, JOB_LAUNCH, s->lane, done, user, &job, err);
+    if (rc)
+        return rc;
+    rc = kcuda_prepare_launch(kc, s, job, err);
+    if (!rc)
+        rc = kcuda_submit(kc, job, err);
+    if (rc)
+        kcuda_job_free(kc, job);
+    return rc;
+}

@@ -1,0 +1,279 @@
+/* Modules from PTX, cached by content, and their functions (see cuda_backend.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_internal.h"
+
+#define MAX_PTX_BYTES ((size_t)256 << 20)   /* as the PTX library (kernelet/ptx.h) */
+#define MAX_ENTRY_NAME 255
+#define JIT_LOG_BYTES 16384
+
+static void module_free(struct kexec_module *m)
+{
+    struct kexec_function *f = m->fns;
+    while (f) {
+        struct kexec_function *next = f->next;
+        free(f->name);
+        free(f);
+        f = next;
+    }
+    if (m->mod)
+        cuModuleUnload(m->mod);     /* on a lost context it fails; the reset frees it */
+    free(m);
+}
+
+/* JIT-compiles the NUL-terminated text; the error log becomes the message. */
+static int jit(kcuda *kc, const char *text, CUmodule *mod, kexec_error *err)
+{
+    char *log = calloc(1, JIT_LOG_BYTES);
+    if (!log)
+        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    CUjit_option opt[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *val[] = {log, (void *)(uintptr_t)JIT_LOG_BYTES};
+    CUresult r = cuModuleLoadDataEx(mod, text, 2, opt, val);
+    int rc = 0;
+    if (r != CUDA_SUCCESS) {
+        char line[160];
+        const char *name = "CUDA_ERROR_?";
+        cuGetErrorName(r, &name);
+        kcuda_jit_summary(log, JIT_LOG_BYTES, line, sizeof(line));
+        if (kcuda_error_is_sticky(r))
+            kcuda_mark_broken(kc, r, "module load");
+        rc = kexec_fail(err, kcuda_error_is_sticky(r) ? KEXEC_EDEVICE : kcuda_error_code(r),
+                        "PTX JIT failed: %s%s%s", name, *line ? ": " : "", line);
+    }
+    free(log);
+    return rc;
+}
+
+static int check_text(const char *ptx, size_t len, kexec_error *err)
+{
+    if (!len)
+        return kexec_fail(err, KEXEC_EMODULE, "empty PTX");
+    if (len > MAX_PTX_BYTES)
+        return kexec_fail(err, KEXEC_EMODULE, "PTX of %zu bytes (limit %zu)", len, MAX_PTX_BYTES);
+    /* a NUL inside would end the text early for the driver */
+    const char *nul = memchr(ptx, '\0', len);
+    if (nul)
+        return kexec_fail(err, KEXEC_EMODULE, "PTX text holds a NUL byte at %zu",
+                          (size_t)(nul - ptx));
+    return 0;
+}
+
+static int load_new(kcuda *kc, const char *ptx, size_t len, struct kexec_module **out,
+                    kexec_error *err)
+{
+    char *text = malloc(len + 1);
+    struct kexec_module *m = calloc(1, sizeof(*m));
+    int rc = text && m ? 0 : kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    if (!rc) {
+        memcpy(text, ptx, len);
+        text[len] = '\0';
+        rc = jit(kc, text, &m->mod, err);
+    }
+    free(text);
+    if (!rc) {
+        pthread_mutex_lock(&kc->lock);
+        rc = kcuda_module_cache_add(kc->modules, ptx, len, m, err);
+        if (!rc)
+            kc->stats.modules_compiled++;
+        pthread_mutex_unlock(&kc->lock);
+    }
+    if (rc && m)
+        module_free(m);
+    if (!rc)
+        *out = m;
+    return rc;
+}
+
+int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kexec_module **out,
+                          kexec_error *err)
+{
+    kcuda *kc = state;
+    if (!ptx || !out)
+        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    if (len && ptx[len - 1] == '\0')  /* the same text with or without its terminator */
+        len--;
+    int rc = check_text(ptx, len, err);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&kc->lock);
+    rc = kcuda_refuse_if_broken(kc, err);
+    struct kexec_module *m = rc ? NULL : kcuda_module_cache_acquire(kc->modules, ptx, len);
+    if (m)
+        kc->stats.module_cache_hits++;
+    pthread_mutex_unlock(&kc->lock);
+    if (rc || m) {
+        *out = m;
+        return rc;
+    }
+    if ((rc = kcuda_bind(kc, err)))
+        return rc;
+    return load_new(kc, ptx, len, out, err);
+}
+
+int kcuda_module_unload(void *state, kexec_module *m, kexec_error *err)
+{
+    kcuda *kc = state;
+    if (!m)
+        return kexec_fail(err, KEXEC_EINVAL, "NULL module");
+    pthread_mutex_lock(&kc->lock);
+    int left = kcuda_module_cache_release(kc->modules, m, err);
+    pthread_mutex_unlock(&kc->lock);
+    if (left < 0)
+        return left;
+    if (left == 0) {
+        kcuda_bind(kc, NULL);
+        module_free(m);
+    }
+    return 0;
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && !strcmp(s + n - k, suffix);
+}
+
+/* Number of parameters of f: the first index cuFuncGetParamInfo (CUDA 12.4+) refuses with
+ * CUDA_ERROR_INVALID_VALUE; -1 when it fails otherwise (the driver cannot say). */
+static long count_params(CUfunction f)
+{
+    size_t off, size;
+    for (size_t n = 0; n <= KCUDA_MAX_PARAM_BYTES; n++) {
+        CUresult r = cuFuncGetParamInfo(f, n, &off, &size);
+        if (r == CUDA_ERROR_INVALID_VALUE)
+            return (long)n;
+        if (r != CUDA_SUCCESS)
+            return -1;
+    }
+    return -1;
+}
+
+/* The parameter layout the driver reports for f. */
+static int param_layout(CUfunction f, int sliced, kcuda_param_layout *out, kexec_error *err)
+{
+    long n = count_params(f);
+    if (n < 0) {
+        kcuda_param_layout_unknown(sliced, out);
+        return 0;
+    }
+    size_t *off = calloc((size_t)n + 1, sizeof(*off)), *size = calloc((size_t)n + 1, sizeof(*size));
+    int rc = off && size ? 0 : kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    for (long i = 0; !rc && i < n; i++)
+        if (cuFuncGetParamInfo(f, (size_t)i, &off[i], &size[i]) != CUDA_SUCCESS)
+            rc = kexec_fail(err, KEXEC_EDEVICE, "cuFuncGetParamInfo failed on parameter %ld", i);
+    if (!rc)
+        rc = kcuda_param_layout_from(off, size, (size_t)n, sliced, out, err);
+    free(off);
+    free(size);
+    return rc;
+}
+
+static int attributes(struct kexec_function *fn, kexec_error *err)
+{
+    int regs = 0, smem = 0, threads = 0, dyn = 0;
+    CUresult r = cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn->f);
+    if (r == CUDA_SUCCESS)
+        r = cuFuncGetAttribute(&smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn->f);
+    if (r == CUDA_SUCCESS)
+        r = cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn->f);
+    if (r == CUDA_SUCCESS)
+        r = cuFuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn->f);
+    if (r != CUDA_SUCCESS)
+        return kcuda_cu_fail(err, r, "cuFuncGetAttribute");
+    fn->info = (kexec_func_info){.regs_per_thread = (unsigned)regs,
+                                 .static_smem = (unsigned)smem,
+                                 .max_threads_per_block = (unsigned)threads};
+    fn->dyn_smem_limit = (unsigned)dyn;
+    return 0;
+}
+
+static int function_new(struct kexec_module *m, const char *entry, struct kexec_function **out,
+                        kexec_error *err)
+{
+    struct kexec_function *fn = calloc(1, sizeof(*fn));
+    if (!fn || !(fn->name = strdup(entry))) {
+        free(fn);
+        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    }
+    fn->module = m;
+    fn->sliced = has_suffix(entry, KEXEC_SLICE_SUFFIX);
+    CUresult r = cuModuleGetFunction(&fn->f, m->mod, entry);
+    int rc = r == CUDA_ERROR_NOT_FOUND
+                 ? kexec_fail(err, KEXEC_ENOTFOUND, "no entry '%s' in the module", entry)
+             : r != CUDA_SUCCESS ? kcuda_cu_fail(err, r, "cuModuleGetFunction") : 0;
+    if (!rc)
+        rc = attributes(fn, err);
+    kexec_error le = {0};
+    if (!rc && (rc = param_layout(fn->f, fn->sliced, &fn->layout, &le)))
+        kexec_fail(err, rc, "entry '%.80s': %.160s", entry, le.msg);
+    if (rc) {
+        free(fn->name);
+        free(fn);
+        return rc;
+    }
+    fn->next = m->fns;
+    m->fns = fn;
+    *out = fn;
+    return 0;
+}
+
+/* The function handle of entry in m, made on first use. */
+static int get_function(kcuda *kc, struct kexec_module *m, const char *entry,
+                        struct kexec_function **out, kexec_error *err)
+{
+    for (struct kexec_function *f = m->fns; f; f = f->next)
+        if (!strcmp(f->name, entry)) {
+            *out = f;
+            return 0;
+        }
+    int rc = kcuda_bind(kc, err);
+    return rc ? rc : function_new(m, entry, out, err);
+}
+
+int kcuda_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
+                       kexec_func_info *info, kexec_error *err)
+{
+    kcuda *kc = state;
+    if (!m || !entry || !out)
+        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    size_t n = strnlen(entry, MAX_ENTRY_NAME + 1);
+    if (!n || n > MAX_ENTRY_NAME)
+        return kexec_fail(err, KEXEC_EINVAL, "entry name empty or longer than %d",
+                          MAX_ENTRY_NAME);
+    pthread_mutex_lock(&kc->lock);
+    int rc = kcuda_module_cache_hash(kc->modules, m) ? kcuda_refuse_if_broken(kc, err)
+                                                     : kexec_fail(err, KEXEC_EINVAL,
+                                                                  "module not loaded");
+    pthread_mutex_unlock(&kc->lock);
+    struct kexec_function *fn = NULL;
+    if (!rc)
+        rc = get_function(kc, m, entry, &fn, err);
+    if (rc)
+        return rc;
+    *out = fn;
+    if (info)
+        *info = fn->info;
+    return 0;
+}
+
+const struct kexec_function *kcuda_sliced_sibling(kcuda *kc, const struct kexec_function *fn)
+{
+    if (fn->sliced)
+        return fn;
+    char name[MAX_ENTRY_NAME + sizeof(KEXEC_SLICE_SUFFIX)];
+    if ((size_t)snprintf(name, sizeof(name), "%s%s", fn->name, KEXEC_SLICE_SUFFIX) >=
+        sizeof(name))
+        return NULL;
+    struct kexec_function *s = NULL;
+    return get_function(kc, fn->module, name, &s, NULL) ? NULL : s;
+}
+
+void kcuda_unload_all(kcuda *kc)
+{
+    size_t n = kcuda_module_cache_count(kc->modules);
+    for (size_t i = 0; i < n; i++)
+        module_free(kcuda_module_cache_at(kc->modules, i));
+}

@@ -1,0 +1,50 @@
+/* Loaded modules by content (host-sched/cuda/, plain C, no Driver API).
+ *
+ * Tenants load the same PTX again and again (every process of a program, every VM running
+ * it). The backend compiles a text once: it keeps what it loaded under the text's hash
+ * (ksched_hash, the scheduler's module identity) with a count of holders, compares the
+ * whole text on a hash match, and unloads only when the last holder lets go. The payload
+ * is the caller's (the backend's module record); the cache never frees it.
+ */
+#ifndef KERNELET_CUDA_MODULE_CACHE_H
+#define KERNELET_CUDA_MODULE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "executor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kcuda_module_cache kcuda_module_cache;
+
+int kcuda_module_cache_new(kcuda_module_cache **out, kexec_error *err);
+
+/* Frees the cache (not the payloads; take them out with kcuda_module_cache_at first). */
+void kcuda_module_cache_free(kcuda_module_cache *c);
+
+/* The payload cached for these len bytes of text, with one more holder; NULL when none. */
+void *kcuda_module_cache_acquire(kcuda_module_cache *c, const char *text, size_t len);
+
+/* Caches payload (not NULL, not cached yet) for the text, with one holder. */
+int kcuda_module_cache_add(kcuda_module_cache *c, const char *text, size_t len, void *payload,
+                           kexec_error *err);
+
+/* One holder of payload lets go: the holders left (0: it left the cache, the caller frees
+ * the payload), or KEXEC_EINVAL when the payload is not cached. */
+int kcuda_module_cache_release(kcuda_module_cache *c, void *payload, kexec_error *err);
+
+/* Number of texts cached, and the payload of entry i (< count) or NULL. */
+size_t kcuda_module_cache_count(const kcuda_module_cache *c);
+void *kcuda_module_cache_at(const kcuda_module_cache *c, size_t i);
+
+/* The text hash of a cached payload (0 when not cached). */
+uint64_t kcuda_module_cache_hash(const kcuda_module_cache *c, const void *payload);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,169 @@
+/* The profile op: one wave of a kernel's sliced variant under the CUPTI range profiler,
+ * with the device to itself (see cuda_backend.h and sizing.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend_internal.h"
+#include "sizing.h"
+
+static double clamp01(double v)
+{
+    return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+/* Blocks of fn that fit one SM with this block shape and dynamic shared memory. */
+static int blocks_per_sm(const struct kexec_function *fn, const unsigned block[3],
+                         unsigned smem, unsigned *out, kexec_error *err)
+{
+    int n = 0;
+    CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        &n, fn->f, (int)(block[0] * block[1] * block[2]), smem);
+    if (r != CUDA_SUCCESS)
+        return kcuda_cu_fail(err, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (n <= 0)
+        return kexec_fail(err, KEXEC_EINVAL, "%s: no block fits an SM", fn->name);
+    *out = (unsigned)n;
+    return 0;
+}
+
+static int profiler_usable(kcuda *kc, kexec_error *err)
+{
+    pthread_mutex_lock(&kc->lock);
+    int rc = kc->prof_failed ? kexec_fail(err, KEXEC_EUNSUPPORTED, "profiler unavailable: %s",
+                                          kc->prof_msg)
+                             : kcuda_refuse_if_broken(kc, err);
+    pthread_mutex_unlock(&kc->lock);
+    if (!rc && !kc->gpu.sms)
+        rc = kexec_fail(err, KEXEC_EUNSUPPORTED, "no model parameters for '%s'", kc->info.name);
+    return rc;
+}
+
+int kcuda_profile(void *state, const kexec_slice *launch, kexec_profile *out,
+                  kexec_done_fn done, void *user, kexec_error *err)
+{
+    kcuda *kc = state;
+    if (!launch || !launch->fn || !out || !done || (launch->params_size && !launch->params))
+        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    if (!launch->sliced || !launch->fn->sliced)
+        return kexec_fail(err, KEXEC_EUNSUPPORTED, "profiling needs the sliced variant (a "
+                          "whole launch profiled would run twice)");
+    if (launch->first != 0)
+        return kexec_fail(err, KEXEC_EINVAL, "profile from block %llu: profiles start at 0",
+                          (unsigned long long)launch->first);
+    unsigned per_sm = 0;
+    kcuda_job *job = NULL;
+    int rc = profiler_usable(kc, err);
+    if (!rc)
+        rc = kcuda_bind(kc, err);
+    if (!rc)
+        rc = blocks_per_sm(launch->fn, launch->block, launch->smem, &per_sm, err);
+    if (!rc)
+        rc = kcuda_job_new(kc, JOB_PROFILE, kc->cfg.lanes + QC_EXCLUSIVE, done, user, &job, err);
+    if (rc)
+        return rc;
+    kexec_slice sl = *launch;
+    sl.lane = 0;
+    sl.count = kcuda_profile_blocks(kexec_grid_blocks(launch->grid), kc->info.sms, per_sm);
+    job->profile_out = out;
+    rc = kcuda_prepare_launch(kc, &sl, job, err);
+    if (!rc)
+        rc = kcuda_submit(kc, job, err);
+    if (rc)
+        kcuda_job_free(kc, job);
+    return rc;
+}
+
+/* Opens the profiler on first use; a failure is remembered (no counter access, say). */
+static int open_profiler(kcuda *kc, char *msg, size_t msglen)
+{
+    if (kc->prof)
+        return 0;
+    if (kprof_open(kc->ctx, kc->cfg.device, &kc->prof, msg, msglen) == KPROF_OK)
+        return 0;
+    pthread_mutex_lock(&kc->lock);
+    kc->prof_failed = 1;
+    snprintf(kc->prof_msg, sizeof(kc->prof_msg), "%s", msg);
+    pthread_mutex_unlock(&kc->lock);
+    return KEXEC_EUNSUPPORTED;
+}
+
+/* A failed profiled launch: a device fault loses the context like any other launch. */
+static int launch_failure(kcuda *kc, const kcuda_job *job, char *msg, size_t msglen)
+{
+    CUresult r = cuCtxSynchronize();
+    if (!kcuda_error_is_sticky(r))
+        return KEXEC_EDEVICE;
+    kcuda_mark_broken(kc, r, job->fn->name);
+    size_t n = strlen(msg);
+    snprintf(msg + n, msglen - n, "; context lost");
+    return KEXEC_ELAUNCH;
+}
+
+static void fill_profile(kcuda *kc, const kcuda_job *job, const kprof_counters *c,
+                         const kprof_profile *p, kexec_profile *out)
+{
+    const unsigned *b = job->shape.block;
+    unsigned warps = (b[0] * b[1] * b[2] + 31) / 32;
+    uint64_t blocks = job->shape.grid[0];
+    *out = (kexec_profile){
+        .pur = clamp01(p->pur),
+        .mur = clamp01(p->mur),
+        .rm = clamp01(p->rm),
+        .uncoalesced = clamp01(p->uncoalesced),
+        .warps_per_block = warps,
+        .regs_per_thread = job->fn->info.regs_per_thread,
+        .smem_per_block = job->fn->info.static_smem,
+        .insts_per_warp = c->warp_insts / ((double)blocks * warps),
+        .min_slice_blocks = kcuda_min_slice((double)kc->info.slice_overhead_ns, blocks,
+                                            c->duration_ns, kc->info.sms,
+                                            kc->cfg.slice_overhead_bound),
+        .blocks_done = blocks,
+    };
+}
+
+/* On the exclusive thread: wait for the device to drain, measure, let the rest go. */
+void kcuda_run_profile(kcuda *kc, kcuda_job *job)
+{
+    pthread_mutex_lock(&kc->lock);
+    kcuda_wait_idle_locked(kc);
+    int status = kc->broken ? KEXEC_EDEVICE : 0;
+    pthread_mutex_unlock(&kc->lock);
+    uint64_t start = kcuda_now();
+    char msg[2 * MSG_LEN] = "";
+    if (status)
+        snprintf(msg, sizeof(msg), "context lost before the profile ran");
+    if (!status)
+        status = open_profiler(kc, msg, sizeof(msg));
+    kprof_counters c;
+    if (!status) {
+        pthread_mutex_lock(&kc->lock);
+        CUresult r = kcuda_allow_smem_locked((struct kexec_function *)job->fn, job->smem);
+        pthread_mutex_unlock(&kc->lock);
+        if (r != CUDA_SUCCESS) {
+            kexec_error e = {0};
+            status = kcuda_cu_fail(&e, r, "dynamic shared memory");
+            snprintf(msg, sizeof(msg), "%s", e.msg);
+        }
+    }
+    if (!status) {
+        size_t size = job->params_size;
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, job->params,
+                         CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+        if (kprof_measure(kc->prof, job->fn->f, job->shape.grid, job->shape.block, job->smem,
+                          NULL, size ? extra : NULL, &c, msg, sizeof(msg)) != KPROF_OK)
+            status = launch_failure(kc, job, msg, sizeof(msg));
+    }
+    kprof_profile p;
+    if (!status && kprof_characterise(&c, &kc->gpu, &p) != KPROF_OK) {
+        status = KEXEC_EDEVICE;
+        snprintf(msg, sizeof(msg), "%s: the profiler's counters are not usable", job->fn->name);
+    }
+    if (!status)
+        fill_profile(kc, job, &c, &p, job->profile_out);
+    uint64_t end = kcuda_now();
+    pthread_mutex_lock(&kc->lock);
+    kc->stats.profiles += status == 0;
+    pthread_mutex_unlock(&kc->lock);
+    kcuda_exclusive_end(kc);
+    kcuda_complete(kc, job, 0, status, msg, start, end);
+}

@@ -1,0 +1,329 @@
+/* Jobs, queues and their completion threads; submissions held back while a profile or a
+ * trial has the device; the broken state after a sticky error (see cuda_backend.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_internal.h"
+
+static int event_get(kcuda *kc, CUevent *ev, kexec_error *err)
+{
+    pthread_mutex_lock(&kc->lock);
+    int have = kc->n_events > 0;
+    if (have)
+        *ev = kc->events[--kc->n_events];
+    pthread_mutex_unlock(&kc->lock);
+    if (have)
+        return 0;
+    CUresult r = cuEventCreate(ev, kc->cfg.blocking_sync ? CU_EVENT_BLOCKING_SYNC
+                                                         : CU_EVENT_DEFAULT);
+    return r == CUDA_SUCCESS ? 0 : kcuda_cu_fail(err, r, "cuEventCreate");
+}
+
+/* Keeps ev for the next job; destroys it when the pool cannot grow. */
+static void event_put_locked(kcuda *kc, CUevent ev)
+{
+    if (!ev)
+        return;
+    if (kc->n_events == kc->cap_events) {
+        size_t cap = kc->cap_events ? 2 * kc->cap_events : 64;
+        CUevent *grown = realloc(kc->events, cap * sizeof(*grown));
+        if (!grown) {
+            cuEventDestroy(ev);
+            return;
+        }
+        kc->events = grown;
+        kc->cap_events = cap;
+    }
+    kc->events[kc->n_events++] = ev;
+}
+
+int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kexec_done_fn done, void *user,
+                  kcuda_job **out, kexec_error *err)
+{
+    kcuda_job *job = calloc(1, sizeof(*job));
+    if (!job)
+        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    *job = (kcuda_job){.kind = kind, .queue = queue, .done = done, .user = user,
+                       .issued_ns = kcuda_now()};
+    int rc = 0;
+    if (kind != JOB_PROFILE && !(rc = event_get(kc, &job->start, err)))
+        rc = event_get(kc, &job->end, err);
+    if (rc) {
+        kcuda_job_free(kc, job);
+        return rc;
+    }
+    *out = job;
+    return 0;
+}
+
+void kcuda_job_free(kcuda *kc, kcuda_job *job)
+{
+    if (!job)
+        return;
+    pthread_mutex_lock(&kc->lock);
+    event_put_locked(kc, job->start);
+    event_put_locked(kc, job->end);
+    pthread_mutex_unlock(&kc->lock);
+    free(job->params);
+    free(job);
+}
+
+static void push_locked(kcuda *kc, kcuda_job *job)
+{
+    kcuda_queue *q = &kc->queues[job->queue];
+    job->next = NULL;
+    if (q->tail)
+        q->tail->next = job;
+    else
+        q->head = job;
+    q->tail = job;
+    if (job->kind != JOB_PROFILE)
+        kc->in_flight++;
+    pthread_cond_signal(&q->wake);
+}
+
+/* Launches go to the device now (their lane's stream keeps the order); copies are issued
+ * by their queue's thread. */
+static int dispatch_locked(kcuda *kc, kcuda_job *job, kexec_error *err)
+{
+    if (job->kind == JOB_LAUNCH) {
+        int rc = kcuda_issue_launch(kc, job, kc->queues[job->queue].stream, err);
+        if (rc)
+            return rc;
+    }
+    push_locked(kc, job);
+    return 0;
+}
+
+int kcuda_submit(kcuda *kc, kcuda_job *job, kexec_error *err)
+{
+    pthread_mutex_lock(&kc->lock);
+    int rc = kcuda_refuse_if_broken(kc, err);
+    if (rc) {
+        /* refused */
+    } else if (job->kind == JOB_PROFILE) {
+        kc->exclusive++;
+        push_locked(kc, job);
+    } else if (kc->exclusive || kc->deferred_head) {
+        job->next = NULL;
+        if (kc->deferred_tail)
+            kc->deferred_tail->next = job;
+        else
+            kc->deferred_head = job;
+        kc->deferred_tail = job;
+        kc->stats.deferred++;
+    } else {
+        rc = dispatch_locked(kc, job, err);
+    }
+    pthread_mutex_unlock(&kc->lock);
+    return rc;
+}
+
+/* What waited for an exclusive operation goes out in submission order; a job that cannot
+ * be issued now still completes, with its error, through its queue. */
+static void flush_deferred_locked(kcuda *kc)
+{
+    kcuda_job *job;
+    while ((job = kc->deferred_head)) {
+        kc->deferred_head = job->next;
+        if (!kc->deferred_head)
+            kc->deferred_tail = NULL;
+        kexec_error e = {0};
+        int rc = kcuda_refuse_if_broken(kc, &e);
+        if (!rc && job->kind == JOB_LAUNCH)
+            rc = kcuda_issue_launch(kc, job, kc->queues[job->queue].stream, &e);
+        if (rc) {
+            job->status = rc;
+            snprintf(job->msg, sizeof(job->msg), "%s", e.msg);
+        }
+        push_locked(kc, job);
+    }
+}
+
+void kcuda_wait_idle_locked(kcuda *kc)
+{
+    while (kc->in_flight)
+        pthread_cond_wait(&kc->idle, &kc->lock);
+}
+
+void kcuda_exclusive_begin(kcuda *kc)
+{
+    pthread_mutex_lock(&kc->lock);
+    while (kc->exclusive || kc->in_flight)
+        pthread_cond_wait(&kc->idle, &kc->lock);
+    kc->exclusive++;
+    pthread_mutex_unlock(&kc->lock);
+}
+
+void kcuda_exclusive_end(kcuda *kc)
+{
+    pthread_mutex_lock(&kc->lock);
+    if (!--kc->exclusive) {
+        kcuda_flush_frees_locked(kc);
+        flush_deferred_locked(kc);
+    }
+    pthread_cond_broadcast(&kc->idle);
+    pthread_mutex_unlock(&kc->lock);
+}
+
+void kcuda_mark_broken_locked(kcuda *kc, CUresult r, const char *what)
+{
+    const char *name = "CUDA_ERROR_?";
+    cuGetErrorName(r, &name);
+    if (!kc->broken) {
+        kc->broken = 1;
+        snprintf(kc->broken_msg, sizeof(kc->broken_msg), "%s in %.120s", name, what);
+    }
+}
+
+void kcuda_mark_broken(kcuda *kc, CUresult r, const char *what)
+{
+    pthread_mutex_lock(&kc->lock);
+    kcuda_mark_broken_locked(kc, r, what);
+    pthread_mutex_unlock(&kc->lock);
+}
+
+void kcuda_complete(kcuda *kc, kcuda_job *job, int counted, int status, const char *msg,
+                    uint64_t start_ns, uint64_t end_ns)
+{
+    if (counted) {
+        pthread_mutex_lock(&kc->lock);
+        if (!--kc->in_flight)
+            pthread_cond_broadcast(&kc->idle);
+        pthread_mutex_unlock(&kc->lock);
+    }
+    kexec_completion c = {.status = status, .msg = msg ? msg : "", .start_ns = start_ns,
+                          .end_ns = end_ns};
+    job->done(job->user, &c);
+    kcuda_job_free(kc, job);
+}
+
+static const char *job_what(const kcuda_job *job)
+{
+    switch (job->kind) {
+    case JOB_LAUNCH: return job->fn->name;
+    case JOB_H2D: return "copy to device";
+    case JOB_D2H: return "copy to host";
+    case JOB_D2D: return "copy on device";
+    case JOB_MEMSET: return "memset";
+    default: return "profile";
+    }
+}
+
+/* The status and message of a job whose end event reported r. */
+static int failure_of(kcuda *kc, const kcuda_job *job, CUresult r, char *msg, size_t msglen)
+{
+    const char *name = "CUDA_ERROR_?", *text = "";
+    cuGetErrorName(r, &name);
+    cuGetErrorString(r, &text);
+    int sticky = kcuda_error_is_sticky(r);
+    snprintf(msg, msglen, "%s: %s (%s)%s", job_what(job), name, text,
+             sticky ? "; context lost (this or another kernel in flight failed)" : "");
+    if (sticky)
+        kcuda_mark_broken(kc, r, job_what(job));
+    if (job->kind == JOB_LAUNCH && sticky)
+        return KEXEC_ELAUNCH;
+    return sticky ? KEXEC_EDEVICE : kcuda_error_code(r);
+}
+
+/* Waits for one job of queue q on the device and completes it. */
+static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
+{
+    if (!job->issued && !job->status)
+        kcuda_issue_copy(kc, job, q->stream);
+    CUresult r = job->issued ? cuEventSynchronize(job->end) : CUDA_SUCCESS;
+    uint64_t end = kcuda_now(), start = job->issued_ns;
+    float ms;
+    if (job->issued && r == CUDA_SUCCESS &&
+        cuEventElapsedTime(&ms, job->start, job->end) == CUDA_SUCCESS && ms >= 0) {
+        uint64_t d = (uint64_t)((double)ms * 1e6);
+        start = end > d ? end - d : 0;
+        if (start < job->issued_ns)     /* it cannot have started before it was issued */
+            start = job->issued_ns;
+    }
+    char msg[2 * MSG_LEN];
+    int status = job->status;
+    if (status)
+        snprintf(msg, sizeof(msg), "%s", job->msg);
+    else if (r != CUDA_SUCCESS)
+        status = failure_of(kc, job, r, msg, sizeof(msg));
+    kcuda_complete(kc, job, 1, status, status ? msg : "", start, end);
+}
+
+static void *queue_main(void *arg)
+{
+    kcuda_queue *q = arg;
+    kcuda *kc = q->kc;
+    cuCtxSetCurrent(kc->ctx);
+    pthread_mutex_lock(&kc->lock);
+    for (;;) {
+        while (!q->head && !kc->stopping)
+            pthread_cond_wait(&q->wake, &kc->lock);
+        kcuda_job *job = q->head;
+        if (!job)
+            break;
+        q->head = job->next;
+        if (!q->head)
+            q->tail = NULL;
+        pthread_mutex_unlock(&kc->lock);
+        if (job->kind == JOB_PROFILE)
+            kcuda_run_profile(kc, job);
+        else
+            finish_job(kc, q, job);
+        pthread_mutex_lock(&kc->lock);
+    }
+    pthread_mutex_unlock(&kc->lock);
+    return NULL;
+}
+
+int kcuda_queues_start(kcuda *kc, kexec_error *err)
+{
+    kc->n_queues = kc->cfg.lanes + QC_COUNT;
+    kc->queues = calloc(kc->n_queues, sizeof(*kc->queues));
+    if (!kc->queues)
+        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    for (unsigned i = 0; i < kc->n_queues; i++) {
+        kc->queues[i].kc = kc;
+        kc->queues[i].index = i;
+        pthread_cond_init(&kc->queues[i].wake, NULL);
+    }
+    for (unsigned i = 0; i < kc->n_queues; i++) {
+        kcuda_queue *q = &kc->queues[i];
+        CUresult r = cuStreamCreate(&q->stream, CU_STREAM_NON_BLOCKING);
+        if (r != CUDA_SUCCESS)
+            return kcuda_cu_fail(err, r, "cuStreamCreate");
+        if (pthread_create(&q->thread, NULL, queue_main, q))
+            return kexec_fail(err, KEXEC_ENOMEM, "cannot start a completion thread");
+        q->started = 1;
+    }
+    return 0;
+}
+
+void kcuda_queues_stop(kcuda *kc)
+{
+    if (!kc->queues)
+        return;
+    pthread_mutex_lock(&kc->lock);
+    kc->stopping = 1;
+    for (unsigned i = 0; i < kc->n_queues; i++)
+        pthread_cond_broadcast(&kc->queues[i].wake);
+    kcuda_job *left = kc->deferred_head;    /* none when the caller kept the contract */
+    kc->deferred_head = kc->deferred_tail = NULL;
+    pthread_mutex_unlock(&kc->lock);
+    for (unsigned i = 0; i < kc->n_queues; i++) {
+        kcuda_queue *q = &kc->queues[i];
+        if (q->started)
+            pthread_join(q->thread, NULL);
+        if (q->stream)
+            cuStreamDestroy(q->stream);
+        pthread_cond_destroy(&q->wake);
+    }
+    while (left) {
+        kcuda_job *next = left->next;
+        kcuda_job_free(kc, left);
+        left = next;
+    }
+    free(kc->queues);
+    kc->queues = NULL;
+}

@@ -1,0 +1,569 @@
+/* A fake CUDA driver for the backend's tests (see fake_driver.h). */
+#include "fake_driver.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernelet/ptx.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define SLICE_SUFFIX "__kslice"
+
+struct CUctx_st {
+    int unused;
+};
+
+struct CUstream_st {
+    double now;             /* virtual ns */
+};
+
+struct CUevent_st {
+    double t;
+};
+
+struct CUmemPoolHandle_st {
+    int unused;
+};
+
+struct CUfunc_st {
+    struct CUfunc_st *next;
+    kptx_kernel_info info;
+    char *name;
+};
+
+struct CUmod_st {
+    kptx_module *m;
+    struct CUfunc_st *fns;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    CUresult sticky;
+    int pending_fault;      /* a fault kernel ran: the next wait sees it */
+    struct CUctx_st ctx;
+    struct CUstream_st legacy;
+    struct CUmemPoolHandle_st pool;
+    fake_stats stats;
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+EXPORT void fake_driver_stats(fake_stats *out)
+{
+    pthread_mutex_lock(&g.lock);
+    *out = g.stats;
+    pthread_mutex_unlock(&g.lock);
+}
+
+/* The sticky error, under the lock. */
+static CUresult lost(void)
+{
+    return g.sticky;
+}
+
+/* A wait: a fault that happened on the device shows now and from now on. */
+static CUresult waited(void)
+{
+    if (g.pending_fault) {
+        g.pending_fault = 0;
+        g.sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+    }
+    return g.sticky;
+}
+
+#define LOCKED(expr)                                                                       \
+    do {                                                                                   \
+        pthread_mutex_lock(&g.lock);                                                       \
+        CUresult r_ = (expr);                                                              \
+        pthread_mutex_unlock(&g.lock);                                                     \
+        return r_;                                                                         \
+    } while (0)
+
+/* ---- errors -------------------------------------------------------------------------- */
+
+static const struct { CUresult r; const char *name, *text; } errors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+};
+
+EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
+{
+    for (unsigned i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+        if (errors[i].r == r) {
+            *s = errors[i].name;
+            return CUDA_SUCCESS;
+        }
+    *s = "CUDA_ERROR_UNKNOWN";
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGetErrorString(CUresult r, const char **s)
+{
+    for (unsigned i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+        if (errors[i].r == r) {
+            *s = errors[i].text;
+            return CUDA_SUCCESS;
+        }
+    *s = "unknown error";
+    return CUDA_SUCCESS;
+}
+
+/* ---- device and context ---------------------------------------------------------------- */
+
+EXPORT CUresult cuInit(unsigned flags)
+{
+    return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    if (ordinal != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    (void)d;
+    snprintf(name, (size_t)len, "%s", FAKE_DEVICE_NAME);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceTotalMem(size_t *bytes, CUdevice d)
+{
+    (void)d;
+    *bytes = (size_t)80 << 30;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+    (void)d;
+    return fake_h100_attribute(a, v) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice d, unsigned flags)
+{
+    (void)d;
+    (void)flags;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+    (void)d;
+    *c = &g.ctx;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice d)
+{
+    (void)d;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice d)
+{
+    (void)d;
+    pthread_mutex_lock(&g.lock);
+    g.sticky = CUDA_SUCCESS;
+    g.pending_fault = 0;
+    g.stats.ctx_resets++;
+    pthread_mutex_unlock(&g.lock);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSetCurrent(CUcontext c)
+{
+    return c == &g.ctx || !c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+EXPORT CUresult cuCtxSynchronize(void)
+{
+    LOCKED(waited());
+}
+
+/* ---- streams and events ---------------------------------------------------------------- */
+
+EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags)
+{
+    (void)flags;
+    *s = calloc(1, sizeof(**s));
+    return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult cuStreamDestroy(CUstream s)
+{
+    free(s);
+    return CUDA_SUCCESS;
+}
+
+static CUstream stream_of(CUstream s)
+{
+    return s ? s : &g.legacy;
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+    (void)s;
+    LOCKED(waited());
+}
+
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
+{
+    (void)flags;
+    pthread_mutex_lock(&g.lock);
+    CUstream st = stream_of(s);
+    if (e->t > st->now)
+        st->now = e->t;
+    CUresult r = lost();
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
+{
+    (void)flags;
+    *e = calloc(1, sizeof(**e));
+    return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult cuEventDestroy(CUevent e)
+{
+    free(e);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    pthread_mutex_lock(&g.lock);
+    e->t = stream_of(s)->now;
+    CUresult r = lost();
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+EXPORT CUresult cuEventSynchronize(CUevent e)
+{
+    (void)e;
+    LOCKED(waited());
+}
+
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+    pthread_mutex_lock(&g.lock);
+    *ms = (float)((b->t - a->t) / 1e6);
+    CUresult r = lost();
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *p, CUdevice d)
+{
+    (void)d;
+    *p = &g.pool;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool p, CUmemPool_attribute a, void *v)
+{
+    (void)p;
+    (void)a;
+    (void)v;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes)
+{
+    pthread_mutex_lock(&g.lock);
+    CUresult r = lost();
+    void *m = NULL;
+    if (r == CUDA_SUCCESS && bytes > ((size_t)1 << 36))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS && !(m = aligned_alloc(256, (bytes + 255) / 256 * 256)))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS) {
+        *p = (CUdeviceptr)(uintptr_t)m;
+        g.stats.live_allocations++;
+    }
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *p, size_t bytes, CUstream s)
+{
+    (void)s;
+    return cuMemAlloc(p, bytes);
+}
+
+EXPORT CUresult cuMemFree(CUdeviceptr p)
+{
+    pthread_mutex_lock(&g.lock);
+    free((void *)(uintptr_t)p);
+    g.stats.live_allocations--;
+    pthread_mutex_unlock(&g.lock);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+    (void)s;
+    return cuMemFree(p);
+}
+
+static CUresult copy(void *dst, const void *src, size_t n)
+{
+    pthread_mutex_lock(&g.lock);
+    CUresult r = lost();
+    if (r == CUDA_SUCCESS)
+        memmove(dst, src, n);
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstream s)
+{
+    (void)s;
+    return copy((void *)(uintptr_t)d, h, n);
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream s)
+{
+    (void)s;
+    return copy(h, (const void *)(uintptr_t)d, n);
+}
+
+EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    return copy((void *)(uintptr_t)d, (const void *)(uintptr_t)src, n);
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+    (void)s;
+    pthread_mutex_lock(&g.lock);
+    CUresult r = lost();
+    if (r == CUDA_SUCCESS)
+        memset((void *)(uintptr_t)d, v, n);
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+/* ---- modules and functions ------------------------------------------------------------- */
+
+static void write_log(unsigned n, const CUjit_option *opt, void **val, const kptx_error *e)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (opt[i] == CU_JIT_ERROR_LOG_BUFFER)
+            buf = val[i];
+        else if (opt[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+            size = (size_t)(uintptr_t)val[i];
+    }
+    if (buf && size)
+        snprintf(buf, size, "ptxas info    : fake\nptxas application ptx input, line %u; "
+                 "error   : %s\nptxas fatal   : Ptx assembly aborted due to errors\n",
+                 e->line, e->message);
+}
+
+EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
+                                   CUjit_option *opt, void **val)
+{
+    pthread_mutex_lock(&g.lock);
+    CUresult r = lost();
+    pthread_mutex_unlock(&g.lock);
+    if (r != CUDA_SUCCESS)
+        return r;
+    kptx_module *m;
+    kptx_error e;
+    const char *text = image;
+    if (kptx_parse(text, strlen(text), &m, &e)) {
+        write_log(n, opt, val, &e);
+        return CUDA_ERROR_INVALID_PTX;
+    }
+    *mod = calloc(1, sizeof(**mod));
+    (*mod)->m = m;
+    pthread_mutex_lock(&g.lock);
+    g.stats.module_loads++;
+    pthread_mutex_unlock(&g.lock);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+{
+    return cuModuleLoadDataEx(mod, image, 0, NULL, NULL);
+}
+
+EXPORT CUresult cuModuleUnload(CUmodule mod)
+{
+    while (mod->fns) {
+        struct CUfunc_st *f = mod->fns;
+        mod->fns = f->next;
+        kptx_kernel_info_clear(&f->info);
+        free(f->name);
+        free(f);
+    }
+    kptx_module_free(mod->m);
+    free(mod);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name)
+{
+    const kptx_function *k = kptx_find_function(mod->m, name);
+    if (!k || !k->is_entry)
+        return CUDA_ERROR_NOT_FOUND;
+    struct CUfunc_st *f = calloc(1, sizeof(*f));
+    if (!f || !(f->name = strdup(name)) || kptx_kernel_info_get(mod->m, name, &f->info, NULL)) {
+        if (f)
+            free(f->name);
+        free(f);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    f->next = mod->fns;
+    mod->fns = f;
+    *fn = f;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+    (void)f;
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 32; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = 0; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = 49152; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+EXPORT CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+    (void)f;
+    return a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v <= 232448
+               ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+    if (i >= f->info.n_params)
+        return CUDA_ERROR_INVALID_VALUE;
+    *off = f->info.params[i].offset;
+    if (size)
+        *size = f->info.params[i].size;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int threads,
+                                                            size_t smem)
+{
+    (void)f;
+    (void)smem;
+    if (threads <= 0 || threads > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    *n = 2048 / threads > 32 ? 32 : 2048 / threads;
+    return CUDA_SUCCESS;
+}
+
+/* ---- launches -------------------------------------------------------------------------- */
+
+/* The kernel's parameter block from kernelParams or extra; NULL with *r set on error. */
+static unsigned char *param_block(const struct CUfunc_st *f, void **params, void **extra,
+                                  CUresult *r)
+{
+    size_t need = f->info.param_bytes;
+    unsigned char *b = calloc(1, need ? need : 1);
+    *r = b ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (!b)
+        return NULL;
+    if (extra) {
+        void *ptr = NULL;
+        size_t *size = NULL;
+        for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                ptr = extra[i + 1];
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+                size = extra[i + 1];
+        }
+        if (!ptr || !size || *size != need)
+            *r = CUDA_ERROR_INVALID_VALUE;  /* the real driver wants the exact size */
+        else
+            memcpy(b, ptr, need);
+    } else if (params) {
+        for (unsigned i = 0; i < f->info.n_params; i++)
+            memcpy(b + f->info.params[i].offset, params[i], f->info.params[i].size);
+    } else if (need) {
+        *r = CUDA_ERROR_INVALID_VALUE;
+    }
+    if (*r != CUDA_SUCCESS) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static uint32_t u32_at(const unsigned char *b, size_t off)
+{
+    uint32_t v;
+    memcpy(&v, b + off, sizeof(v));
+    return v;
+}
+
+/* What the fake kernels do (fake_driver.h). */
+static void run(const struct CUfunc_st *f, const unsigned char *b, uint64_t blocks)
+{
+    size_t n = strlen(f->name), k = strlen(SLICE_SUFFIX);
+    int sliced = n > k && !strcmp(f->name + n - k, SLICE_SUFFIX);
+    size_t base = sliced ? n - k : n;
+    if (base == 5 && !strncmp(f->name, "fault", 5)) {
+        g.pending_fault = 1;
+        return;
+    }
+    if (base < 12 || strncmp(f->name, "count_blocks", 12) || !f->info.n_params)
+        return;
+    uint64_t counts_addr;
+    memcpy(&counts_addr, b + f->info.params[0].offset, sizeof(counts_addr));
+    uint32_t *counts = (uint32_t *)(uintptr_t)counts_addr;
+    uint64_t first = sliced ? u32_at(b, f->info.params[f->info.n_params - 4].offset) : 0;
+    for (uint64_t i = 0; i < blocks; i++)
+        counts[first + i]++;
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                               unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                               CUstream s, void **params, void **extra)
+{
+    (void)smem;
+    if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r;
+    unsigned char *b = param_block(f, params, extra, &r);
+    if (!b)
+        return r;
+    pthread_mutex_lock(&g.lock);
+    r = lost();
+    if (r == CUDA_SUCCESS) {
+        uint64_t blocks = (uint64_t)gx * gy * gz;
+        run(f, b, blocks);
+        stream_of(s)->now += FAKE_LAUNCH_NS + FAKE_BLOCK_NS * (double)blocks;
+        g.stats.launches++;
+        g.stats.last_grid[0] = gx;
+        g.stats.last_grid[1] = gy;
+        g.stats.last_grid[2] = gz;
+        g.stats.last_param_bytes = f->info.param_bytes;
+    }
+    pthread_mutex_unlock(&g.lock);
+    free(b);
+    return r;
+}

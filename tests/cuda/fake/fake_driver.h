@@ -1,0 +1,46 @@
+/* A fake CUDA driver (libcuda.so.1 for tests, tests/cuda/fake/): the part of the Driver API
+ * the cuda backend calls, on the CPU, so that the backend's threads, queues, parameter
+ * blocks, slices, errors and timing run without a GPU.
+ *
+ * - One device, described as an H100 (fake_h100_attribute). Device memory is host memory.
+ * - Modules are parsed with the PTX library: syntax errors fail the load with a JIT-style
+ *   log; parameter layouts (cuFuncGetParamInfo) are the PTX's.
+ * - Work runs when it is submitted, in submission order; each stream has a virtual clock:
+ *   a launch takes FAKE_LAUNCH_NS plus FAKE_BLOCK_NS per block, events take the stream's
+ *   time, cuStreamWaitEvent moves a stream's clock forward. So timings are exact.
+ * - Kernels do nothing except these entries (and their "__kslice" variants, whose four
+ *   extra parameters are read from the block the backend built):
+ *     count_blocks*(.u64 counts, ...) counts[linear block id] += 1 (u32) for every block
+ *     fault(...)                     a device fault: from the next wait (event, stream or
+ *                                    context synchronisation) on, every call fails with
+ *                                    CUDA_ERROR_ILLEGAL_ADDRESS until cuDevicePrimaryCtxReset
+ * - A launch whose packed parameter block is not exactly the kernel's size is refused with
+ *   CUDA_ERROR_INVALID_VALUE, as the real driver does.
+ */
+#ifndef KERNELET_TESTS_FAKE_DRIVER_H
+#define KERNELET_TESTS_FAKE_DRIVER_H
+
+#include <stdint.h>
+
+#include <cuda.h>
+
+#define FAKE_LAUNCH_NS 1000.0
+#define FAKE_BLOCK_NS 10.0
+#define FAKE_DEVICE_NAME "NVIDIA H100 80GB HBM3"
+
+/* The value an H100 SXM reports for attr; 0, or 1 when the fake has no such attribute. */
+int fake_h100_attribute(CUdevice_attribute attr, int *value);
+
+typedef struct fake_stats {
+    unsigned module_loads;      /* successful cuModuleLoadData(Ex) */
+    unsigned launches;          /* successful cuLaunchKernel */
+    unsigned ctx_resets;        /* cuDevicePrimaryCtxReset */
+    unsigned live_allocations;
+    unsigned last_grid[3];      /* of the last successful launch */
+    size_t last_param_bytes;
+} fake_stats;
+
+/* Exported by the fake library for the tests that link it. */
+void fake_driver_stats(fake_stats *out);
+
+#endif

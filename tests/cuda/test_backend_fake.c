@@ -1,0 +1,527 @@
+/* The cuda backend (host-sched/cuda/cuda_backend.h) on the fake driver (fake/fake_driver.h):
+ * its threads, queues, parameter blocks, slices, module cache, memory checks, trial and
+ * overhead arithmetic and its handling of a device fault, without a GPU. The expectations
+ * come from the fake's exact virtual clock and from counting blocks. */
+#include "cuda_backend.h"
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "fake/fake_driver.h"
+#include "kernelet/ptx.h"
+#include "kernels_ptx.h"
+
+#define LANES 4
+
+/* ---- completions ----------------------------------------------------------------------- */
+
+typedef struct waiter {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    unsigned done, failed;
+    int last_status;
+    char last_msg[256];
+    uint64_t min_start, max_end;
+    int times_ok;               /* every completion had start <= end */
+    uint64_t lane_order[LANES]; /* last tag seen per lane, tags grow per lane */
+    int order_ok;
+} waiter;
+
+typedef struct ticket {
+    waiter *w;
+    unsigned lane;
+    uint64_t tag;
+} ticket;
+
+static void waiter_init(waiter *w)
+{
+    memset(w, 0, sizeof(*w));
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->cond, NULL);
+    w->times_ok = w->order_ok = 1;
+    w->min_start = UINT64_MAX;
+}
+
+static void on_done(void *user, const kexec_completion *c)
+{
+    ticket *t = user;
+    waiter *w = t->w;
+    pthread_mutex_lock(&w->lock);
+    w->done++;
+    w->failed += c->status != 0;
+    w->last_status = c->status;
+    g_strlcpy(w->last_msg, c->msg, sizeof(w->last_msg));
+    w->times_ok &= c->start_ns <= c->end_ns;
+    w->min_start = MIN(w->min_start, c->start_ns);
+    w->max_end = MAX(w->max_end, c->end_ns);
+    if (t->tag) {
+        w->order_ok &= t->tag > w->lane_order[t->lane];
+        w->lane_order[t->lane] = t->tag;
+    }
+    pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void waiter_wait(waiter *w, unsigned n)
+{
+    pthread_mutex_lock(&w->lock);
+    while (w->done < n)
+        pthread_cond_wait(&w->cond, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* ---- set-up ---------------------------------------------------------------------------- */
+
+static kexec_backend open_backend(const char *calibration_dir)
+{
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.calibration_dir = calibration_dir;
+    kcuda *kc;
+    kexec_error e = {0};
+    if (kcuda_new(&kc, &cfg, &e))
+        g_error("kcuda_new: %s", e.msg);
+    kexec_backend be;
+    kcuda_backend(kc, &be);
+    g_assert_cmpint(kexec_backend_validate(&be, NULL), ==, 0);
+    return be;
+}
+
+static char *sliced_module_text(size_t *len)
+{
+    kptx_module *m;
+    kptx_error pe;
+    g_assert_cmpint(kptx_parse(kcuda_test_ptx, strlen(kcuda_test_ptx), &m, &pe), ==, 0);
+    unsigned n = 0;
+    g_assert_cmpint(kptx_slice_module(m, &n, &pe), ==, 0);
+    g_assert_cmpuint(n, ==, 3);
+    char *text;
+    g_assert_cmpint(kptx_print(m, &text, len, &pe), ==, 0);
+    kptx_module_free(m);
+    return text;
+}
+
+typedef struct kernels {
+    kexec_module *mod;
+    kexec_function *count, *count_sliced, *fault;
+} kernels;
+
+static kernels load_kernels(const kexec_backend *be)
+{
+    size_t len;
+    char *text = sliced_module_text(&len);
+    kernels k;
+    kexec_error e = {0};
+    g_assert_cmpint(be->ops->module_load_ptx(be->state, text, len, &k.mod, &e), ==, 0);
+    g_assert_cmpint(be->ops->function_get(be->state, k.mod, "count_blocks", &k.count, NULL, &e),
+                    ==, 0);
+    g_assert_cmpint(be->ops->function_get(be->state, k.mod, "count_blocks__kslice",
+                                          &k.count_sliced, NULL, &e), ==, 0);
+    g_assert_cmpint(be->ops->function_get(be->state, k.mod, "fault", &k.fault, NULL, &e), ==, 0);
+    free(text);
+    return k;
+}
+
+/* count_blocks' parameters as a caller packs them: u64, u32 and 4 bytes of tail padding
+ * (16, where the kernel takes 12). */
+typedef struct count_params {
+    uint64_t counts;
+    uint32_t tag;
+    uint32_t padding;
+} count_params;
+
+static kexec_slice count_launch(const kernels *k, const unsigned grid[3], const count_params *p)
+{
+    kexec_slice s = {.fn = k->count, .grid = {grid[0], grid[1], grid[2]}, .block = {32, 1, 1},
+                     .count = (uint64_t)grid[0] * grid[1] * grid[2], .params = p,
+                     .params_size = sizeof(*p)};
+    return s;
+}
+
+static uint32_t *read_counts(const kexec_backend *be, kexec_devptr d, size_t n)
+{
+    uint32_t *host = g_new0(uint32_t, n);
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    g_assert_cmpint(be->ops->copy_d2h(be->state, host, d, n * 4, on_done, &t, NULL), ==, 0);
+    waiter_wait(&w, 1);
+    g_assert_cmpuint(w.failed, ==, 0);
+    return host;
+}
+
+/* ---- tests ----------------------------------------------------------------------------- */
+
+static void test_device_and_calibration(void)
+{
+    gchar *dir = g_dir_make_tmp("kcuda-fake-XXXXXX", NULL);
+    gchar *path = g_build_filename(dir, "NVIDIA_H100_80GB_HBM3.calib", NULL);
+    g_assert_true(g_file_set_contents(path, "device=" FAKE_DEVICE_NAME "\n"
+                                      "dram_latency_cycles=400\na0=0.9\nslice_overhead_ns=2500\n",
+                                      -1, NULL));
+    kexec_backend be = open_backend(dir);
+    kexec_device_info in;
+    g_assert_cmpint(be.ops->device_info(be.state, &in, NULL), ==, 0);
+    g_assert_cmpstr(in.name, ==, FAKE_DEVICE_NAME);
+    g_assert_cmpuint(in.sms, ==, 132);
+    g_assert_cmpuint(in.lanes, ==, LANES);
+    g_assert_false(in.virtual_time);
+    g_assert_cmpuint(in.slice_overhead_ns, ==, 2500);      /* from the file, not measured */
+    g_assert_nonnull(in.model_gpu);
+    g_assert_cmpfloat(in.model_gpu->mem_latency_cycles, ==, 400);
+    g_assert_cmpuint(in.model_gpu->sms, ==, 132);
+    const kcuda_calibration *c = kcuda_calibration_of(be.state);
+    g_assert_nonnull(c);
+    g_assert_cmpfloat(c->a0, ==, 0.9);
+    g_assert_null(be.ops->progress);
+    be.ops->destroy(be.state);
+    g_remove(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+}
+
+/* Without a calibration the backend measures the launch overhead: the fake charges
+ * FAKE_LAUNCH_NS per launch and nothing else differs. */
+static void test_overhead_measured(void)
+{
+    kexec_backend be = open_backend(NULL);
+    kexec_device_info in;
+    g_assert_cmpint(be.ops->device_info(be.state, &in, NULL), ==, 0);
+    g_assert_null(in.model_gpu);
+    g_assert_cmpuint(in.slice_overhead_ns, >=, FAKE_LAUNCH_NS - 1);
+    g_assert_cmpuint(in.slice_overhead_ns, <=, FAKE_LAUNCH_NS + 1);
+    be.ops->destroy(be.state);
+}
+
+static void test_memory(void)
+{
+    kexec_backend be = open_backend(NULL);
+    void *st = be.state;
+    kexec_devptr a, b;
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->mem_alloc(st, 4096, &a, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(st, 4096, &b, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, &b, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->mem_alloc(st, (uint64_t)1 << 40, &b, &e), ==, KEXEC_EDEVMEM);
+    kcuda_stats s;
+    kcuda_get_stats(st, &s);
+    g_assert_cmpuint(s.mem_in_use, ==, 8192);
+
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    unsigned char in[4096], out[4096];
+    for (int i = 0; i < 4096; i++)
+        in[i] = (unsigned char)(i * 7);
+    g_assert_cmpint(be.ops->copy_h2d(st, a, in, 4096, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 1);
+    g_assert_cmpint(be.ops->copy_d2d(st, b, a, 4096, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 2);
+    g_assert_cmpint(be.ops->memset_d8(st, b + 100, 0xEE, 10, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 3);
+    g_assert_cmpint(be.ops->copy_d2h(st, out, b, 4096, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 4);
+    g_assert_cmpuint(w.failed, ==, 0);
+    g_assert_true(w.times_ok);
+    g_assert_cmpmem(out, 100, in, 100);
+    for (int i = 100; i < 110; i++)
+        g_assert_cmpuint(out[i], ==, 0xEE);
+    g_assert_cmpmem(out + 110, 4096 - 110, in + 110, 4096 - 110);
+
+    /* refused before the driver sees them; done is never called for them */
+    g_assert_cmpint(be.ops->copy_h2d(st, a + 1, in, 4096, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_nonnull(strstr(e.msg, "not inside one allocation"));
+    g_assert_cmpint(be.ops->copy_d2h(st, out, a, 0, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->copy_d2h(st, NULL, a, 16, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->memset_d8(st, 0x1000, 0, 16, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->mem_free(st, a + 8, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->mem_free(st, a, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_free(st, a, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpuint(w.done, ==, 4);
+    be.ops->destroy(be.state);     /* frees b */
+    fake_stats fs;
+    fake_driver_stats(&fs);
+    g_assert_cmpuint(fs.live_allocations, ==, 0);
+}
+
+static void test_modules(void)
+{
+    kexec_backend be = open_backend(NULL);
+    void *st = be.state;
+    fake_stats before, after;
+    fake_driver_stats(&before);
+    size_t len;
+    char *text = sliced_module_text(&len);
+    kexec_module *m1, *m2;
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m1, &e), ==, 0);
+    char *copy = g_memdup2(text, len);  /* not NUL-terminated: len bytes only */
+    g_assert_cmpint(be.ops->module_load_ptx(st, copy, len, &m2, &e), ==, 0);
+    g_assert_true(m1 == m2);
+    kexec_module *m3;                   /* with its NUL: still the same text */
+    g_assert_cmpint(be.ops->module_load_ptx(st, text, len + 1, &m3, &e), ==, 0);
+    g_assert_true(m3 == m1);
+    g_assert_cmpint(be.ops->module_unload(st, m3, &e), ==, 0);
+    fake_driver_stats(&after);
+    g_assert_cmpuint(after.module_loads - before.module_loads, ==, 1);
+    kcuda_stats s;
+    kcuda_get_stats(st, &s);
+    g_assert_cmpuint(s.module_cache_hits, ==, 2);
+
+    kexec_function *f, *f2;
+    kexec_func_info info;
+    g_assert_cmpint(be.ops->function_get(st, m1, "count_blocks", &f, &info, &e), ==, 0);
+    g_assert_cmpuint(info.regs_per_thread, ==, 32);
+    g_assert_cmpuint(info.max_threads_per_block, ==, 1024);
+    g_assert_cmpint(be.ops->function_get(st, m1, "count_blocks", &f2, NULL, &e), ==, 0);
+    g_assert_true(f == f2);
+    g_assert_cmpint(be.ops->function_get(st, m1, "nothing", &f, NULL, &e), ==, KEXEC_ENOTFOUND);
+    g_assert_nonnull(strstr(e.msg, "nothing"));
+
+    g_assert_cmpint(be.ops->module_unload(st, m1, &e), ==, 0);
+    g_assert_cmpint(be.ops->function_get(st, m2, "fault", &f, NULL, &e), ==, 0); /* still held */
+    g_assert_cmpint(be.ops->module_unload(st, m2, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_unload(st, m2, &e), ==, KEXEC_EINVAL);
+
+    const char bad[] = ".version 7.5\n.target sm_75\n.address_size 64\n.visible .entry x(\n";
+    g_assert_cmpint(be.ops->module_load_ptx(st, bad, strlen(bad), &m1, &e), ==, KEXEC_EMODULE);
+    g_assert_nonnull(strstr(e.msg, "CUDA_ERROR_INVALID_PTX"));
+    g_assert_nonnull(strstr(e.msg, "line"));
+    const char nul[] = ".version 7.5\0junk";
+    g_assert_cmpint(be.ops->module_load_ptx(st, nul, sizeof(nul), &m1, &e), ==, KEXEC_EMODULE);
+    g_free(copy);
+    free(text);
+    be.ops->destroy(be.state);
+}
+
+/* A 3-D grid run whole on lane 0, then as random slices over every lane: each block is
+ * counted twice, never more, and each lane completes in submission order. */
+static void test_launch_whole_and_slices(void)
+{
+    kexec_backend be = open_backend(NULL);
+    void *st = be.state;
+    kernels k = load_kernels(&be);
+    const unsigned grid[3] = {7, 5, 3};
+    const size_t total = 105;
+    kexec_devptr counts;
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->mem_alloc(st, total * 4, &counts, &e), ==, 0);
+    waiter w;
+    waiter_init(&w);
+    ticket zero = {&w, 0, 0};
+    uint64_t before = be.ops->now_ns(st);
+    g_assert_cmpint(be.ops->memset_d8(st, counts, 0, total * 4, on_done, &zero, &e), ==, 0);
+    waiter_wait(&w, 1);
+
+    count_params p = {.counts = counts, .tag = 1, .padding = 0xdeadbeef};
+    kexec_slice s = count_launch(&k, grid, &p);
+    ticket tickets[64];
+    unsigned n = 0;
+    tickets[n] = (ticket){&w, 0, 1};
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &tickets[n++], &e), ==, 0);
+    fake_stats fs;
+    fake_driver_stats(&fs);
+    g_assert_cmpuint(fs.last_param_bytes, ==, 12);     /* the tail padding was dropped */
+    g_assert_cmpuint(fs.last_grid[1], ==, 5);
+
+    GRand *rng = g_rand_new_with_seed(42);
+    s.fn = k.count_sliced;
+    s.sliced = 1;
+    for (uint64_t first = 0; first < total; n++) {
+        uint64_t want = (uint64_t)g_rand_int_range(rng, 1, 20);
+        uint64_t count = MIN(want, total - first);
+        s.first = first;
+        s.count = count;
+        s.lane = (unsigned)g_rand_int_range(rng, 0, LANES);
+        tickets[n] = (ticket){&w, s.lane, 2 + n};
+        if (be.ops->launch(st, &s, on_done, &tickets[n], &e))
+            g_error("slice [%llu, +%llu): %s", (unsigned long long)first, (unsigned long long)count, e.msg);
+        fake_driver_stats(&fs);
+        g_assert_cmpuint(fs.last_grid[0], ==, count);
+        g_assert_cmpuint(fs.last_grid[1], ==, 1);
+        g_assert_cmpuint(fs.last_param_bytes, ==, 28);
+        first += count;
+    }
+    g_rand_free(rng);
+    waiter_wait(&w, 1 + n);
+    g_assert_cmpuint(w.failed, ==, 0);
+    g_assert_true(w.times_ok);
+    g_assert_true(w.order_ok);
+    g_assert_cmpuint(w.min_start, >=, before);
+    g_assert_cmpuint(w.max_end, <=, be.ops->now_ns(st));
+    uint32_t *host = read_counts(&be, counts, total);
+    for (size_t i = 0; i < total; i++)
+        if (host[i] != 2)
+            g_error("block %zu counted %u times", i, host[i]);
+    g_free(host);
+
+    /* refused launches: no completion */
+    unsigned done = w.done;
+    s.lane = LANES;
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &zero, &e), ==, KEXEC_EINVAL);
+    s.lane = 0;
+    s.fn = k.count;
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &zero, &e), ==, KEXEC_EINVAL);
+    s = count_launch(&k, grid, &p);
+    s.params_size = 8;
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &zero, &e), ==, KEXEC_EINVAL);
+    g_assert_nonnull(strstr(e.msg, "takes 12"));
+    g_assert_cmpuint(w.done, ==, done);
+    kcuda_stats ks;
+    kcuda_get_stats(st, &ks);
+    g_assert_cmpuint(ks.launches, ==, n);
+    be.ops->destroy(be.state);
+}
+
+/* Two kernels side by side: the fake runs streams without contention, so each runs at its
+ * own slice rate (s blocks per FAKE_LAUNCH_NS + s x FAKE_BLOCK_NS), and alone at its whole
+ * rate (N blocks per FAKE_LAUNCH_NS + N x FAKE_BLOCK_NS). */
+static void test_trial(void)
+{
+    kexec_backend be = open_backend(NULL);
+    void *st = be.state;
+    kernels k = load_kernels(&be);
+    kexec_devptr counts;
+    g_assert_cmpint(be.ops->mem_alloc(st, 2640 * 4, &counts, NULL), ==, 0);
+    count_params p = {.counts = counts};
+    kexec_trial t = {.blocks_per_sm = {1, 2}};
+    t.kernel[0] = count_launch(&k, (const unsigned[3]){1320, 1, 1}, &p);
+    t.kernel[1] = count_launch(&k, (const unsigned[3]){2640, 1, 1}, &p);
+    kexec_trial_result r;
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->trial(st, &t, &r, &e), ==, 0);
+    const double n[2] = {1320, 2640}, size[2] = {132, 264};
+    for (int i = 0; i < 2; i++) {
+        double alone = n[i] / (FAKE_LAUNCH_NS + FAKE_BLOCK_NS * n[i]) * 1e9;
+        double together = size[i] / (FAKE_LAUNCH_NS + FAKE_BLOCK_NS * size[i]) * 1e9;
+        g_assert_cmpfloat_with_epsilon(r.alone_bps[i], alone, alone * 1e-4);
+        g_assert_cmpfloat_with_epsilon(r.together_bps[i], together, together * 1e-4);
+    }
+    t.blocks_per_sm[1] = 0;
+    g_assert_cmpint(be.ops->trial(st, &t, &r, &e), ==, KEXEC_EINVAL);
+    kcuda_stats ks;
+    kcuda_get_stats(st, &ks);
+    g_assert_cmpuint(ks.trials, ==, 1);
+    be.ops->destroy(be.state);
+}
+
+/* Timed runs: whole, N blocks take FAKE_LAUNCH_NS + N x FAKE_BLOCK_NS; as slices of s,
+ * one FAKE_LAUNCH_NS per slice more. */
+static void test_time_launch(void)
+{
+    kexec_backend be = open_backend(NULL);
+    kernels k = load_kernels(&be);
+    kexec_devptr counts;
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1000 * 4, &counts, NULL), ==, 0);
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->memset_d8(be.state, counts, 0, 4000, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 1);
+    count_params p = {.counts = counts};
+    kexec_slice s = count_launch(&k, (const unsigned[3]){10, 10, 10}, &p);
+    double whole, sliced;
+    g_assert_cmpint(kcuda_time_launch(be.state, &s, 0, 3, &whole, &e), ==, 0);
+    g_assert_cmpfloat_with_epsilon(whole, FAKE_LAUNCH_NS + 1000 * FAKE_BLOCK_NS, 1);
+    g_assert_cmpint(kcuda_time_launch(be.state, &s, 300, 3, &sliced, &e), ==, 0);
+    g_assert_cmpfloat_with_epsilon(sliced, 4 * FAKE_LAUNCH_NS + 1000 * FAKE_BLOCK_NS, 1);
+    uint32_t *host = read_counts(&be, counts, 1000);
+    for (int i = 0; i < 1000; i++)      /* 4 runs whole, 4 as slices */
+        g_assert_cmpuint(host[i], ==, 8);
+    g_free(host);
+    s.fn = k.count_sliced;
+    g_assert_cmpint(kcuda_time_launch(be.state, &s, 0, 3, &whole, &e), ==, KEXEC_EINVAL);
+    be.ops->destroy(be.state);
+}
+
+static void test_profile_refusals(void)
+{
+    kexec_backend be = open_backend(NULL);
+    kernels k = load_kernels(&be);
+    count_params p = {0};
+    kexec_slice s = count_launch(&k, (const unsigned[3]){10, 1, 1}, &p);
+    kexec_profile prof;
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==,
+                    KEXEC_EUNSUPPORTED);
+    s.fn = k.count_sliced;
+    s.sliced = 1;
+    s.first = 3;
+    s.count = 7;
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpuint(w.done, ==, 0);
+    be.ops->destroy(be.state);
+}
+
+/* A fault loses the context: the launch completes with KEXEC_ELAUNCH naming the error,
+ * everything after is refused, and a new backend (after destroy resets the context) works. */
+static void test_fault(void)
+{
+    kexec_backend be = open_backend(NULL);
+    void *st = be.state;
+    kernels k = load_kernels(&be);
+    uint32_t value = 5;
+    kexec_slice s = {.fn = k.fault, .grid = {1, 1, 1}, .block = {1, 1, 1}, .count = 1,
+                     .params = &value, .params_size = 4, .lane = 1};
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 1, 0};
+    kexec_error e = {0};
+    g_assert_false(kcuda_broken(st, NULL, 0));
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 1);
+    g_assert_cmpint(w.last_status, ==, KEXEC_ELAUNCH);
+    g_assert_nonnull(strstr(w.last_msg, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+    g_assert_nonnull(strstr(w.last_msg, "fault"));
+    char why[256];
+    g_assert_true(kcuda_broken(st, why, sizeof(why)));
+    g_assert_nonnull(strstr(why, "ILLEGAL_ADDRESS"));
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, KEXEC_EDEVICE);
+    g_assert_nonnull(strstr(e.msg, "context lost"));
+    kexec_devptr d;
+    g_assert_cmpint(be.ops->mem_alloc(st, 64, &d, &e), ==, KEXEC_EDEVICE);
+    g_assert_cmpuint(w.done, ==, 1);
+    fake_stats before, after;
+    fake_driver_stats(&before);
+    be.ops->destroy(st);
+    fake_driver_stats(&after);
+    g_assert_cmpuint(after.ctx_resets, ==, before.ctx_resets + 1);
+
+    be = open_backend(NULL);
+    k = load_kernels(&be);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 4, &d, &e), ==, 0);
+    count_params p = {.counts = d};
+    s = count_launch(&k, (const unsigned[3]){1, 1, 1}, &p);
+    g_assert_cmpint(be.ops->memset_d8(be.state, d, 0, 4, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 2);     /* copies and launches are not ordered with each other */
+    g_assert_cmpint(be.ops->launch(be.state, &s, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 3);
+    g_assert_cmpint(w.last_status, ==, 0);
+    uint32_t *host = read_counts(&be, d, 1);
+    g_assert_cmpuint(host[0], ==, 1);
+    g_free(host);
+    be.ops->destroy(be.state);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cuda/backend-fake/device-and-calibration", test_device_and_calibration);
+    g_test_add_func("/cuda/backend-fake/overhead-measured", test_overhead_measured);
+    g_test_add_func("/cuda/backend-fake/memory", test_memory);
+    g_test_add_func("/cuda/backend-fake/modules", test_modules);
+    g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);
+    g_test_add_func("/cuda/backend-fake/trial", test_trial);
+    g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);
+    g_test_add_func("/cuda/backend-fake/profile-refusals", test_profile_refusals);
+    g_test_add_func("/cuda/backend-fake/fault", test_fault);
+    return g_test_run();
+}

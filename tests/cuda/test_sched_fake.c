@@ -1,0 +1,156 @@
+/* The scheduler (host-sched/sched/sched.h) driving the cuda backend on the fake driver:
+ * the executor contract end to end. Two tenants launch count_blocks and count_blocks_b
+ * (profiles given: one compute-like, one memory-like, so the kernelet policy pairs and
+ * slices them); every block of every launch must be counted exactly once, whatever slices
+ * the scheduler chose and whichever lanes it put them on. */
+#include <glib.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+#include "kernelet/ptx.h"
+#include "kernels_ptx.h"
+#include "sched.h"
+
+#define LAUNCHES 6
+#define GRID_X 4000
+
+static const char PROFILES[] =
+    "profile entry=count_blocks rm=0.01 insts=400 pur=0.8 mur=0.05 wpb=2 regs=16\n"
+    "profile entry=count_blocks_b rm=0.3 insts=60 pur=0.1 mur=0.7 wpb=2 regs=16\n";
+
+typedef struct tenant {
+    uint32_t id, module, fn;
+    kexec_devptr counts[LAUNCHES];
+} tenant;
+
+static void count_done(void *user, const ksched_op_result *r)
+{
+    unsigned *failed = user;
+    if (r->status)
+        g_atomic_int_inc(failed);
+}
+
+static char *sliced_text(size_t *len)
+{
+    kptx_module *m;
+    kptx_error pe;
+    g_assert_cmpint(kptx_parse(kcuda_test_ptx, strlen(kcuda_test_ptx), &m, &pe), ==, 0);
+    g_assert_cmpint(kptx_slice_module(m, NULL, &pe), ==, 0);
+    char *text;
+    g_assert_cmpint(kptx_print(m, &text, len, &pe), ==, 0);
+    kptx_module_free(m);
+    return text;
+}
+
+static void submit(ksched *s, uint32_t tenant_id, const ksched_op *op, unsigned *failed)
+{
+    ksched_err e = {0};
+    if (ksched_submit(s, tenant_id, 0, op, count_done, failed, NULL, &e))
+        g_error("submit: %s", e.msg);
+}
+
+static void setup_tenant(ksched *s, const char *name, const char *entry, tenant *t,
+                         unsigned *failed)
+{
+    ksched_err e = {0};
+    g_assert_cmpint(ksched_tenant_add(s, name, NULL, &t->id, &e), ==, 0);
+    size_t len;
+    char *text = sliced_text(&len);
+    g_assert_cmpint(ksched_module_load(s, t->id, text, len, &t->module, &e), ==, 0);
+    free(text);
+    ksched_function_info info;
+    g_assert_cmpint(ksched_function_get(s, t->id, t->module, entry, &t->fn, &info, &e), ==, 0);
+    g_assert_true(info.sliceable);
+    for (int i = 0; i < LAUNCHES; i++) {
+        g_assert_cmpint(ksched_mem_alloc(s, t->id, GRID_X * 4, &t->counts[i], &e), ==, 0);
+        ksched_op op = {.kind = KSCHED_OP_MEMSET,
+                        .u.memset = {.dst = t->counts[i], .value = 0, .bytes = GRID_X * 4}};
+        submit(s, t->id, &op, failed);
+    }
+}
+
+static void launch_all(ksched *s, tenant *t, unsigned *failed)
+{
+    for (int i = 0; i < LAUNCHES; i++) {
+        struct { uint64_t counts; uint32_t tag; } p = {.counts = t->counts[i], .tag = (uint32_t)i};
+        ksched_op op = {.kind = KSCHED_OP_LAUNCH};
+        op.u.launch.function = t->fn;
+        op.u.launch.grid[0] = GRID_X;
+        op.u.launch.grid[1] = op.u.launch.grid[2] = 1;
+        op.u.launch.block[0] = 64;
+        op.u.launch.block[1] = op.u.launch.block[2] = 1;
+        op.u.launch.params = &p;
+        op.u.launch.params_size = 12;
+        submit(s, t->id, &op, failed);
+    }
+}
+
+static void check_counts(ksched *s, tenant *t, unsigned *failed)
+{
+    uint32_t *host = g_new0(uint32_t, (size_t)GRID_X * LAUNCHES);
+    for (int i = 0; i < LAUNCHES; i++) {
+        ksched_op op = {.kind = KSCHED_OP_COPY_D2H,
+                        .u.d2h = {.dst = host + (size_t)i * GRID_X, .src = t->counts[i],
+                                  .bytes = GRID_X * 4}};
+        submit(s, t->id, &op, failed);
+    }
+    ksched_err e = {0};
+    g_assert_cmpint(ksched_run_until_idle(s, &e), ==, 0);
+    for (size_t b = 0; b < (size_t)GRID_X * LAUNCHES; b++)
+        if (host[b] != 1)
+            g_error("launch %zu block %zu counted %u times", b / GRID_X, b % GRID_X, host[b]);
+    g_free(host);
+}
+
+static void test_two_tenants_sliced(void)
+{
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = 4;
+    kcuda *kc;
+    kexec_error ke = {0};
+    if (kcuda_new(&kc, &cfg, &ke))
+        g_error("kcuda_new: %s", ke.msg);
+    kexec_backend be;
+    kcuda_backend(kc, &be);
+
+    ksched_profile_cache *profiles;
+    ksched_err e = {0};
+    g_assert_cmpint(ksched_profile_cache_new(&profiles, &e), ==, 0);
+    g_assert_cmpint(ksched_profile_parse(profiles, PROFILES, strlen(PROFILES), &e), ==, 0);
+    ksched_config sc;
+    ksched_config_default(&sc);
+    sc.policy = KSCHED_KERNELET;
+    ksched *s;
+    if (ksched_new(&s, &be, &sc, profiles, &e))
+        g_error("ksched_new: %s", e.msg);
+
+    unsigned failed = 0;
+    tenant a, b;
+    setup_tenant(s, "compute", "count_blocks", &a, &failed);
+    setup_tenant(s, "memory", "count_blocks_b", &b, &failed);
+    g_assert_cmpint(ksched_run_until_idle(s, &e), ==, 0);
+    launch_all(s, &a, &failed);
+    launch_all(s, &b, &failed);
+    g_assert_cmpint(ksched_run_until_idle(s, &e), ==, 0);
+    check_counts(s, &a, &failed);
+    check_counts(s, &b, &failed);
+    g_assert_cmpuint(failed, ==, 0);
+
+    ksched_stats st;
+    ksched_get_stats(s, &st);
+    g_assert_cmpuint(st.kernels_completed, ==, 2 * LAUNCHES);
+    g_assert_cmpuint(st.slices, >, 2 * LAUNCHES);       /* they were sliced */
+    g_assert_cmpuint(st.coschedules, >, 0);             /* and paired */
+    g_assert_cmpuint(st.profiles, ==, 0);               /* the profiles came from the file */
+    ksched_free(s);
+    ksched_profile_cache_free(profiles);
+    be.ops->destroy(be.state);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cuda/sched-fake/two-tenants-sliced", test_two_tenants_sliced);
+    return g_test_run();
+}

@@ -1,0 +1,442 @@
+/* The policies on the sim: every block once under every policy (sliced, whole-only and
+ * unsliceable kernels, 2-D grids, two tenants), pruning and its widening, reaction to an
+ * arrival, determinism, and kernelet's gain over base against the model's prediction. */
+#include <math.h>
+
+#include "bench.h"
+#include "sched_test.h"
+
+/* ---- a trace recorder ---- */
+
+typedef struct tracer {
+    GArray *ev;         /* ksched_trace, entries copied */
+} tracer;
+
+static void on_trace(void *user, const ksched_trace *t)
+{
+    tracer *tr = user;
+    ksched_trace c = *t;
+    c.entry[0] = c.entry[1] = NULL;     /* not valid after the call */
+    g_array_append_val(tr->ev, c);
+}
+
+static tenv *traced_env(ksched_policy p, tracer *tr, uint64_t seed)
+{
+    ksched_config c;
+    ksched_config_default(&c);
+    c.policy = p;
+    c.seed = seed;
+    c.trace = on_trace;
+    c.trace_user = tr;
+    tr->ev = g_array_new(FALSE, FALSE, sizeof(ksched_trace));
+    return tenv_new(&c, NULL);
+}
+
+/* ---- every block exactly once ---- */
+
+typedef struct launched {
+    uint64_t op, blocks;
+    rec r;
+} launched;
+
+static void test_blocks_once(gconstpointer data)
+{
+    ksched_policy p = (ksched_policy)GPOINTER_TO_INT(data);
+    ksched_config c;
+    ksched_config_default(&c);
+    c.policy = p;
+    ksim_config sc;
+    ksim_config_default(&sc);
+    sc.profile_blocks = 100;   /* the profiler runs the first 100 blocks of each new kernel */
+    tenv *t = tenv_new(&c, &sc);
+    GRand *r = g_rand_new_with_seed(42 + (guint32)p);
+    uint32_t ta = tenv_tenant(t, "a"), tb = tenv_tenant(t, "b");
+    ksched_tenant_policy pol;
+    ksched_tenant_policy_default(&pol);
+    pol.slicing = 0;                       /* b's kernels run whole */
+    g_assert_cmpint(ksched_tenant_set_policy(t->s, tb, &pol, NULL), ==, 0);
+    const char *names[3] = {"comp", "mem", "mid"};
+    uint32_t fa[3], fb[3], fw;
+    tenv_functions(t, ta, names, 3, 1, fa);
+    tenv_functions(t, tb, names, 3, 1, fb);
+    tenv_functions(t, ta, names + 2, 1, 0, &fw);   /* no sliced variant: runs whole */
+    enum { N = 60 };
+    launched *l = g_new0(launched, N);
+    for (int i = 0; i < N; i++) {
+        int who = g_rand_int_range(r, 0, 3);
+        uint32_t tn = who == 1 ? tb : ta;
+        uint32_t fn = who == 2 && i % 5 == 0 ? fw : (who == 1 ? fb : fa)[g_rand_int_range(r, 0, 3)];
+        unsigned gx = (unsigned)g_rand_int_range(r, 1, 700), gy = (unsigned)g_rand_int_range(r, 1, 9);
+        ksched_op op = launch_op(fn, gx, gy, (unsigned)g_rand_int_range(r, 1, 9) * 32);
+        l[i].blocks = (uint64_t)gx * gy;
+        l[i].op = tenv_submit(t, tn, tenv_stream(t, tn), &op, rec_done, &l[i].r);
+        if (i % 10 == 9)
+            g_assert_cmpint(ksched_run_until(t->s, ksched_now(t->s) + 20000, NULL), ==, 0);
+    }
+    tenv_run(t);
+    for (int i = 0; i < N; i++) {
+        g_assert_true(l[i].r.seen);
+        g_assert_cmpint(l[i].r.r.status, ==, 0);
+        assert_blocks_once(t, l[i].op, l[i].blocks);
+    }
+    ksched_stats st;
+    ksched_get_stats(t->s, &st);
+    g_assert_cmpuint(st.kernels_completed, ==, N);
+    if (p >= KSCHED_KERNELET)
+        g_assert_cmpuint(st.slices, >, N);          /* something was sliced */
+    else
+        g_assert_cmpuint(st.slices, ==, N);         /* fifo and base run kernels whole */
+    g_free(l);
+    g_rand_free(r);
+    tenv_free(t);
+}
+
+/* ---- pruning and widening ---- */
+
+/* Kernels whose PUR and MUR come from the profile the sim reports. */
+static void add_kernel(tenv *t, const char *name, double pur, double mur, double rm)
+{
+    kexec_profile p = test_profile(rm, 500, pur, mur);
+    g_assert_cmpint(ksim_add_kernel(t->sim, name, &p, NULL), ==, 0);
+}
+
+/* The widenings the rule needs: halve both thresholds until some pair differs by at least
+ * alpha_p in PUR and alpha_m in MUR (after 8 halvings nothing is pruned). */
+static unsigned expected_widenings(const double *pur, const double *mur, unsigned n,
+                                   double ap, double am)
+{
+    for (unsigned w = 0;; w++) {
+        for (unsigned i = 0; i < n; i++)
+            for (unsigned j = i + 1; j < n; j++)
+                if (fabs(pur[i] - pur[j]) >= ap && fabs(mur[i] - mur[j]) >= am)
+                    return w;
+        ap = w + 1 >= 8 ? 0 : ap / 2;
+        am = w + 1 >= 8 ? 0 : am / 2;
+    }
+}
+
+static const ksched_trace *first_decision(const tracer *tr)
+{
+    for (guint i = 0; i < tr->ev->len; i++) {
+        const ksched_trace *x = &g_array_index(tr->ev, ksched_trace, i);
+        if (x->kind == KSCHED_TRACE_DECISION)
+            return x;
+    }
+    return NULL;
+}
+
+static void run_pruning_case(const double *pur, const double *mur, unsigned n,
+                             unsigned want_pruned, int all_pruned)
+{
+    tracer tr;
+    tenv *t = traced_env(KSCHED_KERNELET, &tr, 1);
+    const char *names[4] = {"k0", "k1", "k2", "k3"};
+    for (unsigned i = 0; i < n; i++)
+        add_kernel(t, names[i], pur[i], mur[i], 0.01 + 0.05 * i);
+    uint32_t tn = tenv_tenant(t, "p"), fn[4];
+    tenv_functions(t, tn, names, n, 1, fn);
+    /* all are submitted before the driver runs: the first decision sees them all (the
+     * sim's profiles arrive at the same instant) */
+    for (unsigned i = 0; i < n; i++) {
+        ksched_op op = launch_op(fn[i], 4000, 1, 256);
+        tenv_submit(t, tn, tenv_stream(t, tn), &op, NULL, NULL);
+    }
+    tenv_run(t);
+    const ksched_trace *d = first_decision(&tr);
+    g_assert_nonnull(d);
+    g_assert_cmpuint(d->pairs_considered, ==, n * (n - 1) / 2);
+    unsigned widen = all_pruned ? expected_widenings(pur, mur, n, 0.4, 0.1) : 0;
+    g_assert_cmpuint(d->widenings, ==, widen);
+    if (!all_pruned)
+        g_assert_cmpuint(d->pairs_pruned, ==, want_pruned);
+    g_assert_cmpuint(d->op[1], !=, 0);          /* a pair was chosen all the same */
+    ksched_stats st;
+    ksched_get_stats(t->s, &st);
+    if (all_pruned)
+        g_assert_cmpuint(st.widenings, >, 0);
+    g_array_free(tr.ev, TRUE);
+    tenv_free(t);
+}
+
+static void test_pruning(void)
+{
+    /* PUR and MUR far apart for k0-k1 only: the other two pairs are pruned */
+    const double pur[3] = {0.9, 0.1, 0.8}, mur[3] = {0.05, 0.6, 0.58};
+    unsigned pruned = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            pruned += fabs(pur[i] - pur[j]) < 0.4 || fabs(mur[i] - mur[j]) < 0.1;
+    g_assert_cmpuint(pruned, ==, 2);
+    run_pruning_case(pur, mur, 3, pruned, 0);
+}
+
+static void test_widening(void)
+{
+    /* all alike: every pair pruned at 0.4 / 0.1, so the thresholds are relaxed */
+    const double pur[4] = {0.50, 0.55, 0.62, 0.70}, mur[4] = {0.30, 0.33, 0.37, 0.42};
+    run_pruning_case(pur, mur, 4, 0, 1);
+}
+
+/* ---- reaction to an arrival ---- */
+
+typedef struct span {
+    uint64_t start, end;
+} span;
+
+static void spans_of(const tracer *tr, uint64_t op, GArray *out)
+{
+    for (guint i = 0; i < tr->ev->len; i++) {
+        const ksched_trace *x = &g_array_index(tr->ev, ksched_trace, i);
+        if (x->kind == KSCHED_TRACE_SLICE_DONE && x->op[0] == op) {
+            span s = {x->start_ns, x->end_ns};
+            g_array_append_val(out, s);
+        }
+    }
+}
+
+static uint64_t overlap(GArray *a, GArray *b)
+{
+    uint64_t sum = 0;
+    for (guint i = 0; i < a->len; i++)
+        for (guint j = 0; j < b->len; j++) {
+            span x = g_array_index(a, span, i), y = g_array_index(b, span, j);
+            uint64_t lo = MAX(x.start, y.start), hi = MIN(x.end, y.end);
+            sum += hi > lo ? hi - lo : 0;
+        }
+    return sum;
+}
+
+static void test_reaction_to_arrival(void)
+{
+    tracer tr;
+    tenv *t = traced_env(KSCHED_KERNELET, &tr, 1);
+    uint32_t tn = tenv_tenant(t, "r"), fn[2];
+    const char *names[2] = {"comp", "mem"};
+    tenv_functions(t, tn, names, 2, 1, fn);
+    rec a = {0}, b = {0};
+    ksched_op big = launch_op(fn[0], 60 * 8 * 132, 1, 256);
+    uint64_t op_a = tenv_submit(t, tn, 0, &big, rec_done, &a);
+    g_assert_cmpint(ksched_run_until(t->s, 300000, NULL), ==, 0);   /* comp runs alone */
+    g_assert_false(a.seen);
+    uint64_t arrival = ksched_now(t->s);
+    ksched_op small = launch_op(fn[1], 4 * 8 * 132, 1, 256);
+    uint64_t op_b = tenv_submit(t, tn, tenv_stream(t, tn), &small, rec_done, &b);
+    tenv_run(t);
+    g_assert_true(a.seen && b.seen);
+    /* a decision after the arrival paired the two */
+    int paired = 0;
+    for (guint i = 0; i < tr.ev->len; i++) {
+        const ksched_trace *x = &g_array_index(tr.ev, ksched_trace, i);
+        if (x->kind == KSCHED_TRACE_DECISION && x->now_ns >= arrival &&
+            ((x->op[0] == op_a && x->op[1] == op_b) || (x->op[0] == op_b && x->op[1] == op_a)))
+            paired = 1;
+    }
+    g_assert_true(paired);
+    GArray *sa = g_array_new(FALSE, FALSE, sizeof(span)), *sb = g_array_new(FALSE, FALSE, sizeof(span));
+    spans_of(&tr, op_a, sa);
+    spans_of(&tr, op_b, sb);
+    /* mem ran side by side with comp for most of its time, and finished first */
+    uint64_t busy_b = 0;
+    for (guint j = 0; j < sb->len; j++)
+        busy_b += g_array_index(sb, span, j).end - g_array_index(sb, span, j).start;
+    g_assert_cmpuint(overlap(sa, sb), >, busy_b / 2);
+    g_assert_cmpuint(b.r.end_ns, <, a.r.end_ns);
+    g_assert_cmpuint(b.r.start_ns, <, arrival + 50000);
+    g_array_free(sa, TRUE);
+    g_array_free(sb, TRUE);
+    g_array_free(tr.ev, TRUE);
+    tenv_free(t);
+}
+
+/* ---- determinism ---- */
+
+static uint64_t run_hash(ksched_policy p, uint64_t seed)
+{
+    tracer tr;
+    tenv *t = traced_env(p, &tr, seed);
+    uint32_t tn = tenv_tenant(t, "d"), fn[3];
+    const char *names[3] = {"comp", "mem", "mid"};
+    tenv_functions(t, tn, names, 3, 1, fn);
+    GRand *r = g_rand_new_with_seed(99);
+    rec recs[40];
+    memset(recs, 0, sizeof(recs));
+    for (int i = 0; i < 40; i++) {
+        ksched_op op = launch_op(fn[i % 3], (unsigned)g_rand_int_range(r, 100, 5000), 1, 256);
+        tenv_submit(t, tn, tenv_stream(t, tn), &op, rec_done, &recs[i]);
+        g_assert_cmpint(ksched_run_until(t->s, ksched_now(t->s) +
+                                         (uint64_t)g_rand_int_range(r, 0, 30000), NULL), ==, 0);
+    }
+    tenv_run(t);
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < 40; i++)
+        h = (h ^ recs[i].r.end_ns) * 1099511628211ull;
+    for (guint i = 0; i < tr.ev->len; i++) {
+        const ksched_trace *x = &g_array_index(tr.ev, ksched_trace, i);
+        h = (h ^ (x->now_ns + x->first * 31 + x->count * 7 + x->blocks_per_sm[0])) *
+            1099511628211ull;
+    }
+    g_rand_free(r);
+    g_array_free(tr.ev, TRUE);
+    tenv_free(t);
+    return h;
+}
+
+static void test_determinism(void)
+{
+    for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
+        g_assert_cmpuint(run_hash((ksched_policy)p, 5), ==, run_hash((ksched_policy)p, 5));
+    /* mc's choices follow its seed */
+    g_assert_cmpuint(run_hash(KSCHED_MC, 5), !=, run_hash(KSCHED_MC, 6));
+}
+
+/* The harness's arrivals: a seed fixes them; another seed gives others with the same
+ * counts; the mean gap of each kernel's arrivals is near 1 / lambda. */
+static void test_arrivals(void)
+{
+    const bench_workload *all = &bench_workloads()[3];
+    bench_arrival *a, *b, *c;
+    size_t na, nb, nc;
+    const double lambda = 1e-5;     /* one arrival per 100 us per kernel */
+    g_assert_cmpint(bench_arrivals(all, 500, lambda, 1, &a, &na), ==, 0);
+    g_assert_cmpint(bench_arrivals(all, 500, lambda, 1, &b, &nb), ==, 0);
+    g_assert_cmpint(bench_arrivals(all, 500, lambda, 2, &c, &nc), ==, 0);
+    g_assert_cmpuint(na, ==, 8 * 500);
+    g_assert_cmpuint(nb, ==, na);
+    g_assert_cmpuint(nc, ==, na);
+    size_t differ = 0;
+    for (size_t i = 0; i < na; i++) {
+        g_assert_cmpuint(a[i].t_ns, ==, b[i].t_ns);
+        g_assert_cmpuint(a[i].kernel, ==, b[i].kernel);
+        differ += a[i].t_ns != c[i].t_ns;
+    }
+    g_assert_cmpuint(differ, >, na / 2);
+    unsigned count[BENCH_KERNELS] = {0};
+    uint64_t last[BENCH_KERNELS] = {0};
+    for (size_t i = 0; i < na; i++) {
+        if (i)
+            g_assert_cmpuint(a[i].t_ns, >=, a[i - 1].t_ns);
+        count[a[i].kernel]++;
+        last[a[i].kernel] = a[i].t_ns;
+    }
+    for (unsigned k = 0; k < BENCH_KERNELS; k++) {
+        g_assert_cmpuint(count[k], ==, 500);
+        double mean_gap = (double)last[k] / 500;    /* 500 exponential gaps */
+        g_assert_cmpfloat(fabs(mean_gap * lambda - 1), <, 0.15);
+    }
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* ---- kernelet against base ---- */
+
+/* N instances each of comp and mem, all there at once. Base runs them whole (each fills
+ * the GPU, so at best a little faster than one after the other); kernelet pairs them at the
+ * balanced ratio until one kind runs out, then runs the rest alone. Both estimated here
+ * from the model. */
+static double run_pair_workload(ksched_policy p, unsigned n, unsigned gc, unsigned gm)
+{
+    tenv *t = tenv_policy(p);
+    uint32_t tn = tenv_tenant(t, "w"), fn[2];
+    const char *names[2] = {"comp", "mem"};
+    tenv_functions(t, tn, names, 2, 1, fn);
+    for (unsigned i = 0; i < n; i++) {
+        ksched_op c = launch_op(fn[0], gc, 1, 256), m = launch_op(fn[1], gm, 1, 256);
+        tenv_submit(t, tn, tenv_stream(t, tn), &c, NULL, NULL);
+        tenv_submit(t, tn, tenv_stream(t, tn), &m, NULL, NULL);
+    }
+    tenv_run(t);
+    double end = (double)ksched_now(t->s);
+    tenv_free(t);
+    return end;
+}
+
+static void test_kernelet_beats_base_model(void)
+{
+    const unsigned n = 10, gc = 4 * 8 * 132, gm = 20 * 132;
+    kmodel_ctx *m;
+    ksim_config sc;
+    ksim_config_default(&sc);
+    g_assert_cmpint(kmodel_ctx_new(&m, &sc.gpu, &sc.model, NULL, 0), ==, 0);
+    kmodel_kernel kc = {.warps_per_block = 8, .regs_per_thread = 32, .rm = 0.002,
+                        .insts_per_warp = 3000};
+    kmodel_kernel km = {.warps_per_block = 8, .regs_per_thread = 32, .rm = 0.2,
+                        .insts_per_warp = 300};
+    kmodel_pair_result pr;
+    g_assert_cmpint(kmodel_balanced(m, &kc, &km, &pr), ==, 0);
+    /* blocks per ns: 132 SMs * IPC / instructions per block * 1.98 cycles per ns */
+    double rc = 132 * pr.ipc[0] / 24000 * 1.98, rm = 132 * pr.ipc[1] / 2400 * 1.98;
+    double ac = 132 * pr.single_ipc[0] / 24000 * 1.98, am = 132 * pr.single_ipc[1] / 2400 * 1.98;
+    double wc = (double)n * gc, wm = (double)n * gm;
+    double t_base = wc / ac + wm / am;
+    double t1 = fmin(wc / rc, wm / rm);
+    double t_pred = t1 + (wc / rc < wm / rm ? (wm - rm * t1) / am : (wc - rc * t1) / ac);
+    kmodel_ctx_free(m);
+    g_assert_cmpfloat(t_pred, <, 0.85 * t_base);    /* the model expects a clear gain */
+
+    double base = run_pair_workload(KSCHED_BASE, n, gc, gm);
+    double kern = run_pair_workload(KSCHED_KERNELET, n, gc, gm);
+    g_test_message("base %.0f ns (model %.0f), kernelet %.0f ns (model %.0f)", base, t_base,
+                   kern, t_pred);
+    /* base: at most the serial time (consolidation overlaps a kernel's tail with the next) */
+    g_assert_cmpfloat(base, <, 1.01 * t_base);
+    g_assert_cmpfloat(fabs(kern - t_pred) / t_pred, <, 0.08);
+    g_assert_cmpfloat(kern, <, 0.95 * base);
+}
+
+/* The paper's MIX on the H100 profiles through the harness: kernelet beats base; base is
+ * close to the serial sum of the kernels' times alone (estimated here). */
+static void test_kernelet_beats_base_mix(void)
+{
+    ksched_profile_cache *pc;
+    g_assert_cmpint(ksched_profile_cache_new(&pc, NULL), ==, 0);
+    g_assert_cmpint(ksched_profile_load_file(pc, DATA_DIR "/h100-bench.profiles", NULL), ==, 0);
+    bench_options o = {.backend = "sim", .instances = 100, .seed = 3, .load = 2.0,
+                       .gpu = "H100", .a0 = 0.92, .alpha_p = 0.4, .alpha_m = 0.1,
+                       .depth = 2, .launch_latency_ns = 5000, .stream_gap_ns = 1000};
+    char msg[256];
+    double alone[BENCH_KERNELS];
+    g_assert_cmpint(bench_alone_times(&o, pc, alone, msg, sizeof(msg)), ==, 0);
+    const bench_workload *mix = &bench_workloads()[2];
+    g_assert_cmpstr(mix->name, ==, "MIX");
+    double serial = 0;
+    for (unsigned k = 0; k < mix->n; k++)
+        serial += o.instances * alone[mix->kernel[k]];
+    bench_arrival *arr;
+    size_t n;
+    g_assert_cmpint(bench_arrivals(mix, o.instances, o.load / (serial / o.instances), o.seed,
+                                   &arr, &n), ==, 0);
+    bench_result rb, rk;
+    g_assert_cmpint(bench_run(&o, pc, mix, KSCHED_BASE, 1, arr, n, alone, NULL, 0, &rb, msg,
+                              sizeof(msg)), ==, 0);
+    g_assert_cmpint(bench_run(&o, pc, mix, KSCHED_KERNELET, 1, arr, n, alone, NULL, 0, &rk, msg,
+                              sizeof(msg)), ==, 0);
+    g_assert_cmpuint(rb.failed + rb.block_errors + rk.failed + rk.block_errors, ==, 0);
+    g_test_message("MIX: serial %.3f ms, base %.3f ms, kernelet %.3f ms", serial / 1e6,
+                   rb.total_ns / 1e6, rk.total_ns / 1e6);
+    g_assert_cmpfloat(fabs((double)rb.total_ns - serial) / serial, <, 0.05);
+    g_assert_cmpfloat((double)rk.total_ns, <, 0.98 * (double)rb.total_ns);
+    bench_result_free(&rb);
+    bench_result_free(&rk);
+    free(arr);
+    ksched_profile_cache_free(pc);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    for (int p = 0; p < KSCHED_POLICY_COUNT; p++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/policies/blocks-once/%s",
+                 ksched_policy_name((ksched_policy)p));
+        g_test_add_data_func(path, GINT_TO_POINTER(p), test_blocks_once);
+    }
+    g_test_add_func("/policies/pruning", test_pruning);
+    g_test_add_func("/policies/widening", test_widening);
+    g_test_add_func("/policies/reaction-to-arrival", test_reaction_to_arrival);
+    g_test_add_func("/policies/determinism", test_determinism);
+    g_test_add_func("/policies/arrivals", test_arrivals);
+    g_test_add_func("/policies/kernelet-beats-base-model", test_kernelet_beats_base_model);
+    g_test_add_func("/policies/kernelet-beats-base-mix", test_kernelet_beats_base_mix);
+    return g_test_run();
+}
