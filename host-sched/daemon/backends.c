@@ -1,8 +1,12 @@
 /* Backends of kerneletd. sim (the scheduler's model-driven GPU) is always there; emu (the
  * PTX emulator) and cuda are compiled in when their libraries are (KERNELETD_HAVE_EMU,
  * KERNELETD_HAVE_CUDA). */
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../sched/sim.h"
 #include "backends.h"
@@ -47,6 +51,61 @@ static int open_sim(ksched_profile_cache *profiles, kexec_backend *out, char *er
     return 0;
 }
 
+#ifdef KERNELETD_HAVE_CUDA
+/* The cuda backend is a module next to the daemon (KERNELETD_CUDA_MODULE overrides), so
+ * that kerneletd starts on machines without NVIDIA's driver. */
+/* dlopen of path; when the file exists but does not load (NVIDIA's driver missing, say),
+ * why goes to err. */
+static void *load(const char *path, char *err, size_t errlen)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+    if (!h && access(path, F_OK) == 0)
+        snprintf(err, errlen, "cuda: cannot load %s: %s", path, dlerror());
+    return h;
+}
+
+static int open_cuda(const struct kd_backend_options *o, kexec_backend *out, char *err,
+                     size_t errlen)
+{
+    int (*open_fn)(kexec_backend *, const char *, char *, size_t);
+    const char *env = getenv("KERNELETD_CUDA_MODULE");
+    char path[PATH_MAX + 32], self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    void *h = NULL;
+
+    snprintf(err, errlen, "cuda: no kerneletd-cuda.so next to kerneletd or in %s",
+             KERNELETD_MODULE_DIR);
+    if (env && *env) {
+        snprintf(path, sizeof(path), "%s", env);
+        h = load(path, err, errlen);
+    }
+    if (!h && n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = 0;
+        snprintf(path, sizeof(path), "%s/kerneletd-cuda.so", self);
+        h = load(path, err, errlen);
+    }
+    if (!h) {
+        snprintf(path, sizeof(path), "%s/kerneletd-cuda.so", KERNELETD_MODULE_DIR);
+        h = load(path, err, errlen);
+    }
+    if (!h)
+        return -1;
+    *(void **)&open_fn = dlsym(h, "kd_cuda_backend_open");
+    if (!open_fn) {
+        snprintf(err, errlen, "cuda: %s has no kd_cuda_backend_open", path);
+        dlclose(h);
+        return -1;
+    }
+    /* The module stays loaded for the life of the daemon. */
+    return open_fn(out, o->calibration_dir ? o->calibration_dir : KERNELETD_CALIBRATION_DIR,
+                   err, errlen);
+}
+#endif
+
 int kd_backend_open(const struct kd_backend_options *o, kexec_backend *out,
                     ksched_profile_cache **profiles, char *err, size_t errlen)
 {
@@ -57,6 +116,10 @@ int kd_backend_open(const struct kd_backend_options *o, kexec_backend *out,
 #ifdef KERNELETD_HAVE_EMU
     if (strcmp(o->name, "emu") == 0)
         return kd_emu_backend_open(out, err, errlen);
+#endif
+#ifdef KERNELETD_HAVE_CUDA
+    if (strcmp(o->name, "cuda") == 0)
+        return open_cuda(o, out, err, errlen);
 #endif
     if (strcmp(o->name, "sim") != 0 && strcmp(o->name, "emu") != 0 && strcmp(o->name, "cuda") != 0)
         snprintf(err, errlen, "unknown backend '%s' (sim, emu, cuda)", o->name);

@@ -9,6 +9,7 @@
 struct kd_backend_options {
     const char *name;           /* "sim", "emu", "cuda" */
     const char *profiles;       /* profile file (sim: the kernels' truth; all: cache) or NULL */
+    const char *calibration_dir; /* cuda: GPU calibrations; NULL = the built-in ones */
 };
 
 /* Opens the backend; *profiles (may stay NULL) gets the profile cache read for it.

@@ -31,6 +31,7 @@ static void usage(FILE *f)
             "  --backend NAME       executor backend: %s (default sim)\n"
             "  --policy NAME        fifo, base, kernelet, opt, mc (default kernelet)\n"
             "  --profiles FILE      kernel profiles (the sim's truth; a cache for the others)\n"
+            "  --calibration DIR    cuda: GPU calibration files (default: the built-in ones)\n"
             "  --max-connections N  tenants and administrators at once (default 256)\n"
             "  --help\n",
             DEFAULT_SOCKET, kd_backends_available());
@@ -50,6 +51,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"socket", required_argument, NULL, 's'}, {"socket-mode", required_argument, NULL, 'm'},
         {"backend", required_argument, NULL, 'b'}, {"policy", required_argument, NULL, 'p'},
         {"profiles", required_argument, NULL, 'f'},
+        {"calibration", required_argument, NULL, 'C'},
         {"max-connections", required_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -69,6 +71,7 @@ static int parse(int argc, char **argv, struct options *o)
         case 'b': o->backend.name = optarg; break;
         case 'p': o->policy = optarg; break;
         case 'f': o->backend.profiles = optarg; break;
+        case 'C': o->backend.calibration_dir = optarg; break;
         case 'c':
             o->max_connections = (unsigned)strtoul(optarg, &end, 10);
             if (*end || o->max_connections == 0)

@@ -43,9 +43,10 @@ extern "C" {
 /* ---- Opcodes beyond the device's own (virtio_kernelet.h) ------------------------------ */
 
 enum kernelet_daemon_opcode {
-    /* 0x00xx session */
-    KERNELET_OP_SHM_ATTACH      = 0x0010,  /* kernelet_shm_attach + fd -> kernelet_shm_region */
-    KERNELET_OP_SHM_DETACH      = 0x0011,  /* kernelet_shm_region -> - */
+    /* 0x00xx session (0x0010 CONTEXT_CLOSE and 0x00f0 DIAG_ECHO_BULK belong to the
+     * device and its guest driver: virtio_kernelet.h) */
+    KERNELET_OP_SHM_ATTACH      = 0x0018,  /* kernelet_shm_attach + fd -> kernelet_shm_region */
+    KERNELET_OP_SHM_DETACH      = 0x0019,  /* kernelet_shm_region -> - */
     KERNELET_OP_DEVICE_GET      = 0x0020,  /* kernelet_device_get -> kernelet_device */
     /* 0x01xx memory */
     KERNELET_OP_MEM_ALLOC       = 0x0101,  /* kernelet_mem_alloc -> kernelet_mem_ptr */

@@ -37,7 +37,7 @@ seeds = {
     "hello": msg(0x0001, struct.pack("<II", 1, 0)),
     "hello_tenant": msg(0x0001, struct.pack("<II", 1, 0) + struct.pack("<II", 0, 0)
                         + b"bench-tea".ljust(64, b"\0")),
-    "shm_attach": msg(0x0010, struct.pack("<QII", 1 << 20, 0, 0)),
+    "shm_attach": msg(0x0018, struct.pack("<QII", 1 << 20, 0, 0)),
     "device_get": msg(0x0020, struct.pack("<II", 0, 0)),
     "mem_alloc": msg(0x0101, struct.pack("<QII", 4096, 0, 0)),
     "mem_free": msg(0x0102, struct.pack("<Q", 0x7F0000000000)),
