@@ -15,7 +15,8 @@ dir=$(mktemp -d)
 trap 'kill "$kdpid" 2>/dev/null; rm -rf "$dir"' EXIT
 native=$("$bench" --label=native "$@") || exit 1
 echo "$native"
-"$kd" --socket "$dir/k.sock" --backend cuda >"$dir/kd.log" 2>&1 &
+# shellcheck disable=SC2086
+"$kd" --socket "$dir/k.sock" --backend cuda ${KERNELETD_ARGS:-} >"$dir/kd.log" 2>&1 &
 kdpid=$!
 while [ ! -S "$dir/k.sock" ]; do
     kill -0 "$kdpid" 2>/dev/null || { cat "$dir/kd.log"; grep -q "not built" "$dir/kd.log" && exit 77; exit 1; }
