@@ -565,18 +565,12 @@ CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
     return r;
 }
 
+/* A kernel is the function of the library's module. */
 CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
     struct kcu_library *lib = library_from(library);
-    CUresult r = kcu_ready();
 
-    if (!pKernel || !name)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (r != CUDA_SUCCESS)
-        return r;
-    if (!lib)
-        return CUDA_ERROR_INVALID_HANDLE;
-    return function_get(lib->module, name, (struct kcu_function **)pKernel);
+    return cuModuleGetFunction((CUfunction *)pKernel, lib ? (CUmodule)lib->module : NULL, name);
 }
 
 CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
