@@ -5,7 +5,8 @@
  * (hw-virtio-kernelet/), the guest driver, the guest libcuda and kerneletd, so it uses only
  * fixed-size types and no compiler extensions. Every multi-byte field is little endian
  * (virtio 1.x devices are little endian on every architecture). docs/DEVICE.md describes
- * the device; docs/PROTOCOL.md grows from the request header defined here.
+ * the device; include/kernelet/protocol.h and docs/PROTOCOL.md define the messages that
+ * travel on to kerneletd, with the request header defined here.
  *
  * A request is one descriptor chain: a device-readable part holding a request header and
  * `length` bytes of payload, then a device-writable part that receives a response header
@@ -56,7 +57,8 @@ enum kernelet_vq {
 
 /* Opcodes. 0x0001-0x00ff: session and device control, answered by the device itself;
  * higher ranges are reserved for memory (0x01xx), modules (0x02xx) and execution (0x03xx),
- * which travel to kerneletd. An opcode the device does not know gets KERNELET_ST_BAD_OPCODE. */
+ * which travel to kerneletd. An opcode the device does not know gets KERNELET_ST_BAD_OPCODE.
+ * The opcodes kerneletd serves, and their payloads, are defined in protocol.h. */
 enum kernelet_opcode {
     KERNELET_OP_HELLO        = 0x0001,  /* payload: kernelet_hello; answer: kernelet_info */
     KERNELET_OP_GET_INFO     = 0x0002,  /* no payload; answer: kernelet_info */
@@ -81,7 +83,9 @@ enum kernelet_status {
     KERNELET_ST_VERSION     = 4,  /* HELLO with an incompatible major version */
     KERNELET_ST_UNAVAILABLE = 5,  /* no GPU backend (kerneletd) to serve this request */
     KERNELET_ST_BUSY        = 6,  /* max-inflight reached; retry later */
-    KERNELET_ST_QUOTA       = 7   /* the tenant's device-memory quota would be exceeded */
+    KERNELET_ST_QUOTA       = 7,  /* the tenant's device-memory quota would be exceeded */
+    KERNELET_ST_CUDA        = 8   /* kerneletd: failed as a CUDA call fails; the payload is
+                                     struct kernelet_cuda_error (protocol.h) */
 };
 
 /* Header in front of every request and every response (24 bytes). In a response the

@@ -1,0 +1,366 @@
+/*
+ * cuGetExportTable: the undocumented tables the CUDA runtime asks the driver for, by UUID.
+ * What each slot does is public knowledge from other reimplementations (ZLUDA, scuda) and
+ * from logging the real driver (tests/gpu/libcuda/interposer); docs/PROTOCOL.md lists it.
+ * Slots whose purpose is unknown hold functions that log their table and slot when
+ * KERNELET_DEBUG is set and return CUDA_ERROR_NOT_SUPPORTED, so a call never jumps to NULL.
+ *
+ * A table whose first slot is a size holds its length in bytes there.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "integrity.h"
+#include "libcuda_internal.h"
+
+#define SLOT_STUB(table, i)                                                                 \
+    static CUresult table##_slot##i(void) { return kcu_unsupported(#table "[" #i "]"); }
+
+/* ---- CUDART_INTERFACE {6bd5fb6c-5bf4-e74a-8987-d93912fd9df9} ----------------------------- */
+
+/* A module from the host stub's fatbin wrapper {magic, version, fatbin, ...}. */
+static CUresult load_wrapper(CUmodule *module, const void *wrapper)
+{
+    if (!module || !wrapper)
+        return CUDA_ERROR_INVALID_VALUE;
+    return cuModuleLoadData(module, wrapper);
+}
+
+static CUresult cudart_get_module(CUmodule *module, const void *wrapper)
+{
+    return load_wrapper(module, wrapper);
+}
+
+static CUresult cudart_primary_ctx(CUcontext *pctx, CUdevice dev)
+{
+    struct kcu_ctx *x;
+    CUresult r = kcu_initialized();
+
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (r != CUDA_SUCCESS)
+        return r;
+    if ((r = kcu_primary_ctx(dev, &x)) == CUDA_SUCCESS)
+        *pctx = (CUcontext)x;
+    return r;
+}
+
+static CUresult cudart_get_module_ext1(CUmodule *module, const void *wrapper, void *a3,
+                                       void *a4, unsigned a5)
+{
+    if (a3 || a4 || a5)
+        kcu_log("CUDART_INTERFACE[6]: extra arguments %p %p %u ignored", a3, a4, a5);
+    return load_wrapper(module, wrapper);
+}
+
+static CUresult cudart_slot7(size_t arg)
+{
+    (void)arg;
+    return CUDA_SUCCESS;
+}
+
+static CUresult cudart_get_module_ext2(const void *fatbin, CUmodule *module, void *a3, void *a4,
+                                       unsigned a5)
+{
+    if (a3 || a4 || a5)
+        kcu_log("CUDART_INTERFACE[8]: extra arguments %p %p %u ignored", a3, a4, a5);
+    if (!module || !fatbin)
+        return CUDA_ERROR_INVALID_VALUE;
+    return cuModuleLoadData(module, fatbin);
+}
+
+SLOT_STUB(CUDART_INTERFACE, 3)
+SLOT_STUB(CUDART_INTERFACE, 4)
+SLOT_STUB(CUDART_INTERFACE, 5)
+SLOT_STUB(CUDART_INTERFACE, 9)
+
+static const void *const cudart_table[10] = {
+    (void *)(sizeof(void *) * 10),
+    (void *)cudart_get_module,
+    (void *)cudart_primary_ctx,
+    (void *)CUDART_INTERFACE_slot3,
+    (void *)CUDART_INTERFACE_slot4,
+    (void *)CUDART_INTERFACE_slot5,
+    (void *)cudart_get_module_ext1,
+    (void *)cudart_slot7,
+    (void *)cudart_get_module_ext2,
+    (void *)CUDART_INTERFACE_slot9,
+};
+
+/* ---- TOOLS_TLS {42d85a81-23f6-cb47-8298-f6e78a3aecdc} ------------------------------------- */
+
+SLOT_STUB(TOOLS_TLS, 1)
+SLOT_STUB(TOOLS_TLS, 2)
+SLOT_STUB(TOOLS_TLS, 3)
+
+static const void *const tools_tls_table[4] = {
+    (void *)(sizeof(void *) * 4),
+    (void *)TOOLS_TLS_slot1,
+    (void *)TOOLS_TLS_slot2,
+    (void *)TOOLS_TLS_slot3,
+};
+
+/* ---- TOOLS_RUNTIME_CALLBACK_HOOKS {a094798c-2e74-2e74-93f2-0800200c0a66} ------------------ */
+
+/* Two buffers the runtime writes its tool callbacks into; no tool reads them here. */
+static uint32_t hooks_buffer1[1024];
+static uint32_t hooks_buffer2[14];
+
+static void hooks_get_buffer1(void **ptr, size_t *size)
+{
+    *ptr = hooks_buffer1;
+    *size = sizeof(hooks_buffer1);
+}
+
+static void hooks_get_buffer2(void **ptr, size_t *size)
+{
+    *ptr = hooks_buffer2;
+    *size = sizeof(hooks_buffer2);
+}
+
+SLOT_STUB(TOOLS_RUNTIME_CALLBACK_HOOKS, 1)
+SLOT_STUB(TOOLS_RUNTIME_CALLBACK_HOOKS, 3)
+SLOT_STUB(TOOLS_RUNTIME_CALLBACK_HOOKS, 4)
+SLOT_STUB(TOOLS_RUNTIME_CALLBACK_HOOKS, 5)
+
+static const void *const hooks_table[7] = {
+    (void *)(sizeof(void *) * 7),
+    (void *)TOOLS_RUNTIME_CALLBACK_HOOKS_slot1,
+    (void *)hooks_get_buffer1,
+    (void *)TOOLS_RUNTIME_CALLBACK_HOOKS_slot3,
+    (void *)TOOLS_RUNTIME_CALLBACK_HOOKS_slot4,
+    (void *)TOOLS_RUNTIME_CALLBACK_HOOKS_slot5,
+    (void *)hooks_get_buffer2,
+};
+
+/* ---- CONTEXT_LOCAL_STORAGE {c693336e-1121-df11-a8c3-68f355d89593} (no size slot) --------- */
+
+typedef void (*cls_dtor)(CUcontext ctx, void *key, void *value);
+
+struct kcu_cls_entry {
+    void *key;
+    void *value;
+    cls_dtor dtor;
+    struct kcu_cls_entry *next;
+};
+
+static pthread_mutex_t cls_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The context a CLS call means: the one given, else the current one. */
+static struct kcu_ctx *cls_ctx(CUcontext ctx)
+{
+    return ctx ? kcu_ctx_from(ctx) : kcu_ctx_current();
+}
+
+static CUresult cls_put(CUcontext ctx, void *key, void *value, cls_dtor dtor)
+{
+    struct kcu_ctx *x = cls_ctx(ctx);
+    struct kcu_cls_entry *e;
+
+    if (!x)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&cls_lock);
+    for (e = x->cls; e; e = e->next)
+        if (e->key == key)
+            break;
+    if (!e && (e = calloc(1, sizeof(*e)))) {
+        e->key = key;
+        e->next = x->cls;
+        x->cls = e;
+    }
+    if (e) {
+        e->value = value;
+        e->dtor = dtor;
+    }
+    pthread_mutex_unlock(&cls_lock);
+    return e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult cls_delete(void *a, void *b)
+{
+    /* (context, key), or (key, ...) for the current context. */
+    struct kcu_ctx *x = kcu_ctx_from((CUcontext)a);
+    void *key = x ? b : a;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+
+    if (!x)
+        x = kcu_ctx_current();
+    if (!x)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&cls_lock);
+    for (struct kcu_cls_entry **pe = &x->cls; *pe; pe = &(*pe)->next)
+        if ((*pe)->key == key) {
+            struct kcu_cls_entry *e = *pe;
+            *pe = e->next;
+            free(e);
+            r = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&cls_lock);
+    return r;
+}
+
+static CUresult cls_get(void **value, CUcontext ctx, void *key)
+{
+    struct kcu_ctx *x = cls_ctx(ctx);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+
+    if (!value)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!x)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&cls_lock);
+    for (struct kcu_cls_entry *e = x->cls; e; e = e->next)
+        if (e->key == key) {
+            *value = e->value;
+            r = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&cls_lock);
+    return r;
+}
+
+void kcu_cls_destroy_all(struct kcu_ctx *x)
+{
+    struct kcu_cls_entry *list;
+
+    pthread_mutex_lock(&cls_lock);
+    list = x->cls;
+    x->cls = NULL;
+    pthread_mutex_unlock(&cls_lock);
+    while (list) {
+        struct kcu_cls_entry *e = list;
+        list = e->next;
+        if (e->dtor)
+            e->dtor((CUcontext)x, e->key, e->value);
+        free(e);
+    }
+}
+
+SLOT_STUB(CONTEXT_LOCAL_STORAGE, 3)
+
+static const void *const cls_table[4] = {
+    (void *)cls_put,
+    (void *)cls_delete,
+    (void *)cls_get,
+    (void *)CONTEXT_LOCAL_STORAGE_slot3,
+};
+
+/* ---- INTEGRITY_CHECK {d4082055-bde6-704b-8d34-ba123c66e1f2} ------------------------------- */
+
+static CUresult integrity_check(uint32_t version, uint64_t seconds, uint64_t *result);
+
+SLOT_STUB(INTEGRITY_CHECK, 2)
+
+static const void *const integrity_table[3] = {
+    (void *)(sizeof(void *) * 3),
+    (void *)integrity_check,
+    (void *)INTEGRITY_CHECK_slot2,
+};
+
+CUresult kcu_integrity_answer(uint32_t version, uint64_t seconds, uint64_t out[2])
+{
+    struct kcu_integrity_device devs[KCU_MAX_DEVICES];
+    struct kcu_integrity_input in = {
+        .runtime_version = version,
+        .unix_seconds = seconds,
+        .driver_version = KCU_DRIVER_VERSION,
+        .pid = (uint32_t)getpid(),
+        .tid = (uint32_t)(uintptr_t)pthread_self(),
+        .cudart_table = cudart_table,
+        .integrity_table = integrity_table,
+        .fn_address = integrity_table[1],
+        .devices = devs,
+    };
+    int n = kcu_initialized() == CUDA_SUCCESS ? kcu.n_devices : 0;
+
+    for (int i = 0; i < n; i++) {
+        const struct kernelet_device *p = &kcu.dev[i].props;
+        memcpy(devs[i].uuid, p->uuid, 16);
+        devs[i].pci_domain = p->attrs[CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID];
+        devs[i].pci_bus = p->attrs[CU_DEVICE_ATTRIBUTE_PCI_BUS_ID];
+        devs[i].pci_device = p->attrs[CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID];
+    }
+    in.n_devices = (unsigned)n;
+    kcu_integrity_hash(&in, out);
+    return CUDA_SUCCESS;
+}
+
+static CUresult integrity_check(uint32_t version, uint64_t seconds, uint64_t *result)
+{
+    if (!result)
+        return CUDA_ERROR_INVALID_VALUE;
+    return kcu_integrity_answer(version, seconds, result);
+}
+
+/* ---- CONTEXT_CHECKS {263e8860-7cd2-6143-92f6-bbd5006dfa7e} -------------------------------- */
+
+static CUresult context_check(CUcontext ctx, uint32_t *result1, const void **result2)
+{
+    (void)ctx;
+    (void)result2;
+    if (result1)
+        *result1 = 0;
+    return CUDA_SUCCESS;
+}
+
+static uint32_t context_check3(void)
+{
+    return 0;
+}
+
+SLOT_STUB(CONTEXT_CHECKS, 1)
+
+static const void *const context_checks_table[4] = {
+    (void *)(sizeof(void *) * 4),
+    (void *)CONTEXT_CHECKS_slot1,
+    (void *)context_check,
+    (void *)context_check3,
+};
+
+/* ---- lookup ------------------------------------------------------------------------------ */
+
+static const struct {
+    uint8_t uuid[16];
+    const char *name;
+    const void *const *table;
+} tables[] = {
+    {{0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9},
+     "CUDART_INTERFACE", cudart_table},
+    {{0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc},
+     "TOOLS_TLS", tools_tls_table},
+    {{0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66},
+     "TOOLS_RUNTIME_CALLBACK_HOOKS", hooks_table},
+    {{0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93},
+     "CONTEXT_LOCAL_STORAGE", cls_table},
+    {{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2},
+     "INTEGRITY_CHECK", integrity_table},
+    {{0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e},
+     "CONTEXT_CHECKS", context_checks_table},
+};
+
+CUresult kcu_export_table(const void **table, const CUuuid *id)
+{
+    const uint8_t *u;
+
+    if (!table || !id)
+        return CUDA_ERROR_INVALID_VALUE;
+    u = (const uint8_t *)id->bytes;
+    for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+        if (memcmp(tables[i].uuid, u, 16) == 0) {
+            *table = tables[i].table;
+            kcu_log("cuGetExportTable: %s", tables[i].name);
+            return CUDA_SUCCESS;
+        }
+    kcu_log("cuGetExportTable: unknown table %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+            "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8],
+            u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    *table = NULL;
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult CUDAAPI cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
+{
+    return kcu_export_table(ppExportTable, pExportTableId);
+}

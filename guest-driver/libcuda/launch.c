@@ -1,0 +1,175 @@
+/* Kernel launches: checked here (the daemon checks again), marshalled into the function's
+ * parameter block, and queued as a batch record: a launch never waits for the daemon. */
+#include <string.h>
+
+#include "libcuda_internal.h"
+
+static CUresult check_shape(const struct kcu_function *f, int dev, const unsigned grid[3],
+                            const unsigned block[3], unsigned smem)
+{
+    static const CUdevice_attribute gmax[3] = {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                                               CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                                               CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
+    static const CUdevice_attribute bmax[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                               CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                               CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
+    uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+    int fmax = f->attrs[CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK];
+    int dyn_max = f->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES];
+
+    for (int i = 0; i < 3; i++) {
+        if (grid[i] == 0 || block[i] == 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (grid[i] > (unsigned)kcu_attr(dev, gmax[i]) || block[i] > (unsigned)kcu_attr(dev, bmax[i]))
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (threads > (uint64_t)kcu_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK) ||
+        (fmax > 0 && threads > (uint64_t)fmax))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (smem > (unsigned)(dyn_max > 0 ? dyn_max : 0) && smem > 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+/* Fills the parameter block from kernelParams (one pointer per parameter) or from extra
+ * (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE). */
+static CUresult marshal(const struct kcu_function *f, void **params, void **extra, uint8_t *block)
+{
+    memset(block, 0, f->param_bytes);
+    if (params) {
+        for (uint32_t i = 0; i < f->n_params; i++) {
+            if (!params[i])
+                return CUDA_ERROR_INVALID_VALUE;
+            memcpy(block + f->params[i].offset, params[i], f->params[i].size);
+        }
+        return CUDA_SUCCESS;
+    }
+    if (extra) {
+        const void *buf = NULL;
+        size_t size = 0;
+        for (unsigned i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (i > 64)
+                return CUDA_ERROR_INVALID_VALUE;
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                buf = extra[i + 1];
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+                size = *(const size_t *)extra[i + 1];
+            else
+                return CUDA_ERROR_INVALID_VALUE;
+        }
+        if (!buf || size < f->param_bytes)
+            return CUDA_ERROR_INVALID_VALUE;
+        memcpy(block, buf, f->param_bytes);
+        return CUDA_SUCCESS;
+    }
+    return f->n_params == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult kcu_launch(struct kcu_function *f, const unsigned grid[3], const unsigned block[3],
+                    unsigned smem, uint64_t stream, void **params, void **extra)
+{
+    static __thread uint8_t pblock[KERNELET_MAX_PARAM_BYTES];
+    struct kernelet_rec_launch rec = {
+        .h = {.op = KERNELET_REC_LAUNCH, .stream = stream},
+        .grid = {grid[0], grid[1], grid[2]},
+        .block = {block[0], block[1], block[2]},
+        .shared_mem = smem,
+    };
+    struct kcu_ctx *ctx;
+    CUresult r;
+
+    if ((r = kcu_ctx_require(&ctx)) != CUDA_SUCCESS)
+        return r;
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((r = check_shape(f, ctx->device, grid, block, smem)) != CUDA_SUCCESS)
+        return r;
+    if ((r = marshal(f, params, extra, pblock)) != CUDA_SUCCESS)
+        return r;
+    rec.function = f->handle;
+    rec.param_bytes = f->param_bytes;
+    rec.h.length = (uint32_t)(sizeof(rec) + ((f->param_bytes + 7u) & ~7u));
+    return kcu_batch_add(kcu.client, &rec, sizeof(rec), pblock, f->param_bytes);
+}
+
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
+                       void **extra, bool pt)
+{
+    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    uint64_t stream;
+    CUresult r = kcu_stream_handle(s, pt, &stream);
+
+    if (r != CUDA_SUCCESS)
+        return r;
+    return kcu_launch(kcu_function_from(f), grid, block, smem, stream, params, extra);
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                unsigned int bx, unsigned int by, unsigned int bz,
+                                unsigned int smem, CUstream s, void **params, void **extra)
+{
+    return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, extra, false);
+}
+
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
+                                     unsigned int gz, unsigned int bx, unsigned int by,
+                                     unsigned int bz, unsigned int smem, CUstream s,
+                                     void **params, void **extra)
+{
+    return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, extra, true);
+}
+
+/* Launch attributes that change nothing here are accepted; the rest (cooperative launches,
+ * clusters) are not supported. */
+static CUresult check_attrs(const CUlaunchConfig *c)
+{
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        const CUlaunchAttribute *a = &c->attrs[i];
+        switch (a->id) {
+        case CU_LAUNCH_ATTRIBUTE_IGNORE:
+        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+        case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+            break;
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+            break; /* serialised anyway */
+        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+            if (a->value.cooperative)
+                return kcu_unsupported("cuLaunchKernelEx(cooperative)");
+            break;
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+            if (a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z > 1)
+                return kcu_unsupported("cuLaunchKernelEx(cluster dimension)");
+            break;
+        default:
+            return kcu_unsupported("cuLaunchKernelEx(attribute)");
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,
+                          bool pt)
+{
+    CUresult r;
+
+    if (!c || (c->numAttrs && !c->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((r = check_attrs(c)) != CUDA_SUCCESS)
+        return r;
+    return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                  c->blockDimZ, c->sharedMemBytes, c->hStream, params, extra, pt);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+                                  void **kernelParams, void **extra)
+{
+    return launch_ex(config, f, kernelParams, extra, false);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                                       void **kernelParams, void **extra)
+{
+    return launch_ex(config, f, kernelParams, extra, true);
+}

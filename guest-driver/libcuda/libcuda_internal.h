@@ -1,0 +1,312 @@
+/*
+ * libcuda: the CUDA Driver API of a machine without an NVIDIA driver, forwarded to
+ * kerneletd (docs/PROTOCOL.md). Internal declarations shared by its files.
+ *
+ * Objects the API hands out (contexts, streams, events, modules, functions) are small
+ * structures here with a magic number checked on every use; the daemon's handles live
+ * inside them. All daemon traffic goes through one client (client.c) per process: the
+ * process is one tenant.
+ *
+ * Entry points are defined under their exported symbol names (cuMemAlloc_v2, ...); cuda.h's
+ * macros supply the prototypes for the default-stream versions, and the per-thread-stream
+ * variants (_ptds, _ptsz) are defined next to them.
+ */
+#ifndef KCU_INTERNAL_H
+#define KCU_INTERNAL_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "kernelet/protocol.h"
+
+/* The CUDA version this library implements (what cuDriverGetVersion reports). */
+#define KCU_DRIVER_VERSION CUDA_VERSION
+
+#define KCU_MAX_DEVICES 16
+
+/* ---- logging (KERNELET_DEBUG=1) ---------------------------------------------------- */
+
+bool kcu_debug(void);
+void kcu_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What every unimplemented entry point returns (and logs, named, when debugging). */
+int kcu_unsupported(const char *name);
+
+/* ---- the daemon connection (client.c) ---------------------------------------------- */
+
+struct kcu_client;
+
+/* A shared-memory region the daemon has mapped: bulk data for copies. */
+struct kcu_region {
+    uint32_t id;
+    void *base;
+    size_t size;
+};
+
+/* How the client reaches the daemon: the Unix socket now, /dev/kernelet0 in a VM later. */
+struct kcu_transport_ops {
+    const char *name;
+    /* Sends one or more whole messages (n buffers); fd >= 0 travels with them
+     * (SCM_RIGHTS). 0 or -errno. */
+    int (*send)(void *t, const struct iovec *iov, int n, int fd);
+    /* Receives one whole message into buf (cap >= KERNELET_MAX_REQUEST). 0 or -errno. */
+    int (*recv)(void *t, void *buf, size_t cap, size_t *len);
+    /* 1 when a message can be received without blocking, 0 when not, -errno. */
+    int (*readable)(void *t);
+    /* Creates memory the daemon can reach (a sealed memfd on the socket); the client then
+     * attaches it with SHM_ATTACH passing *fd, and closes *fd. 0 or -errno. */
+    int (*region_create)(void *t, size_t size, void **base, int *fd);
+    void (*region_destroy)(void *t, void *base, size_t size);
+    void (*close)(void *t);
+};
+
+/* Opens the transport chosen by the environment (KERNELET_SOCKET, default
+ * /run/kernelet/kerneletd.sock). 0 or -errno. */
+int kcu_transport_open(const struct kcu_transport_ops **ops, void **t);
+
+/* Connects, says HELLO (tenant name: the program's) and fills *session. */
+CUresult kcu_client_open(struct kcu_client **out, struct kernelet_session *session);
+void kcu_client_close(struct kcu_client *c);
+
+/* One synchronous request: sends queued stream work first (it must reach the daemon before
+ * this request), then the request (head, then tail bytes), waits for the answer and copies
+ * its payload into resp (resp_cap bytes; *resp_len, may be NULL, gets its size). */
+CUresult kcu_call(struct kcu_client *c, uint16_t opcode, const void *head, size_t head_len,
+                  const void *tail, size_t tail_len, void *resp, size_t resp_cap,
+                  size_t *resp_len);
+/* A request whose payload is one handle and whose answer is empty (destroy, sync...). */
+CUresult kcu_call_handle(struct kcu_client *c, uint16_t opcode, uint64_t handle);
+/* The same with a file descriptor passed along (SHM_ATTACH). */
+CUresult kcu_call_fd(struct kcu_client *c, uint16_t opcode, const void *head,
+                     size_t head_len, int fd, void *resp, size_t resp_cap, size_t *resp_len);
+
+/* Appends a record (rec of rec_len bytes, then tail bytes, zero-padded to 8) to the
+ * batch of stream work; a full batch is sent first. Never waits for the daemon. */
+CUresult kcu_batch_add(struct kcu_client *c, const void *rec, size_t rec_len,
+                       const void *tail, size_t tail_len);
+
+/* Called with the result of a batch, from whichever thread receives the answer; must be
+ * short and must not call into the client. */
+struct kcu_completion {
+    void (*fn)(void *arg, CUresult result);
+    void *arg;
+};
+
+/* Appends a record and sends the batch with it at once (no other thread's flush can
+ * take the record away): the daemon answers once the batch has run; cb (may be NULL) is
+ * called then; with keep the answer is kept for one kcu_wait(*token). */
+CUresult kcu_batch_submit(struct kcu_client *c, const void *rec, size_t rec_len,
+                          const void *tail, size_t tail_len, bool keep,
+                          const struct kcu_completion *cb, uint64_t *token);
+/* Waits for the kept answer identified by token and returns its result. */
+CUresult kcu_wait(struct kcu_client *c, uint64_t token);
+/* Waits until at least one more answer has been received (by any thread). */
+CUresult kcu_progress(struct kcu_client *c);
+/* The first error an asynchronous batch reported since the last call, cleared. */
+CUresult kcu_take_async_error(struct kcu_client *c);
+/* The error that ended the connection or the context (sticky), or CUDA_SUCCESS. */
+CUresult kcu_sticky_error(struct kcu_client *c);
+/* Creates and attaches a region of at least size bytes. */
+CUresult kcu_region_create(struct kcu_client *c, size_t size, struct kcu_region *out);
+void kcu_region_destroy(struct kcu_client *c, struct kcu_region *r);
+
+/* Maps a response status (and its CUDA error payload) to a CUresult. */
+CUresult kcu_status_to_result(uint32_t status, const void *payload, size_t len);
+
+/* ---- staging memory for copies from and to pageable host memory (staging.c) -------- */
+
+struct kcu_stage {
+    uint32_t region;
+    uint64_t offset;
+    void *ptr;
+    size_t size;
+    unsigned slot;
+};
+
+#define KCU_STAGE_SLOT_SIZE ((size_t)8 << 20)
+
+/* A free staging slot (waits for a busy one to complete when none is free). */
+CUresult kcu_stage_acquire(struct kcu_stage *st);
+/* A completion that frees the slot (for kcu_batch_flush). */
+struct kcu_completion kcu_stage_completion(const struct kcu_stage *st);
+/* The slot becomes free now. */
+void kcu_stage_release(const struct kcu_stage *st);
+
+/* ---- global state (init.c) --------------------------------------------------------- */
+
+struct kcu_ctx;
+
+struct kcu_device {
+    struct kernelet_device props;
+    struct kcu_ctx *primary;        /* created on first retain, kept until exit */
+    unsigned primary_refs;
+    unsigned primary_flags;
+};
+
+struct kcu_state {
+    pthread_mutex_t lock;
+    struct kcu_client *client;
+    struct kernelet_session session;
+    int n_devices;
+    struct kcu_device dev[KCU_MAX_DEVICES];
+};
+
+extern struct kcu_state kcu;
+
+/* CUDA_SUCCESS once cuInit succeeded; else what every call must return. */
+CUresult kcu_initialized(void);
+/* kcu_initialized plus the sticky error of the connection. */
+CUresult kcu_ready(void);
+/* The device, or NULL when out of range (after init). */
+struct kcu_device *kcu_device_at(CUdevice d);
+int kcu_attr(int device, CUdevice_attribute a);
+
+/* ---- contexts (context.c) ------------------------------------------------------------ */
+
+#define KCU_MAGIC_CTX    0x6b637478u
+#define KCU_MAGIC_STREAM 0x6b637374u
+#define KCU_MAGIC_EVENT  0x6b636576u
+#define KCU_MAGIC_MODULE 0x6b636d64u
+#define KCU_MAGIC_FUNC   0x6b636675u
+#define KCU_MAGIC_LIB    0x6b636c62u
+
+struct kcu_cls_entry;
+
+struct kcu_ctx {
+    uint32_t magic;
+    int device;
+    unsigned flags;
+    bool primary;
+    bool active;                    /* primary: retained at least once since reset */
+    uint64_t id;
+    size_t limits[16];              /* CUlimit values */
+    CUfunc_cache cache_config;
+    struct kcu_cls_entry *cls;      /* context-local storage (export_tables.c) */
+};
+
+/* The calling thread's current context, or NULL. */
+struct kcu_ctx *kcu_ctx_current(void);
+/* The current context; CUDA_ERROR_INVALID_CONTEXT when the thread has none (cudart makes
+ * the primary context current itself). */
+CUresult kcu_ctx_require(struct kcu_ctx **out);
+/* A valid context object from a handle, or NULL. */
+struct kcu_ctx *kcu_ctx_from(CUcontext c);
+/* The primary context of device d (created inactive when needed). */
+CUresult kcu_primary_ctx(int d, struct kcu_ctx **out);
+
+/* Context-local storage: destroys every entry of ctx, calling each destructor. */
+void kcu_cls_destroy_all(struct kcu_ctx *ctx);
+
+/* ---- streams and events (stream.c, event.c) ---------------------------------------- */
+
+struct kcu_stream {
+    uint32_t magic;
+    uint64_t handle;
+    struct kcu_ctx *ctx;
+    unsigned flags;
+    int priority;
+};
+
+struct kcu_event {
+    uint32_t magic;
+    uint64_t handle;
+    unsigned flags;
+    bool recorded;
+};
+
+/* The daemon handle of stream s as an entry point of variant per_thread sees it: NULL is
+ * the legacy or the per-thread default stream; CU_STREAM_LEGACY, CU_STREAM_PER_THREAD are
+ * what they say. CUDA_ERROR_INVALID_HANDLE for anything else that is not a stream. */
+CUresult kcu_stream_handle(CUstream s, bool per_thread, uint64_t *handle);
+
+/* ---- memory (memory.c) --------------------------------------------------------------- */
+
+/* Where a host pointer lies: in pinned memory the daemon can reach (region, offset), or
+ * pageable memory. */
+struct kcu_host_span {
+    bool pinned;
+    uint32_t region;
+    uint64_t offset;
+};
+
+void kcu_host_lookup(const void *p, size_t len, struct kcu_host_span *out);
+/* Whether [p, p + len) lies inside one device allocation (or module global) of ours. */
+bool kcu_device_range(CUdeviceptr p, size_t len);
+/* Base and size of the allocation holding p. */
+bool kcu_device_lookup(CUdeviceptr p, CUdeviceptr *base, size_t *size);
+void kcu_device_range_add(CUdeviceptr p, size_t len, bool global);
+void kcu_device_range_remove(CUdeviceptr p);
+/* Pinned host allocation flags for p (cuMemHostGetFlags); false when not pinned. */
+bool kcu_host_flags(const void *p, unsigned *flags);
+
+/* ---- copies (copy.c) ----------------------------------------------------------------- */
+
+enum kcu_side { KCU_HOST, KCU_DEVICE };
+
+/* A 2-D copy: height rows of width bytes; rows start pitch bytes apart on each side. */
+struct kcu_copy {
+    enum kcu_side dst_side, src_side;
+    void *dst_host;
+    const void *src_host;
+    CUdeviceptr dst_dev, src_dev;
+    size_t width, height, dst_pitch, src_pitch;
+    uint64_t stream;                /* daemon handle */
+    bool async;                     /* the *Async entry points */
+};
+
+CUresult kcu_copy_run(const struct kcu_copy *c);
+/* Queues a memset of height rows of width elements (elem_size 1, 2, 4) rows pitch apart. */
+CUresult kcu_memset_run(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem_size,
+                        size_t width, size_t height, uint64_t stream);
+
+/* ---- modules and functions (module.c) ------------------------------------------------ */
+
+struct kcu_function;
+
+struct kcu_module {
+    uint32_t magic;
+    uint64_t handle;
+    unsigned n_functions;
+    struct kcu_function *functions;  /* looked up so far (a list) */
+    pthread_mutex_t lock;
+};
+
+struct kcu_function {
+    uint32_t magic;
+    uint64_t handle;
+    struct kcu_module *module;
+    struct kcu_function *next;
+    char *name;
+    uint32_t n_params;
+    uint32_t param_bytes;
+    struct kernelet_param *params;
+    int32_t attrs[KERNELET_FUNC_ATTRS];
+};
+
+struct kcu_library {
+    uint32_t magic;
+    struct kcu_module *module;
+};
+
+struct kcu_function *kcu_function_from(CUfunction f);
+
+/* The size of a module image (fatbin, wrapper, PTX text or ELF cubin) from its bytes,
+ * reading at most what its headers announce; *data may move to the fatbin a wrapper
+ * points to. CUDA_ERROR_INVALID_IMAGE when nothing recognisable is there. */
+CUresult kcu_image_size(const void **data, size_t *size, uint32_t *kind);
+
+/* ---- launches (launch.c) --------------------------------------------------------------- */
+
+CUresult kcu_launch(struct kcu_function *fn, const unsigned grid[3], const unsigned block[3],
+                    unsigned smem, uint64_t stream, void **params, void **extra);
+
+/* ---- export tables (export_tables.c), entry table (entries.c, generated) ------------- */
+
+CUresult kcu_export_table(const void **table, const CUuuid *id);
+/* Hash for the integrity-check table, consistent with the devices reported. */
+CUresult kcu_integrity_answer(uint32_t version, uint64_t seconds, uint64_t out[2]);
+
+#endif

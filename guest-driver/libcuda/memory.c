@@ -1,0 +1,523 @@
+/* Memory: device allocations (kept in a sorted table, so that copies can be checked and
+ * unified pointers classified), pinned host memory (shared regions the daemon copies from
+ * and to directly), pointer attributes and memory information. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "libcuda_internal.h"
+
+/* ---- tables of ranges ------------------------------------------------------------------- */
+
+struct dev_range {
+    CUdeviceptr base;
+    size_t size;
+    bool global;            /* a module variable: not freed by cuMemFree */
+};
+
+struct host_range {
+    uintptr_t base;
+    size_t size;
+    unsigned flags;         /* CU_MEMHOSTALLOC_* or CU_MEMHOSTREGISTER_* */
+    bool shared;            /* region the daemon reaches; else pageable (registered) */
+    struct kcu_region region;
+};
+
+static struct {
+    pthread_rwlock_t lock;
+    struct dev_range *dev;
+    size_t n_dev, cap_dev;
+    struct host_range *host;
+    size_t n_host, cap_host;
+} mem = {.lock = PTHREAD_RWLOCK_INITIALIZER};
+
+/* Index of the first range whose base is above p (ranges sorted by base). */
+static size_t dev_upper(CUdeviceptr p)
+{
+    size_t lo = 0, hi = mem.n_dev;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (mem.dev[mid].base <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static const struct dev_range *dev_find(CUdeviceptr p)
+{
+    size_t i = dev_upper(p);
+
+    if (i == 0)
+        return NULL;
+    const struct dev_range *r = &mem.dev[i - 1];
+    return p - r->base < r->size ? r : NULL;
+}
+
+void kcu_device_range_add(CUdeviceptr p, size_t len, bool global)
+{
+    size_t i;
+
+    pthread_rwlock_wrlock(&mem.lock);
+    i = dev_upper(p);
+    if (i > 0 && mem.dev[i - 1].base == p) { /* a global looked up twice */
+        pthread_rwlock_unlock(&mem.lock);
+        return;
+    }
+    if (mem.n_dev == mem.cap_dev) {
+        size_t cap = mem.cap_dev ? mem.cap_dev * 2 : 64;
+        struct dev_range *n = realloc(mem.dev, cap * sizeof(*n));
+        if (!n) {
+            pthread_rwlock_unlock(&mem.lock);
+            return;
+        }
+        mem.dev = n;
+        mem.cap_dev = cap;
+    }
+    memmove(&mem.dev[i + 1], &mem.dev[i], (mem.n_dev - i) * sizeof(*mem.dev));
+    mem.dev[i] = (struct dev_range){p, len, global};
+    mem.n_dev++;
+    pthread_rwlock_unlock(&mem.lock);
+}
+
+void kcu_device_range_remove(CUdeviceptr p)
+{
+    size_t i;
+
+    pthread_rwlock_wrlock(&mem.lock);
+    i = dev_upper(p);
+    if (i > 0 && mem.dev[i - 1].base == p) {
+        memmove(&mem.dev[i - 1], &mem.dev[i], (mem.n_dev - i) * sizeof(*mem.dev));
+        mem.n_dev--;
+    }
+    pthread_rwlock_unlock(&mem.lock);
+}
+
+bool kcu_device_lookup(CUdeviceptr p, CUdeviceptr *base, size_t *size)
+{
+    const struct dev_range *r;
+
+    pthread_rwlock_rdlock(&mem.lock);
+    r = dev_find(p);
+    if (r) {
+        if (base)
+            *base = r->base;
+        if (size)
+            *size = r->size;
+    }
+    pthread_rwlock_unlock(&mem.lock);
+    return r != NULL;
+}
+
+bool kcu_device_range(CUdeviceptr p, size_t len)
+{
+    CUdeviceptr base;
+    size_t size;
+
+    if (!kcu_device_lookup(p, &base, &size))
+        return false;
+    return len <= size - (p - base);
+}
+
+static const struct host_range *host_find(uintptr_t p)
+{
+    for (size_t i = 0; i < mem.n_host; i++)
+        if (p - mem.host[i].base < mem.host[i].size)
+            return &mem.host[i];
+    return NULL;
+}
+
+void kcu_host_lookup(const void *p, size_t len, struct kcu_host_span *out)
+{
+    const struct host_range *r;
+
+    memset(out, 0, sizeof(*out));
+    pthread_rwlock_rdlock(&mem.lock);
+    r = host_find((uintptr_t)p);
+    if (r && r->shared && len <= r->size - ((uintptr_t)p - r->base)) {
+        out->pinned = true;
+        out->region = r->region.id;
+        out->offset = (uintptr_t)p - r->base;
+    }
+    pthread_rwlock_unlock(&mem.lock);
+}
+
+bool kcu_host_flags(const void *p, unsigned *flags)
+{
+    const struct host_range *r;
+
+    pthread_rwlock_rdlock(&mem.lock);
+    r = host_find((uintptr_t)p);
+    if (r)
+        *flags = r->flags;
+    pthread_rwlock_unlock(&mem.lock);
+    return r != NULL;
+}
+
+static CUresult host_add(const struct host_range *h)
+{
+    CUresult r = CUDA_SUCCESS;
+
+    pthread_rwlock_wrlock(&mem.lock);
+    if (mem.n_host == mem.cap_host) {
+        size_t cap = mem.cap_host ? mem.cap_host * 2 : 16;
+        struct host_range *n = realloc(mem.host, cap * sizeof(*n));
+        if (n) {
+            mem.host = n;
+            mem.cap_host = cap;
+        } else {
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    if (r == CUDA_SUCCESS)
+        mem.host[mem.n_host++] = *h;
+    pthread_rwlock_unlock(&mem.lock);
+    return r;
+}
+
+/* Removes the host range starting exactly at p into *out; false when there is none. */
+static bool host_take(uintptr_t p, struct host_range *out)
+{
+    bool found = false;
+
+    pthread_rwlock_wrlock(&mem.lock);
+    for (size_t i = 0; i < mem.n_host; i++)
+        if (mem.host[i].base == p) {
+            *out = mem.host[i];
+            mem.host[i] = mem.host[--mem.n_host];
+            found = true;
+            break;
+        }
+    pthread_rwlock_unlock(&mem.lock);
+    return found;
+}
+
+/* ---- device memory ------------------------------------------------------------------------ */
+
+static CUresult mem_alloc(CUdeviceptr *dptr, size_t bytesize)
+{
+    struct kcu_ctx *x;
+    struct kernelet_mem_alloc a = {.size = bytesize};
+    struct kernelet_mem_ptr p;
+    CUresult r;
+
+    if (!dptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((r = kcu_ctx_require(&x)) != CUDA_SUCCESS)
+        return r;
+    if (bytesize == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    r = kcu_call(kcu.client, KERNELET_OP_MEM_ALLOC, &a, sizeof(a), NULL, 0, &p, sizeof(p), NULL);
+    if (r != CUDA_SUCCESS)
+        return r;
+    kcu_device_range_add(p.dptr, bytesize, false);
+    *dptr = p.dptr;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    return mem_alloc(dptr, bytesize);
+}
+
+CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+                                    size_t Height, unsigned int ElementSizeBytes)
+{
+    size_t pitch, bytes;
+
+    if (!pPitch || WidthInBytes == 0 || Height == 0 ||
+        (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    pitch = (WidthInBytes + 511) & ~(size_t)511;
+    if (__builtin_mul_overflow(pitch, Height, &bytes))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = mem_alloc(dptr, bytes);
+    if (r == CUDA_SUCCESS)
+        *pPitch = pitch;
+    return r;
+}
+
+CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
+{
+    struct kcu_ctx *x;
+    struct kernelet_mem_ptr p = {.dptr = dptr};
+    CUdeviceptr base;
+    CUresult r;
+
+    if ((r = kcu_ctx_require(&x)) != CUDA_SUCCESS)
+        return r;
+    if (dptr == 0)
+        return CUDA_SUCCESS;
+    if (!kcu_device_lookup(dptr, &base, NULL) || base != dptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    r = kcu_call(kcu.client, KERNELET_OP_MEM_FREE, &p, sizeof(p), NULL, 0, NULL, 0, NULL);
+    if (r == CUDA_SUCCESS)
+        kcu_device_range_remove(dptr);
+    return r;
+}
+
+CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+    struct kcu_ctx *x;
+    struct kernelet_mem_info info;
+    CUresult r;
+
+    if (!free_bytes || !total)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((r = kcu_ctx_require(&x)) != CUDA_SUCCESS)
+        return r;
+    r = kcu_call(kcu.client, KERNELET_OP_MEM_GET_INFO, NULL, 0, NULL, 0, &info, sizeof(info),
+                 NULL);
+    if (r == CUDA_SUCCESS) {
+        *free_bytes = (size_t)info.free;
+        *total = (size_t)info.total;
+    }
+    return r;
+}
+
+CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    CUdeviceptr base;
+    size_t size;
+
+    if (!kcu_device_lookup(dptr, &base, &size))
+        return CUDA_ERROR_NOT_FOUND;
+    if (pbase)
+        *pbase = base;
+    if (psize)
+        *psize = size;
+    return CUDA_SUCCESS;
+}
+
+/* Stream-ordered allocation: allocations are made at once (they are usable in stream order
+ * then too); frees wait for queued work, as MEM_FREE does anyway. */
+CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    uint64_t h;
+    CUresult r = kcu_stream_handle(hStream, false, &h);
+
+    return r != CUDA_SUCCESS ? r : mem_alloc(dptr, bytesize);
+}
+
+CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    uint64_t h;
+    CUresult r = kcu_stream_handle(hStream, true, &h);
+
+    return r != CUDA_SUCCESS ? r : mem_alloc(dptr, bytesize);
+}
+
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+    uint64_t h;
+    CUresult r = kcu_stream_handle(hStream, false, &h);
+
+    return r != CUDA_SUCCESS ? r : cuMemFree_v2(dptr);
+}
+
+CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+    uint64_t h;
+    CUresult r = kcu_stream_handle(hStream, true, &h);
+
+    return r != CUDA_SUCCESS ? r : cuMemFree_v2(dptr);
+}
+
+/* ---- pinned host memory ------------------------------------------------------------------ */
+
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+    struct host_range h = {.flags = Flags, .shared = true};
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    struct kcu_ctx *x;
+    CUresult r;
+
+    if (!pp || bytesize == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((r = kcu_ctx_require(&x)) != CUDA_SUCCESS)
+        return r;
+    if (Flags & CU_MEMHOSTALLOC_DEVICEMAP)
+        return kcu_unsupported("cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)");
+    h.size = (bytesize + page - 1) & ~(page - 1);
+    r = kcu_region_create(kcu.client, h.size, &h.region);
+    if (r != CUDA_SUCCESS) {
+        /* Out of regions or shared memory: pageable memory still works, just staged. */
+        kcu_log("cuMemHostAlloc: %zu bytes as pageable memory (%d)", bytesize, (int)r);
+        void *p = mmap(NULL, h.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        h.shared = false;
+        h.region.base = p;
+        h.region.size = h.size;
+    }
+    h.base = (uintptr_t)h.region.base;
+    if ((r = host_add(&h)) != CUDA_SUCCESS) {
+        if (h.shared)
+            kcu_region_destroy(kcu.client, &h.region);
+        else
+            munmap(h.region.base, h.size);
+        return r;
+    }
+    *pp = h.region.base;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+    return cuMemHostAlloc(pp, bytesize, 0);
+}
+
+CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+    struct host_range h;
+    unsigned flags;
+    CUresult r = kcu_ready();
+
+    if (r != CUDA_SUCCESS)
+        return r;
+    /* Only what cuMemHostAlloc returned, not registered memory. */
+    if (!kcu_host_flags(p, &flags) || (flags & 0x80000000u) || !host_take((uintptr_t)p, &h))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (h.shared)
+        kcu_region_destroy(kcu.client, &h.region);
+    else
+        munmap(h.region.base, h.size);
+    return CUDA_SUCCESS;
+}
+
+/* Registered memory stays pageable (its copies are staged): the daemon cannot reach
+ * arbitrary pages of this process. The flag bit 31 marks it as registered. */
+CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+    struct host_range h = {.base = (uintptr_t)p, .size = bytesize, .flags = Flags | 0x80000000u};
+    struct kcu_ctx *x;
+    CUresult r;
+
+    if (!p || bytesize == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((r = kcu_ctx_require(&x)) != CUDA_SUCCESS)
+        return r;
+    if (Flags & (CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY))
+        return kcu_unsupported("cuMemHostRegister(DEVICEMAP or IOMEMORY)");
+    return host_add(&h);
+}
+
+CUresult CUDAAPI cuMemHostUnregister(void *p)
+{
+    struct host_range h;
+
+    if (!host_take((uintptr_t)p, &h))
+        return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+    unsigned f;
+
+    if (!pFlags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!kcu_host_flags(p, &f))
+        return CUDA_ERROR_INVALID_VALUE;
+    *pFlags = f & ~0x80000000u;
+    return CUDA_SUCCESS;
+}
+
+/* ---- pointer attributes ------------------------------------------------------------------- */
+
+/* The attribute for ptr into data; CUDA_ERROR_INVALID_VALUE for memory this library does
+ * not know. */
+static CUresult pointer_attribute(void *data, CUpointer_attribute a, CUdeviceptr ptr)
+{
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    unsigned hflags;
+    bool dev = kcu_device_lookup(ptr, &base, &size);
+    bool host = !dev && kcu_host_flags((const void *)(uintptr_t)ptr, &hflags);
+    struct kcu_ctx *x = kcu_ctx_current();
+
+    if (!dev && !host)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *(CUcontext *)data = (CUcontext)x;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned *)data = dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        if (!dev)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(CUdeviceptr *)data = ptr;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (dev)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(void **)data = (void *)(uintptr_t)ptr;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        *(unsigned *)data = 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *(int *)data = x ? x->device : 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+        *(unsigned *)data = 1;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+        *(unsigned long long *)data = dev ? base : ptr;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        if (!dev)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(CUdeviceptr *)data = base;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        if (!dev)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(size_t *)data = size;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    CUresult r = kcu_ready();
+
+    if (!data)
+        return CUDA_ERROR_INVALID_VALUE;
+    return r != CUDA_SUCCESS ? r : pointer_attribute(data, attribute, ptr);
+}
+
+/* Like the real driver, unknown pointers and attributes get zeros rather than an error. */
+CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
+                                        CUpointer_attribute *attributes, void **data,
+                                        CUdeviceptr ptr)
+{
+    CUresult r = kcu_ready();
+
+    if (!attributes || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (unsigned i = 0; i < numAttributes; i++) {
+        uint64_t zero[2] = {0, 0};
+        if (!data[i])
+            continue;
+        if (pointer_attribute(data[i], attributes[i], ptr) != CUDA_SUCCESS)
+            memcpy(data[i], zero, attributes[i] == CU_POINTER_ATTRIBUTE_CONTEXT ||
+                                          attributes[i] == CU_POINTER_ATTRIBUTE_DEVICE_POINTER ||
+                                          attributes[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER ||
+                                          attributes[i] == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ||
+                                          attributes[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE ||
+                                          attributes[i] == CU_POINTER_ATTRIBUTE_BUFFER_ID
+                                      ? 8 : 4);
+    }
+    return CUDA_SUCCESS;
+}

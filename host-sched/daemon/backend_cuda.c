@@ -1,0 +1,27 @@
+/* kerneletd's cuda backend, as a module kerneletd loads only for --backend cuda
+ * (kerneletd-cuda.so): it links NVIDIA's driver (libcuda.so.1), which the daemon itself
+ * must not need on machines without a GPU. The backend is host-sched/cuda's. */
+#include <stdio.h>
+
+#include "../cuda/cuda_backend.h"
+
+int kd_cuda_backend_open(kexec_backend *out, const char *calibration_dir, char *err,
+                         size_t errlen);
+
+__attribute__((visibility("default"))) int kd_cuda_backend_open(kexec_backend *out,
+                                                                const char *calibration_dir,
+                                                                char *err, size_t errlen)
+{
+    kcuda_config cfg;
+    kexec_error e;
+    kcuda *kc;
+
+    kcuda_config_default(&cfg);
+    cfg.calibration_dir = calibration_dir;
+    if (kcuda_new(&kc, &cfg, &e) != 0) {
+        snprintf(err, errlen, "cuda: %s", e.msg);
+        return -1;
+    }
+    kcuda_backend(kc, out);
+    return 0;
+}

@@ -1,0 +1,144 @@
+/* Backends of kerneletd. sim (the scheduler's model-driven GPU) is always there; emu (the
+ * PTX emulator) and cuda are compiled in when their libraries are (KERNELETD_HAVE_EMU,
+ * KERNELETD_HAVE_CUDA). */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../sched/sim.h"
+#include "backends.h"
+
+#ifdef KERNELETD_HAVE_EMU
+#include "backend_emu.h"
+#endif
+
+static int load_profiles(const char *path, ksched_profile_cache **out, char *err, size_t errlen)
+{
+    ksched_err e;
+
+    *out = NULL;
+    if (!path)
+        return 0;
+    if (ksched_profile_cache_new(out, &e) != 0 || ksched_profile_load_file(*out, path, &e) != 0) {
+        snprintf(err, errlen, "profiles %s: %s", path, e.msg);
+        ksched_profile_cache_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static int open_sim(ksched_profile_cache *profiles, kexec_backend *out, char *err, size_t errlen)
+{
+    ksim_config cfg;
+    ksched_err e;
+    ksim *s;
+
+    ksim_config_default(&cfg);
+    if (ksim_new(&s, &cfg, &e) != 0) {
+        snprintf(err, errlen, "sim: %s", e.msg);
+        return -1;
+    }
+    if (profiles && ksim_add_kernels(s, profiles, &e) != 0) {
+        snprintf(err, errlen, "sim: %s", e.msg);
+        ksim_free(s);
+        return -1;
+    }
+    ksim_backend(s, out);
+    return 0;
+}
+
+#ifdef KERNELETD_HAVE_CUDA
+/* The cuda backend is a module next to the daemon (KERNELETD_CUDA_MODULE overrides), so
+ * that kerneletd starts on machines without NVIDIA's driver. */
+/* dlopen of path; when the file exists but does not load (NVIDIA's driver missing, say),
+ * why goes to err. */
+static void *load(const char *path, char *err, size_t errlen)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+    if (!h && access(path, F_OK) == 0)
+        snprintf(err, errlen, "cuda: cannot load %s: %s", path, dlerror());
+    return h;
+}
+
+static int open_cuda(const struct kd_backend_options *o, kexec_backend *out, char *err,
+                     size_t errlen)
+{
+    int (*open_fn)(kexec_backend *, const char *, char *, size_t);
+    const char *env = getenv("KERNELETD_CUDA_MODULE");
+    char path[PATH_MAX + 32], self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    void *h = NULL;
+
+    snprintf(err, errlen, "cuda: no kerneletd-cuda.so next to kerneletd or in %s",
+             KERNELETD_MODULE_DIR);
+    if (env && *env) {
+        snprintf(path, sizeof(path), "%s", env);
+        h = load(path, err, errlen);
+    }
+    if (!h && n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = 0;
+        snprintf(path, sizeof(path), "%s/kerneletd-cuda.so", self);
+        h = load(path, err, errlen);
+    }
+    if (!h) {
+        snprintf(path, sizeof(path), "%s/kerneletd-cuda.so", KERNELETD_MODULE_DIR);
+        h = load(path, err, errlen);
+    }
+    if (!h)
+        return -1;
+    *(void **)&open_fn = dlsym(h, "kd_cuda_backend_open");
+    if (!open_fn) {
+        snprintf(err, errlen, "cuda: %s has no kd_cuda_backend_open", path);
+        dlclose(h);
+        return -1;
+    }
+    /* The module stays loaded for the life of the daemon. */
+    return open_fn(out, o->calibration_dir ? o->calibration_dir : KERNELETD_CALIBRATION_DIR,
+                   err, errlen);
+}
+#endif
+
+int kd_backend_open(const struct kd_backend_options *o, kexec_backend *out,
+                    ksched_profile_cache **profiles, char *err, size_t errlen)
+{
+    if (load_profiles(o->profiles, profiles, err, errlen) != 0)
+        return -1;
+    if (strcmp(o->name, "sim") == 0 && open_sim(*profiles, out, err, errlen) == 0)
+        return 0;
+#ifdef KERNELETD_HAVE_EMU
+    if (strcmp(o->name, "emu") == 0)
+        return kd_emu_backend_open(out, err, errlen);
+#endif
+#ifdef KERNELETD_HAVE_CUDA
+    if (strcmp(o->name, "cuda") == 0)
+        return open_cuda(o, out, err, errlen);
+#endif
+    if (strcmp(o->name, "sim") != 0 && strcmp(o->name, "emu") != 0 && strcmp(o->name, "cuda") != 0)
+        snprintf(err, errlen, "unknown backend '%s' (sim, emu, cuda)", o->name);
+    else if (strcmp(o->name, "sim") != 0 && !strstr(kd_backends_available(), o->name))
+        snprintf(err, errlen, "backend '%s' is not built into this kerneletd (built: %s)",
+                 o->name, kd_backends_available());
+    ksched_profile_cache_free(*profiles);
+    *profiles = NULL;
+    return -1;
+}
+
+const char *kd_backends_available(void)
+{
+    return "sim"
+#ifdef KERNELETD_HAVE_EMU
+           " emu"
+#endif
+#ifdef KERNELETD_HAVE_CUDA
+           " cuda"
+#endif
+        ;
+}

@@ -1,0 +1,23 @@
+/* The executor backends kerneletd can run on (--backend). */
+#ifndef KERNELETD_BACKENDS_H
+#define KERNELETD_BACKENDS_H
+
+#include <stddef.h>
+
+#include "../sched/sched.h"
+
+struct kd_backend_options {
+    const char *name;           /* "sim", "emu", "cuda" */
+    const char *profiles;       /* profile file (sim: the kernels' truth; all: cache) or NULL */
+    const char *calibration_dir; /* cuda: GPU calibrations; NULL = the built-in ones */
+};
+
+/* Opens the backend; *profiles (may stay NULL) gets the profile cache read for it.
+ * 0, or -1 with a message in err. */
+int kd_backend_open(const struct kd_backend_options *o, kexec_backend *out,
+                    ksched_profile_cache **profiles, char *err, size_t errlen);
+
+/* The backends this kerneletd was built with, "sim emu ..." */
+const char *kd_backends_available(void);
+
+#endif

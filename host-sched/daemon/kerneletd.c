@@ -1,0 +1,159 @@
+/* kerneletd: the Kernelet daemon. Owns the GPU (through an executor backend), runs the
+ * scheduler's dispatcher thread and serves tenants on a Unix socket (docs/PROTOCOL.md,
+ * docs/OPERATORS.md). Runs in the foreground; stops cleanly on SIGINT or SIGTERM. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../server/server.h"
+#include "backends.h"
+
+#define DEFAULT_SOCKET "/run/kernelet/kerneletd.sock"
+
+static struct kserver *running;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (running)
+        kserver_stop(running);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kerneletd [options]\n"
+            "  --socket PATH        Unix socket to listen on (default %s)\n"
+            "  --socket-mode MODE   permissions of the socket, octal (default 0666)\n"
+            "  --backend NAME       executor backend: %s (default sim)\n"
+            "  --policy NAME        fifo, base, kernelet, opt, mc (default kernelet)\n"
+            "  --profiles FILE      kernel profiles (the sim's truth; a cache for the others)\n"
+            "  --calibration DIR    cuda: GPU calibration files (default: the built-in ones)\n"
+            "  --max-connections N  tenants and administrators at once (default 256)\n"
+            "  --help\n",
+            DEFAULT_SOCKET, kd_backends_available());
+}
+
+struct options {
+    const char *socket;
+    unsigned mode;
+    struct kd_backend_options backend;
+    const char *policy;
+    unsigned max_connections;
+};
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    static const struct option longs[] = {
+        {"socket", required_argument, NULL, 's'}, {"socket-mode", required_argument, NULL, 'm'},
+        {"backend", required_argument, NULL, 'b'}, {"policy", required_argument, NULL, 'p'},
+        {"profiles", required_argument, NULL, 'f'},
+        {"calibration", required_argument, NULL, 'C'},
+        {"max-connections", required_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int ch;
+    char *end;
+
+    *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666, .backend = {.name = "sim"},
+                          .policy = "kernelet"};
+    while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        switch (ch) {
+        case 's': o->socket = optarg; break;
+        case 'm':
+            o->mode = (unsigned)strtoul(optarg, &end, 8);
+            if (*end || o->mode > 0777)
+                return -1;
+            break;
+        case 'b': o->backend.name = optarg; break;
+        case 'p': o->policy = optarg; break;
+        case 'f': o->backend.profiles = optarg; break;
+        case 'C': o->backend.calibration_dir = optarg; break;
+        case 'c':
+            o->max_connections = (unsigned)strtoul(optarg, &end, 10);
+            if (*end || o->max_connections == 0)
+                return -1;
+            break;
+        case 'h': usage(stdout); exit(0);
+        default: return -1;
+        }
+    }
+    return optind == argc ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    kexec_backend backend;
+    ksched_profile_cache *profiles = NULL;
+    ksched_config scfg;
+    ksched *sched = NULL;
+    ksched_err serr;
+    kexec_error kerr;
+    struct kserver_config cfg = {0};
+    struct kserver *srv = NULL;
+    struct kserver_tally *tally = NULL;
+    char err[512];
+    int rc = 1;
+
+    if (parse(argc, argv, &o) != 0) {
+        usage(stderr);
+        return 2;
+    }
+    if (kd_backend_open(&o.backend, &backend, &profiles, err, sizeof(err)) != 0) {
+        fprintf(stderr, "kerneletd: %s\n", err);
+        return 1;
+    }
+    ksched_config_default(&scfg);
+    if (kserver_tally_new(&tally) != 0) {
+        fprintf(stderr, "kerneletd: out of memory\n");
+        goto out;
+    }
+    scfg.trace = kserver_tally_trace;
+    scfg.trace_user = tally;
+    if (ksched_policy_parse(o.policy, &scfg.policy) != 0) {
+        fprintf(stderr, "kerneletd: unknown policy '%s'\n", o.policy);
+        goto out;
+    }
+    if (ksched_new(&sched, &backend, &scfg, profiles, &serr) != 0 ||
+        ksched_thread_start(sched, &serr) != 0) {
+        fprintf(stderr, "kerneletd: scheduler: %s\n", serr.msg);
+        goto out;
+    }
+    if (backend.ops->device_info(backend.state, &cfg.device, &kerr) != 0) {
+        fprintf(stderr, "kerneletd: device: %s\n", kerr.msg);
+        goto out;
+    }
+    cfg.socket_path = o.socket;
+    cfg.socket_mode = o.mode;
+    cfg.sched = sched;
+    cfg.backend_name = backend.ops->name;
+    cfg.max_connections = o.max_connections;
+    cfg.admin_uid = getuid();
+    cfg.tally = tally;
+    if (kserver_new(&srv, &cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "kerneletd: %s\n", err);
+        goto out;
+    }
+    running = srv;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    fprintf(stderr, "kerneletd: serving %s on %s (backend %s, policy %s)\n", cfg.device.name,
+            o.socket, backend.ops->name, ksched_policy_name(scfg.policy));
+    rc = kserver_run(srv) == 0 ? 0 : 1;
+    running = NULL;
+out:
+    kserver_free(srv);
+    if (sched) {
+        ksched_thread_stop(sched);
+        ksched_free(sched);
+    }
+    backend.ops->destroy(backend.state);
+    ksched_profile_cache_free(profiles);
+    kserver_tally_free(tally);
+    return rc;
+}

@@ -1,0 +1,75 @@
+/* kerneletd's protocol server (library kernelet-server, host-sched/server/).
+ *
+ * Listens on a Unix socket; each connection that says HELLO is one tenant of the scheduler
+ * (its identity: the name it gives and the peer's SO_PEERCRED), or an administration
+ * connection (kernelet-ctl). Requests are decoded and validated by libkernelet-proto, then
+ * checked against what the tenant owns (handles, allocations, shared-memory regions, quota)
+ * before they reach the scheduler; stream work goes into the tenant's own queues, so the
+ * scheduling policy decides when it runs. A hostile message gets an error answer, or the
+ * connection is closed when its framing cannot be trusted; nothing it sends can reach
+ * another tenant's objects. A tenant that disconnects has its queued work cancelled and its
+ * memory, modules and regions freed once its running work has drained.
+ *
+ * One thread runs the server (kserver_run); the scheduler's dispatcher thread reports
+ * completions to it. Functions return 0 or -errno and describe failures in err.
+ */
+#ifndef KERNELET_SERVER_H
+#define KERNELET_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../sched/sched.h" /* by path: the sched folder on the include path would hide <sched.h> */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct kserver;
+
+/* Who ran beside whom: counts, per tenant, the slices that started while another tenant's
+ * slices were running. Fed by the scheduler's trace callback (kserver_tally_trace as
+ * ksched_config.trace, the tally as trace_user), so it exists before the scheduler. */
+struct kserver_tally;
+
+int kserver_tally_new(struct kserver_tally **out);
+void kserver_tally_free(struct kserver_tally *t);
+void kserver_tally_trace(void *tally, const ksched_trace *t);
+/* The tenant's count so far. */
+uint64_t kserver_tally_coscheduled(struct kserver_tally *t, uint32_t tenant);
+
+struct kserver_config {
+    const char *socket_path;    /* created (an old socket file is replaced) */
+    unsigned socket_mode;       /* permissions of the socket file, e.g. 0666 */
+    ksched *sched;              /* driven by its dispatcher thread (ksched_thread_start) */
+    const char *backend_name;   /* for status: "sim", "emu", "cuda" */
+    kexec_device_info device;   /* the backend's device */
+    unsigned max_connections;   /* 0 = 256 */
+    uint64_t max_output_bytes;  /* answers queued per connection before it stops being
+                                   read; 0 = 4 MiB */
+    uid_t admin_uid;            /* besides root, who may administer (the daemon's user) */
+    struct kserver_tally *tally; /* may be NULL: no co-scheduling statistics */
+};
+
+int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *err,
+                size_t errlen);
+
+/* Serves until kserver_stop; 0, or -errno when the event loop fails. */
+int kserver_run(struct kserver *srv);
+
+/* Makes kserver_run return soon; safe from a signal handler and other threads. */
+void kserver_stop(struct kserver *srv);
+
+/* Closes every connection (their tenants removed) and the socket. Call after kserver_run
+ * returned, before the scheduler is freed. */
+void kserver_free(struct kserver *srv);
+
+/* Number of open connections (for tests). */
+unsigned kserver_connections(const struct kserver *srv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,119 @@
+/* Administration (kernelet-ctl): the tenants with their policy and statistics, and changes
+ * of a tenant's policy. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_internal.h"
+
+static struct ks_conn *conn_of_tenant(struct ks_server *s, uint64_t tenant)
+{
+    for (struct ks_conn *c = s->conns; c; c = c->next)
+        if (c->have_tenant && !c->closing && c->tenant == tenant)
+            return c;
+    return NULL;
+}
+
+static void count_stream(struct ks_obj *o, void *arg)
+{
+    if (o->kind == KS_STREAM)
+        ++*(uint32_t *)arg;
+}
+
+static void describe(struct ks_server *s, struct ks_conn *c, struct kernelet_tenant_status *t)
+{
+    ksched_tenant_policy pol;
+    ksched_tenant_stats st;
+
+    memset(t, 0, sizeof(*t));
+    t->id = c->tenant;
+    snprintf(t->name, sizeof(t->name), "%s", c->name);
+    t->pid = (uint32_t)c->cred.pid;
+    t->uid = (uint32_t)c->cred.uid;
+    if (ksched_tenant_get_policy(s->cfg.sched, c->tenant, &pol, NULL) == 0) {
+        t->weight = (uint32_t)lround(pol.weight * 100.0);
+        t->priority = pol.priority < 0 ? 0 : (uint32_t)pol.priority;
+        t->mem_quota = pol.mem_quota;
+        t->max_inflight = pol.max_inflight;
+        t->flags |= pol.slicing ? KERNELET_TENANT_SLICING : 0;
+    }
+    if (ksched_tenant_get_stats(s->cfg.sched, c->tenant, &st, NULL) == 0) {
+        t->mem_in_use = st.mem_in_use;
+        t->queued = (uint32_t)st.queued;
+        t->launches = st.launched;
+        t->completed = st.completed;
+        t->gpu_time_ns = st.gpu_time_ns;
+        t->bytes_copied = st.bytes_copied;
+    }
+    t->coscheduled = kserver_tally_coscheduled(s->cfg.tally, c->tenant);
+    t->flags |= c->sticky ? KERNELET_TENANT_STICKY : 0;
+    t->requests = c->requests;
+    t->errors = c->errors;
+    t->streams = 1; /* the legacy stream, and those it created */
+    ks_handle_each(&c->handles, count_stream, &t->streams);
+}
+
+void ks_admin_status(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+{
+    struct ks_server *s = c->srv;
+    size_t max = (KERNELET_MAX_PAYLOAD - sizeof(struct kernelet_admin_status)) /
+                 sizeof(struct kernelet_tenant_status);
+    struct kernelet_tenant_status *list = calloc(max, sizeof(*list));
+    struct kernelet_admin_status hdr = {0};
+    uint32_t index = 0;
+
+    if (!list) {
+        ks_reply_cuda(c, KERNELET_OP_ADMIN_STATUS, id, KS_CUDA_OUT_OF_MEMORY, 0);
+        return;
+    }
+    for (struct ks_conn *t = s->conns; t; t = t->next) {
+        if (!t->have_tenant || t->closing)
+            continue;
+        if (index >= r->u.admin_status.first && hdr.n_tenants < max)
+            describe(s, t, &list[hdr.n_tenants++]);
+        index++;
+    }
+    hdr.total_tenants = index;
+    snprintf(hdr.policy, sizeof(hdr.policy), "%s",
+             ksched_policy_name(ksched_get_policy(s->cfg.sched)) ?: "?");
+    snprintf(hdr.backend, sizeof(hdr.backend), "%s", s->cfg.backend_name ? s->cfg.backend_name : "?");
+    hdr.uptime_ns = ks_now_ns() - s->start_ns;
+    ksched_stats st;
+    ksched_get_stats(s->cfg.sched, &st);
+    hdr.decisions = st.decisions;
+    hdr.coschedules = st.coschedules;
+    hdr.solo = st.solo;
+    hdr.slices = st.slices;
+    hdr.kernels_completed = st.kernels_completed;
+    struct iovec parts[2] = {{&hdr, sizeof(hdr)}, {list, hdr.n_tenants * sizeof(*list)}};
+    ks_reply_parts(c, KERNELET_OP_ADMIN_STATUS, id, KERNELET_ST_OK, parts, hdr.n_tenants ? 2 : 1);
+    free(list);
+}
+
+void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+{
+    const struct kernelet_admin_set *q = &r->u.admin_set;
+    struct ks_server *s = c->srv;
+    ksched_tenant_policy pol;
+    ksched_err err;
+    int rc;
+
+    if (!conn_of_tenant(s, q->tenant) ||
+        ksched_tenant_get_policy(s->cfg.sched, (uint32_t)q->tenant, &pol, &err) != 0) {
+        ks_reply_cuda(c, KERNELET_OP_ADMIN_SET, id, KS_CUDA_INVALID_VALUE, 0);
+        return;
+    }
+    if (q->fields & KERNELET_SET_WEIGHT)
+        pol.weight = q->weight / 100.0;
+    if (q->fields & KERNELET_SET_PRIORITY)
+        pol.priority = (int)q->priority;
+    if (q->fields & KERNELET_SET_MEM_QUOTA)
+        pol.mem_quota = q->mem_quota;
+    if (q->fields & KERNELET_SET_MAX_INFLIGHT)
+        pol.max_inflight = q->max_inflight;
+    if (q->fields & KERNELET_SET_SLICING)
+        pol.slicing = (int)q->slicing;
+    rc = ksched_tenant_set_policy(s->cfg.sched, (uint32_t)q->tenant, &pol, &err);
+    ks_reply_cuda(c, KERNELET_OP_ADMIN_SET, id, rc ? ks_cuda_of(rc, err.msg) : 0, 0);
+}

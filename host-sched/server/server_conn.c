@@ -1,0 +1,310 @@
+/* Connections: accepting, reading whole messages (and the file descriptors that travel
+ * with SHM_ATTACH), queueing answers, closing, and freeing a connection once nothing it
+ * submitted is still running. A header that cannot be trusted (reserved bits, a length
+ * beyond the limit) ends the connection after an error answer: after it, message
+ * boundaries are unknown. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "server_internal.h"
+
+void ks_conn_update_events(struct ks_conn *c)
+{
+    bool over = c->out_len - c->out_off > c->srv->cfg.max_output_bytes;
+    bool want_in = !c->closing && !c->stalled && !over;
+    bool want_out = c->out_len > c->out_off;
+    struct epoll_event ev = {.data.ptr = c};
+
+    if (c->fd < 0 || (want_in == c->reading && want_out == c->writing))
+        return;
+    ev.events = (want_in ? EPOLLIN : 0) | (want_out ? EPOLLOUT : 0);
+    if (epoll_ctl(c->srv->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0) {
+        c->reading = want_in;
+        c->writing = want_out;
+    }
+}
+
+void ks_conn_accept(struct ks_server *s)
+{
+    for (;;) {
+        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct ks_conn *c;
+        socklen_t len;
+        struct epoll_event ev;
+
+        if (fd < 0)
+            return;
+        if (s->n_conns >= s->cfg.max_connections || !(c = calloc(1, sizeof(*c)))) {
+            close(fd);
+            continue;
+        }
+        c->srv = s;
+        c->fd = fd;
+        len = sizeof(c->cred);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0) {
+            close(fd);
+            free(c);
+            continue;
+        }
+        ev.events = EPOLLIN;
+        ev.data.ptr = c;
+        if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+            close(fd);
+            free(c);
+            continue;
+        }
+        c->reading = true;
+        c->next_region = 1;
+        c->next = s->conns;
+        s->conns = c;
+        s->n_conns++;
+    }
+}
+
+/* ---- answers -------------------------------------------------------------------------- */
+
+static bool out_reserve(struct ks_conn *c, size_t n)
+{
+    if (c->out_off == c->out_len)
+        c->out_off = c->out_len = 0;
+    if (c->out_cap - c->out_len >= n)
+        return true;
+    if (c->out_off) { /* compact */
+        memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+        c->out_len -= c->out_off;
+        c->out_off = 0;
+        if (c->out_cap - c->out_len >= n)
+            return true;
+    }
+    size_t cap = c->out_cap ? c->out_cap : 65536;
+    while (cap - c->out_len < n)
+        cap *= 2;
+    uint8_t *p = realloc(c->out, cap);
+    if (!p)
+        return false;
+    c->out = p;
+    c->out_cap = cap;
+    return true;
+}
+
+static void flush_out(struct ks_conn *c)
+{
+    while (c->fd >= 0 && c->out_off < c->out_len) {
+        ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                ks_conn_close(c);
+            break;
+        }
+        c->out_off += (size_t)w;
+    }
+    ks_conn_update_events(c);
+}
+
+void ks_reply_parts(struct ks_conn *c, uint16_t opcode, uint64_t id, uint32_t status,
+                    const struct iovec *parts, int n)
+{
+    size_t len = 0;
+
+    if (c->fd < 0)
+        return; /* nobody to tell */
+    for (int i = 0; i < n; i++)
+        len += parts[i].iov_len;
+    if (len > KERNELET_MAX_PAYLOAD || !out_reserve(c, KERNELET_HDR_SIZE + len)) {
+        ks_conn_close(c);
+        return;
+    }
+    kproto_hdr_put(c->out + c->out_len, opcode, (uint32_t)len, id, status);
+    c->out_len += KERNELET_HDR_SIZE;
+    for (int i = 0; i < n; i++) {
+        memcpy(c->out + c->out_len, parts[i].iov_base, parts[i].iov_len);
+        c->out_len += parts[i].iov_len;
+    }
+    if (status != KERNELET_ST_OK)
+        c->errors++;
+    flush_out(c);
+}
+
+void ks_reply(struct ks_conn *c, uint16_t opcode, uint64_t id, uint32_t status,
+              const void *payload, size_t len)
+{
+    struct iovec part = {(void *)payload, len};
+
+    ks_reply_parts(c, opcode, id, status, &part, len ? 1 : 0);
+}
+
+void ks_reply_cuda(struct ks_conn *c, uint16_t opcode, uint64_t id, uint32_t code,
+                   uint32_t index)
+{
+    struct kernelet_cuda_error e = {.code = code, .index = index};
+
+    if (code == KS_CUDA_SUCCESS)
+        ks_reply(c, opcode, id, KERNELET_ST_OK, NULL, 0);
+    else
+        ks_reply(c, opcode, id, KERNELET_ST_CUDA, &e, sizeof(e));
+}
+
+void ks_conn_writable(struct ks_conn *c)
+{
+    flush_out(c);
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+int ks_conn_take_fd(struct ks_conn *c)
+{
+    int fd;
+
+    if (c->n_fds == 0)
+        return -1;
+    fd = c->fds[0];
+    memmove(&c->fds[0], &c->fds[1], sizeof(c->fds[0]) * --c->n_fds);
+    return fd;
+}
+
+/* Keeps the descriptors that arrived; more than KS_MAX_FDS waiting is a protocol
+ * violation (nobody attaches that many regions without asking in between). */
+static bool take_rights(struct ks_conn *c, struct msghdr *mh)
+{
+    bool ok = !(mh->msg_flags & MSG_CTRUNC);
+
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < n; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+            if (c->n_fds < KS_MAX_FDS)
+                c->fds[c->n_fds++] = fd;
+            else {
+                close(fd);
+                ok = false;
+            }
+        }
+    }
+    return ok;
+}
+
+void ks_conn_process(struct ks_conn *c)
+{
+    while (!c->closing && !c->stalled && c->in_len >= KERNELET_HDR_SIZE) {
+        struct kernelet_req_hdr h;
+        char err[160];
+        size_t len;
+
+        if (kproto_hdr_get(c->in, true, &h, err, sizeof(err)) != 0) {
+            ks_reply(c, h.opcode, h.request_id, KERNELET_ST_BAD_REQUEST, NULL, 0);
+            ks_conn_close(c);
+            return;
+        }
+        len = KERNELET_HDR_SIZE + h.length;
+        if (c->in_len < len)
+            return; /* the rest of the message is still on its way */
+        ks_dispatch(c, len);
+        if (c->stalled) {
+            c->stalled_msg_len = len; /* the message stays until its batch resumes */
+            return;
+        }
+        memmove(c->in, c->in + len, c->in_len - len);
+        c->in_len -= len;
+    }
+}
+
+void ks_conn_readable(struct ks_conn *c)
+{
+    while (c->fd >= 0 && !c->closing && !c->stalled && c->in_len < sizeof(c->in)) {
+        union {
+            char buf[CMSG_SPACE(sizeof(int) * KS_MAX_FDS)];
+            struct cmsghdr align;
+        } ctl;
+        struct iovec iov = {c->in + c->in_len, sizeof(c->in) - c->in_len};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                            .msg_controllen = sizeof(ctl.buf)};
+        ssize_t r = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                ks_conn_close(c);
+            break;
+        }
+        if (!take_rights(c, &mh)) {
+            ks_conn_close(c);
+            break;
+        }
+        if (r == 0) {
+            ks_conn_close(c);
+            break;
+        }
+        c->in_len += (size_t)r;
+        ks_conn_process(c);
+        if (c->out_len - c->out_off > c->srv->cfg.max_output_bytes)
+            break; /* it does not read its answers: stop reading its requests */
+    }
+    ks_conn_update_events(c);
+}
+
+/* ---- closing ---------------------------------------------------------------------------- */
+
+void ks_conn_close(struct ks_conn *c)
+{
+    if (c->fd >= 0) {
+        epoll_ctl(c->srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        c->fd = -1;
+    }
+    if (c->closing)
+        return;
+    c->closing = true;
+    while (c->n_fds)
+        close(ks_conn_take_fd(c));
+    if (c->stalled) {
+        struct ks_tracker *t = c->stalled_tracker;
+        c->stalled = false;
+        c->stalled_tracker = NULL;
+        if (t)
+            ks_tracker_done(t);
+    }
+    /* Queued work is cancelled (its completions still come); memory and modules go with
+     * the tenant once its running work has drained. */
+    if (c->have_tenant)
+        ksched_tenant_remove(c->srv->cfg.sched, c->tenant, NULL);
+}
+
+static void free_object(struct ks_obj *o, void *arg)
+{
+    (void)arg;
+    if (o->kind == KS_MODULE)
+        ks_module_free(o);
+}
+
+bool ks_conn_reap(struct ks_conn *c)
+{
+    struct ks_server *s = c->srv;
+
+    if (!c->closing || c->ops_inflight > 0)
+        return false;
+    ks_regions_release(c);
+    ks_handle_each(&c->handles, free_object, NULL);
+    ks_handles_free(&c->handles);
+    free(c->allocs);
+    free(c->out);
+    for (struct ks_conn **pc = &s->conns; *pc; pc = &(*pc)->next)
+        if (*pc == c) {
+            *pc = c->next;
+            break;
+        }
+    s->n_conns--;
+    free(c);
+    return true;
+}

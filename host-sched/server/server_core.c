@@ -1,0 +1,204 @@
+/* The server's life: the listening socket, the event loop (epoll over the socket, the
+ * connections and an eventfd that the scheduler's completions and kserver_stop ring). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server_internal.h"
+
+static char listen_tag, wake_tag;
+
+uint64_t ks_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int fail(char *err, size_t errlen, int code, const char *what)
+{
+    snprintf(err, errlen, "%s: %s", what, strerror(code));
+    return -code;
+}
+
+static int listen_on(const char *path, unsigned mode, char *err, size_t errlen)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int fd;
+
+    if (strlen(path) >= sizeof(addr.sun_path)) {
+        snprintf(err, errlen, "socket path too long: %s", path);
+        return -ENAMETOOLONG;
+    }
+    strcpy(addr.sun_path, path);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail(err, errlen, errno, "socket");
+    unlink(path);
+    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || chmod(path, mode) < 0 ||
+        listen(fd, 64) < 0) {
+        int e = errno;
+        close(fd);
+        snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(e));
+        return -e;
+    }
+    return fd;
+}
+
+static int watch(int epfd, int fd, void *tag)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tag};
+
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *err,
+                size_t errlen)
+{
+    struct ks_server *s;
+    int rc;
+
+    if (!out || !cfg || !cfg->socket_path || !cfg->sched) {
+        snprintf(err, errlen, "kserver_new: missing configuration");
+        return -EINVAL;
+    }
+    if (!(s = calloc(1, sizeof(*s))))
+        return fail(err, errlen, ENOMEM, "kserver_new");
+    s->cfg = *cfg;
+    if (!s->cfg.max_connections)
+        s->cfg.max_connections = 256;
+    if (!s->cfg.max_output_bytes)
+        s->cfg.max_output_bytes = 4u << 20;
+    s->listen_fd = s->epfd = s->wake_fd = -1;
+    pthread_mutex_init(&s->cq_lock, NULL);
+    ks_device_describe(&cfg->device, &s->device);
+    s->start_ns = ks_now_ns();
+    if ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+        rc = fail(err, errlen, errno, "epoll_create1");
+        goto out;
+    }
+    if ((s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+        rc = fail(err, errlen, errno, "eventfd");
+        goto out;
+    }
+    if ((rc = listen_on(cfg->socket_path, cfg->socket_mode, err, errlen)) < 0)
+        goto out;
+    s->listen_fd = rc;
+    if (watch(s->epfd, s->listen_fd, &listen_tag) || watch(s->epfd, s->wake_fd, &wake_tag)) {
+        rc = fail(err, errlen, errno, "epoll_ctl");
+        goto out;
+    }
+    *out = (struct kserver *)s;
+    return 0;
+out:
+    kserver_free((struct kserver *)s);
+    return rc;
+}
+
+void kserver_stop(struct kserver *srv)
+{
+    struct ks_server *s = (struct ks_server *)srv;
+    uint64_t one = 1;
+
+    s->stopping = 1;
+    if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+        /* The counter is full: the loop wakes anyway. */
+    }
+}
+
+static void wake_drain(struct ks_server *s)
+{
+    uint64_t v;
+
+    while (read(s->wake_fd, &v, sizeof(v)) > 0) {
+    }
+}
+
+static void reap_all(struct ks_server *s)
+{
+    for (struct ks_conn *c = s->conns, *next; c; c = next) {
+        next = c->next;
+        ks_conn_reap(c);
+    }
+}
+
+int kserver_run(struct kserver *srv)
+{
+    struct ks_server *s = (struct ks_server *)srv;
+    struct epoll_event ev[64];
+
+    while (!s->stopping) {
+        int n = epoll_wait(s->epfd, ev, 64, -1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        for (int i = 0; i < n; i++) {
+            void *tag = ev[i].data.ptr;
+            if (tag == &listen_tag) {
+                ks_conn_accept(s);
+            } else if (tag == &wake_tag) {
+                wake_drain(s);
+                ks_completions(s);
+            } else {
+                struct ks_conn *c = tag;
+                if (c->fd >= 0 && (ev[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+                    ks_conn_writable(c);
+                if (c->fd >= 0 && (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+                    ks_conn_readable(c);
+            }
+        }
+        /* Completions that arrived while connections were served; then connections that
+         * are closed and idle go (only here, so no event above saw a freed one). */
+        ks_completions(s);
+        reap_all(s);
+    }
+    return 0;
+}
+
+unsigned kserver_connections(const struct kserver *srv)
+{
+    const struct ks_server *s = (const struct ks_server *)srv;
+    unsigned n = 0;
+
+    for (const struct ks_conn *c = s->conns; c; c = c->next)
+        n += c->fd >= 0;
+    return n;
+}
+
+void kserver_free(struct kserver *srv)
+{
+    struct ks_server *s = (struct ks_server *)srv;
+
+    if (!s)
+        return;
+    /* Close every connection; their tenants are removed and their queued work cancelled.
+     * Operations still running report back through the queue: wait for them briefly. */
+    for (struct ks_conn *c = s->conns; c; c = c->next)
+        ks_conn_close(c);
+    for (int tries = 0; s->conns && tries < 5000; tries++) {
+        ks_completions(s);
+        reap_all(s);
+        if (s->conns)
+            usleep(1000);
+    }
+    if (s->listen_fd >= 0) {
+        close(s->listen_fd);
+        unlink(s->cfg.socket_path);
+    }
+    if (s->wake_fd >= 0)
+        close(s->wake_fd);
+    if (s->epfd >= 0)
+        close(s->epfd);
+    pthread_mutex_destroy(&s->cq_lock);
+    free(s);
+}

@@ -1,0 +1,365 @@
+/* kerneletd's protocol server: declarations shared by its files (not installed).
+ *
+ * Ownership: everything a connection creates (regions, allocations, handles, trackers of
+ * deferred answers) belongs to its ks_conn. The conn outlives its socket while operations
+ * it submitted are still running (ops_inflight); the last completion frees it. */
+#ifndef KS_SERVER_INTERNAL_H
+#define KS_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "kernelet/protocol.h"
+#include "server.h"
+
+/* CUresult values the server answers with (numbered as in CUDA's cuda.h; the server does
+ * not include it). */
+enum ks_cuda {
+    KS_CUDA_SUCCESS = 0,
+    KS_CUDA_INVALID_VALUE = 1,
+    KS_CUDA_OUT_OF_MEMORY = 2,
+    KS_CUDA_NOT_INITIALIZED = 3,
+    KS_CUDA_NO_DEVICE = 100,
+    KS_CUDA_INVALID_DEVICE = 101,
+    KS_CUDA_INVALID_IMAGE = 200,
+    KS_CUDA_INVALID_CONTEXT = 201,
+    KS_CUDA_NO_BINARY_FOR_GPU = 209,
+    KS_CUDA_INVALID_PTX = 218,
+    KS_CUDA_INVALID_SOURCE = 300,
+    KS_CUDA_INVALID_HANDLE = 400,
+    KS_CUDA_NOT_FOUND = 500,
+    KS_CUDA_NOT_READY = 600,
+    KS_CUDA_ILLEGAL_ADDRESS = 700,
+    KS_CUDA_LAUNCH_OUT_OF_RESOURCES = 701,
+    KS_CUDA_LAUNCH_FAILED = 719,
+    KS_CUDA_NOT_SUPPORTED = 801,
+    KS_CUDA_UNKNOWN = 999,
+};
+
+/* ---- objects behind handles ------------------------------------------------------------ */
+
+enum ks_kind { KS_MODULE = 1, KS_FUNCTION, KS_STREAM, KS_EVENT };
+
+struct ks_entry {               /* one .entry of a loaded module */
+    char *name;
+    uint32_t n_params;
+    struct kernelet_param *params;
+    uint32_t param_bytes;
+    uint32_t max_threads;       /* from .maxntid / .reqntid, 0 = none */
+    uint32_t regs;              /* virtual registers the PTX declares (an estimate) */
+};
+
+struct ks_module {
+    uint32_t sid;               /* scheduler's module id */
+    unsigned n_entries;
+    struct ks_entry *entries;
+    unsigned ptx_version;       /* major * 10 + minor */
+};
+
+struct ks_function {
+    uint32_t sid;
+    uint64_t module;            /* handle */
+    uint32_t param_bytes;
+    int32_t attrs[KERNELET_FUNC_ATTRS];
+};
+
+struct ks_tracker;
+
+/* A tracker waiting until a stream has completed `target` operations. */
+struct ks_waiter {
+    struct ks_tracker *tracker;
+    uint64_t target;
+    struct ks_waiter *next;
+};
+
+struct ks_stream {
+    uint32_t sid;
+    bool non_blocking;
+    unsigned outstanding;       /* operations submitted and not completed */
+    uint64_t submitted;         /* operations submitted so far (they complete in order) */
+    uint64_t completed;
+    struct ks_waiter *waiters;
+    bool dirty;                 /* work since the legacy stream last waited for it */
+    uint64_t seen_legacy;       /* legacy generation this stream last waited for */
+    bool has_fence;             /* fence_event exists */
+    uint32_t fence_event;       /* recorded on this stream for the legacy stream */
+};
+
+struct ks_event {
+    uint32_t sid;
+    bool timing;
+    bool recorded;
+};
+
+struct ks_obj {
+    uint64_t handle;
+    enum ks_kind kind;
+    union {
+        struct ks_module module;
+        struct ks_function function;
+        struct ks_stream stream;
+        struct ks_event event;
+    } u;
+};
+
+/* Handle -> object, open addressing (server_handles.c). */
+struct ks_handles {
+    struct ks_obj **slots;
+    size_t cap, used, tomb;
+    uint64_t next;
+};
+
+/* What one connection may hold, so that a tenant cannot exhaust the daemon's memory with
+ * objects that cost no device memory. */
+#define KS_MAX_HANDLES (1u << 16)
+#define KS_MAX_ALLOCS  (1u << 20)
+
+/* A new object with a fresh handle; NULL without memory or beyond KS_MAX_HANDLES. */
+struct ks_obj *ks_handle_new(struct ks_handles *h, enum ks_kind kind);
+struct ks_obj *ks_handle_get(const struct ks_handles *h, uint64_t handle, enum ks_kind kind);
+void ks_handle_remove(struct ks_handles *h, uint64_t handle);
+/* Calls fn on every object (removal during the walk is not allowed). */
+void ks_handle_each(struct ks_handles *h, void (*fn)(struct ks_obj *, void *), void *arg);
+void ks_handles_free(struct ks_handles *h);
+
+/* ---- connections -------------------------------------------------------------------------- */
+
+struct ks_region {
+    bool used;
+    bool detached;              /* unmapped once refs reaches 0 */
+    uint32_t id;
+    uint8_t *base;
+    uint64_t size;
+    unsigned refs;              /* operations using it */
+};
+
+struct ks_alloc {
+    uint64_t base, size;
+    bool global;                /* a module variable */
+    bool freeing;               /* MEM_FREE waits for queued work: no new work may use it */
+};
+
+struct ks_conn;
+
+/* An answer that waits for operations to complete (batch with KERNELET_BATCH_COMPLETE,
+ * syncs, frees). */
+enum ks_after { KS_AFTER_REPLY, KS_AFTER_MEM_FREE, KS_AFTER_UNLOAD, KS_AFTER_DESTROY_STREAM };
+
+struct ks_tracker {
+    struct ks_conn *conn;
+    uint64_t request_id;
+    uint16_t opcode;
+    unsigned remaining;         /* operations (plus one while still submitting) */
+    uint32_t error;             /* first CUresult failure */
+    uint32_t error_index;
+    enum ks_after after;
+    uint64_t arg;               /* pointer to free, module handle */
+    bool report_async;          /* answer the connection's pending asynchronous error */
+};
+
+/* A buffer several operations read (a memset pattern), freed by the last. */
+struct ks_shared {
+    unsigned refs;
+    uint8_t data[];
+};
+
+/* One operation submitted to the scheduler, and what to do when it completes. */
+struct ks_op {
+    struct ks_op *next;         /* completion queue */
+    struct ks_conn *conn;
+    struct ks_tracker *tracker;
+    uint64_t stream;            /* handle */
+    struct ks_region *region;   /* held */
+    void *heap;                 /* freed on completion */
+    struct ks_shared *shared;   /* released on completion */
+    bool launch;
+    int status;
+    char msg[120];
+};
+
+#define KS_MAX_FDS 4
+
+struct ks_conn {
+    struct ks_server *srv;
+    struct ks_conn *next;
+    int fd;                     /* -1 once closed */
+    bool closing;               /* socket gone or to be closed; waiting for operations */
+    bool hello;
+    bool admin;
+    bool have_tenant;
+    bool reading;               /* EPOLLIN armed */
+    bool writing;               /* EPOLLOUT armed */
+    uint32_t tenant;            /* scheduler tenant */
+    struct ucred cred;
+    char name[KERNELET_NAME_MAX];
+
+    uint8_t in[KERNELET_MAX_REQUEST];
+    size_t in_len;
+    int fds[KS_MAX_FDS];
+    unsigned n_fds;
+
+    uint8_t *out;
+    size_t out_len, out_off, out_cap;
+
+    struct ks_region regions[KERNELET_MAX_REGIONS];
+    uint32_t next_region;
+    struct ks_alloc *allocs;
+    size_t n_allocs, cap_allocs;
+    uint64_t mem_in_use;
+
+    struct ks_handles handles;
+    struct ks_stream legacy;    /* stream 0 */
+    uint64_t legacy_gen;        /* operations submitted to the legacy stream so far */
+    uint64_t legacy_fence_gen;  /* legacy generation the legacy fence event records */
+    bool has_legacy_fence;
+    uint32_t legacy_fence;
+
+    unsigned dirty_streams;     /* blocking streams with work the legacy stream must wait for */
+    unsigned ops_inflight;
+    uint32_t sticky;            /* CUresult ending the context, 0 if none */
+    uint32_t async_error;       /* first failure of asynchronous work since the last sync */
+
+    /* A batch stopped by the tenant's max-inflight limit, resumed as launches complete. */
+    bool stalled;
+    struct kernelet_req_hdr stalled_hdr;
+    struct kproto_request stalled_req;
+    struct kproto_batch_iter stalled_it;
+    struct ks_tracker *stalled_tracker;
+    size_t stalled_msg_len;
+
+    uint64_t requests, errors, launches, bytes_copied;
+};
+
+struct ks_server {
+    struct kserver_config cfg;
+    int epfd, listen_fd, wake_fd;
+    volatile int stopping;
+    struct ks_conn *conns;
+    unsigned n_conns;
+    struct kernelet_device device;
+    uint64_t start_ns;
+
+    pthread_mutex_t cq_lock;    /* completion queue, filled by the scheduler's thread */
+    struct ks_op *cq_head, *cq_tail;
+};
+
+uint64_t ks_now_ns(void);
+
+/* ---- server_conn.c: sockets, framing, answers ------------------------------------------ */
+
+void ks_conn_accept(struct ks_server *s);
+void ks_conn_readable(struct ks_conn *c);
+void ks_conn_writable(struct ks_conn *c);
+/* Shuts the socket; the conn goes once its operations have completed. */
+void ks_conn_close(struct ks_conn *c);
+/* Frees the conn if it is closing and idle; true when it did. */
+bool ks_conn_reap(struct ks_conn *c);
+void ks_conn_update_events(struct ks_conn *c);
+/* Processes the messages already buffered (after a stall ends). */
+void ks_conn_process(struct ks_conn *c);
+
+/* Queues an answer: header, then n payload parts. */
+void ks_reply(struct ks_conn *c, uint16_t opcode, uint64_t id, uint32_t status,
+              const void *payload, size_t len);
+void ks_reply_parts(struct ks_conn *c, uint16_t opcode, uint64_t id, uint32_t status,
+                    const struct iovec *parts, int n);
+/* KERNELET_ST_CUDA with code (and the record index for batches). */
+void ks_reply_cuda(struct ks_conn *c, uint16_t opcode, uint64_t id, uint32_t code,
+                   uint32_t index);
+/* Takes the oldest file descriptor received on c, or -1. */
+int ks_conn_take_fd(struct ks_conn *c);
+
+/* ---- server_dispatch.c ----------------------------------------------------------------- */
+
+/* Handles one complete message at c->in (len bytes). */
+void ks_dispatch(struct ks_conn *c, size_t len);
+
+/* ---- handlers (one file per area) ------------------------------------------------------- */
+
+void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_session_info(struct ks_conn *c, uint16_t op, uint64_t id);
+void ks_session_shm_attach(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_session_shm_detach(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_session_device(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+/* The region of c named id, or NULL. */
+struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id);
+void ks_region_put(struct ks_region *r);
+void ks_regions_release(struct ks_conn *c);
+
+void ks_memory_alloc(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_memory_info(struct ks_conn *c, uint64_t id);
+/* Whether [p, p + len) lies in one of c's allocations (or module globals). */
+bool ks_memory_owned(const struct ks_conn *c, uint64_t p, uint64_t len);
+int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, bool global);
+void ks_alloc_remove(struct ks_conn *c, uint64_t base);
+/* Frees the allocation at base now (its work has drained). */
+uint32_t ks_memory_release(struct ks_conn *c, uint64_t base);
+
+void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_module_unload(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+/* Unloads now (its work has drained). */
+uint32_t ks_module_release(struct ks_conn *c, uint64_t handle);
+void ks_function_get(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_global_get(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_module_free(struct ks_obj *o);
+
+void ks_batch(struct ks_conn *c, uint64_t id, const struct kernelet_req_hdr *h,
+              const struct kproto_request *r);
+/* Continues a stalled batch; true when it finished (answered or failed). */
+bool ks_batch_resume(struct ks_conn *c);
+
+void ks_stream_create(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_stream_destroy(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_stream_sync(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_stream_query(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_event_create(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_event_destroy(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_event_sync(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_event_query(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_event_elapsed(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_ctx_sync(struct ks_conn *c, uint64_t id);
+/* Destroys a stream whose work has drained (scheduler and handle). */
+uint32_t ks_stream_release(struct ks_conn *c, uint64_t handle);
+/* Makes t wait for the stream's work submitted so far. */
+void ks_drain_stream(struct ks_conn *c, struct ks_tracker *t, uint64_t stream);
+/* Releases every tracker waiting on st (the stream goes away). */
+void ks_stream_wake_all(struct ks_stream *st);
+/* Waits for all of c's work, then does `after` (tracker) and answers. */
+void ks_drain_then(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after after,
+                   uint64_t arg);
+
+void ks_admin_status(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+
+/* ---- server_ops.c: submitting operations, completions ------------------------------------- */
+
+/* The stream object behind a wire handle (0: the legacy stream), or NULL. */
+struct ks_stream *ks_stream_of(struct ks_conn *c, uint64_t handle);
+struct ks_tracker *ks_tracker_new(struct ks_conn *c, uint64_t id, uint16_t opcode);
+/* One fewer operation to wait for (the submitter's own reference included). */
+void ks_tracker_done(struct ks_tracker *t);
+/* Submits op on the stream (handle) of c; the ks_op was filled by the caller (conn,
+ * tracker...). KSCHED codes; on failure op is freed and its references released. */
+int ks_submit(struct ks_conn *c, uint64_t stream, const ksched_op *op, struct ks_op *kop,
+              ksched_err *err);
+/* Submits the legacy-stream barriers CUDA's default-stream semantics need before work on
+ * stream (handle). */
+int ks_stream_order(struct ks_conn *c, uint64_t stream, ksched_err *err);
+/* Completion of a scheduler operation (any thread): queues it for the server thread. */
+void ks_op_done(void *user, const ksched_op_result *r);
+/* Handles the queued completions (server thread). */
+void ks_completions(struct ks_server *s);
+/* The CUresult for the error code of a synchronous scheduler call. */
+uint32_t ks_cuda_of(int ksched_code, const char *msg);
+/* The CUresult for a failed operation's completion status. */
+uint32_t ks_cuda_of_completion(int status, const char *msg, bool launch);
+
+/* ---- server_device.c ---------------------------------------------------------------------- */
+
+void ks_device_describe(const kexec_device_info *info, struct kernelet_device *out);
+
+#endif

@@ -1,0 +1,383 @@
+/* Modules: an image (fatbin, PTX; cubins cannot be sliced and are refused) becomes PTX
+ * (the fatbin reader picks the entry for the device), which is parsed once to learn each
+ * kernel's parameter layout, given its sliced variants by the slicer, and loaded into the
+ * scheduler. Functions come back with their layout and attributes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernelet/fatbin.h"
+#include "kernelet/ptx.h"
+#include "server_internal.h"
+
+/* Attribute numbers of cuda.h used here. */
+enum {
+    DEV_MAX_THREADS_PER_BLOCK = 1,
+    DEV_SHARED_OPTIN = 97,
+    DEV_CC_MAJOR = 75,
+    DEV_CC_MINOR = 76,
+    FN_MAX_THREADS = 0, FN_SHARED = 1, FN_REGS = 4, FN_PTX_VERSION = 5, FN_BINARY_VERSION = 6,
+    FN_MAX_DYNAMIC_SHARED = 8, FN_CARVEOUT = 9,
+};
+
+#define DEFAULT_DYNAMIC_SHARED (48u << 10)
+
+void ks_module_free(struct ks_obj *o)
+{
+    struct ks_module *m = &o->u.module;
+
+    for (unsigned i = 0; i < m->n_entries; i++) {
+        free(m->entries[i].name);
+        free(m->entries[i].params);
+    }
+    free(m->entries);
+    m->entries = NULL;
+    m->n_entries = 0;
+}
+
+/* ---- from image to PTX ---------------------------------------------------------------------- */
+
+static uint32_t fatbin_ptx(struct ks_conn *c, const uint8_t *img, size_t size, uint8_t **ptx,
+                           size_t *len)
+{
+    unsigned arch = (unsigned)(c->srv->device.attrs[DEV_CC_MAJOR] * 10 +
+                               c->srv->device.attrs[DEV_CC_MINOR]);
+    kfatbin *fb = NULL;
+    kptx_error err;
+    unsigned idx;
+    uint32_t code = KS_CUDA_SUCCESS;
+
+    if (kfatbin_open(img, size, &fb, &err) != 0)
+        return KS_CUDA_INVALID_IMAGE;
+    if (kfatbin_select(fb, arch, true, &idx, &err) != 0 ||
+        kfatbin_entry_at(fb, idx)->kind != KFATBIN_PTX)
+        code = KS_CUDA_NO_BINARY_FOR_GPU; /* only cubins: nothing to slice or emulate */
+    else if (kfatbin_extract(fb, idx, ptx, len, &err) != 0)
+        code = KS_CUDA_INVALID_IMAGE;
+    kfatbin_free(fb);
+    return code;
+}
+
+/* ---- what the PTX says about each entry ------------------------------------------------------ */
+
+static uint32_t declared_registers(const kptx_function *fn)
+{
+    uint64_t n = 0;
+
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        const kptx_stmt *st = &fn->stmts[i];
+        if (st->kind == KPTX_STMT_VAR && st->u.var.space == KPTX_SPACE_REG)
+            n += st->u.var.reg_range ? st->u.var.reg_range : 1;
+    }
+    return n > 255 ? 255 : (uint32_t)n;
+}
+
+static int describe_entry(const kptx_module *m, const kptx_function *fn, struct ks_entry *e)
+{
+    kptx_kernel_info info;
+    kptx_error err;
+
+    if (kptx_kernel_info_get(m, fn->name, &info, &err) != 0)
+        return -1;
+    if (info.n_params > KERNELET_MAX_PARAMS) {
+        kptx_kernel_info_clear(&info);
+        return -1;
+    }
+    e->name = strdup(fn->name);
+    e->n_params = info.n_params;
+    e->params = calloc(info.n_params ? info.n_params : 1, sizeof(*e->params));
+    if (!e->name || !e->params) {
+        kptx_kernel_info_clear(&info);
+        return -1;
+    }
+    for (unsigned i = 0; i < info.n_params; i++)
+        e->params[i] = (struct kernelet_param){info.params[i].offset, info.params[i].size};
+    e->param_bytes = info.param_bytes;
+    if (info.reqntid[0])
+        e->max_threads = info.reqntid[0] * (info.reqntid[1] ? info.reqntid[1] : 1) *
+                         (info.reqntid[2] ? info.reqntid[2] : 1);
+    else if (info.maxntid[0])
+        e->max_threads = info.maxntid[0] * (info.maxntid[1] ? info.maxntid[1] : 1) *
+                         (info.maxntid[2] ? info.maxntid[2] : 1);
+    e->regs = declared_registers(fn);
+    kptx_kernel_info_clear(&info);
+    return 0;
+}
+
+static int describe_module(const kptx_module *m, struct ks_module *mod)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < m->n_items; i++)
+        n += m->items[i].kind == KPTX_ITEM_FUNCTION && m->items[i].u.fn.is_entry &&
+             m->items[i].u.fn.has_body;
+    mod->entries = calloc(n ? n : 1, sizeof(*mod->entries));
+    if (!mod->entries)
+        return -1;
+    mod->ptx_version = m->version_major * 10 + m->version_minor;
+    for (unsigned i = 0; i < m->n_items; i++) {
+        const kptx_item *it = &m->items[i];
+        if (it->kind != KPTX_ITEM_FUNCTION || !it->u.fn.is_entry || !it->u.fn.has_body)
+            continue;
+        if (describe_entry(m, &it->u.fn, &mod->entries[mod->n_entries]) != 0)
+            return -1;
+        mod->n_entries++;
+    }
+    return 0;
+}
+
+/* Parses, describes, slices and loads ptx into the scheduler. */
+static uint32_t load_ptx(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod)
+{
+    kptx_module *m = NULL;
+    kptx_error perr;
+    ksched_err err;
+    char *text = NULL;
+    size_t text_len = 0;
+    unsigned sliced = 0;
+    uint32_t code = KS_CUDA_SUCCESS;
+    int rc;
+
+    while (len > 0 && ptx[len - 1] == '\0')
+        len--;
+    if (kptx_parse(ptx, len, &m, &perr) != 0)
+        return KS_CUDA_INVALID_PTX;
+    if (describe_module(m, mod) != 0) {
+        code = KS_CUDA_INVALID_PTX;
+        goto out;
+    }
+    /* Kernels that cannot be sliced stay whole; the rest get their __kslice variants. */
+    if (kptx_slice_module(m, &sliced, &perr) != 0 || kptx_print(m, &text, &text_len, &perr) != 0) {
+        free(text);
+        text = NULL;
+    }
+    rc = text ? ksched_module_load(c->srv->cfg.sched, c->tenant, text, text_len, &mod->sid, &err)
+              : ksched_module_load(c->srv->cfg.sched, c->tenant, ptx, len, &mod->sid, &err);
+    if (rc)
+        code = rc == KSCHED_EBACKEND ? KS_CUDA_INVALID_PTX : ks_cuda_of(rc, err.msg);
+out:
+    free(text);
+    kptx_module_free(m);
+    return code;
+}
+
+/* ---- requests -------------------------------------------------------------------------------- */
+
+/* The image bytes, copied out of shared memory (the client could change them meanwhile). */
+static uint32_t image_copy(struct ks_conn *c, const struct kproto_request *r, uint8_t **out)
+{
+    const struct kernelet_module_load *q = &r->u.module_load.load;
+    const uint8_t *src = r->u.module_load.inline_image;
+    struct ks_region *reg;
+
+    if (!src) {
+        reg = ks_region_find(c, q->region);
+        if (!reg || q->offset > reg->size || q->size > reg->size - q->offset)
+            return KS_CUDA_INVALID_VALUE;
+        src = reg->base + q->offset;
+    }
+    if (!(*out = malloc(q->size + 1)))
+        return KS_CUDA_OUT_OF_MEMORY;
+    memcpy(*out, src, q->size);
+    (*out)[q->size] = 0;
+    return KS_CUDA_SUCCESS;
+}
+
+static uint32_t image_kind(const uint8_t *img, size_t size, uint32_t kind)
+{
+    uint32_t magic = 0;
+
+    if (kind != KERNELET_IMAGE_AUTO)
+        return kind;
+    if (size >= 4)
+        memcpy(&magic, img, 4);
+    if (magic == KFATBIN_MAGIC)
+        return KERNELET_IMAGE_FATBIN;
+    if (size >= 4 && memcmp(img, "\177ELF", 4) == 0)
+        return KERNELET_IMAGE_CUBIN;
+    return KERNELET_IMAGE_PTX;
+}
+
+void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+{
+    size_t size = r->u.module_load.load.size, ptx_len = 0;
+    uint8_t *img = NULL, *ptx = NULL;
+    struct ks_module mod = {0};
+    struct ks_obj *o;
+    uint32_t code;
+
+    if ((code = image_copy(c, r, &img)))
+        goto fail;
+    switch (image_kind(img, size, r->u.module_load.load.kind)) {
+    case KERNELET_IMAGE_FATBIN:
+        code = fatbin_ptx(c, img, size, &ptx, &ptx_len);
+        break;
+    case KERNELET_IMAGE_PTX:
+        ptx = img;
+        ptx_len = size;
+        img = NULL;
+        break;
+    default:
+        code = KS_CUDA_NO_BINARY_FOR_GPU; /* a cubin: no PTX to slice or run elsewhere */
+    }
+    if (!code)
+        code = load_ptx(c, (const char *)ptx, ptx_len, &mod);
+    if (!code && !(o = ks_handle_new(&c->handles, KS_MODULE))) {
+        ksched_module_unload(c->srv->cfg.sched, c->tenant, mod.sid, NULL);
+        code = KS_CUDA_OUT_OF_MEMORY;
+    }
+    if (code)
+        goto fail;
+    o->u.module = mod;
+    struct kernelet_module ans = {.module = o->handle, .n_functions = mod.n_entries};
+    ks_reply(c, KERNELET_OP_MODULE_LOAD, id, KERNELET_ST_OK, &ans, sizeof(ans));
+    free(img);
+    free(ptx);
+    return;
+fail:
+    {
+        struct ks_obj tmp = {.kind = KS_MODULE, .u.module = mod};
+        ks_module_free(&tmp);
+    }
+    free(img);
+    free(ptx);
+    ks_reply_cuda(c, KERNELET_OP_MODULE_LOAD, id, code, 0);
+}
+
+void ks_module_unload(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+{
+    if (!ks_handle_get(&c->handles, r->u.handle.handle, KS_MODULE)) {
+        ks_reply_cuda(c, KERNELET_OP_MODULE_UNLOAD, id, KS_CUDA_INVALID_HANDLE, 0);
+        return;
+    }
+    ks_drain_then(c, id, KERNELET_OP_MODULE_UNLOAD, KS_AFTER_UNLOAD, r->u.handle.handle);
+}
+
+struct collect {
+    uint64_t module;
+    uint64_t *handles;
+    size_t n, cap;
+};
+
+static void collect_functions(struct ks_obj *o, void *arg)
+{
+    struct collect *w = arg;
+
+    if (o->kind != KS_FUNCTION || o->u.function.module != w->module)
+        return;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 16;
+        uint64_t *h = realloc(w->handles, cap * sizeof(*h));
+        if (!h)
+            return;
+        w->handles = h;
+        w->cap = cap;
+    }
+    w->handles[w->n++] = o->handle;
+}
+
+uint32_t ks_module_release(struct ks_conn *c, uint64_t handle)
+{
+    struct ks_obj *o = ks_handle_get(&c->handles, handle, KS_MODULE);
+    struct collect w = {.module = handle};
+    ksched_err err;
+    int rc;
+
+    if (!o)
+        return KS_CUDA_INVALID_HANDLE;
+    rc = ksched_module_unload(c->srv->cfg.sched, c->tenant, o->u.module.sid, &err);
+    ks_module_free(o);
+    ks_handle_remove(&c->handles, handle);
+    ks_handle_each(&c->handles, collect_functions, &w);
+    for (size_t i = 0; i < w.n; i++)
+        ks_handle_remove(&c->handles, w.handles[i]);
+    free(w.handles);
+    return rc ? ks_cuda_of(rc, err.msg) : KS_CUDA_SUCCESS;
+}
+
+static const struct ks_entry *find_entry(const struct ks_module *m, const char *name, size_t len)
+{
+    for (unsigned i = 0; i < m->n_entries; i++)
+        if (strlen(m->entries[i].name) == len && memcmp(m->entries[i].name, name, len) == 0)
+            return &m->entries[i];
+    return NULL;
+}
+
+static void function_attrs(const struct ks_conn *c, const struct ks_module *m,
+                           const struct ks_entry *e, const ksched_function_info *info,
+                           int32_t *attrs)
+{
+    const int32_t *dev = c->srv->device.attrs;
+    int32_t max_threads = dev[DEV_MAX_THREADS_PER_BLOCK];
+    int32_t smem = (int32_t)info->attrs.static_smem;
+    int32_t dyn = (int32_t)DEFAULT_DYNAMIC_SHARED - smem;
+
+    if (e->max_threads && (int32_t)e->max_threads < max_threads)
+        max_threads = (int32_t)e->max_threads;
+    if (info->attrs.max_threads_per_block && (int32_t)info->attrs.max_threads_per_block < max_threads)
+        max_threads = (int32_t)info->attrs.max_threads_per_block;
+    if (dev[DEV_SHARED_OPTIN] && dyn > dev[DEV_SHARED_OPTIN] - smem)
+        dyn = dev[DEV_SHARED_OPTIN] - smem;
+    memset(attrs, 0, sizeof(int32_t) * KERNELET_FUNC_ATTRS);
+    attrs[FN_MAX_THREADS] = max_threads;
+    attrs[FN_SHARED] = smem;
+    attrs[FN_REGS] = info->attrs.regs_per_thread ? (int32_t)info->attrs.regs_per_thread
+                                                 : (int32_t)(e->regs ? e->regs : 1);
+    attrs[FN_PTX_VERSION] = (int32_t)m->ptx_version;
+    attrs[FN_BINARY_VERSION] = dev[DEV_CC_MAJOR] * 10 + dev[DEV_CC_MINOR];
+    attrs[FN_MAX_DYNAMIC_SHARED] = dyn > 0 ? dyn : 0;
+    attrs[FN_CARVEOUT] = -1;
+}
+
+void ks_function_get(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+{
+    struct ks_obj *mo = ks_handle_get(&c->handles, r->u.name.req.module, KS_MODULE), *fo;
+    const struct ks_entry *e;
+    ksched_function_info info;
+    ksched_err err;
+    char name[KERNELET_MAX_SYMBOL + 1];
+    uint32_t fid;
+    int rc;
+
+    if (!mo) {
+        ks_reply_cuda(c, KERNELET_OP_FUNCTION_GET, id, KS_CUDA_INVALID_HANDLE, 0);
+        return;
+    }
+    if (!(e = find_entry(&mo->u.module, r->u.name.name, r->u.name.req.name_len))) {
+        ks_reply_cuda(c, KERNELET_OP_FUNCTION_GET, id, KS_CUDA_NOT_FOUND, 0);
+        return;
+    }
+    memcpy(name, r->u.name.name, r->u.name.req.name_len);
+    name[r->u.name.req.name_len] = 0;
+    rc = ksched_function_get(c->srv->cfg.sched, c->tenant, mo->u.module.sid, name, &fid, &info, &err);
+    if (rc) {
+        ks_reply_cuda(c, KERNELET_OP_FUNCTION_GET, id,
+                      rc == KSCHED_ENOTFOUND ? KS_CUDA_NOT_FOUND : ks_cuda_of(rc, err.msg), 0);
+        return;
+    }
+    if (!(fo = ks_handle_new(&c->handles, KS_FUNCTION))) {
+        ks_reply_cuda(c, KERNELET_OP_FUNCTION_GET, id, KS_CUDA_OUT_OF_MEMORY, 0);
+        return;
+    }
+    fo->u.function.sid = fid;
+    fo->u.function.module = mo->handle;
+    fo->u.function.param_bytes = e->param_bytes;
+    function_attrs(c, &mo->u.module, e, &info, fo->u.function.attrs);
+
+    struct kernelet_function ans = {.function = fo->handle, .n_params = e->n_params,
+                                    .param_bytes = e->param_bytes};
+    memcpy(ans.attrs, fo->u.function.attrs, sizeof(ans.attrs));
+    struct iovec parts[2] = {{&ans, sizeof(ans)},
+                             {e->params, e->n_params * sizeof(struct kernelet_param)}};
+    ks_reply_parts(c, KERNELET_OP_FUNCTION_GET, id, KERNELET_ST_OK, parts, e->n_params ? 2 : 1);
+}
+
+/* Module variables need the executor to expose them (NOTES-for-lead.md, request 1). */
+void ks_global_get(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+{
+    if (!ks_handle_get(&c->handles, r->u.name.req.module, KS_MODULE)) {
+        ks_reply_cuda(c, KERNELET_OP_GLOBAL_GET, id, KS_CUDA_INVALID_HANDLE, 0);
+        return;
+    }
+    ks_reply_cuda(c, KERNELET_OP_GLOBAL_GET, id, KS_CUDA_NOT_SUPPORTED, 0);
+}

@@ -1,0 +1,63 @@
+/* A kerneletd server in the test process (sim backend, scheduler thread, server thread) and
+ * a raw protocol client that can send anything: well-formed requests and hostile ones. */
+#ifndef SERVER_HARNESS_H
+#define SERVER_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernelet/protocol.h"
+
+struct harness;
+
+/* Starts a server on a fresh socket in a temporary directory. The sim knows the kernels
+ * "k_add" and "k_spin" (names of the test PTX). */
+struct harness *harness_start(void);
+void harness_stop(struct harness *h);
+const char *harness_socket(const struct harness *h);
+unsigned harness_connections(struct harness *h);
+/* From now on launches of entry fail on the (simulated) device when fail. */
+void harness_fail_kernel(struct harness *h, const char *entry, bool fail);
+
+/* A client connection. */
+struct client {
+    int fd;
+    uint64_t next_id;
+    uint32_t status;            /* of the last answer */
+    uint32_t cuda;              /* KERNELET_ST_CUDA: the CUresult */
+    uint32_t index;             /* KERNELET_ST_CUDA: the failing record */
+    uint8_t answer[KERNELET_MAX_REQUEST];
+    size_t answer_len;          /* payload bytes */
+    uint64_t tenant;
+};
+
+/* Connects and says HELLO as a tenant named name (admin: as an administrator). */
+bool client_open(struct client *c, struct harness *h, const char *name, bool admin);
+/* Connects without HELLO. */
+bool client_connect(struct client *c, struct harness *h);
+void client_close(struct client *c);
+
+/* Sends a request (payload of n bytes; fd passed along when >= 0) and reads its answer.
+ * Returns the status (-1 when the connection broke); the payload is in c->answer. */
+int client_call(struct client *c, uint16_t op, const void *payload, size_t n, int fd);
+/* Sends raw bytes (anything). */
+bool client_send_raw(struct client *c, const void *data, size_t n);
+/* Whether the server has closed the connection (reads until EOF or timeout_ms). */
+bool client_closed_by_server(struct client *c, int timeout_ms);
+
+/* Convenience requests; they assert success unless said otherwise. */
+uint64_t client_alloc(struct client *c, uint64_t size);
+int client_free(struct client *c, uint64_t dptr);
+/* A sealed memfd region of size bytes attached to the session; *base maps it here. */
+uint32_t client_region(struct client *c, size_t size, void **base);
+/* One-record batches: returns the status; c->cuda/index on failure. */
+int client_copy(struct client *c, uint32_t kind, uint32_t region, uint64_t dst, uint64_t src,
+                uint64_t bytes, const void *inline_data, uint64_t stream, bool complete);
+int client_sync(struct client *c);
+uint64_t client_module_ptx(struct client *c, const char *ptx);
+
+/* The test PTX: k_add(u64 p, u32 n, u32 v) adds v to n words at p (the sim only times it). */
+extern const char harness_ptx[];
+
+#endif

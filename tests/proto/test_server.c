@@ -1,0 +1,542 @@
+/* kerneletd's protocol server against well-behaved and hostile clients (sim backend, in
+ * process): framing errors, foreign handles, out-of-range copies, shared-memory regions,
+ * quota, disconnects in the middle of a message, many tenants, launches and their
+ * parameter layout, a batch held back by max-inflight, events, administration. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <glib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "server_harness.h"
+
+static struct harness *H;
+
+static void wait_connections(unsigned n)
+{
+    for (int i = 0; i < 2000 && harness_connections(H) != n; i++)
+        g_usleep(1000);
+    g_assert_cmpuint(harness_connections(H), ==, n);
+}
+
+static void test_hello_and_device(void)
+{
+    struct client c;
+    struct kernelet_device_get q = {.ordinal = 0};
+    struct kernelet_device d;
+
+    g_assert_true(client_open(&c, H, "dev", false));
+    g_assert_cmpint(client_call(&c, KERNELET_OP_DEVICE_GET, &q, sizeof(q), -1), ==, KERNELET_ST_OK);
+    memcpy(&d, c.answer, sizeof(d));
+    g_assert_cmpuint(d.n_attrs, ==, KERNELET_DEVICE_ATTRS);
+    g_assert_cmpint(d.attrs[10 /* warp size */], ==, 32);
+    g_assert_cmpint(d.attrs[16 /* SMs */], >, 0);
+    g_assert_cmpuint(d.total_mem, >, 0);
+    q.ordinal = 1;
+    g_assert_cmpint(client_call(&c, KERNELET_OP_DEVICE_GET, &q, sizeof(q), -1), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 101 /* CUDA_ERROR_INVALID_DEVICE */);
+    /* A second HELLO is refused, the connection stays. */
+    struct kernelet_hello h = {.proto_version = KERNELET_PROTO_VERSION};
+    g_assert_cmpint(client_call(&c, KERNELET_OP_HELLO, &h, sizeof(h), -1), ==, KERNELET_ST_BAD_REQUEST);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_GET_INFO, NULL, 0, -1), ==, KERNELET_ST_OK);
+    client_close(&c);
+
+    /* A major version the server does not speak. */
+    g_assert_true(client_connect(&c, H));
+    h.proto_version = (KERNELET_PROTO_MAJOR + 1) << 16;
+    g_assert_cmpint(client_call(&c, KERNELET_OP_HELLO, &h, sizeof(h), -1), ==, KERNELET_ST_VERSION);
+    client_close(&c);
+}
+
+static void test_framing(void)
+{
+    struct client c;
+    uint8_t hdr[KERNELET_HDR_SIZE];
+
+    /* Anything but HELLO first ends the connection. */
+    g_assert_true(client_connect(&c, H));
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1), ==, KERNELET_ST_BAD_REQUEST);
+    g_assert_true(client_closed_by_server(&c, 2000));
+    client_close(&c);
+
+    /* Reserved header bits: an error answer, then the connection is closed. */
+    g_assert_true(client_open(&c, H, "framing", false));
+    kproto_hdr_put(hdr, KERNELET_OP_CTX_SYNC, 0, 7, 0);
+    hdr[2] = 1;
+    g_assert_true(client_send_raw(&c, hdr, sizeof(hdr)));
+    g_assert_true(client_closed_by_server(&c, 2000));
+    client_close(&c);
+
+    /* A length beyond the limit. */
+    g_assert_true(client_open(&c, H, "framing", false));
+    kproto_hdr_put(hdr, KERNELET_OP_CTX_SYNC, KERNELET_MAX_REQUEST, 8, 0);
+    g_assert_true(client_send_raw(&c, hdr, sizeof(hdr)));
+    g_assert_true(client_closed_by_server(&c, 2000));
+    client_close(&c);
+
+    /* Unknown opcodes and malformed payloads get answers; the connection goes on. */
+    g_assert_true(client_open(&c, H, "framing", false));
+    g_assert_cmpint(client_call(&c, 0x0777, NULL, 0, -1), ==, KERNELET_ST_BAD_OPCODE);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MEM_ALLOC, "abc", 3, -1), ==, KERNELET_ST_BAD_REQUEST);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_ADMIN_STATUS, (uint8_t[8]){0}, 8, -1), ==,
+                    KERNELET_ST_BAD_OPCODE); /* a tenant may not administer */
+    g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_OK);
+    client_close(&c);
+    wait_connections(0);
+}
+
+static void test_copies_round_trip(void)
+{
+    struct client c;
+    uint8_t data[4096], *region;
+    uint32_t rid;
+    uint64_t d;
+
+    for (unsigned i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)(i * 7 + 3);
+    g_assert_true(client_open(&c, H, "copies", false));
+    d = client_alloc(&c, 8192);
+    rid = client_region(&c, 65536, (void **)&region);
+    /* Inline host-to-device, then device-to-host into the region; compare. */
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, d + 100, 0,
+                                sizeof(data), data, 0, true), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 1000, d + 100, sizeof(data), NULL, 0,
+                                true), ==, KERNELET_ST_OK);
+    g_assert_cmpmem(region + 1000, sizeof(data), data, sizeof(data));
+    /* Region to device, device to device, back. */
+    memset(region, 0x5a, 512);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_HTOD, rid, d, 0, 512, NULL, 0, false), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOD, 0, d + 4096, d, 512, NULL, 0, false), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 20000, d + 4096, 512, NULL, 0, true), ==, KERNELET_ST_OK);
+    for (int i = 0; i < 512; i++)
+        g_assert_cmpuint(region[20000 + i], ==, 0x5a);
+    g_assert_cmpint(client_free(&c, d), ==, KERNELET_ST_OK);
+    client_close(&c);
+}
+
+static void test_out_of_range(void)
+{
+    struct client c;
+    uint8_t *region;
+    uint32_t rid;
+    uint64_t d;
+
+    g_assert_true(client_open(&c, H, "ranges", false));
+    d = client_alloc(&c, 1024);
+    rid = client_region(&c, 4096, (void **)&region);
+    /* Past the end of the allocation, before it, and past the region. */
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 0, d + 1000, 100, NULL, 0, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 1 /* INVALID_VALUE */);
+    g_assert_cmpuint(c.index, ==, 0);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_HTOD, rid, d - 16, 0, 32, NULL, 0, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 4000, d, 200, NULL, 0, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, 77, 0, d, 16, NULL, 0, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_HTOD, rid, UINT64_MAX - 8, 0, 16, NULL, 0, false), ==, KERNELET_ST_CUDA);
+    /* A pointer that was never allocated cannot be freed; a freed one not twice. */
+    g_assert_cmpint(client_free(&c, d + 8), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_free(&c, d), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_free(&c, d), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 0, d, 16, NULL, 0, false), ==, KERNELET_ST_CUDA);
+    client_close(&c);
+}
+
+static void test_foreign_handles(void)
+{
+    struct client a, b;
+    uint8_t secret[256], *ra, *rb;
+    uint32_t rida, ridb;
+    uint64_t da;
+    struct kernelet_stream_create sc = {0};
+    struct kernelet_handle sa, ea;
+    struct kernelet_event_create ec = {0};
+
+    memset(secret, 0xab, sizeof(secret));
+    g_assert_true(client_open(&a, H, "alice", false));
+    g_assert_true(client_open(&b, H, "mallory", false));
+    da = client_alloc(&a, 4096);
+    rida = client_region(&a, 4096, (void **)&ra);
+    ridb = client_region(&b, 4096, (void **)&rb);
+    g_assert_cmpint(client_copy(&a, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, da, 0, sizeof(secret), secret, 0, true), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_call(&a, KERNELET_OP_STREAM_CREATE, &sc, sizeof(sc), -1), ==, KERNELET_ST_OK);
+    memcpy(&sa, a.answer, sizeof(sa));
+    g_assert_cmpint(client_call(&a, KERNELET_OP_EVENT_CREATE, &ec, sizeof(ec), -1), ==, KERNELET_ST_OK);
+    memcpy(&ea, a.answer, sizeof(ea));
+
+    /* Mallory reads, writes and frees Alice's memory, uses her stream, event and region. */
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_DTOH, ridb, 0, da, 64, NULL, 0, true), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, da, 0, 8, "xxxxxxxx", 0, true), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_free(&b, da), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_HTOD, ridb, da, 0, 8, NULL, sa.handle, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(b.cuda, ==, 400 /* INVALID_HANDLE */);
+    g_assert_cmpint(client_call(&b, KERNELET_OP_STREAM_SYNC, &sa, sizeof(sa), -1), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_call(&b, KERNELET_OP_EVENT_SYNC, &ea, sizeof(ea), -1), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_call(&b, KERNELET_OP_STREAM_DESTROY, &sa, sizeof(sa), -1), ==, KERNELET_ST_CUDA);
+    struct kernelet_shm_region detach = {.region = rida};
+    if (rida != ridb) /* ids are per connection: Mallory's own region may share the number */
+        g_assert_cmpint(client_call(&b, KERNELET_OP_SHM_DETACH, &detach, sizeof(detach), -1), ==, KERNELET_ST_CUDA);
+    /* A handle of the wrong kind is no handle either. */
+    struct kernelet_handle as_module = {.handle = ea.handle};
+    g_assert_cmpint(client_call(&a, KERNELET_OP_MODULE_UNLOAD, &as_module, sizeof(as_module), -1), ==, KERNELET_ST_CUDA);
+
+    /* Alice's data is intact and her objects work. */
+    g_assert_cmpint(client_copy(&a, KERNELET_COPY_DTOH, rida, 0, da, sizeof(secret), NULL, sa.handle, true), ==, KERNELET_ST_OK);
+    g_assert_cmpmem(ra, sizeof(secret), secret, sizeof(secret));
+    g_assert_cmpint(client_call(&a, KERNELET_OP_STREAM_DESTROY, &sa, sizeof(sa), -1), ==, KERNELET_ST_OK);
+    client_close(&a);
+    client_close(&b);
+}
+
+static void test_regions(void)
+{
+    struct client c;
+    struct kernelet_shm_attach q = {.size = 8192};
+    int fd;
+
+    g_assert_true(client_open(&c, H, "regions", false));
+    /* No descriptor with the request. */
+    g_assert_cmpint(client_call(&c, KERNELET_OP_SHM_ATTACH, &q, sizeof(q), -1), ==, KERNELET_ST_BAD_REQUEST);
+    /* Not sealed against shrinking: the daemon's mapping could fault. */
+    fd = memfd_create("unsealed", MFD_CLOEXEC);
+    g_assert_cmpint(ftruncate(fd, 8192), ==, 0);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_SHM_ATTACH, &q, sizeof(q), fd), ==, KERNELET_ST_CUDA);
+    close(fd);
+    /* Sealed but smaller than claimed. */
+    fd = memfd_create("small", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    g_assert_cmpint(ftruncate(fd, 4096), ==, 0);
+    g_assert_cmpint(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), ==, 0);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_SHM_ATTACH, &q, sizeof(q), fd), ==, KERNELET_ST_CUDA);
+    close(fd);
+    /* Not a memfd at all. */
+    fd = open("/dev/null", O_RDWR);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_SHM_ATTACH, &q, sizeof(q), fd), ==, KERNELET_ST_CUDA);
+    close(fd);
+    /* Detaching a region that does not exist. */
+    struct kernelet_shm_region r = {.region = 12345};
+    g_assert_cmpint(client_call(&c, KERNELET_OP_SHM_DETACH, &r, sizeof(r), -1), ==, KERNELET_ST_CUDA);
+    /* A good one, detached, is gone for copies. */
+    void *base;
+    uint32_t rid = client_region(&c, 8192, &base);
+    uint64_t d = client_alloc(&c, 64);
+    r.region = rid;
+    g_assert_cmpint(client_call(&c, KERNELET_OP_SHM_DETACH, &r, sizeof(r), -1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_HTOD, rid, d, 0, 64, NULL, 0, true), ==, KERNELET_ST_CUDA);
+    client_close(&c);
+}
+
+static void test_quota(void)
+{
+    struct client c, admin;
+    struct kernelet_admin_set set = {.fields = KERNELET_SET_MEM_QUOTA, .mem_quota = 1 << 20};
+    struct kernelet_mem_alloc q = {.size = 768 << 10};
+    struct kernelet_mem_info info;
+
+    g_assert_true(client_open(&c, H, "quota", false));
+    g_assert_true(client_open(&admin, H, "ctl", true));
+    set.tenant = c.tenant;
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MEM_ALLOC, &q, sizeof(q), -1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MEM_ALLOC, &q, sizeof(q), -1), ==, KERNELET_ST_QUOTA);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1), ==, KERNELET_ST_OK);
+    memcpy(&info, c.answer, sizeof(info));
+    g_assert_cmpuint(info.total, ==, 1 << 20);
+    g_assert_cmpuint(info.free, ==, (1 << 20) - (768 << 10));
+    /* Out-of-range policy values are refused by the decoder. */
+    set.fields = KERNELET_SET_WEIGHT;
+    set.weight = 0;
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==, KERNELET_ST_BAD_REQUEST);
+    /* An unknown tenant. */
+    set.weight = 200;
+    set.tenant = 999999;
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==, KERNELET_ST_CUDA);
+    client_close(&admin);
+    client_close(&c);
+}
+
+static void test_disconnect_mid_message(void)
+{
+    struct client c;
+    uint8_t hdr[KERNELET_HDR_SIZE];
+
+    g_assert_true(client_open(&c, H, "quitter", false));
+    (void)client_alloc(&c, 1 << 20);
+    /* Half a message, then gone. */
+    kproto_hdr_put(hdr, KERNELET_OP_MEM_ALLOC, sizeof(struct kernelet_mem_alloc), 99, 0);
+    g_assert_true(client_send_raw(&c, hdr, sizeof(hdr)));
+    g_assert_true(client_send_raw(&c, "\x10\x00", 2));
+    client_close(&c);
+    wait_connections(0);
+    /* The server still serves. */
+    g_assert_true(client_open(&c, H, "after", false));
+    g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_OK);
+    client_close(&c);
+}
+
+static void test_many_tenants(void)
+{
+    enum { N = 40 };
+    struct client *c = g_new0(struct client, N);
+    uint64_t d[N];
+
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        g_snprintf(name, sizeof(name), "tenant%d", i);
+        g_assert_true(client_open(&c[i], H, name, false));
+        d[i] = client_alloc(&c[i], 4096);
+        uint32_t v = 0x1000u + (uint32_t)i;
+        g_assert_cmpint(client_copy(&c[i], KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, d[i], 0, 4, &v, 0, false), ==, KERNELET_ST_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        void *base;
+        uint32_t rid = client_region(&c[i], 4096, &base);
+        g_assert_cmpint(client_copy(&c[i], KERNELET_COPY_DTOH, rid, 0, d[i], 4, NULL, 0, true), ==, KERNELET_ST_OK);
+        g_assert_cmpuint(*(uint32_t *)base, ==, 0x1000u + (uint32_t)i);
+        /* Each sees only its own allocation. */
+        g_assert_cmpint(client_copy(&c[i], KERNELET_COPY_DTOH, rid, 0, d[(i + 1) % N], 4, NULL, 0, true), ==, KERNELET_ST_CUDA);
+    }
+    struct client admin;
+    struct kernelet_admin_status st;
+    struct kernelet_admin_status_req q = {0};
+    g_assert_true(client_open(&admin, H, "ctl", true));
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_STATUS, &q, sizeof(q), -1), ==, KERNELET_ST_OK);
+    memcpy(&st, admin.answer, sizeof(st));
+    g_assert_cmpuint(st.total_tenants, ==, N);
+    g_assert_cmpuint(st.n_tenants, ==, N);
+    g_assert_cmpstr(st.backend, ==, "sim");
+    for (int i = 0; i < N; i++)
+        client_close(&c[i]);
+    wait_connections(1);
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_STATUS, &q, sizeof(q), -1), ==, KERNELET_ST_OK);
+    memcpy(&st, admin.answer, sizeof(st));
+    g_assert_cmpuint(st.total_tenants, ==, 0);
+    client_close(&admin);
+    g_free(c);
+}
+
+/* ---- modules and launches ---- */
+
+static uint64_t get_function(struct client *c, uint64_t module, const char *name,
+                             struct kernelet_function *f, struct kernelet_param *params)
+{
+    uint8_t buf[256];
+    struct kernelet_name_req q = {.module = module, .name_len = (uint32_t)strlen(name)};
+
+    memcpy(buf, &q, sizeof(q));
+    memcpy(buf + sizeof(q), name, q.name_len);
+    if (client_call(c, KERNELET_OP_FUNCTION_GET, buf, sizeof(q) + q.name_len, -1) != KERNELET_ST_OK)
+        return 0;
+    memcpy(f, c->answer, sizeof(*f));
+    memcpy(params, c->answer + sizeof(*f), f->n_params * sizeof(*params));
+    return f->function;
+}
+
+/* A batch of n launches of fn (parameter block params of pbytes). */
+static int launches(struct client *c, uint64_t fn, const void *params, uint32_t pbytes,
+                    unsigned n, uint32_t threads, bool complete)
+{
+    static uint8_t buf[KERNELET_MAX_PAYLOAD];
+    struct kernelet_batch b = {.count = n, .flags = complete ? KERNELET_BATCH_COMPLETE : 0};
+    size_t rec = sizeof(struct kernelet_rec_launch) + ((pbytes + 7) & ~7u), off = sizeof(b);
+
+    memset(buf, 0, sizeof(buf));
+    memcpy(buf, &b, sizeof(b));
+    for (unsigned i = 0; i < n; i++, off += rec) {
+        struct kernelet_rec_launch l = {.h = {.op = KERNELET_REC_LAUNCH, .length = (uint32_t)rec},
+                                        .function = fn, .grid = {8, 1, 1}, .block = {threads, 1, 1},
+                                        .param_bytes = pbytes};
+        memcpy(buf + off, &l, sizeof(l));
+        memcpy(buf + off + sizeof(l), params, pbytes);
+    }
+    return client_call(c, KERNELET_OP_LAUNCH_BATCH, buf, off, -1);
+}
+
+static void test_modules_and_launches(void)
+{
+    struct client c, admin;
+    struct kernelet_function f;
+    struct kernelet_param p[8];
+    uint8_t params[16] = {0};
+    uint64_t mod, fn;
+
+    g_assert_true(client_open(&c, H, "launcher", false));
+    mod = client_module_ptx(&c, harness_ptx);
+    fn = get_function(&c, mod, "k_add", &f, p);
+    g_assert_cmpuint(fn, !=, 0);
+    /* The layout of (.u64 p, .u32 n, .u32 v). */
+    g_assert_cmpuint(f.n_params, ==, 3);
+    g_assert_cmpuint(p[0].offset, ==, 0);
+    g_assert_cmpuint(p[0].size, ==, 8);
+    g_assert_cmpuint(p[1].offset, ==, 8);
+    g_assert_cmpuint(p[1].size, ==, 4);
+    g_assert_cmpuint(p[2].offset, ==, 12);
+    g_assert_cmpuint(p[2].size, ==, 4);
+    g_assert_cmpuint(f.param_bytes, ==, 16);
+    g_assert_cmpint(f.attrs[0], >=, 32);      /* max threads per block */
+    g_assert_cmpint(f.attrs[4], >, 0);        /* registers */
+    g_assert_cmpint(f.attrs[5], ==, 70);      /* PTX 7.0 */
+    g_assert_null(GINT_TO_POINTER(get_function(&c, mod, "no_such", &f, p)));
+    g_assert_cmpuint(c.cuda, ==, 500 /* NOT_FOUND */);
+
+    /* Wrong parameter size, too many threads, a function handle that is a module. */
+    g_assert_cmpint(launches(&c, fn, params, 12, 1, 32, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(launches(&c, fn, params, 16, 1, 4096, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(launches(&c, mod, params, 16, 1, 32, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 400);
+    /* Good launches; a batch answered once they ran. */
+    g_assert_cmpint(launches(&c, fn, params, 16, 20, 128, false), ==, KERNELET_ST_OK);
+    g_assert_cmpint(launches(&c, fn, params, 16, 5, 128, true), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_OK);
+
+    /* With at most 2 launches queued, a batch of 50 is held back and still completes. */
+    struct kernelet_admin_set set = {.tenant = c.tenant, .fields = KERNELET_SET_MAX_INFLIGHT,
+                                     .max_inflight = 2};
+    g_assert_true(client_open(&admin, H, "ctl", true));
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(launches(&c, fn, params, 16, 50, 128, true), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_OK);
+
+    /* The statistics count them: 20 + 5 + 50. */
+    struct kernelet_admin_status_req q = {0};
+    struct kernelet_admin_status st;
+    struct kernelet_tenant_status ts;
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_STATUS, &q, sizeof(q), -1), ==, KERNELET_ST_OK);
+    memcpy(&st, admin.answer, sizeof(st));
+    g_assert_cmpuint(st.n_tenants, ==, 2 - 1);
+    memcpy(&ts, admin.answer + sizeof(st), sizeof(ts));
+    g_assert_cmpuint(ts.launches, ==, 75);
+    g_assert_cmpuint(ts.completed, ==, 75);
+    g_assert_cmpstr(ts.name, ==, "launcher");
+
+    /* Unloading waits for the queued launches, and the module is gone afterwards. */
+    struct kernelet_handle m = {.handle = mod};
+    g_assert_cmpint(launches(&c, fn, params, 16, 3, 128, false), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MODULE_UNLOAD, &m, sizeof(m), -1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(launches(&c, fn, params, 16, 1, 128, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MODULE_UNLOAD, &m, sizeof(m), -1), ==, KERNELET_ST_CUDA);
+    client_close(&admin);
+    client_close(&c);
+}
+
+/* A kernel that faults ends its tenant's context (every later request gets the error,
+ * synchronisations included), and only its tenant's. */
+static void test_sticky_fault(void)
+{
+    struct client c, other;
+    struct kernelet_function f;
+    struct kernelet_param p[8];
+    uint8_t params[16] = {0};
+    struct kernelet_mem_alloc q = {.size = 64};
+
+    g_assert_true(client_open(&c, H, "faulty", false));
+    g_assert_true(client_open(&other, H, "bystander", false));
+    uint64_t mod = client_module_ptx(&c, harness_ptx);
+    uint64_t fn = get_function(&c, mod, "k_add", &f, p);
+    harness_fail_kernel(H, "k_add", true);
+    g_assert_cmpint(launches(&c, fn, params, 16, 1, 32, false), ==, KERNELET_ST_OK); /* queued */
+    g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_CUDA);
+    uint32_t sticky = c.cuda;
+    g_assert_true(sticky == 719 || sticky == 700); /* LAUNCH_FAILED or ILLEGAL_ADDRESS */
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MEM_ALLOC, &q, sizeof(q), -1), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, sticky);
+    g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_CUDA);
+    harness_fail_kernel(H, "k_add", false);
+    /* The other tenant works. */
+    (void)client_alloc(&other, 64);
+    g_assert_cmpint(client_sync(&other), ==, KERNELET_ST_OK);
+    client_close(&c);
+    client_close(&other);
+}
+
+static void test_events(void)
+{
+    struct client c;
+    struct kernelet_event_create ec = {0};
+    struct kernelet_handle e1, e2;
+    uint8_t buf[64];
+    struct kernelet_batch b = {.count = 1};
+    struct kernelet_rec_event r = {.h = {.op = KERNELET_REC_EVENT_RECORD, .length = sizeof(r)}};
+    struct kernelet_event_pair pair;
+    struct kernelet_elapsed el;
+
+    g_assert_true(client_open(&c, H, "events", false));
+    g_assert_cmpint(client_call(&c, KERNELET_OP_EVENT_CREATE, &ec, sizeof(ec), -1), ==, KERNELET_ST_OK);
+    memcpy(&e1, c.answer, sizeof(e1));
+    g_assert_cmpint(client_call(&c, KERNELET_OP_EVENT_CREATE, &ec, sizeof(ec), -1), ==, KERNELET_ST_OK);
+    memcpy(&e2, c.answer, sizeof(e2));
+    pair.start = e1.handle;
+    pair.end = e2.handle;
+    /* Not recorded yet: no elapsed time. */
+    g_assert_cmpint(client_call(&c, KERNELET_OP_EVENT_ELAPSED, &pair, sizeof(pair), -1), ==, KERNELET_ST_CUDA);
+    memcpy(buf, &b, sizeof(b));
+    r.event = e1.handle;
+    memcpy(buf + sizeof(b), &r, sizeof(r));
+    g_assert_cmpint(client_call(&c, KERNELET_OP_LAUNCH_BATCH, buf, sizeof(b) + sizeof(r), -1), ==, KERNELET_ST_OK);
+    uint64_t d = client_alloc(&c, 1 << 20);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOD, 0, d + (512 << 10), d, 512 << 10, NULL, 0, false), ==, KERNELET_ST_OK);
+    r.event = e2.handle;
+    memcpy(buf + sizeof(b), &r, sizeof(r));
+    g_assert_cmpint(client_call(&c, KERNELET_OP_LAUNCH_BATCH, buf, sizeof(b) + sizeof(r), -1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_EVENT_SYNC, &e2, sizeof(e2), -1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_EVENT_QUERY, &e2, sizeof(e2), -1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_EVENT_ELAPSED, &pair, sizeof(pair), -1), ==, KERNELET_ST_OK);
+    memcpy(&el, c.answer, sizeof(el));
+    g_assert_cmpint(el.ns, >, 0); /* the sim's copy takes time */
+    g_assert_cmpint(client_call(&c, KERNELET_OP_EVENT_DESTROY, &e1, sizeof(e1), -1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_call(&c, KERNELET_OP_EVENT_DESTROY, &e1, sizeof(e1), -1), ==, KERNELET_ST_CUDA);
+    client_close(&c);
+}
+
+/* Random messages with valid framing after HELLO: every one is answered, none crashes. */
+static void test_garbage(void)
+{
+    struct client c;
+    GRand *rng = g_rand_new_with_seed(1234);
+    static const uint16_t ops[] = {
+        KERNELET_OP_SHM_DETACH, KERNELET_OP_MEM_ALLOC, KERNELET_OP_MEM_FREE,
+        KERNELET_OP_MODULE_LOAD, KERNELET_OP_MODULE_UNLOAD, KERNELET_OP_FUNCTION_GET,
+        KERNELET_OP_GLOBAL_GET, KERNELET_OP_LAUNCH_BATCH, KERNELET_OP_STREAM_CREATE,
+        KERNELET_OP_STREAM_DESTROY, KERNELET_OP_STREAM_SYNC, KERNELET_OP_STREAM_QUERY,
+        KERNELET_OP_EVENT_CREATE, KERNELET_OP_EVENT_SYNC, KERNELET_OP_EVENT_ELAPSED,
+        KERNELET_OP_DEVICE_GET, 0x0999,
+    };
+
+    g_assert_true(client_open(&c, H, "garbage", false));
+    for (int i = 0; i < 3000; i++) {
+        uint8_t payload[256];
+        size_t n = (size_t)g_rand_int_range(rng, 0, sizeof(payload));
+        for (size_t k = 0; k < n; k++)
+            payload[k] = (uint8_t)g_rand_int(rng);
+        if (n >= 8 && g_rand_boolean(rng)) /* plausible small counts and sizes */
+            memset(payload + 4, 0, 4);
+        uint16_t op = ops[g_rand_int_range(rng, 0, G_N_ELEMENTS(ops))];
+        g_assert_cmpint(client_call(&c, op, payload, n, -1), >=, 0);
+    }
+    g_assert_cmpint(client_sync(&c), >=, 0);
+    client_close(&c);
+    g_rand_free(rng);
+    wait_connections(0);
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+
+    g_test_init(&argc, &argv, NULL);
+    H = harness_start();
+    g_test_add_func("/server/hello-and-device", test_hello_and_device);
+    g_test_add_func("/server/framing", test_framing);
+    g_test_add_func("/server/copies-round-trip", test_copies_round_trip);
+    g_test_add_func("/server/out-of-range", test_out_of_range);
+    g_test_add_func("/server/foreign-handles", test_foreign_handles);
+    g_test_add_func("/server/regions", test_regions);
+    g_test_add_func("/server/quota", test_quota);
+    g_test_add_func("/server/disconnect-mid-message", test_disconnect_mid_message);
+    g_test_add_func("/server/many-tenants", test_many_tenants);
+    g_test_add_func("/server/modules-and-launches", test_modules_and_launches);
+    g_test_add_func("/server/sticky-fault", test_sticky_fault);
+    g_test_add_func("/server/events", test_events);
+    g_test_add_func("/server/garbage", test_garbage);
+    rc = g_test_run();
+    harness_stop(H);
+    return rc;
+}
