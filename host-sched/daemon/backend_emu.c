@@ -317,6 +317,26 @@ static int emu_function_get(void *state, kexec_module *m, const char *entry, kex
     return 0;
 }
 
+/* Each ksched_module_load is its own kemu_module_load (the adapter shares nothing between
+ * loads), so every tenant's load has its own variables, as the executor requires. */
+static int emu_global_get(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
+                          uint64_t *bytes, kexec_error *err)
+{
+    kemu_error e = {0};
+    kemu_devptr p = 0;
+    size_t n = 0;
+    int rc = kemu_module_get_global((kemu_module *)m, name, &p, &n, &e);
+
+    (void)state;
+    if (rc)
+        return from_kemu(rc, &e, err);
+    if (addr)
+        *addr = p;
+    if (bytes)
+        *bytes = n;
+    return 0;
+}
+
 static int emu_launch(void *state, const kexec_slice *s, kexec_done_fn done, void *user,
                       kexec_error *err)
 {
@@ -351,6 +371,7 @@ static const kexec_backend_ops emu_ops = {
     .module_unload = emu_module_unload,
     .function_get = emu_function_get,
     .launch = emu_launch,
+    .global_get = emu_global_get,
 };
 
 int kd_emu_backend_open(kexec_backend *out, char *err, size_t errlen)
