@@ -309,7 +309,12 @@ static int emu_function_get(void *state, kexec_module *m, const char *entry, kex
         return from_kemu(rc, &e, err);
     if (info) {
         kemu_function_info_get(f, &fi);
-        *info = (kexec_func_info){.regs_per_thread = fi.registers,
+        /* fi.registers counts PTX virtual registers, not what ptxas would allocate (several
+         * times more for nvcc's PTX): taken as the hardware figure it made the model see
+         * tea and pc at a fraction of their occupancy and price their pairing below
+         * running alone (CP -0.02 instead of 0.19), so every decision was solo. 0 =
+         * unknown: the scheduler takes the profile's figure. */
+        *info = (kexec_func_info){.regs_per_thread = 0,
                                   .static_smem = fi.static_shared_bytes,
                                   .max_threads_per_block = fi.max_threads_per_block};
     }
