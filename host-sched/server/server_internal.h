@@ -138,7 +138,7 @@ struct ks_region {
 
 struct ks_alloc {
     uint64_t base, size;
-    bool global;                /* a module variable */
+    uint64_t module;            /* a module variable: its module's handle; 0 = allocation */
     bool freeing;               /* MEM_FREE waits for queued work: no new work may use it */
 };
 
@@ -294,8 +294,12 @@ void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request 
 void ks_memory_info(struct ks_conn *c, uint64_t id);
 /* Whether [p, p + len) lies in one of c's allocations (or module globals). */
 bool ks_memory_owned(const struct ks_conn *c, uint64_t p, uint64_t len);
-int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, bool global);
+/* Adds [base, base + size) to c's table; module is the handle of the module whose variable
+ * it is, 0 for an allocation. */
+int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, uint64_t module);
 void ks_alloc_remove(struct ks_conn *c, uint64_t base);
+/* Forgets the variables of module (its unload). */
+void ks_alloc_remove_module(struct ks_conn *c, uint64_t module);
 /* Frees the allocation at base now (its work has drained). */
 uint32_t ks_memory_release(struct ks_conn *c, uint64_t base);
 

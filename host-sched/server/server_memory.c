@@ -38,7 +38,7 @@ bool ks_memory_owned(const struct ks_conn *c, uint64_t p, uint64_t len)
     return a && !a->freeing && len <= a->size - (p - a->base);
 }
 
-int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, bool global)
+int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, uint64_t module)
 {
     size_t i = upper(c, base);
 
@@ -55,7 +55,7 @@ int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, bool global)
         c->cap_allocs = cap;
     }
     memmove(&c->allocs[i + 1], &c->allocs[i], (c->n_allocs - i) * sizeof(*c->allocs));
-    c->allocs[i] = (struct ks_alloc){.base = base, .size = size, .global = global};
+    c->allocs[i] = (struct ks_alloc){.base = base, .size = size, .module = module};
     c->n_allocs++;
     return 0;
 }
@@ -68,6 +68,16 @@ void ks_alloc_remove(struct ks_conn *c, uint64_t base)
         memmove(&c->allocs[i - 1], &c->allocs[i], (c->n_allocs - i) * sizeof(*c->allocs));
         c->n_allocs--;
     }
+}
+
+void ks_alloc_remove_module(struct ks_conn *c, uint64_t module)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < c->n_allocs; i++)
+        if (c->allocs[i].module != module)
+            c->allocs[kept++] = c->allocs[i];
+    c->n_allocs = kept;
 }
 
 void ks_memory_alloc(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
@@ -89,7 +99,7 @@ void ks_memory_alloc(struct ks_conn *c, uint64_t id, const struct kproto_request
                                                                    : ks_cuda_of(rc, err.msg), 0);
         return;
     }
-    if (ks_alloc_add(c, p, size, false) != 0) {
+    if (ks_alloc_add(c, p, size, 0) != 0) {
         ksched_mem_free(c->srv->cfg.sched, c->tenant, p, NULL);
         ks_reply_cuda(c, KERNELET_OP_MEM_ALLOC, id, KS_CUDA_OUT_OF_MEMORY, 0);
         return;
@@ -104,7 +114,7 @@ void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request 
     uint64_t p = r->u.mem_ptr.dptr;
     struct ks_alloc *a = find(c, p);
 
-    if (!a || a->base != p || a->global || a->freeing) {
+    if (!a || a->base != p || a->module || a->freeing) {
         ks_reply_cuda(c, KERNELET_OP_MEM_FREE, id, KS_CUDA_INVALID_VALUE, 0);
         return;
     }

@@ -288,6 +288,7 @@ uint32_t ks_module_release(struct ks_conn *c, uint64_t handle)
     rc = ksched_module_unload(c->srv->cfg.sched, c->tenant, o->u.module.sid, &err);
     ks_module_free(o);
     ks_handle_remove(&c->handles, handle);
+    ks_alloc_remove_module(c, handle);
     ks_handle_each(&c->handles, collect_functions, &w);
     for (size_t i = 0; i < w.n; i++)
         ks_handle_remove(&c->handles, w.handles[i]);
@@ -372,12 +373,36 @@ void ks_function_get(struct ks_conn *c, uint64_t id, const struct kproto_request
     ks_reply_parts(c, KERNELET_OP_FUNCTION_GET, id, KERNELET_ST_OK, parts, e->n_params ? 2 : 1);
 }
 
-/* Module variables need the executor to expose them (NOTES-for-lead.md, request 1). */
+/* A module variable (cuModuleGetGlobal): the scheduler asks the backend for this load's
+ * range and lets the tenant's copies reach it; the connection's table learns it too, tied
+ * to the module so that its unload forgets it. */
 void ks_global_get(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
-    if (!ks_handle_get(&c->handles, r->u.name.req.module, KS_MODULE)) {
+    struct ks_obj *mo = ks_handle_get(&c->handles, r->u.name.req.module, KS_MODULE);
+    uint32_t len = r->u.name.req.name_len; /* 1..KERNELET_MAX_SYMBOL, no NUL: the decoder */
+    char name[KERNELET_MAX_SYMBOL + 1];
+    kexec_devptr p;
+    uint64_t size;
+    ksched_err err;
+    int rc;
+
+    if (!mo) {
         ks_reply_cuda(c, KERNELET_OP_GLOBAL_GET, id, KS_CUDA_INVALID_HANDLE, 0);
         return;
     }
-    ks_reply_cuda(c, KERNELET_OP_GLOBAL_GET, id, KS_CUDA_NOT_SUPPORTED, 0);
+    memcpy(name, r->u.name.name, len);
+    name[len] = 0;
+    rc = ksched_global_get(c->srv->cfg.sched, c->tenant, mo->u.module.sid, name, &p, &size, &err);
+    if (rc) {
+        ks_reply_cuda(c, KERNELET_OP_GLOBAL_GET, id,
+                      rc == KSCHED_ENOTFOUND || rc == KSCHED_EINVAL ? KS_CUDA_NOT_FOUND
+                      : rc == KSCHED_EBACKEND ? KS_CUDA_UNKNOWN : ks_cuda_of(rc, err.msg), 0);
+        return;
+    }
+    if (ks_alloc_add(c, p, size, mo->handle) != 0) {
+        ks_reply_cuda(c, KERNELET_OP_GLOBAL_GET, id, KS_CUDA_OUT_OF_MEMORY, 0);
+        return;
+    }
+    struct kernelet_global ans = {.dptr = p, .size = size};
+    ks_reply(c, KERNELET_OP_GLOBAL_GET, id, KERNELET_ST_OK, &ans, sizeof(ans));
 }

@@ -1,7 +1,8 @@
 /* kerneletd's protocol server against well-behaved and hostile clients (sim backend, in
  * process): framing errors, foreign handles, out-of-range copies, shared-memory regions,
  * quota, disconnects in the middle of a message, many tenants, launches and their
- * parameter layout, a batch held back by max-inflight, events, administration. */
+ * parameter layout, a batch held back by max-inflight, module variables of two tenants,
+ * events, administration. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <glib.h>
@@ -417,6 +418,98 @@ static void test_modules_and_launches(void)
     client_close(&c);
 }
 
+/* GLOBAL_GET of name in module: the answer's status; *g the range when OK. */
+static int global_get(struct client *c, uint64_t module, const char *name,
+                      struct kernelet_global *g)
+{
+    uint8_t buf[256];
+    struct kernelet_name_req q = {.module = module, .name_len = (uint32_t)strlen(name)};
+    int st;
+
+    memcpy(buf, &q, sizeof(q));
+    memcpy(buf + sizeof(q), name, q.name_len);
+    st = client_call(c, KERNELET_OP_GLOBAL_GET, buf, sizeof(q) + q.name_len, -1);
+    if (st == KERNELET_ST_OK)
+        memcpy(g, c->answer, sizeof(*g));
+    return st;
+}
+
+/* The harness PTX with two module variables in front of its entry. */
+static char *ptx_with_globals(void)
+{
+    const char *entry = strstr(harness_ptx, ".visible .entry");
+
+    g_assert_nonnull(entry);
+    return g_strdup_printf("%.*s"
+                           ".visible .global .align 4 .u32 counter = 7;\n"
+                           ".visible .const .align 8 .b8 table[24];\n"
+                           "%s",
+                           (int)(entry - harness_ptx), harness_ptx, entry);
+}
+
+/* Module variables: each tenant's load has its own; a tenant reaches only its own, only
+ * within the variable, only until its module is unloaded. */
+static void test_globals(void)
+{
+    struct client a, b;
+    struct kernelet_global ga, gb, gt;
+    char *ptx = ptx_with_globals();
+    uint8_t *ra, *rb;
+    uint32_t rida, ridb, v;
+    uint64_t ma, mb;
+
+    g_assert_true(client_open(&a, H, "alice", false));
+    g_assert_true(client_open(&b, H, "mallory", false));
+    rida = client_region(&a, 4096, (void **)&ra);
+    ridb = client_region(&b, 4096, (void **)&rb);
+    ma = client_module_ptx(&a, ptx);
+    mb = client_module_ptx(&b, ptx);
+    g_assert_cmpint(global_get(&a, ma, "counter", &ga), ==, KERNELET_ST_OK);
+    g_assert_cmpuint(ga.size, ==, 4);
+    g_assert_cmpint(global_get(&a, ma, "table", &gt), ==, KERNELET_ST_OK);
+    g_assert_cmpuint(gt.size, ==, 24);
+    g_assert_cmpint(global_get(&b, mb, "counter", &gb), ==, KERNELET_ST_OK);
+    g_assert_cmpuint(gb.dptr, !=, ga.dptr); /* the same text, another load: its own */
+    /* The initializer, read back by the owner. */
+    g_assert_cmpint(client_copy(&a, KERNELET_COPY_DTOH, rida, 0, ga.dptr, 4, NULL, 0, true), ==, KERNELET_ST_OK);
+    memcpy(&v, ra, 4);
+    g_assert_cmpuint(v, ==, 7);
+    /* Unknown names, and a module handle the connection does not hold (handles are numbered
+     * per connection: Alice's number names Mallory's own module there). */
+    g_assert_cmpint(global_get(&a, ma, "no_such", &gt), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(a.cuda, ==, 500 /* NOT_FOUND */);
+    g_assert_cmpint(global_get(&b, mb + 100, "counter", &gt), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(b.cuda, ==, 400 /* INVALID_HANDLE */);
+
+    /* Mallory writes, reads and device-copies Alice's variable: refused. */
+    v = 0xdeadbeef;
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, ga.dptr, 0, 4, &v, 0, true), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(b.cuda, ==, 1 /* INVALID_VALUE */);
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_DTOH, ridb, 0, ga.dptr, 4, NULL, 0, true), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_DTOD, 0, gb.dptr, ga.dptr, 4, NULL, 0, true), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_DTOD, 0, ga.dptr, gb.dptr, 4, NULL, 0, true), ==, KERNELET_ST_CUDA);
+    /* Her own variable she may write; Alice's keeps its value. */
+    v = 99;
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, gb.dptr, 0, 4, &v, 0, true), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_DTOH, ridb, 0, gb.dptr, 4, NULL, 0, true), ==, KERNELET_ST_OK);
+    memcpy(&v, rb, 4);
+    g_assert_cmpuint(v, ==, 99);
+    g_assert_cmpint(client_copy(&a, KERNELET_COPY_DTOH, rida, 0, ga.dptr, 4, NULL, 0, true), ==, KERNELET_ST_OK);
+    memcpy(&v, ra, 4);
+    g_assert_cmpuint(v, ==, 7);
+
+    /* Alice: not past the variable's end, not freeable; gone with its module. */
+    g_assert_cmpint(client_copy(&a, KERNELET_COPY_DTOH, rida, 0, ga.dptr + 2, 4, NULL, 0, true), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_free(&a, ga.dptr), ==, KERNELET_ST_CUDA);
+    struct kernelet_handle m = {.handle = ma};
+    g_assert_cmpint(client_call(&a, KERNELET_OP_MODULE_UNLOAD, &m, sizeof(m), -1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_copy(&a, KERNELET_COPY_DTOH, rida, 0, ga.dptr, 4, NULL, 0, true), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_copy(&a, KERNELET_COPY_DTOH, rida, 0, gt.dptr, 8, NULL, 0, true), ==, KERNELET_ST_CUDA);
+    client_close(&a);
+    client_close(&b);
+    g_free(ptx);
+}
+
 /* A kernel that faults ends its tenant's context (every later request gets the error,
  * synchronisations included), and only its tenant's. */
 static void test_sticky_fault(void)
@@ -533,6 +626,7 @@ int main(int argc, char **argv)
     g_test_add_func("/server/disconnect-mid-message", test_disconnect_mid_message);
     g_test_add_func("/server/many-tenants", test_many_tenants);
     g_test_add_func("/server/modules-and-launches", test_modules_and_launches);
+    g_test_add_func("/server/globals", test_globals);
     g_test_add_func("/server/sticky-fault", test_sticky_fault);
     g_test_add_func("/server/events", test_events);
     g_test_add_func("/server/garbage", test_garbage);
