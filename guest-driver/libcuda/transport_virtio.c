@@ -255,6 +255,29 @@ static void renumber_error(const struct kvb_chunk *c, uint8_t *resp, uint32_t le
     memcpy(resp + KERNELET_HDR_SIZE, &e, sizeof(e));
 }
 
+/* The device answers HELLO itself with kernelet_info alone (its link holds the VM's one
+ * daemon session); the client expects the session too: this one offers the device's GPU
+ * while the daemon is connected, and none otherwise (cuInit then fails cleanly with
+ * CUDA_ERROR_NO_DEVICE). */
+static void complete_hello(uint8_t *resp, uint32_t *resp_len)
+{
+    struct kernelet_req_hdr h;
+    struct kernelet_info info;
+    struct kernelet_session sess = {.max_regions = KERNELET_MAX_REGIONS,
+                                    .max_message = KERNELET_MAX_REQUEST};
+
+    memcpy(&h, resp, sizeof(h));
+    if (h.opcode != KERNELET_OP_HELLO || h.status != KERNELET_ST_OK ||
+        *resp_len != KERNELET_HDR_SIZE + sizeof(info))
+        return;
+    memcpy(&info, resp + KERNELET_HDR_SIZE, sizeof(info));
+    sess.device_count = info.flags & KERNELET_INFO_BACKEND ? 1 : 0;
+    sess.mem_quota = info.gpu_mem_bytes;
+    memcpy(resp + *resp_len, &sess, sizeof(sess));
+    *resp_len += sizeof(sess);
+    kproto_hdr_put(resp, h.opcode, *resp_len - KERNELET_HDR_SIZE, h.request_id, h.status);
+}
+
 /* A message forwarded to the device, as many chunks as it takes; the first answer that
  * is not OK (or the last one) is the message's. */
 static int forward(struct vdev *v, const uint8_t *msg, size_t len)
@@ -279,6 +302,7 @@ static int forward(struct vdev *v, const uint8_t *msg, size_t len)
                 (unsigned)(msg[0] | msg[1] << 8), strerror(-rc));
         rc = local_answer(v, msg, KERNELET_ST_BAD_REQUEST, NULL, 0);
     } else if (rc >= 0) {
+        complete_hello(resp, &resp_len);
         rc = push_answer(v, resp, resp_len);
     }
     free(c);

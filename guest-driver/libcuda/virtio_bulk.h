@@ -22,8 +22,12 @@
 #include "kernelet/kernelet_ioctl.h"
 #include "kernelet/protocol.h"
 
-/* Region id meaning "the bytes are the chain's bulk stream, at this offset". */
-#define KVB_REGION_BULK 0xfffffffeu
+/* Region id meaning "the bytes are the chain's bulk stream, at this offset": the device's
+ * KERNELET_REGION_BULK (virtio_kernelet.h on branch vmlink, same value). */
+#ifndef KERNELET_REGION_BULK
+#define KERNELET_REGION_BULK 0xfffffffeu
+#endif
+#define KVB_REGION_BULK KERNELET_REGION_BULK
 
 /* Records of one chunk at most (a record is at least 16 bytes). */
 #define KVB_MAX_RECORDS (KERNELET_MAX_PAYLOAD / sizeof(struct kernelet_rec_hdr))
