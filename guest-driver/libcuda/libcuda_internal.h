@@ -63,9 +63,14 @@ struct kcu_transport_ops {
     void (*close)(void *t);
 };
 
-/* Opens the transport chosen by the environment (KERNELET_SOCKET, default
- * /run/kernelet/kerneletd.sock). 0 or -errno. */
+/* Opens the transport chosen by the environment (transport_select.c):
+ * KERNELET_TRANSPORT=socket|virtio; by default virtio when /dev/kernelet0 exists and
+ * KERNELET_SOCKET is unset, else the socket. 0 or -errno. */
 int kcu_transport_open(const struct kcu_transport_ops **ops, void **t);
+/* kerneletd's Unix socket at path (NULL: /run/kernelet/kerneletd.sock). */
+int kcu_transport_socket_open(const char *path, const struct kcu_transport_ops **ops, void **t);
+/* The guest driver's device file (/dev/kerneletN). */
+int kcu_transport_virtio_open(const char *path, const struct kcu_transport_ops **ops, void **t);
 
 /* Connects, says HELLO (tenant name: the program's) and fills *session. */
 CUresult kcu_client_open(struct kcu_client **out, struct kernelet_session *session);

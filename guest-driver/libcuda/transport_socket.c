@@ -87,9 +87,8 @@ static const struct kcu_transport_ops socket_ops = {
     .close = sock_close,
 };
 
-int kcu_transport_open(const struct kcu_transport_ops **ops, void **t)
+int kcu_transport_socket_open(const char *path, const struct kcu_transport_ops **ops, void **t)
 {
-    const char *path = getenv("KERNELET_SOCKET");
     struct sock *s;
     int fd;
 
