@@ -170,6 +170,7 @@ static void kcuda_free_state(kcuda *kc)
     }
     kcuda_module_cache_free(kc->modules);
     kcuda_alloc_table_clear(&kc->allocs);
+    kcuda_alloc_table_clear(&kc->vars);
     free(kc->events);
     pthread_cond_destroy(&kc->idle);
     pthread_mutex_destroy(&kc->lock);
@@ -277,6 +278,7 @@ static const kexec_backend_ops cuda_ops = {
     .profile = kcuda_profile,
     .trial = kcuda_trial,
     .progress = NULL,
+    .global_get = kcuda_global_get,
 };
 
 void kcuda_backend(kcuda *kc, kexec_backend *out)

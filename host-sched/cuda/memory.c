@@ -98,10 +98,11 @@ static int check_range(kcuda *kc, kexec_devptr p, uint64_t bytes, const char *wh
                        kexec_error *err)
 {
     pthread_mutex_lock(&kc->lock);
-    int ok = kcuda_alloc_contains(&kc->allocs, p, bytes);
+    int ok = kcuda_alloc_contains(&kc->allocs, p, bytes) ||
+             kcuda_alloc_contains(&kc->vars, p, bytes);
     pthread_mutex_unlock(&kc->lock);
     return ok ? 0 : kexec_fail(err, KEXEC_EINVAL, "%s: [0x%llx, +%llu) is not inside one "
-                               "allocation", what, (unsigned long long)p,
+                               "allocation or module variable", what, (unsigned long long)p,
                                (unsigned long long)bytes);
 }
 

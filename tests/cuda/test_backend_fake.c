@@ -298,6 +298,95 @@ static void test_modules(void)
     be.ops->destroy(be.state);
 }
 
+static void copy_sync(const kexec_backend *be, int to_device, kexec_devptr d, void *h,
+                      uint64_t bytes)
+{
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    kexec_error e = {0};
+    g_assert_cmpint(to_device ? be->ops->copy_h2d(be->state, d, h, bytes, on_done, &t, &e)
+                              : be->ops->copy_d2h(be->state, h, d, bytes, on_done, &t, &e),
+                    ==, 0);
+    waiter_wait(&w, 1);
+    g_assert_cmpuint(w.failed, ==, 0);
+}
+
+/* A text with module variables is loaded anew for each load (each tenant's variables are
+ * its own); its variables are reachable by copies until their module goes. */
+static void test_module_variables(void)
+{
+    kexec_backend be = open_backend(NULL);
+    void *st = be.state;
+    fake_stats before, after;
+    fake_driver_stats(&before);
+    const char *text = kcuda_test_vars_ptx;
+    size_t len = strlen(text);
+    kexec_module *m1, *m2;
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m1, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m2, &e), ==, 0);
+    g_assert_true(m1 != m2);
+    fake_driver_stats(&after);
+    g_assert_cmpuint(after.module_loads - before.module_loads, ==, 2);
+    kcuda_stats s;
+    kcuda_get_stats(st, &s);
+    g_assert_cmpuint(s.module_cache_hits, ==, 0);
+    g_assert_cmpuint(s.modules_private, ==, 2);
+
+    kexec_devptr c1, c2, t1;
+    uint64_t bytes = 0;
+    g_assert_cmpint(be.ops->global_get(st, m1, "counter", &c1, &bytes, &e), ==, 0);
+    g_assert_cmpuint(bytes, ==, 4);
+    g_assert_cmpint(be.ops->global_get(st, m2, "counter", &c2, NULL, &e), ==, 0);
+    g_assert_cmphex(c1, !=, c2);
+    g_assert_cmpint(be.ops->global_get(st, m1, "table", &t1, &bytes, &e), ==, 0);
+    g_assert_cmpuint(bytes, ==, 16);
+    kexec_devptr again;                 /* a second look-up: the same range */
+    g_assert_cmpint(be.ops->global_get(st, m1, "counter", &again, NULL, &e), ==, 0);
+    g_assert_cmphex(again, ==, c1);
+    g_assert_cmpint(be.ops->global_get(st, m1, "elsewhere", NULL, NULL, &e), ==, KEXEC_ENOTFOUND);
+    g_assert_cmpint(be.ops->global_get(st, m1, "nothing", NULL, NULL, &e), ==, KEXEC_ENOTFOUND);
+    g_assert_nonnull(strstr(e.msg, "nothing"));
+    g_assert_cmpint(be.ops->global_get(st, m1, "", NULL, NULL, &e), ==, KEXEC_EINVAL);
+
+    /* each load's counter holds what was written to it */
+    uint32_t v1 = 0x11111111, v2 = 0x22222222, r1 = 0, r2 = 0;
+    copy_sync(&be, 1, c1, &v1, 4);
+    copy_sync(&be, 1, c2, &v2, 4);
+    copy_sync(&be, 0, c1, &r1, 4);
+    copy_sync(&be, 0, c2, &r2, 4);
+    g_assert_cmphex(r1, ==, v1);
+    g_assert_cmphex(r2, ==, v2);
+    uint8_t tab[16] = {1, 2, 3}, tab_back[16] = {0};
+    copy_sync(&be, 1, t1, tab, 16);
+    copy_sync(&be, 0, t1, tab_back, 16);
+    g_assert_cmpmem(tab, 16, tab_back, 16);
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    g_assert_cmpint(be.ops->copy_h2d(st, c1, &v1, 8, on_done, &t, &e), ==, KEXEC_EINVAL);
+
+    /* unloaded: its variables are no longer reachable; the other load's still are */
+    g_assert_cmpint(be.ops->module_unload(st, m1, &e), ==, 0);
+    g_assert_cmpint(be.ops->copy_h2d(st, c1, &v1, 4, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->global_get(st, m1, "counter", NULL, NULL, &e), ==, KEXEC_EINVAL);
+    copy_sync(&be, 0, c2, &r2, 4);
+    g_assert_cmphex(r2, ==, v2);
+    g_assert_cmpuint(w.done, ==, 0);
+
+    /* a text without variables stays shared and has none to give */
+    size_t plen;
+    char *plain = sliced_module_text(&plen);
+    kexec_module *p1, *p2;
+    g_assert_cmpint(be.ops->module_load_ptx(st, plain, plen, &p1, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, plain, plen, &p2, &e), ==, 0);
+    g_assert_true(p1 == p2);
+    g_assert_cmpint(be.ops->global_get(st, p1, "counter", NULL, NULL, &e), ==, KEXEC_ENOTFOUND);
+    free(plain);
+    be.ops->destroy(be.state);          /* unloads m2 and p1 */
+}
+
 /* A 3-D grid run whole on lane 0, then as random slices over every lane: each block is
  * counted twice, never more, and each lane completes in submission order. */
 static void test_launch_whole_and_slices(void)
@@ -518,6 +607,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/overhead-measured", test_overhead_measured);
     g_test_add_func("/cuda/backend-fake/memory", test_memory);
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
+    g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);
     g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);
     g_test_add_func("/cuda/backend-fake/trial", test_trial);
     g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);
