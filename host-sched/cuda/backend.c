@@ -55,7 +55,7 @@ int kcuda_refuse_if_broken(kcuda *kc, kexec_error *err)
 {
     if (!kc->broken)
         return 0;
-    return kexec_fail(err, KEXEC_EDEVICE, "context lost after %s: recreate the backend",
+    return kexec_fail(err, KEXEC_ELOST, "context lost after %s: recreate the backend",
                       kc->broken_msg);
 }
 

@@ -34,9 +34,9 @@
  *   real parameters: only correct for kernels whose blocks may run twice (out = f(in)), as
  *   the benchmark kernels; the opt policy is an evaluation oracle.
  * - A device fault (illegal address, trap, ...) is sticky: the context is lost. The launches
- *   in flight complete with KEXEC_ELAUNCH and the CUDA error name (which of them faulted
- *   cannot be told apart), copies with KEXEC_EDEVICE; the backend marks itself broken and
- *   refuses every later op with KEXEC_EDEVICE ("context lost"). kcuda_broken tells the
+ *   and copies in flight complete with KEXEC_ELOST and the CUDA error name (which launch
+ *   faulted cannot be told apart); the backend marks itself broken and refuses every later
+ *   op that needs the device with KEXEC_ELOST ("context lost"). kcuda_broken tells the
  *   daemon, which fails its tenants' work, destroys the backend (that resets the primary
  *   context) and makes a new one; the daemon stays up. Non-sticky errors (bad arguments,
  *   out of memory, JIT failures) only fail their call.

@@ -197,7 +197,7 @@ void kcuda_issue_copy(kcuda *kc, kcuda_job *job, CUstream stream)
     if (sticky)
         kcuda_mark_broken(kc, r, "a copy");
     kexec_error e = {0};
-    job->status = kcuda_cu_fail_as(&e, sticky ? KEXEC_EDEVICE : kcuda_error_code(r), r,
+    job->status = kcuda_cu_fail_as(&e, sticky ? KEXEC_ELOST : kcuda_error_code(r), r,
                                    "copy or memset");
     snprintf(job->msg, sizeof(job->msg), "%s", e.msg);
 }

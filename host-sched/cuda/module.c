@@ -52,7 +52,7 @@ static int jit(kcuda *kc, const char *text, CUmodule *mod, kexec_error *err)
         kcuda_jit_summary(log, JIT_LOG_BYTES, line, sizeof(line));
         if (kcuda_error_is_sticky(r))
             kcuda_mark_broken(kc, r, "module load");
-        rc = kexec_fail(err, kcuda_error_is_sticky(r) ? KEXEC_EDEVICE : kcuda_error_code(r),
+        rc = kexec_fail(err, kcuda_error_is_sticky(r) ? KEXEC_ELOST : kcuda_error_code(r),
                         "PTX JIT failed: %s%s%s", name, *line ? ": " : "", line);
     }
     free(log);

@@ -96,7 +96,7 @@ static int launch_failure(kcuda *kc, const kcuda_job *job, char *msg, size_t msg
     kcuda_mark_broken(kc, r, job->fn->name);
     size_t n = strlen(msg);
     snprintf(msg + n, msglen - n, "; context lost");
-    return KEXEC_ELAUNCH;
+    return KEXEC_ELOST;
 }
 
 static void fill_profile(kcuda *kc, const kcuda_job *job, const kprof_counters *c,
@@ -126,7 +126,7 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
 {
     pthread_mutex_lock(&kc->lock);
     kcuda_wait_idle_locked(kc);
-    int status = kc->broken ? KEXEC_EDEVICE : 0;
+    int status = kc->broken ? KEXEC_ELOST : 0;
     pthread_mutex_unlock(&kc->lock);
     uint64_t start = kcuda_now();
     char msg[2 * MSG_LEN] = "";

@@ -17,6 +17,7 @@ const char *kexec_strerror(int code)
     case KEXEC_EUNSUPPORTED: return "operation not supported by the backend";
     case KEXEC_EDEVICE: return "device error";
     case KEXEC_EMODULE: return "module refused";
+    case KEXEC_ELOST: return "device context lost; recreate the backend";
     default: return "unknown error";
     }
 }

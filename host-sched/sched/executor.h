@@ -42,6 +42,16 @@
  *   kexec_error (which may be NULL) with a message; they never print or abort. A kernel
  *   that fails on the device completes with status KEXEC_ELAUNCH and a message; the backend
  *   must stay usable for other work if it can at all.
+ *
+ * - Lost device. When it cannot (a sticky fault: on CUDA an illegal address or a trap
+ *   poisons the whole context, every tenant's), the backend marks itself lost: the work in
+ *   flight at that moment completes with KEXEC_ELOST (the faulting kernel cannot be told
+ *   from the others; the message names the device's error), and from then on every op that
+ *   needs the device is refused with KEXEC_ELOST. Only destroy, mem_free and module_unload
+ *   (which succeed, releasing host-side records) are still usable. The scheduler, on the
+ *   first KEXEC_ELOST, fails the work of every tenant and refuses new work (sched.h,
+ *   ksched_lost); whoever created the backend (the daemon) destroys the scheduler and the
+ *   backend and creates new ones (docs/SCHEDULER.md, "Lost device").
  */
 #ifndef KERNELET_SCHED_EXECUTOR_H
 #define KERNELET_SCHED_EXECUTOR_H
@@ -71,6 +81,8 @@ enum {
     KEXEC_EUNSUPPORTED = -6, /* the backend does not offer this operation */
     KEXEC_EDEVICE = -7,      /* any other device or driver failure */
     KEXEC_EMODULE = -8,      /* the module text was refused (PTX syntax, JIT failure) */
+    KEXEC_ELOST = -9,        /* the device context was lost: every allocation, module and
+                                queued work of this backend is gone; recreate it */
 };
 
 /* A device address. 0 is never a valid allocation. */

@@ -266,6 +266,16 @@ typedef void (*ksched_done_fn)(void *user, const ksched_op_result *r);
 int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *op,
                   ksched_done_fn done, void *user, uint64_t *op_id, ksched_err *err);
 
+/* ---- a lost device ---- */
+
+/* 1 when the backend reported the device lost (KEXEC_ELOST; msg, may be NULL, gets its
+ * message), else 0. From then on every kernel not yet handed out fails with
+ * KSCHED_EBACKEND (backend_status KEXEC_ELOST), work in flight completes with the backend's
+ * KEXEC_ELOST, and ksched_submit, ksched_mem_alloc, ksched_module_load and
+ * ksched_global_get answer KSCHED_ELOST. Nothing comes back: the caller (the daemon)
+ * removes the tenants or frees the scheduler, destroys the backend and creates both anew. */
+int ksched_lost(ksched *s, char *msg, size_t msglen);
+
 /* ---- driving ---- */
 
 /* Runs until nothing can advance: all queues empty, or blocked on events never recorded.

@@ -153,6 +153,7 @@ int sched_kernel_launch(ksched *s, sched_kernel *k, uint64_t count, unsigned lan
         snprintf(msg, sizeof(msg), "launch refused: %.140s", e.msg);
         if (!k->op->status)
             k->op->backend_status = rc;
+        sched_note_backend(s, rc, e.msg);
         sched_kernel_cancel(s, k, KSCHED_EBACKEND, msg);
         return KSCHED_EBACKEND;
     }

@@ -145,6 +145,17 @@ int ksim_add_kernels(ksim *s, const ksched_profile_cache *c, ksched_err *err)
     return 0;
 }
 
+int sim_lost(kexec_error *err)
+{
+    return kexec_fail(err, KEXEC_ELOST, "sim: device lost (ksim_lose)");
+}
+
+void ksim_lose(ksim *s)
+{
+    if (s)
+        s->lost = 1;
+}
+
 int ksim_set_failing(ksim *s, const char *entry, int fail, ksched_err *err)
 {
     int i = s && entry ? sim_kernel_index(s, entry, strlen(entry)) : -1;
@@ -211,6 +222,8 @@ static int sim_profile(void *state, const kexec_slice *launch, kexec_profile *ou
                        kexec_done_fn done, void *user, kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     if (!launch || !launch->fn || !out || !done)
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
     const sim_kernel *k = &s->kernels[launch->fn->kernel];
@@ -245,6 +258,8 @@ static int sim_trial(void *state, const kexec_trial *t, kexec_trial_result *out,
                      kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     if (!t || !out || !t->kernel[0].fn || !t->kernel[1].fn)
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
     unsigned v[2];

@@ -550,7 +550,7 @@ static void test_profile_refusals(void)
     be.ops->destroy(be.state);
 }
 
-/* A fault loses the context: the launch completes with KEXEC_ELAUNCH naming the error,
+/* A fault loses the context: the launch completes with KEXEC_ELOST naming the error,
  * everything after is refused, and a new backend (after destroy resets the context) works. */
 static void test_fault(void)
 {
@@ -567,16 +567,18 @@ static void test_fault(void)
     g_assert_false(kcuda_broken(st, NULL, 0));
     g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, 0);
     waiter_wait(&w, 1);
-    g_assert_cmpint(w.last_status, ==, KEXEC_ELAUNCH);
+    g_assert_cmpint(w.last_status, ==, KEXEC_ELOST);
     g_assert_nonnull(strstr(w.last_msg, "CUDA_ERROR_ILLEGAL_ADDRESS"));
     g_assert_nonnull(strstr(w.last_msg, "fault"));
     char why[256];
     g_assert_true(kcuda_broken(st, why, sizeof(why)));
     g_assert_nonnull(strstr(why, "ILLEGAL_ADDRESS"));
-    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, KEXEC_EDEVICE);
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, KEXEC_ELOST);
     g_assert_nonnull(strstr(e.msg, "context lost"));
     kexec_devptr d;
-    g_assert_cmpint(be.ops->mem_alloc(st, 64, &d, &e), ==, KEXEC_EDEVICE);
+    g_assert_cmpint(be.ops->mem_alloc(st, 64, &d, &e), ==, KEXEC_ELOST);
+    g_assert_cmpint(be.ops->module_load_ptx(st, kcuda_test_vars_ptx, strlen(kcuda_test_vars_ptx),
+                                            &k.mod, &e), ==, KEXEC_ELOST);
     g_assert_cmpuint(w.done, ==, 1);
     fake_stats before, after;
     fake_driver_stats(&before);

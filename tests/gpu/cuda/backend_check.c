@@ -12,7 +12,7 @@
  *  3. each benchmark kernel (backend_bench.c): whole, slices, profile, slicing overhead.
  *  4. tea and st side by side through the trial op.
  *  5. the scheduler on this backend, fifo and kernelet policies (backend_sched.c).
- *  6. a kernel storing to address 8: its launch completes with KEXEC_ELAUNCH naming the
+ *  6. a kernel storing to address 8: its launch completes with KEXEC_ELOST naming the
  *     error, the backend says it is broken and refuses work, and a new backend works.
  * Tables go to standard output, figures to OUT_DIR/backend-check.csv. The calibration in
  * $KERNELET_CALIBRATION_DIR is used when set. Exit 0 when every check holds, 1 on a
@@ -286,14 +286,14 @@ static void check_fault(kexec_backend *be, const test_kernels *k)
     bc_wait(&w, 1);
     char why[256] = "";
     printf("fault kernel: status %d: %s\n", t.status, t.msg);
-    if (t.status != KEXEC_ELAUNCH || !strstr(t.msg, "CUDA_ERROR_ILLEGAL_ADDRESS"))
-        bc_fail("fault: status %d (%s), want KEXEC_ELAUNCH with the error name", t.status, t.msg);
+    if (t.status != KEXEC_ELOST || !strstr(t.msg, "CUDA_ERROR_ILLEGAL_ADDRESS"))
+        bc_fail("fault: status %d (%s), want KEXEC_ELOST with the error name", t.status, t.msg);
     if (!kcuda_broken(be->state, why, sizeof(why)))
         bc_fail("fault: the backend does not say it is broken");
     count_params p = {0};
     kexec_slice c = count_launch(k, &p, 1, 1, 1);
-    if (be->ops->launch(be->state, &c, bc_done, &t, &e) != KEXEC_EDEVICE)
-        bc_fail("fault: a launch after it was not refused with KEXEC_EDEVICE");
+    if (be->ops->launch(be->state, &c, bc_done, &t, &e) != KEXEC_ELOST)
+        bc_fail("fault: a launch after it was not refused with KEXEC_ELOST");
     be->ops->destroy(be->state);
     double t0 = seconds();
     test_kernels k2;
