@@ -131,6 +131,8 @@ static int model_and_calibration(kcuda *kc, kexec_error *err)
         kc->info.model_gpu = &kc->gpu;
         kc->info.slice_overhead_ns = kc->calib.slice_overhead_ns;
     }
+    if (kc->calibrated)
+        kc->info.a0 = kc->calib.a0;     /* the scheduler's model takes it (device_a0) */
     return 0;
 }
 

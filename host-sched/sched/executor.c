@@ -61,6 +61,12 @@ int kexec_backend_validate(const kexec_backend *b, kexec_error *err)
     return 0;
 }
 
+void kexec_device_model_options(const kexec_device_info *info, kmodel_options *opt)
+{
+    if (info && opt && info->a0 > 0 && info->a0 <= 1)
+        opt->latency.a0 = info->a0;
+}
+
 uint64_t kexec_grid_blocks(const unsigned grid[3])
 {
     return (uint64_t)grid[0] * grid[1] * grid[2];

@@ -119,6 +119,10 @@ typedef struct kexec_device_info {
     const kmodel_gpu *model_gpu; /* the model's parameters when the backend knows them
                                     exactly (the sim; valid while the backend lives), else
                                     NULL */
+    double a0;                   /* the model's bandwidth factor a0 (measured / peak
+                                    bandwidth, (0, 1]; docs/MODEL.md "Calibration"): the
+                                    cuda backend's calibration file, the sim's truth;
+                                    0 = unknown (kexec_device_model_options) */
 } kexec_device_info;
 
 /* What a function handle is, from function_get. */
@@ -264,6 +268,10 @@ int kexec_backend_validate(const kexec_backend *b, kexec_error *err);
  * same name or compute capability (for what a device cannot report: schedulers, peak IPC,
  * latency) with every figure the device did report; name then points into info. KEXEC_EINVAL when the figures are inconsistent or no built-in GPU matches. */
 int kexec_device_gpu(const kexec_device_info *info, kmodel_gpu *out, kexec_error *err);
+
+/* The device's share of the model options: opt->latency.a0 = info->a0 when the device
+ * reports one in (0, 1]; everything else of opt unchanged. */
+void kexec_device_model_options(const kexec_device_info *info, kmodel_options *opt);
 
 /* Blocks in a grid (product of the three dimensions). */
 uint64_t kexec_grid_blocks(const unsigned grid[3]);

@@ -104,6 +104,9 @@ typedef struct ksched_config {
                                    model's prediction) is scheduled next, beside its best
                                    partner or alone; 0 = no bound (the paper's policy);
                                    default 1000 */
+    int device_a0;              /* 1 (default): model.latency.a0 is replaced by the a0 the
+                                   backend's device_info reports (calibrated cuda, sim),
+                                   when it reports one; 0: model's a0 as given */
 } ksched_config;
 
 /* Fills c with the defaults listed in ksched_config. */
@@ -308,6 +311,10 @@ typedef struct ksched_stats {
 } ksched_stats;
 
 void ksched_get_stats(ksched *s, ksched_stats *out);
+
+/* The model options the scheduler uses: the configuration's, with the device's a0 when
+ * ksched_config.device_a0 took it. */
+void ksched_model_options(ksched *s, kmodel_options *out);
 
 /* The profile the scheduler uses for (module_hash, entry), copied to *out; KSCHED_ENOTFOUND
  * when it has none. */

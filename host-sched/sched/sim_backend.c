@@ -198,6 +198,7 @@ static int sim_device_info(void *state, kexec_device_info *out, kexec_error *err
     out->smem_per_sm = g->smem_per_sm;
     out->max_smem_per_block = g->max_smem_per_block;
     out->clock_mhz = g->clock_mhz;
+    out->a0 = s->cfg.model.latency.a0;
     out->mem_bandwidth_gbs = g->mem_bandwidth_gbs;
     out->total_mem = s->cfg.mem_bytes;
     out->lanes = s->cfg.lanes;

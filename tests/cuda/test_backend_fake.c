@@ -176,6 +176,11 @@ static void test_device_and_calibration(void)
     const kcuda_calibration *c = kcuda_calibration_of(be.state);
     g_assert_nonnull(c);
     g_assert_cmpfloat(c->a0, ==, 0.9);
+    g_assert_cmpfloat(in.a0, ==, 0.9);
+    kmodel_options mo;
+    kmodel_options_default(&mo);
+    kexec_device_model_options(&in, &mo);
+    g_assert_cmpfloat(mo.latency.a0, ==, 0.9);
     g_assert_null(be.ops->progress);
     be.ops->destroy(be.state);
     g_remove(path);
@@ -192,6 +197,7 @@ static void test_overhead_measured(void)
     kexec_device_info in;
     g_assert_cmpint(be.ops->device_info(be.state, &in, NULL), ==, 0);
     g_assert_null(in.model_gpu);
+    g_assert_cmpfloat(in.a0, ==, 0);                        /* no calibration: unknown */
     g_assert_cmpuint(in.slice_overhead_ns, >=, FAKE_LAUNCH_NS - 1);
     g_assert_cmpuint(in.slice_overhead_ns, <=, FAKE_LAUNCH_NS + 1);
     be.ops->destroy(be.state);
