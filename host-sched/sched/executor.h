@@ -174,11 +174,21 @@ typedef struct kexec_profile {
     double insts_per_warp;      /* warp instructions one warp executes, > 0 */
     uint64_t min_slice_blocks;  /* smallest slice with <= 2% overhead; 0 = not measured */
     uint64_t blocks_done;       /* blocks [0, blocks_done) of the launch were run while
-                                   profiling and must not run again (0 when none ran) */
+                                   profiling and must not run again (0 when none ran); for
+                                   an unsliced launch 0 or its whole count (the launch ran
+                                   as its own profile and is complete) */
 } kexec_profile;
 
 /* A co-scheduling trial for the oracle policy: two kernels side by side with a fixed number
- * of blocks per SM each, measured apart from the real work (scratch data, or computed). */
+ * of blocks per SM each, measured apart from the real work's completions.
+ *
+ * Data: the launches carry the tenants' real parameters, and the backend cannot know which
+ * memory a kernel writes or how large its buffers are, so it cannot make scratch copies. A
+ * backend may therefore rerun real blocks on the real data (the cuda backend does; the sim
+ * computes and touches nothing). The trial, and so the opt policy, is valid only for kernels
+ * whose outputs are a function of their inputs (a block run again writes the same values:
+ * out = f(in), no accumulation in place, no atomics on outputs), as all eight benchmark
+ * kernels are. opt is an evaluation oracle; do not use it with arbitrary tenant kernels. */
 typedef struct kexec_trial {
     kexec_slice kernel[2];      /* launch shapes; first/count/lane/tag are ignored */
     unsigned blocks_per_sm[2];  /* >= 1 each */
@@ -225,10 +235,15 @@ typedef struct kexec_backend_ops {
      * launch; fn is the sliced variant when launch->sliced) and fills *out before done is
      * called. With launch->sliced it may run blocks [0, n) of the real launch to measure
      * them (the paper profiles a small slice) and report n in out->blocks_done: the
-     * scheduler then runs only [n, count). Without it, it must not run any block. */
+     * scheduler then runs only [n, count). Without it (a kernel that must run whole) it
+     * either runs no block (blocks_done = 0) or runs the whole launch exactly once as its
+     * own profile (blocks_done = count): the launch is then complete and the scheduler
+     * does not run it again, so an unsliceable kernel is profiled without running twice.
+     * Blocks count as run only when done reports status 0. */
     int (*profile)(void *state, const kexec_slice *launch, kexec_profile *out,
                    kexec_done_fn done, void *user, kexec_error *err);
-    /* Optional. Measures a co-schedule synchronously (the oracle policy needs it). */
+    /* Optional. Measures a co-schedule synchronously (the oracle policy needs it); may rerun
+     * real blocks on real data: see kexec_trial. */
     int (*trial)(void *state, const kexec_trial *t, kexec_trial_result *out, kexec_error *err);
     /* Virtual-time backends only: advance to the next event, but not past until_ns, and
      * deliver its completions. Returns 1 when it delivered completions, 0 when nothing

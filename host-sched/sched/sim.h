@@ -50,6 +50,10 @@ typedef struct ksim_config {
     uint64_t profile_blocks;     /* the profile op runs (and reports) the first this many
                                     blocks of a sliced launch, like a profiler measuring a
                                     small slice; default 0 (it runs none) */
+    int profile_whole;           /* 1: the profile op of an unsliced launch runs it whole,
+                                    as its own profile (blocks_done = count), like the cuda
+                                    backend; the profile takes no simulated time; default 0
+                                    (it runs none) */
     uint64_t seed;               /* for profile_error */
 } ksim_config;
 

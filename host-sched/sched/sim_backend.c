@@ -249,6 +249,12 @@ static int sim_profile(void *state, const kexec_slice *launch, kexec_profile *ou
             return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
         }
         out->blocks_done = n;
+    } else if (!launch->sliced && s->cfg.profile_whole) {
+        if (s->cfg.track_coverage && sim_coverage_add(s, launch->tag, 0, launch->count)) {
+            sim_job_free(j);
+            return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        }
+        out->blocks_done = launch->count;
     }
     sim_queue_push(&s->profiles_head, &s->profiles_tail, j);
     s->in_flight++;

@@ -545,14 +545,47 @@ static void test_profile_refusals(void)
     waiter_init(&w);
     ticket t = {&w, 0, 0};
     kexec_error e = {0};
-    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==,
-                    KEXEC_EUNSUPPORTED);
+    s.sliced = 1;                       /* the unsliced function as a slice */
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KEXEC_EINVAL);
+    s.sliced = 0;
+    s.fn = k.count_sliced;              /* and the other way round */
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KEXEC_EINVAL);
     s.fn = k.count_sliced;
     s.sliced = 1;
     s.first = 3;
     s.count = 7;
     g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KEXEC_EINVAL);
     g_assert_cmpuint(w.done, ==, 0);
+    be.ops->destroy(be.state);
+}
+
+/* A whole (unsliced) launch is accepted for profiling (it would run once, as its own
+ * profile: blocks_done = count). Without counters (no CUPTI device here) it completes with
+ * KEXEC_EUNSUPPORTED and runs no block, and later profiles are refused at once. */
+static void test_profile_whole_without_counters(void)
+{
+    kexec_backend be = open_backend(NULL);
+    kernels k = load_kernels(&be);
+    kexec_devptr d;
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 40, &d, &e), ==, 0);
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    g_assert_cmpint(be.ops->memset_d8(be.state, d, 0, 40, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 1);
+    count_params p = {.counts = d};
+    kexec_slice s = count_launch(&k, (const unsigned[3]){10, 1, 1}, &p);
+    kexec_profile prof = {.blocks_done = 99};
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 2);
+    g_assert_cmpint(w.last_status, ==, KEXEC_EUNSUPPORTED);
+    uint32_t *host = read_counts(&be, d, 10);
+    for (int i = 0; i < 10; i++)
+        g_assert_cmpuint(host[i], ==, 0);
+    g_free(host);
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==,
+                    KEXEC_EUNSUPPORTED);
     be.ops->destroy(be.state);
 }
 
@@ -620,6 +653,8 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/trial", test_trial);
     g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);
     g_test_add_func("/cuda/backend-fake/profile-refusals", test_profile_refusals);
+    g_test_add_func("/cuda/backend-fake/profile-whole-without-counters",
+                    test_profile_whole_without_counters);
     g_test_add_func("/cuda/backend-fake/fault", test_fault);
     return g_test_run();
 }
