@@ -166,7 +166,8 @@ typedef void (*kexec_done_fn)(void *user, const kexec_completion *c);
 typedef struct kexec_profile {
     double pur;                 /* pipeline utilisation ratio, [0, 1] */
     double mur;                 /* memory-bandwidth utilisation ratio, [0, 1] */
-    double rm;                  /* memory instructions / instructions, [0, 1] */
+    double rm;                  /* memory instructions that reach DRAM / instructions,
+                                   [0, 1] (docs/MODEL.md, "Kernel characteristics") */
     double uncoalesced;         /* fraction of memory instructions uncoalesced, [0, 1] */
     unsigned warps_per_block;   /* of the profiled launch (the scheduler uses its own) */
     unsigned regs_per_thread;   /* 0 = unknown */
