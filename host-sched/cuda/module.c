@@ -252,21 +252,30 @@ static int get_function(kcuda *kc, struct kexec_module *m, const char *entry,
     return rc ? rc : function_new(m, entry, out, err);
 }
 
-int kcuda_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
-                       kexec_func_info *info, kexec_error *err)
+/* A look-up of name (what: "entry", "variable") in m: m loaded, name of a usable length,
+ * the context not lost. */
+static int check_lookup(kcuda *kc, const struct kexec_module *m, const char *name,
+                        const char *what, kexec_error *err)
 {
-    kcuda *kc = state;
-    if (!m || !entry || !out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
-    size_t n = strnlen(entry, MAX_ENTRY_NAME + 1);
+    size_t n = strnlen(name, MAX_ENTRY_NAME + 1);
     if (!n || n > MAX_ENTRY_NAME)
-        return kexec_fail(err, KEXEC_EINVAL, "entry name empty or longer than %d",
+        return kexec_fail(err, KEXEC_EINVAL, "%s name empty or longer than %d", what,
                           MAX_ENTRY_NAME);
     pthread_mutex_lock(&kc->lock);
     int rc = kcuda_module_cache_hash(kc->modules, m) ? kcuda_refuse_if_broken(kc, err)
                                                      : kexec_fail(err, KEXEC_EINVAL,
                                                                   "module not loaded");
     pthread_mutex_unlock(&kc->lock);
+    return rc;
+}
+
+int kcuda_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
+                       kexec_func_info *info, kexec_error *err)
+{
+    kcuda *kc = state;
+    if (!m || !entry || !out)
+        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    int rc = check_lookup(kc, m, entry, "entry", err);
     struct kexec_function *fn = NULL;
     if (!rc)
         rc = get_function(kc, m, entry, &fn, err);
@@ -321,15 +330,7 @@ int kcuda_global_get(void *state, kexec_module *m, const char *name, kexec_devpt
     kcuda *kc = state;
     if (!m || !name)
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
-    size_t n = strnlen(name, MAX_ENTRY_NAME + 1);
-    if (!n || n > MAX_ENTRY_NAME)
-        return kexec_fail(err, KEXEC_EINVAL, "variable name empty or longer than %d",
-                          MAX_ENTRY_NAME);
-    pthread_mutex_lock(&kc->lock);
-    int rc = kcuda_module_cache_hash(kc->modules, m) ? kcuda_refuse_if_broken(kc, err)
-                                                     : kexec_fail(err, KEXEC_EINVAL,
-                                                                  "module not loaded");
-    pthread_mutex_unlock(&kc->lock);
+    int rc = check_lookup(kc, m, name, "variable", err);
     if (rc || (rc = kcuda_bind(kc, err)))
         return rc;
     CUdeviceptr p = 0;
