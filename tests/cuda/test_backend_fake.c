@@ -326,7 +326,9 @@ static void test_module_variables(void)
     void *st = be.state;
     fake_stats before, after;
     fake_driver_stats(&before);
-    const char *text = kcuda_test_vars_ptx;
+    /* an extern declaration defines no variable */
+    gchar *text = g_strconcat(kcuda_test_vars_ptx, ".extern .global .align 4 .u32 elsewhere;\n",
+                              NULL);
     size_t len = strlen(text);
     kexec_module *m1, *m2;
     kexec_error e = {0};
@@ -390,6 +392,7 @@ static void test_module_variables(void)
     g_assert_true(p1 == p2);
     g_assert_cmpint(be.ops->global_get(st, p1, "counter", NULL, NULL, &e), ==, KEXEC_ENOTFOUND);
     free(plain);
+    g_free(text);
     be.ops->destroy(be.state);          /* unloads m2 and p1 */
 }
 
