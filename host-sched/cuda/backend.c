@@ -55,7 +55,7 @@ int kcuda_refuse_if_broken(kcuda *kc, kexec_error *err)
 {
     if (!kc->broken)
         return 0;
-    return kexec_fail(err, KEXEC_EDEVICE, "context lost after %s: recreate the backend",
+    return kexec_fail(err, KEXEC_ELOST, "context lost after %s: recreate the backend",
                       kc->broken_msg);
 }
 
@@ -131,6 +131,8 @@ static int model_and_calibration(kcuda *kc, kexec_error *err)
         kc->info.model_gpu = &kc->gpu;
         kc->info.slice_overhead_ns = kc->calib.slice_overhead_ns;
     }
+    if (kc->calibrated)
+        kc->info.a0 = kc->calib.a0;     /* the scheduler's model takes it (device_a0) */
     return 0;
 }
 
@@ -170,6 +172,7 @@ static void kcuda_free_state(kcuda *kc)
     }
     kcuda_module_cache_free(kc->modules);
     kcuda_alloc_table_clear(&kc->allocs);
+    kcuda_alloc_table_clear(&kc->vars);
     free(kc->events);
     pthread_cond_destroy(&kc->idle);
     pthread_mutex_destroy(&kc->lock);
@@ -277,6 +280,7 @@ static const kexec_backend_ops cuda_ops = {
     .profile = kcuda_profile,
     .trial = kcuda_trial,
     .progress = NULL,
+    .global_get = kcuda_global_get,
 };
 
 void kcuda_backend(kcuda *kc, kexec_backend *out)

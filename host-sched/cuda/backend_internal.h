@@ -44,6 +44,9 @@ struct kexec_function {
 struct kexec_module {
     CUmodule mod;
     struct kexec_function *fns;
+    int shared;                 /* 0: the text defines variables, this load is one tenant's */
+    kexec_devptr *vars;         /* variables looked up (global_get), registered in kc->vars */
+    size_t n_vars;
 };
 
 typedef struct kcuda_job {
@@ -117,6 +120,7 @@ struct kcuda {
     size_t n_events, cap_events;
     kcuda_module_cache *modules;
     kcuda_alloc_table allocs;
+    kcuda_alloc_table vars;     /* module variables looked up: copies may reach them */
     kcuda_stats stats;
 
     /* used by trial and kcuda_time_launch only (the caller's thread) */
@@ -202,6 +206,8 @@ int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kexec_module
 int kcuda_module_unload(void *state, kexec_module *m, kexec_error *err);
 int kcuda_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
                        kexec_func_info *info, kexec_error *err);
+int kcuda_global_get(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
+                     uint64_t *bytes, kexec_error *err);
 int kcuda_launch(void *state, const kexec_slice *s, kexec_done_fn done, void *user,
                  kexec_error *err);
 int kcuda_profile(void *state, const kexec_slice *launch, kexec_profile *out,

@@ -28,6 +28,7 @@ typedef struct kprof_counters {
     double mem_insts;         /* warp-level global and local loads, stores, atomics, reductions */
     double global_requests;   /* L1 requests of global loads and stores */
     double global_sectors;    /* 32-byte sectors those requests touched */
+    double l2_miss_sectors;   /* sectors L1 asked of L2 that missed L2 (went to DRAM) */
     double dram_read_bytes;
     double dram_write_bytes;
     double sm_cycles;         /* cycles the launch lasted, averaged over SMs */
@@ -38,7 +39,11 @@ typedef struct kprof_profile {
     double ipc;          /* warp instructions per SM cycle */
     double pur;          /* ipc / peak_ipc: processor utilisation ratio, [0, 1] */
     double mur;          /* DRAM bytes / (time x peak bandwidth): memory utilisation ratio */
-    double rm;           /* memory instructions / instructions, [0, 1] */
+    double rm;           /* memory instructions whose warp waits for DRAM / instructions,
+                            [0, 1]: the model's Rm (docs/MODEL.md, "Kernel
+                            characteristics") */
+    double rm_all;       /* every global and local memory instruction / instructions (cache
+                            hits included; for reports) */
     double uncoalesced;  /* estimated fraction of uncoalesced memory instructions, [0, 1] */
 } kprof_profile;
 

@@ -20,6 +20,9 @@
  *   frees of unknown addresses are refused.
  * - Modules are JIT-compiled from PTX (cuModuleLoadDataEx; the JIT error log becomes the
  *   message) and cached by content: the same text loads once, unloads with its last holder.
+ *   A text that defines module variables (__device__, __constant__: module-scope .global
+ *   or .const) is loaded anew for every load, so that each tenant has its own variables;
+ *   global_get (cuModuleGetGlobal) gives their ranges, which copies may then reach.
  * - Timestamps: now_ns is CLOCK_MONOTONIC; a completion's end is when its thread saw it
  *   end, its start the end minus the time between its two events (so a duration is GPU
  *   time; both are late by the wake-up of the completion thread).
@@ -31,9 +34,9 @@
  *   real parameters: only correct for kernels whose blocks may run twice (out = f(in)), as
  *   the benchmark kernels; the opt policy is an evaluation oracle.
  * - A device fault (illegal address, trap, ...) is sticky: the context is lost. The launches
- *   in flight complete with KEXEC_ELAUNCH and the CUDA error name (which of them faulted
- *   cannot be told apart), copies with KEXEC_EDEVICE; the backend marks itself broken and
- *   refuses every later op with KEXEC_EDEVICE ("context lost"). kcuda_broken tells the
+ *   and copies in flight complete with KEXEC_ELOST and the CUDA error name (which launch
+ *   faulted cannot be told apart); the backend marks itself broken and refuses every later
+ *   op that needs the device with KEXEC_ELOST ("context lost"). kcuda_broken tells the
  *   daemon, which fails its tenants' work, destroys the backend (that resets the primary
  *   context) and makes a new one; the daemon stays up. Non-sticky errors (bad arguments,
  *   out of memory, JIT failures) only fail their call.
@@ -73,6 +76,7 @@ typedef struct kcuda_config {
 typedef struct kcuda_stats {
     uint64_t modules_compiled;   /* cuModuleLoadDataEx calls that succeeded */
     uint64_t module_cache_hits;  /* module_load_ptx answered from the cache */
+    uint64_t modules_private;    /* loads of a text with module variables (never shared) */
     uint64_t launches;           /* launches issued to the device */
     uint64_t deferred;           /* submissions that waited for a profile or trial */
     uint64_t profiles;           /* profiles completed */

@@ -66,7 +66,7 @@ int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kexec_error *
             kcuda_mark_broken_locked(kc, r, fn->name);
         char ctx[MSG_LEN];
         snprintf(ctx, sizeof(ctx), "%s of %.120s", what, fn->name);
-        return kcuda_cu_fail_as(err, kcuda_error_is_sticky(r) ? KEXEC_EDEVICE
+        return kcuda_cu_fail_as(err, kcuda_error_is_sticky(r) ? KEXEC_ELOST
                                                               : kcuda_error_code(r), r, ctx);
     }
     job->issued = 1;

@@ -13,7 +13,7 @@ int kcuda_measure_fail(kcuda *kc, kexec_error *err, CUresult r, const char *what
     int sticky = kcuda_error_is_sticky(r);
     if (sticky)
         kcuda_mark_broken(kc, r, what);
-    return kcuda_cu_fail_as(err, sticky ? KEXEC_ELAUNCH : kcuda_error_code(r), r, what);
+    return kcuda_cu_fail_as(err, sticky ? KEXEC_ELOST : kcuda_error_code(r), r, what);
 }
 
 /* Launches blocks [first, first + count) of s (its sliced variant), or the whole grid when

@@ -98,10 +98,11 @@ static int check_range(kcuda *kc, kexec_devptr p, uint64_t bytes, const char *wh
                        kexec_error *err)
 {
     pthread_mutex_lock(&kc->lock);
-    int ok = kcuda_alloc_contains(&kc->allocs, p, bytes);
+    int ok = kcuda_alloc_contains(&kc->allocs, p, bytes) ||
+             kcuda_alloc_contains(&kc->vars, p, bytes);
     pthread_mutex_unlock(&kc->lock);
     return ok ? 0 : kexec_fail(err, KEXEC_EINVAL, "%s: [0x%llx, +%llu) is not inside one "
-                               "allocation", what, (unsigned long long)p,
+                               "allocation or module variable", what, (unsigned long long)p,
                                (unsigned long long)bytes);
 }
 
@@ -196,7 +197,7 @@ void kcuda_issue_copy(kcuda *kc, kcuda_job *job, CUstream stream)
     if (sticky)
         kcuda_mark_broken(kc, r, "a copy");
     kexec_error e = {0};
-    job->status = kcuda_cu_fail_as(&e, sticky ? KEXEC_EDEVICE : kcuda_error_code(r), r,
+    job->status = kcuda_cu_fail_as(&e, sticky ? KEXEC_ELOST : kcuda_error_code(r), r,
                                    "copy or memset");
     snprintf(job->msg, sizeof(job->msg), "%s", e.msg);
 }

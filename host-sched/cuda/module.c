@@ -4,13 +4,25 @@
 #include <string.h>
 
 #include "backend_internal.h"
+#include "ptx_vars.h"
 
 #define MAX_PTX_BYTES ((size_t)256 << 20)   /* as the PTX library (kernelet/ptx.h) */
 #define MAX_ENTRY_NAME 255
 #define JIT_LOG_BYTES 16384
 
+/* Its variables leave the table of ranges copies may reach (call with the lock held). */
+static void forget_vars_locked(kcuda *kc, struct kexec_module *m)
+{
+    for (size_t i = 0; i < m->n_vars; i++)
+        kcuda_alloc_remove(&kc->vars, m->vars[i], NULL, NULL);
+    free(m->vars);
+    m->vars = NULL;
+    m->n_vars = 0;
+}
+
 static void module_free(struct kexec_module *m)
 {
+    free(m->vars);
     struct kexec_function *f = m->fns;
     while (f) {
         struct kexec_function *next = f->next;
@@ -40,7 +52,7 @@ static int jit(kcuda *kc, const char *text, CUmodule *mod, kexec_error *err)
         kcuda_jit_summary(log, JIT_LOG_BYTES, line, sizeof(line));
         if (kcuda_error_is_sticky(r))
             kcuda_mark_broken(kc, r, "module load");
-        rc = kexec_fail(err, kcuda_error_is_sticky(r) ? KEXEC_EDEVICE : kcuda_error_code(r),
+        rc = kexec_fail(err, kcuda_error_is_sticky(r) ? KEXEC_ELOST : kcuda_error_code(r),
                         "PTX JIT failed: %s%s%s", name, *line ? ": " : "", line);
     }
     free(log);
@@ -61,6 +73,8 @@ static int check_text(const char *ptx, size_t len, kexec_error *err)
     return 0;
 }
 
+/* A text with module variables gets a module of its own per load (module_cache.h); the
+ * driver's JIT cache (~/.nv/ComputeCache, keyed by the PTX) still spares the compilation. */
 static int load_new(kcuda *kc, const char *ptx, size_t len, struct kexec_module **out,
                     kexec_error *err)
 {
@@ -68,6 +82,7 @@ static int load_new(kcuda *kc, const char *ptx, size_t len, struct kexec_module 
     struct kexec_module *m = calloc(1, sizeof(*m));
     int rc = text && m ? 0 : kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
     if (!rc) {
+        m->shared = !kcuda_ptx_defines_variables(ptx, len);
         memcpy(text, ptx, len);
         text[len] = '\0';
         rc = jit(kc, text, &m->mod, err);
@@ -75,9 +90,11 @@ static int load_new(kcuda *kc, const char *ptx, size_t len, struct kexec_module 
     free(text);
     if (!rc) {
         pthread_mutex_lock(&kc->lock);
-        rc = kcuda_module_cache_add(kc->modules, ptx, len, m, err);
-        if (!rc)
+        rc = kcuda_module_cache_add_shared(kc->modules, ptx, len, m, m->shared, err);
+        if (!rc) {
             kc->stats.modules_compiled++;
+            kc->stats.modules_private += !m->shared;
+        }
         pthread_mutex_unlock(&kc->lock);
     }
     if (rc && m)
@@ -120,6 +137,8 @@ int kcuda_module_unload(void *state, kexec_module *m, kexec_error *err)
         return kexec_fail(err, KEXEC_EINVAL, "NULL module");
     pthread_mutex_lock(&kc->lock);
     int left = kcuda_module_cache_release(kc->modules, m, err);
+    if (left == 0)
+        forget_vars_locked(kc, m);
     pthread_mutex_unlock(&kc->lock);
     if (left < 0)
         return left;
@@ -233,21 +252,30 @@ static int get_function(kcuda *kc, struct kexec_module *m, const char *entry,
     return rc ? rc : function_new(m, entry, out, err);
 }
 
-int kcuda_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
-                       kexec_func_info *info, kexec_error *err)
+/* A look-up of name (what: "entry", "variable") in m: m loaded, name of a usable length,
+ * the context not lost. */
+static int check_lookup(kcuda *kc, const struct kexec_module *m, const char *name,
+                        const char *what, kexec_error *err)
 {
-    kcuda *kc = state;
-    if (!m || !entry || !out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
-    size_t n = strnlen(entry, MAX_ENTRY_NAME + 1);
+    size_t n = strnlen(name, MAX_ENTRY_NAME + 1);
     if (!n || n > MAX_ENTRY_NAME)
-        return kexec_fail(err, KEXEC_EINVAL, "entry name empty or longer than %d",
+        return kexec_fail(err, KEXEC_EINVAL, "%s name empty or longer than %d", what,
                           MAX_ENTRY_NAME);
     pthread_mutex_lock(&kc->lock);
     int rc = kcuda_module_cache_hash(kc->modules, m) ? kcuda_refuse_if_broken(kc, err)
                                                      : kexec_fail(err, KEXEC_EINVAL,
                                                                   "module not loaded");
     pthread_mutex_unlock(&kc->lock);
+    return rc;
+}
+
+int kcuda_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
+                       kexec_func_info *info, kexec_error *err)
+{
+    kcuda *kc = state;
+    if (!m || !entry || !out)
+        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    int rc = check_lookup(kc, m, entry, "entry", err);
     struct kexec_function *fn = NULL;
     if (!rc)
         rc = get_function(kc, m, entry, &fn, err);
@@ -276,4 +304,53 @@ void kcuda_unload_all(kcuda *kc)
     size_t n = kcuda_module_cache_count(kc->modules);
     for (size_t i = 0; i < n; i++)
         module_free(kcuda_module_cache_at(kc->modules, i));
+    kcuda_alloc_table_clear(&kc->vars);
+}
+
+/* Records the range of a variable of m for copies; a second look-up finds it there. */
+static int remember_var_locked(kcuda *kc, struct kexec_module *m, kexec_devptr p,
+                               uint64_t size, kexec_error *err)
+{
+    for (size_t i = 0; i < m->n_vars; i++)
+        if (m->vars[i] == p)
+            return 0;
+    kexec_devptr *grown = realloc(m->vars, (m->n_vars + 1) * sizeof(*grown));
+    if (!grown)
+        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    m->vars = grown;
+    int rc = kcuda_alloc_add(&kc->vars, p, size, err);
+    if (!rc)
+        m->vars[m->n_vars++] = p;
+    return rc;
+}
+
+int kcuda_global_get(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
+                     uint64_t *bytes, kexec_error *err)
+{
+    kcuda *kc = state;
+    if (!m || !name)
+        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+    int rc = check_lookup(kc, m, name, "variable", err);
+    if (rc || (rc = kcuda_bind(kc, err)))
+        return rc;
+    CUdeviceptr p = 0;
+    size_t size = 0;
+    CUresult r = cuModuleGetGlobal(&p, &size, m->mod, name);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return kexec_fail(err, KEXEC_ENOTFOUND, "no variable '%s' in the module", name);
+    if (r != CUDA_SUCCESS)
+        return kcuda_cu_fail(err, r, "cuModuleGetGlobal");
+    if (m->shared)      /* the PTX check missed it: the variable would be every holder's */
+        return kexec_fail(err, KEXEC_EMODULE, "variable '%s' in a module shared between "
+                          "loads", name);
+    pthread_mutex_lock(&kc->lock);
+    rc = remember_var_locked(kc, m, p, size, err);
+    pthread_mutex_unlock(&kc->lock);
+    if (rc)
+        return rc;
+    if (addr)
+        *addr = p;
+    if (bytes)
+        *bytes = size;
+    return 0;
 }

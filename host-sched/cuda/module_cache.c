@@ -12,6 +12,7 @@ typedef struct entry {
     char *text;
     void *payload;
     unsigned holders;
+    int shared;
 } entry;
 
 struct kcuda_module_cache {
@@ -37,11 +38,13 @@ void kcuda_module_cache_free(kcuda_module_cache *c)
     free(c);
 }
 
+/* The shared entry of this text (private entries are never found by text). */
 static entry *find_text(kcuda_module_cache *c, const char *text, size_t len)
 {
     uint64_t h = ksched_hash(text, len);
     for (size_t i = 0; i < c->n; i++)
-        if (c->e[i].hash == h && c->e[i].len == len && !memcmp(c->e[i].text, text, len))
+        if (c->e[i].shared && c->e[i].hash == h && c->e[i].len == len &&
+            !memcmp(c->e[i].text, text, len))
             return &c->e[i];
     return NULL;
 }
@@ -66,6 +69,12 @@ void *kcuda_module_cache_acquire(kcuda_module_cache *c, const char *text, size_t
 int kcuda_module_cache_add(kcuda_module_cache *c, const char *text, size_t len, void *payload,
                            kexec_error *err)
 {
+    return kcuda_module_cache_add_shared(c, text, len, payload, 1, err);
+}
+
+int kcuda_module_cache_add_shared(kcuda_module_cache *c, const char *text, size_t len,
+                                  void *payload, int shared, kexec_error *err)
+{
     if (!c || !payload || (!text && len))
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
     if (find_payload(c, payload))
@@ -84,7 +93,7 @@ int kcuda_module_cache_add(kcuda_module_cache *c, const char *text, size_t len, 
     if (len)
         memcpy(copy, text, len);
     c->e[c->n++] = (entry){.hash = ksched_hash(text, len), .len = len, .text = copy,
-                           .payload = payload, .holders = 1};
+                           .payload = payload, .holders = 1, .shared = shared != 0};
     return 0;
 }
 
@@ -108,6 +117,12 @@ size_t kcuda_module_cache_count(const kcuda_module_cache *c)
 void *kcuda_module_cache_at(const kcuda_module_cache *c, size_t i)
 {
     return c && i < c->n ? c->e[i].payload : NULL;
+}
+
+int kcuda_module_cache_shared(const kcuda_module_cache *c, const void *payload)
+{
+    const entry *e = c ? find_payload(c, payload) : NULL;
+    return e ? e->shared : 0;
 }
 
 uint64_t kcuda_module_cache_hash(const kcuda_module_cache *c, const void *payload)

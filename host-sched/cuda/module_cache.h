@@ -5,6 +5,10 @@
  * (ksched_hash, the scheduler's module identity) with a count of holders, compares the
  * whole text on a hash match, and unloads only when the last holder lets go. The payload
  * is the caller's (the backend's module record); the cache never frees it.
+ *
+ * A module that defines module-scope variables (__device__, __constant__) is private: each
+ * load is one tenant's and its variables must be its own, so such a payload is recorded
+ * (for kcuda_module_cache_hash and _release) but never handed out again by _acquire.
  */
 #ifndef KERNELET_CUDA_MODULE_CACHE_H
 #define KERNELET_CUDA_MODULE_CACHE_H
@@ -31,6 +35,14 @@ void *kcuda_module_cache_acquire(kcuda_module_cache *c, const char *text, size_t
 /* Caches payload (not NULL, not cached yet) for the text, with one holder. */
 int kcuda_module_cache_add(kcuda_module_cache *c, const char *text, size_t len, void *payload,
                            kexec_error *err);
+
+/* As kcuda_module_cache_add, but shared == 0 records a private payload: one holder, never
+ * returned by kcuda_module_cache_acquire (another load of the same text gets its own). */
+int kcuda_module_cache_add_shared(kcuda_module_cache *c, const char *text, size_t len,
+                                  void *payload, int shared, kexec_error *err);
+
+/* 1 when payload is cached and shared, 0 when private or not cached. */
+int kcuda_module_cache_shared(const kcuda_module_cache *c, const void *payload);
 
 /* One holder of payload lets go: the holders left (0: it left the cache, the caller frees
  * the payload), or KEXEC_EINVAL when the payload is not cached. */

@@ -1,5 +1,5 @@
-/* The profile op: one wave of a kernel's sliced variant under the CUPTI range profiler,
- * with the device to itself (see cuda_backend.h and sizing.h). */
+/* The profile op: one wave of a kernel's sliced variant, or a whole unsliced launch, under
+ * the CUPTI range profiler, with the device to itself (see cuda_backend.h and sizing.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -44,9 +44,10 @@ int kcuda_profile(void *state, const kexec_slice *launch, kexec_profile *out,
     kcuda *kc = state;
     if (!launch || !launch->fn || !out || !done || (launch->params_size && !launch->params))
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
-    if (!launch->sliced || !launch->fn->sliced)
-        return kexec_fail(err, KEXEC_EUNSUPPORTED, "profiling needs the sliced variant (a "
-                          "whole launch profiled would run twice)");
+    if ((launch->sliced != 0) != (launch->fn->sliced != 0))
+        return kexec_fail(err, KEXEC_EINVAL, "%s function profiled as %s",
+                          launch->fn->sliced ? "sliced" : "unsliced",
+                          launch->sliced ? "a slice" : "whole");
     if (launch->first != 0)
         return kexec_fail(err, KEXEC_EINVAL, "profile from block %llu: profiles start at 0",
                           (unsigned long long)launch->first);
@@ -55,15 +56,19 @@ int kcuda_profile(void *state, const kexec_slice *launch, kexec_profile *out,
     int rc = profiler_usable(kc, err);
     if (!rc)
         rc = kcuda_bind(kc, err);
-    if (!rc)
+    if (!rc && launch->sliced)
         rc = blocks_per_sm(launch->fn, launch->block, launch->smem, &per_sm, err);
     if (!rc)
         rc = kcuda_job_new(kc, JOB_PROFILE, kc->cfg.lanes + QC_EXCLUSIVE, done, user, &job, err);
     if (rc)
         return rc;
+    /* sliced: one wave from block 0; unsliced: the whole launch, once, as its own profile
+     * (blocks_done = count: the scheduler does not run it again) */
     kexec_slice sl = *launch;
     sl.lane = 0;
-    sl.count = kcuda_profile_blocks(kexec_grid_blocks(launch->grid), kc->info.sms, per_sm);
+    sl.count = launch->sliced
+                   ? kcuda_profile_blocks(kexec_grid_blocks(launch->grid), kc->info.sms, per_sm)
+                   : kexec_grid_blocks(launch->grid);
     job->profile_out = out;
     rc = kcuda_prepare_launch(kc, &sl, job, err);
     if (!rc)
@@ -96,7 +101,7 @@ static int launch_failure(kcuda *kc, const kcuda_job *job, char *msg, size_t msg
     kcuda_mark_broken(kc, r, job->fn->name);
     size_t n = strlen(msg);
     snprintf(msg + n, msglen - n, "; context lost");
-    return KEXEC_ELAUNCH;
+    return KEXEC_ELOST;
 }
 
 static void fill_profile(kcuda *kc, const kcuda_job *job, const kprof_counters *c,
@@ -104,7 +109,7 @@ static void fill_profile(kcuda *kc, const kcuda_job *job, const kprof_counters *
 {
     const unsigned *b = job->shape.block;
     unsigned warps = (b[0] * b[1] * b[2] + 31) / 32;
-    uint64_t blocks = job->shape.grid[0];
+    uint64_t blocks = kexec_grid_blocks(job->shape.grid);  /* (count, 1, 1) when sliced */
     *out = (kexec_profile){
         .pur = clamp01(p->pur),
         .mur = clamp01(p->mur),
@@ -126,7 +131,7 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
 {
     pthread_mutex_lock(&kc->lock);
     kcuda_wait_idle_locked(kc);
-    int status = kc->broken ? KEXEC_EDEVICE : 0;
+    int status = kc->broken ? KEXEC_ELOST : 0;
     pthread_mutex_unlock(&kc->lock);
     uint64_t start = kcuda_now();
     char msg[2 * MSG_LEN] = "";

@@ -25,7 +25,7 @@ namespace {
 enum metric_index {
     M_INST,
     M_GLD, M_GST, M_GRED, M_GATOM, M_LLD, M_LST,
-    M_REQ_LD, M_REQ_ST, M_SEC_LD, M_SEC_ST,
+    M_REQ_LD, M_REQ_ST, M_SEC_LD, M_SEC_ST, M_L2_MISS,
     M_DRAM_RD, M_DRAM_WR,
     M_CYCLES,
     M_DURATION,
@@ -44,6 +44,8 @@ const char *const metric_names[M_COUNT + 1] = {
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    /* sectors from L1 that missed L2: the DRAM-reaching share of the model's Rm */
+    "lts__t_sectors_srcunit_tex_lookup_miss.sum",
     "dram__bytes_read.sum",
     "dram__bytes_write.sum",
     "sm__cycles_elapsed.avg",
@@ -291,6 +293,7 @@ static void fill_counters(const double v[M_COUNT], kprof_counters *out)
     out->mem_insts = v[M_GLD] + v[M_GST] + v[M_GRED] + v[M_GATOM] + v[M_LLD] + v[M_LST];
     out->global_requests = v[M_REQ_LD] + v[M_REQ_ST];
     out->global_sectors = v[M_SEC_LD] + v[M_SEC_ST];
+    out->l2_miss_sectors = v[M_L2_MISS];
     out->dram_read_bytes = v[M_DRAM_RD];
     out->dram_write_bytes = v[M_DRAM_WR];
     out->sm_cycles = v[M_CYCLES];

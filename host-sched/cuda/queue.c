@@ -222,9 +222,7 @@ static int failure_of(kcuda *kc, const kcuda_job *job, CUresult r, char *msg, si
              sticky ? "; context lost (this or another kernel in flight failed)" : "");
     if (sticky)
         kcuda_mark_broken(kc, r, job_what(job));
-    if (job->kind == JOB_LAUNCH && sticky)
-        return KEXEC_ELAUNCH;
-    return sticky ? KEXEC_EDEVICE : kcuda_error_code(r);
+    return sticky ? KEXEC_ELOST : kcuda_error_code(r);
 }
 
 /* Waits for one job of queue q on the device and completes it. */

@@ -17,6 +17,7 @@ const char *kexec_strerror(int code)
     case KEXEC_EUNSUPPORTED: return "operation not supported by the backend";
     case KEXEC_EDEVICE: return "device error";
     case KEXEC_EMODULE: return "module refused";
+    case KEXEC_ELOST: return "device context lost; recreate the backend";
     default: return "unknown error";
     }
 }
@@ -58,6 +59,12 @@ int kexec_backend_validate(const kexec_backend *b, kexec_error *err)
             return kexec_fail(err, KEXEC_EINVAL, "backend %s lacks the %s operation",
                               o->name ? o->name : "(unnamed)", need[i].name);
     return 0;
+}
+
+void kexec_device_model_options(const kexec_device_info *info, kmodel_options *opt)
+{
+    if (info && opt && info->a0 > 0 && info->a0 <= 1)
+        opt->latency.a0 = info->a0;
 }
 
 uint64_t kexec_grid_blocks(const unsigned grid[3])

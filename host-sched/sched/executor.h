@@ -42,6 +42,16 @@
  *   kexec_error (which may be NULL) with a message; they never print or abort. A kernel
  *   that fails on the device completes with status KEXEC_ELAUNCH and a message; the backend
  *   must stay usable for other work if it can at all.
+ *
+ * - Lost device. When it cannot (a sticky fault: on CUDA an illegal address or a trap
+ *   poisons the whole context, every tenant's), the backend marks itself lost: the work in
+ *   flight at that moment completes with KEXEC_ELOST (the faulting kernel cannot be told
+ *   from the others; the message names the device's error), and from then on every op that
+ *   needs the device is refused with KEXEC_ELOST. Only destroy, mem_free and module_unload
+ *   (which succeed, releasing host-side records) are still usable. The scheduler, on the
+ *   first KEXEC_ELOST, fails the work of every tenant and refuses new work (sched.h,
+ *   ksched_lost); whoever created the backend (the daemon) destroys the scheduler and the
+ *   backend and creates new ones (docs/SCHEDULER.md, "Lost device").
  */
 #ifndef KERNELET_SCHED_EXECUTOR_H
 #define KERNELET_SCHED_EXECUTOR_H
@@ -71,6 +81,8 @@ enum {
     KEXEC_EUNSUPPORTED = -6, /* the backend does not offer this operation */
     KEXEC_EDEVICE = -7,      /* any other device or driver failure */
     KEXEC_EMODULE = -8,      /* the module text was refused (PTX syntax, JIT failure) */
+    KEXEC_ELOST = -9,        /* the device context was lost: every allocation, module and
+                                queued work of this backend is gone; recreate it */
 };
 
 /* A device address. 0 is never a valid allocation. */
@@ -107,6 +119,10 @@ typedef struct kexec_device_info {
     const kmodel_gpu *model_gpu; /* the model's parameters when the backend knows them
                                     exactly (the sim; valid while the backend lives), else
                                     NULL */
+    double a0;                   /* the model's bandwidth factor a0 (measured / peak
+                                    bandwidth, (0, 1]; docs/MODEL.md "Calibration"): the
+                                    cuda backend's calibration file, the sim's truth;
+                                    0 = unknown (kexec_device_model_options) */
 } kexec_device_info;
 
 /* What a function handle is, from function_get. */
@@ -150,7 +166,8 @@ typedef void (*kexec_done_fn)(void *user, const kexec_completion *c);
 typedef struct kexec_profile {
     double pur;                 /* pipeline utilisation ratio, [0, 1] */
     double mur;                 /* memory-bandwidth utilisation ratio, [0, 1] */
-    double rm;                  /* memory instructions / instructions, [0, 1] */
+    double rm;                  /* memory instructions that reach DRAM / instructions,
+                                   [0, 1] (docs/MODEL.md, "Kernel characteristics") */
     double uncoalesced;         /* fraction of memory instructions uncoalesced, [0, 1] */
     unsigned warps_per_block;   /* of the profiled launch (the scheduler uses its own) */
     unsigned regs_per_thread;   /* 0 = unknown */
@@ -158,11 +175,21 @@ typedef struct kexec_profile {
     double insts_per_warp;      /* warp instructions one warp executes, > 0 */
     uint64_t min_slice_blocks;  /* smallest slice with <= 2% overhead; 0 = not measured */
     uint64_t blocks_done;       /* blocks [0, blocks_done) of the launch were run while
-                                   profiling and must not run again (0 when none ran) */
+                                   profiling and must not run again (0 when none ran); for
+                                   an unsliced launch 0 or its whole count (the launch ran
+                                   as its own profile and is complete) */
 } kexec_profile;
 
 /* A co-scheduling trial for the oracle policy: two kernels side by side with a fixed number
- * of blocks per SM each, measured apart from the real work (scratch data, or computed). */
+ * of blocks per SM each, measured apart from the real work's completions.
+ *
+ * Data: the launches carry the tenants' real parameters, and the backend cannot know which
+ * memory a kernel writes or how large its buffers are, so it cannot make scratch copies. A
+ * backend may therefore rerun real blocks on the real data (the cuda backend does; the sim
+ * computes and touches nothing). The trial, and so the opt policy, is valid only for kernels
+ * whose outputs are a function of their inputs (a block run again writes the same values:
+ * out = f(in), no accumulation in place, no atomics on outputs), as all eight benchmark
+ * kernels are. opt is an evaluation oracle; do not use it with arbitrary tenant kernels. */
 typedef struct kexec_trial {
     kexec_slice kernel[2];      /* launch shapes; first/count/lane/tag are ignored */
     unsigned blocks_per_sm[2];  /* >= 1 each */
@@ -209,10 +236,15 @@ typedef struct kexec_backend_ops {
      * launch; fn is the sliced variant when launch->sliced) and fills *out before done is
      * called. With launch->sliced it may run blocks [0, n) of the real launch to measure
      * them (the paper profiles a small slice) and report n in out->blocks_done: the
-     * scheduler then runs only [n, count). Without it, it must not run any block. */
+     * scheduler then runs only [n, count). Without it (a kernel that must run whole) it
+     * either runs no block (blocks_done = 0) or runs the whole launch exactly once as its
+     * own profile (blocks_done = count): the launch is then complete and the scheduler
+     * does not run it again, so an unsliceable kernel is profiled without running twice.
+     * Blocks count as run only when done reports status 0. */
     int (*profile)(void *state, const kexec_slice *launch, kexec_profile *out,
                    kexec_done_fn done, void *user, kexec_error *err);
-    /* Optional. Measures a co-schedule synchronously (the oracle policy needs it). */
+    /* Optional. Measures a co-schedule synchronously (the oracle policy needs it); may rerun
+     * real blocks on real data: see kexec_trial. */
     int (*trial)(void *state, const kexec_trial *t, kexec_trial_result *out, kexec_error *err);
     /* Virtual-time backends only: advance to the next event, but not past until_ns, and
      * deliver its completions. Returns 1 when it delivered completions, 0 when nothing
@@ -252,6 +284,10 @@ int kexec_backend_validate(const kexec_backend *b, kexec_error *err);
  * same name or compute capability (for what a device cannot report: schedulers, peak IPC,
  * latency) with every figure the device did report; name then points into info. KEXEC_EINVAL when the figures are inconsistent or no built-in GPU matches. */
 int kexec_device_gpu(const kexec_device_info *info, kmodel_gpu *out, kexec_error *err);
+
+/* The device's share of the model options: opt->latency.a0 = info->a0 when the device
+ * reports one in (0, 1]; everything else of opt unchanged. */
+void kexec_device_model_options(const kexec_device_info *info, kmodel_options *opt);
 
 /* Blocks in a grid (product of the three dimensions). */
 uint64_t kexec_grid_blocks(const unsigned grid[3]);

@@ -104,6 +104,9 @@ typedef struct ksched_config {
                                    model's prediction) is scheduled next, beside its best
                                    partner or alone; 0 = no bound (the paper's policy);
                                    default 1000 */
+    int device_a0;              /* 1 (default): model.latency.a0 is replaced by the a0 the
+                                   backend's device_info reports (calibrated cuda, sim),
+                                   when it reports one; 0: model's a0 as given */
 } ksched_config;
 
 /* Fills c with the defaults listed in ksched_config. */
@@ -266,6 +269,16 @@ typedef void (*ksched_done_fn)(void *user, const ksched_op_result *r);
 int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *op,
                   ksched_done_fn done, void *user, uint64_t *op_id, ksched_err *err);
 
+/* ---- a lost device ---- */
+
+/* 1 when the backend reported the device lost (KEXEC_ELOST; msg, may be NULL, gets its
+ * message), else 0. From then on every kernel not yet handed out fails with
+ * KSCHED_EBACKEND (backend_status KEXEC_ELOST), work in flight completes with the backend's
+ * KEXEC_ELOST, and ksched_submit, ksched_mem_alloc, ksched_module_load and
+ * ksched_global_get answer KSCHED_ELOST. Nothing comes back: the caller (the daemon)
+ * removes the tenants or frees the scheduler, destroys the backend and creates both anew. */
+int ksched_lost(ksched *s, char *msg, size_t msglen);
+
 /* ---- driving ---- */
 
 /* Runs until nothing can advance: all queues empty, or blocked on events never recorded.
@@ -298,6 +311,10 @@ typedef struct ksched_stats {
 } ksched_stats;
 
 void ksched_get_stats(ksched *s, ksched_stats *out);
+
+/* The model options the scheduler uses: the configuration's, with the device's a0 when
+ * ksched_config.device_a0 took it. */
+void ksched_model_options(ksched *s, kmodel_options *out);
 
 /* The profile the scheduler uses for (module_hash, entry), copied to *out; KSCHED_ENOTFOUND
  * when it has none. */

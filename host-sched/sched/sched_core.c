@@ -44,6 +44,7 @@ void ksched_config_default(ksched_config *c)
     c->fairness_window_ns = 5000000;
     c->aging = 1000;
     kmodel_options_default(&c->model);
+    c->device_a0 = 1;
 }
 
 static int config_check(const ksched_config *c, ksched_err *err)
@@ -87,6 +88,8 @@ static int attach_backend(ksched *s, const kexec_backend *be, ksched_err *err)
         return ksched_fail(err, KSCHED_EINVAL, "virtual-time backend without progress");
     if (kexec_device_gpu(&s->dev, &s->gpu, &e))
         return ksched_fail(err, KSCHED_EINVAL, "%s", e.msg);
+    if (s->cfg.device_a0)
+        kexec_device_model_options(&s->dev, &s->cfg.model);
     char msg[256] = "";
     int rc = kmodel_ctx_new(&s->model, &s->gpu, &s->cfg.model, msg, sizeof(msg));
     if (rc)
@@ -254,4 +257,13 @@ int ksched_profile_lookup(ksched *s, uint64_t module_hash, const char *entry,
         *out = *p;
     pthread_mutex_unlock(&s->lock);
     return p ? 0 : KSCHED_ENOTFOUND;
+}
+
+void ksched_model_options(ksched *s, kmodel_options *out)
+{
+    if (!s || !out)
+        return;
+    pthread_mutex_lock(&s->lock);
+    *out = s->cfg.model;
+    pthread_mutex_unlock(&s->lock);
 }

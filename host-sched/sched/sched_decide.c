@@ -275,6 +275,8 @@ static void dispatch_whole(ksched *s, unsigned lanes)
 
 void sched_dispatch(ksched *s)
 {
+    if (s->lost)
+        sched_fail_pending_lost(s);
     if (!s->n_pending)
         return;
     mark_eligible(s);

@@ -66,6 +66,7 @@ int sched_pump(ksched *s, ksched_err *err)
         sched_sub *list = take_completions(s);
         while (list) {
             sched_sub *n = list->next;
+            sched_note_backend(s, list->status, list->msg);
             if (list->kind == SUB_SLICE)
                 sched_slice_done(s, list);
             else if (list->kind == SUB_PROFILE)

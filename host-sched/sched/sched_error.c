@@ -18,6 +18,7 @@ const char *ksched_strerror(int code)
     case KSCHED_ESTATE: return "not possible in the current state";
     case KSCHED_EUNSUPPORTED: return "not supported by the backend";
     case KSCHED_EIO: return "input/output error";
+    case KSCHED_ELOST: return "device lost; the scheduler and backend must be recreated";
     default: return "unknown error";
     }
 }

@@ -19,6 +19,8 @@ enum {
     KSCHED_ESTATE = -8,       /* not possible now (tenant being removed, thread running) */
     KSCHED_EUNSUPPORTED = -9, /* the policy or call needs an op the backend lacks */
     KSCHED_EIO = -10,         /* a file could not be read */
+    KSCHED_ELOST = -11,       /* the backend lost the device (KEXEC_ELOST): every tenant's
+                                 device state is gone; recreate scheduler and backend */
 };
 
 /* Where a failing call describes what went wrong; every function taking one accepts NULL. */

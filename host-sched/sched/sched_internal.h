@@ -226,6 +226,9 @@ struct ksched {
     /* dispatcher thread */
     pthread_t thread;
     int thread_running, thread_stop;
+    /* the backend answered KEXEC_ELOST: the device state is gone (ksched_lost) */
+    int lost;
+    char lost_msg[MSG_LEN];
 };
 
 /* sched_core.c */
@@ -233,6 +236,14 @@ sched_tenant *sched_tenant_find(ksched *s, uint32_t id, ksched_err *err);
 void sched_kick(ksched *s);
 uint64_t sched_now(ksched *s);
 int sched_backend_fail(ksched_err *err, const kexec_error *e, const char *what);
+/* As sched_backend_fail, noting a lost device first (KEXEC_ELOST). */
+int sched_backend_fail_s(ksched *s, ksched_err *err, const kexec_error *e, const char *what);
+/* Notes a backend answer: KEXEC_ELOST makes the scheduler lost (sched_lost.c). */
+void sched_note_backend(ksched *s, int code, const char *msg);
+/* With the lock held: KSCHED_ELOST when lost, else 0. */
+int sched_refuse_if_lost(ksched *s, ksched_err *err);
+/* Lost: every kernel of the pending set fails (KSCHED_EBACKEND, backend KEXEC_ELOST). */
+void sched_fail_pending_lost(ksched *s);
 
 /* sched_stream.c: operations in stream order */
 void sched_stream_wake(ksched *s, sched_stream *st);

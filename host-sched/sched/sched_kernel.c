@@ -153,6 +153,7 @@ int sched_kernel_launch(ksched *s, sched_kernel *k, uint64_t count, unsigned lan
         snprintf(msg, sizeof(msg), "launch refused: %.140s", e.msg);
         if (!k->op->status)
             k->op->backend_status = rc;
+        sched_note_backend(s, rc, e.msg);
         sched_kernel_cancel(s, k, KSCHED_EBACKEND, msg);
         return KSCHED_EBACKEND;
     }
@@ -233,6 +234,36 @@ void sched_slice_done(ksched *s, sched_sub *sub)
     maybe_complete(s, k);
 }
 
+/* Blocks the profiler ran (blocks_done; usable profile or not) must not run again: the
+ * first blocks of a sliced launch, or the whole of an unsliced one (whole_only kernels are
+ * profiled unsliced, and then either none or all of it ran). A failed profile ran none.
+ * Returns 1 when k failed (a count the contract does not allow; k may be gone). */
+static int profile_ran_blocks(ksched *s, sched_kernel *k, const sched_sub *sub)
+{
+    uint64_t ran = sub->status ? 0 : k->prof_out.blocks_done;
+    if (!ran)
+        return 0;
+    int fits = k->whole_only ? k->next == 0 && ran == k->total
+                             : k->fn->sliced && ran <= k->total - k->next;
+    if (!fits) {
+        char msg[MSG_LEN];
+        snprintf(msg, sizeof(msg), "profile reported %llu blocks run of %llu",
+                 (unsigned long long)ran, (unsigned long long)k->total);
+        s->dirty = 1;
+        sched_kernel_cancel(s, k, KSCHED_EBACKEND, msg);
+        return 1;
+    }
+    k->next += ran;
+    k->done_blocks += ran;
+    if (!k->first_start_ns || sub->start_ns < k->first_start_ns)
+        k->first_start_ns = sub->start_ns;
+    if (sub->end_ns > k->last_end_ns)
+        k->last_end_ns = sub->end_ns;
+    if (k->next == k->total)
+        sched_kernel_unlink(s, k);
+    return 0;
+}
+
 /* The profile of k's class arrived: every class of the same kernel identity takes it. */
 void sched_profile_done(ksched *s, sched_sub *sub)
 {
@@ -256,12 +287,8 @@ void sched_profile_done(ksched *s, sched_sub *sub)
     }
     if (!ok)
         s->stats.unprofiled++;
-    if (ok && p->blocks_done && k->fn->sliced && p->blocks_done <= k->total - k->next) {
-        k->next += p->blocks_done;      /* the profiler ran these; they must not run again */
-        k->done_blocks += p->blocks_done;
-        if (k->next == k->total)
-            sched_kernel_unlink(s, k);
-    }
+    if (profile_ran_blocks(s, k, sub))
+        return;
     s->dirty = 1;
     maybe_complete(s, k);
 }

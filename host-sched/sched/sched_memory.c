@@ -99,7 +99,7 @@ int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kexec_devptr *o
     sched_tenant *t = sched_tenant_find(s, tenant, err);
     int rc = !t ? KSCHED_ENOTFOUND
              : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
-             : 0;
+             : sched_refuse_if_lost(s, err);
     if (!rc && t->pol.mem_quota &&
         (bytes > t->pol.mem_quota || t->st.mem_in_use > t->pol.mem_quota - bytes))
         rc = ksched_fail(err, KSCHED_EQUOTA, "tenant %u: %llu bytes in use, %llu asked, quota "
@@ -108,7 +108,7 @@ int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kexec_devptr *o
     kexec_devptr ptr = 0;
     kexec_error e = {0};
     if (!rc && s->be.ops->mem_alloc(s->be.state, bytes, &ptr, &e))
-        rc = sched_backend_fail(err, &e, "mem_alloc");
+        rc = sched_backend_fail_s(s, err, &e, "mem_alloc");
     if (!rc && insert_alloc(t, ptr, bytes, 0)) {
         s->be.ops->mem_free(s->be.state, ptr, &e);
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");

@@ -19,13 +19,13 @@ int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
     sched_tenant *t = sched_tenant_find(s, tenant, err);
     int rc = !t ? KSCHED_ENOTFOUND
              : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
-             : 0;
+             : sched_refuse_if_lost(s, err);
     sched_module *m = rc ? NULL : calloc(1, sizeof(*m));
     if (!rc && !m)
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     kexec_error e = {0};
     if (!rc && s->be.ops->module_load_ptx(s->be.state, ptx, len, &m->mod, &e))
-        rc = sched_backend_fail(err, &e, "module_load_ptx");
+        rc = sched_backend_fail_s(s, err, &e, "module_load_ptx");
     if (!rc) {
         m->id = t->next_module++;
         m->hash = ksched_hash(ptx, len);
@@ -181,6 +181,7 @@ int ksched_global_get(ksched *s, uint32_t tenant, uint32_t module, const char *n
     int rc = !t ? KSCHED_ENOTFOUND
              : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
              : !m ? ksched_fail(err, KSCHED_ENOTFOUND, "no module %u", module)
+             : sched_refuse_if_lost(s, err) ? KSCHED_ELOST
              : !s->be.ops->global_get
                  ? ksched_fail(err, KSCHED_EUNSUPPORTED, "backend %s has no module variables",
                                s->be.ops->name ? s->be.ops->name : "?")
@@ -190,7 +191,7 @@ int ksched_global_get(ksched *s, uint32_t tenant, uint32_t module, const char *n
     kexec_error be = {0};
     if (!rc && s->be.ops->global_get(s->be.state, m->mod, name, &p, &n, &be))
         rc = be.code == KEXEC_ENOTFOUND ? ksched_fail(err, KSCHED_ENOTFOUND, "%s", be.msg)
-                                        : sched_backend_fail(err, &be, "global_get");
+                                        : sched_backend_fail_s(s, err, &be, "global_get");
     if (!rc)
         rc = sched_global_register(s, t, module, p, n, err);
     if (!rc && addr)

@@ -163,6 +163,7 @@ static int submit_copy(ksched *s, sched_op *op)
     if (rc) {
         free(sub);
         op->backend_status = rc;
+        sched_note_backend(s, rc, e.msg);
         sched_op_complete(s, op, KSCHED_EBACKEND, e.msg);
         return 1;
     }
@@ -357,6 +358,7 @@ int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *
     int rc = !t ? KSCHED_ENOTFOUND
              : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
              : !st || st->destroyed ? ksched_fail(err, KSCHED_ENOTFOUND, "no stream %u", stream)
+             : sched_refuse_if_lost(s, err) ? KSCHED_ELOST
              : check_op(s, t, x, err);
     sched_op *op = rc ? NULL : op_new(s, t, st, x);
     if (!rc && !op)

@@ -50,6 +50,10 @@ typedef struct ksim_config {
     uint64_t profile_blocks;     /* the profile op runs (and reports) the first this many
                                     blocks of a sliced launch, like a profiler measuring a
                                     small slice; default 0 (it runs none) */
+    int profile_whole;           /* 1: the profile op of an unsliced launch runs it whole,
+                                    as its own profile (blocks_done = count), like the cuda
+                                    backend; the profile takes no simulated time; default 0
+                                    (it runs none) */
     uint64_t seed;               /* for profile_error */
 } ksim_config;
 
@@ -96,6 +100,12 @@ int ksim_add_kernels(ksim *s, const ksched_profile_cache *c, ksched_err *err);
 /* From now on, launches of entry (and its sliced variant) complete with KEXEC_ELAUNCH
  * when fail is 1, normally when 0. The entry must have been declared. */
 int ksim_set_failing(ksim *s, const char *entry, int fail, ksched_err *err);
+
+/* Loses the device, as a sticky fault on a GPU does (executor.h, "Lost device"): work in
+ * flight completes with KEXEC_ELOST when its time comes, and every later op that needs the
+ * device (allocation, copies, modules, functions, launches, profiles, trials) is refused
+ * with KEXEC_ELOST; mem_free, module_unload, progress and destroy still work. */
+void ksim_lose(ksim *s);
 
 /* Which blocks of the launch tagged tag ran, against a grid of total blocks. */
 int ksim_coverage(const ksim *s, uint64_t tag, uint64_t total, ksim_coverage_result *out,

@@ -145,6 +145,17 @@ int ksim_add_kernels(ksim *s, const ksched_profile_cache *c, ksched_err *err)
     return 0;
 }
 
+int sim_lost(kexec_error *err)
+{
+    return kexec_fail(err, KEXEC_ELOST, "sim: device lost (ksim_lose)");
+}
+
+void ksim_lose(ksim *s)
+{
+    if (s)
+        s->lost = 1;
+}
+
 int ksim_set_failing(ksim *s, const char *entry, int fail, ksched_err *err)
 {
     int i = s && entry ? sim_kernel_index(s, entry, strlen(entry)) : -1;
@@ -187,6 +198,7 @@ static int sim_device_info(void *state, kexec_device_info *out, kexec_error *err
     out->smem_per_sm = g->smem_per_sm;
     out->max_smem_per_block = g->max_smem_per_block;
     out->clock_mhz = g->clock_mhz;
+    out->a0 = s->cfg.model.latency.a0;
     out->mem_bandwidth_gbs = g->mem_bandwidth_gbs;
     out->total_mem = s->cfg.mem_bytes;
     out->lanes = s->cfg.lanes;
@@ -211,6 +223,8 @@ static int sim_profile(void *state, const kexec_slice *launch, kexec_profile *ou
                        kexec_done_fn done, void *user, kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     if (!launch || !launch->fn || !out || !done)
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
     const sim_kernel *k = &s->kernels[launch->fn->kernel];
@@ -235,6 +249,12 @@ static int sim_profile(void *state, const kexec_slice *launch, kexec_profile *ou
             return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
         }
         out->blocks_done = n;
+    } else if (!launch->sliced && s->cfg.profile_whole) {
+        if (s->cfg.track_coverage && sim_coverage_add(s, launch->tag, 0, launch->count)) {
+            sim_job_free(j);
+            return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        }
+        out->blocks_done = launch->count;
     }
     sim_queue_push(&s->profiles_head, &s->profiles_tail, j);
     s->in_flight++;
@@ -245,6 +265,8 @@ static int sim_trial(void *state, const kexec_trial *t, kexec_trial_result *out,
                      kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     if (!t || !out || !t->kernel[0].fn || !t->kernel[1].fn)
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
     unsigned v[2];

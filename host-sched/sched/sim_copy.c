@@ -69,6 +69,8 @@ int sim_copy_h2d(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
                  kexec_done_fn done, void *user, kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     int rc = check_range(s, dst, bytes, "copy to device", err);
     if (rc)
         return rc;
@@ -86,6 +88,8 @@ int sim_copy_d2h(void *state, void *dst, kexec_devptr src, uint64_t bytes,
                  kexec_done_fn done, void *user, kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     int rc = check_range(s, src, bytes, "copy to host", err);
     if (rc)
         return rc;
@@ -103,6 +107,8 @@ int sim_copy_d2d(void *state, kexec_devptr dst, kexec_devptr src, uint64_t bytes
                  kexec_done_fn done, void *user, kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     int rc = check_range(s, dst, bytes, "device copy (destination)", err);
     if (!rc)
         rc = check_range(s, src, bytes, "device copy (source)", err);
@@ -120,6 +126,8 @@ int sim_memset_d8(void *state, kexec_devptr dst, uint8_t value, uint64_t bytes,
                   kexec_done_fn done, void *user, kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     int rc = check_range(s, dst, bytes, "memset", err);
     if (rc)
         return rc;

@@ -65,6 +65,8 @@ int sim_launch(void *state, const kexec_slice *sl, kexec_done_fn done, void *use
                kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     if (!sl || !sl->fn || !done)
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
     int rc = check_slice(s, sl, err);
@@ -148,7 +150,7 @@ static void finish(ksim *s, job *j, delivery **out)
 {
     delivery *d = malloc(sizeof(*d));
     if (!d) {           /* cannot queue: deliver at once (state is consistent here) */
-        kexec_completion c = {.status = j->status, .msg = "", .start_ns = (uint64_t)j->start_ns,
+        kexec_completion c = {.status = s->lost ? KEXEC_ELOST : j->status, .msg = "", .start_ns = (uint64_t)j->start_ns,
                               .end_ns = (uint64_t)s->now};
         j->done(j->user, &c);
         sim_job_free(j);
@@ -364,6 +366,8 @@ static void deliver(ksim *s, delivery *list)
     while (rev) {
         job *j = rev->j;
         char msg[160] = "";
+        if (s->lost)
+            j->status = KEXEC_ELOST;
         if (j->status == KEXEC_ELAUNCH)
             snprintf(msg, sizeof(msg), "simulated fault in %s", kernel_name(s, j));
         else if (j->status)

@@ -121,6 +121,7 @@ typedef struct lane {
 
 struct ksim {
     ksim_config cfg;
+    int lost;               /* ksim_lose: every op refused, completions KEXEC_ELOST */
     kmodel_ctx *model;
     double now;             /* ns */
     uint64_t seq;
@@ -204,5 +205,8 @@ void sim_queue_push(job **head, job **tail, job *j);
 /* sim_coverage.c */
 int sim_coverage_add(ksim *s, uint64_t tag, uint64_t first, uint64_t count);
 void sim_coverage_free(ksim *s);
+
+/* sim_backend.c: the refusal of every op after ksim_lose. */
+int sim_lost(kexec_error *err);
 
 #endif

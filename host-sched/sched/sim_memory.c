@@ -31,6 +31,8 @@ sim_alloc *sim_find_alloc(ksim *s, uint64_t addr, uint64_t bytes)
 int sim_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     if (!out || !bytes)
         return kexec_fail(err, KEXEC_EINVAL, "allocation of 0 bytes");
     if (bytes > s->cfg.mem_bytes || s->stats.mem_in_use > s->cfg.mem_bytes - bytes)

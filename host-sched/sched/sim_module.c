@@ -29,6 +29,8 @@ int sim_module_load(void *state, const char *ptx, size_t len, kexec_module **out
                     kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     if (!ptx || !out)
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
     struct kexec_module *m = calloc(1, sizeof(*m));
@@ -65,6 +67,8 @@ int sim_function_get(void *state, kexec_module *m, const char *entry, kexec_func
                      kexec_func_info *info, kexec_error *err)
 {
     ksim *s = state;
+    if (s->lost)
+        return sim_lost(err);
     if (!m || !entry || !out)
         return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
     unsigned i = 0;

@@ -50,4 +50,16 @@ static const char kcuda_test_ptx[] =
     "    ret;\n"
     "}\n";
 
+/* A module with variables (__device__ unsigned counter; __constant__ char table[16]):
+ * every load must get variables of its own. */
+static const char kcuda_test_vars_ptx[] =
+    ".version 7.5\n"
+    ".target sm_75\n"
+    ".address_size 64\n"
+    "\n"
+    ".visible .global .align 4 .u32 counter;\n"
+    ".const .align 8 .b8 table[16];\n"
+    "\n"
+    KCUDA_COUNT_BLOCKS_PTX("count_vars");
+
 #endif

@@ -176,6 +176,11 @@ static void test_device_and_calibration(void)
     const kcuda_calibration *c = kcuda_calibration_of(be.state);
     g_assert_nonnull(c);
     g_assert_cmpfloat(c->a0, ==, 0.9);
+    g_assert_cmpfloat(in.a0, ==, 0.9);
+    kmodel_options mo;
+    kmodel_options_default(&mo);
+    kexec_device_model_options(&in, &mo);
+    g_assert_cmpfloat(mo.latency.a0, ==, 0.9);
     g_assert_null(be.ops->progress);
     be.ops->destroy(be.state);
     g_remove(path);
@@ -192,6 +197,7 @@ static void test_overhead_measured(void)
     kexec_device_info in;
     g_assert_cmpint(be.ops->device_info(be.state, &in, NULL), ==, 0);
     g_assert_null(in.model_gpu);
+    g_assert_cmpfloat(in.a0, ==, 0);                        /* no calibration: unknown */
     g_assert_cmpuint(in.slice_overhead_ns, >=, FAKE_LAUNCH_NS - 1);
     g_assert_cmpuint(in.slice_overhead_ns, <=, FAKE_LAUNCH_NS + 1);
     be.ops->destroy(be.state);
@@ -296,6 +302,98 @@ static void test_modules(void)
     g_free(copy);
     free(text);
     be.ops->destroy(be.state);
+}
+
+static void copy_sync(const kexec_backend *be, int to_device, kexec_devptr d, void *h,
+                      uint64_t bytes)
+{
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    kexec_error e = {0};
+    g_assert_cmpint(to_device ? be->ops->copy_h2d(be->state, d, h, bytes, on_done, &t, &e)
+                              : be->ops->copy_d2h(be->state, h, d, bytes, on_done, &t, &e),
+                    ==, 0);
+    waiter_wait(&w, 1);
+    g_assert_cmpuint(w.failed, ==, 0);
+}
+
+/* A text with module variables is loaded anew for each load (each tenant's variables are
+ * its own); its variables are reachable by copies until their module goes. */
+static void test_module_variables(void)
+{
+    kexec_backend be = open_backend(NULL);
+    void *st = be.state;
+    fake_stats before, after;
+    fake_driver_stats(&before);
+    /* an extern declaration defines no variable */
+    gchar *text = g_strconcat(kcuda_test_vars_ptx, ".extern .global .align 4 .u32 elsewhere;\n",
+                              NULL);
+    size_t len = strlen(text);
+    kexec_module *m1, *m2;
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m1, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m2, &e), ==, 0);
+    g_assert_true(m1 != m2);
+    fake_driver_stats(&after);
+    g_assert_cmpuint(after.module_loads - before.module_loads, ==, 2);
+    kcuda_stats s;
+    kcuda_get_stats(st, &s);
+    g_assert_cmpuint(s.module_cache_hits, ==, 0);
+    g_assert_cmpuint(s.modules_private, ==, 2);
+
+    kexec_devptr c1, c2, t1;
+    uint64_t bytes = 0;
+    g_assert_cmpint(be.ops->global_get(st, m1, "counter", &c1, &bytes, &e), ==, 0);
+    g_assert_cmpuint(bytes, ==, 4);
+    g_assert_cmpint(be.ops->global_get(st, m2, "counter", &c2, NULL, &e), ==, 0);
+    g_assert_cmphex(c1, !=, c2);
+    g_assert_cmpint(be.ops->global_get(st, m1, "table", &t1, &bytes, &e), ==, 0);
+    g_assert_cmpuint(bytes, ==, 16);
+    kexec_devptr again;                 /* a second look-up: the same range */
+    g_assert_cmpint(be.ops->global_get(st, m1, "counter", &again, NULL, &e), ==, 0);
+    g_assert_cmphex(again, ==, c1);
+    g_assert_cmpint(be.ops->global_get(st, m1, "elsewhere", NULL, NULL, &e), ==, KEXEC_ENOTFOUND);
+    g_assert_cmpint(be.ops->global_get(st, m1, "nothing", NULL, NULL, &e), ==, KEXEC_ENOTFOUND);
+    g_assert_nonnull(strstr(e.msg, "nothing"));
+    g_assert_cmpint(be.ops->global_get(st, m1, "", NULL, NULL, &e), ==, KEXEC_EINVAL);
+
+    /* each load's counter holds what was written to it */
+    uint32_t v1 = 0x11111111, v2 = 0x22222222, r1 = 0, r2 = 0;
+    copy_sync(&be, 1, c1, &v1, 4);
+    copy_sync(&be, 1, c2, &v2, 4);
+    copy_sync(&be, 0, c1, &r1, 4);
+    copy_sync(&be, 0, c2, &r2, 4);
+    g_assert_cmphex(r1, ==, v1);
+    g_assert_cmphex(r2, ==, v2);
+    uint8_t tab[16] = {1, 2, 3}, tab_back[16] = {0};
+    copy_sync(&be, 1, t1, tab, 16);
+    copy_sync(&be, 0, t1, tab_back, 16);
+    g_assert_cmpmem(tab, 16, tab_back, 16);
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    g_assert_cmpint(be.ops->copy_h2d(st, c1, &v1, 8, on_done, &t, &e), ==, KEXEC_EINVAL);
+
+    /* unloaded: its variables are no longer reachable; the other load's still are */
+    g_assert_cmpint(be.ops->module_unload(st, m1, &e), ==, 0);
+    g_assert_cmpint(be.ops->copy_h2d(st, c1, &v1, 4, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->global_get(st, m1, "counter", NULL, NULL, &e), ==, KEXEC_EINVAL);
+    copy_sync(&be, 0, c2, &r2, 4);
+    g_assert_cmphex(r2, ==, v2);
+    g_assert_cmpuint(w.done, ==, 0);
+
+    /* a text without variables stays shared and has none to give */
+    size_t plen;
+    char *plain = sliced_module_text(&plen);
+    kexec_module *p1, *p2;
+    g_assert_cmpint(be.ops->module_load_ptx(st, plain, plen, &p1, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, plain, plen, &p2, &e), ==, 0);
+    g_assert_true(p1 == p2);
+    g_assert_cmpint(be.ops->global_get(st, p1, "counter", NULL, NULL, &e), ==, KEXEC_ENOTFOUND);
+    free(plain);
+    g_free(text);
+    be.ops->destroy(be.state);          /* unloads m2 and p1 */
 }
 
 /* A 3-D grid run whole on lane 0, then as random slices over every lane: each block is
@@ -450,8 +548,11 @@ static void test_profile_refusals(void)
     waiter_init(&w);
     ticket t = {&w, 0, 0};
     kexec_error e = {0};
-    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==,
-                    KEXEC_EUNSUPPORTED);
+    s.sliced = 1;                       /* the unsliced function as a slice */
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KEXEC_EINVAL);
+    s.sliced = 0;
+    s.fn = k.count_sliced;              /* and the other way round */
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KEXEC_EINVAL);
     s.fn = k.count_sliced;
     s.sliced = 1;
     s.first = 3;
@@ -461,7 +562,37 @@ static void test_profile_refusals(void)
     be.ops->destroy(be.state);
 }
 
-/* A fault loses the context: the launch completes with KEXEC_ELAUNCH naming the error,
+/* A whole (unsliced) launch is accepted for profiling (it would run once, as its own
+ * profile: blocks_done = count). Without counters (no CUPTI device here) it completes with
+ * KEXEC_EUNSUPPORTED and runs no block, and later profiles are refused at once. */
+static void test_profile_whole_without_counters(void)
+{
+    kexec_backend be = open_backend(NULL);
+    kernels k = load_kernels(&be);
+    kexec_devptr d;
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 40, &d, &e), ==, 0);
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    g_assert_cmpint(be.ops->memset_d8(be.state, d, 0, 40, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 1);
+    count_params p = {.counts = d};
+    kexec_slice s = count_launch(&k, (const unsigned[3]){10, 1, 1}, &p);
+    kexec_profile prof = {.blocks_done = 99};
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 2);
+    g_assert_cmpint(w.last_status, ==, KEXEC_EUNSUPPORTED);
+    uint32_t *host = read_counts(&be, d, 10);
+    for (int i = 0; i < 10; i++)
+        g_assert_cmpuint(host[i], ==, 0);
+    g_free(host);
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==,
+                    KEXEC_EUNSUPPORTED);
+    be.ops->destroy(be.state);
+}
+
+/* A fault loses the context: the launch completes with KEXEC_ELOST naming the error,
  * everything after is refused, and a new backend (after destroy resets the context) works. */
 static void test_fault(void)
 {
@@ -478,16 +609,18 @@ static void test_fault(void)
     g_assert_false(kcuda_broken(st, NULL, 0));
     g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, 0);
     waiter_wait(&w, 1);
-    g_assert_cmpint(w.last_status, ==, KEXEC_ELAUNCH);
+    g_assert_cmpint(w.last_status, ==, KEXEC_ELOST);
     g_assert_nonnull(strstr(w.last_msg, "CUDA_ERROR_ILLEGAL_ADDRESS"));
     g_assert_nonnull(strstr(w.last_msg, "fault"));
     char why[256];
     g_assert_true(kcuda_broken(st, why, sizeof(why)));
     g_assert_nonnull(strstr(why, "ILLEGAL_ADDRESS"));
-    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, KEXEC_EDEVICE);
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, KEXEC_ELOST);
     g_assert_nonnull(strstr(e.msg, "context lost"));
     kexec_devptr d;
-    g_assert_cmpint(be.ops->mem_alloc(st, 64, &d, &e), ==, KEXEC_EDEVICE);
+    g_assert_cmpint(be.ops->mem_alloc(st, 64, &d, &e), ==, KEXEC_ELOST);
+    g_assert_cmpint(be.ops->module_load_ptx(st, kcuda_test_vars_ptx, strlen(kcuda_test_vars_ptx),
+                                            &k.mod, &e), ==, KEXEC_ELOST);
     g_assert_cmpuint(w.done, ==, 1);
     fake_stats before, after;
     fake_driver_stats(&before);
@@ -518,10 +651,13 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/overhead-measured", test_overhead_measured);
     g_test_add_func("/cuda/backend-fake/memory", test_memory);
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
+    g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);
     g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);
     g_test_add_func("/cuda/backend-fake/trial", test_trial);
     g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);
     g_test_add_func("/cuda/backend-fake/profile-refusals", test_profile_refusals);
+    g_test_add_func("/cuda/backend-fake/profile-whole-without-counters",
+                    test_profile_whole_without_counters);
     g_test_add_func("/cuda/backend-fake/fault", test_fault);
     return g_test_run();
 }

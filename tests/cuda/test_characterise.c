@@ -23,6 +23,7 @@ static kprof_counters saturated(const kmodel_gpu *g)
     c.dram_write_bytes = 0.25 * g->mem_bandwidth_gbs * c.duration_ns;
     c.global_requests = 1000;
     c.global_sectors = 4000;
+    c.l2_miss_sectors = 4000;   /* every sector from DRAM */
     return c;
 }
 
@@ -93,13 +94,42 @@ static void test_ncu_tea(void)
     g_assert_cmpfloat(fabs(p.mur - 0.215), <, 0.002);
 }
 
+/* Rm counts the memory instructions that reach DRAM: those whose sectors hit L2 (or L1) do
+ * not; rm_all counts them all. Without global traffic it comes from DRAM bytes. */
+static void test_rm_reaches_dram(void)
+{
+    const kmodel_gpu *g = h100();
+    kprof_counters c = saturated(g);
+    kprof_profile p;
+    const struct { double miss, rm; } cases[] = {
+        {4000, 0.25}, {1000, 0.0625}, {0, 0}, {8000, 0.25},     /* clamped at rm_all */
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        c.l2_miss_sectors = cases[i].miss;
+        g_assert_cmpint(kprof_characterise(&c, g, &p), ==, KPROF_OK);
+        g_assert_cmpfloat_with_epsilon(p.rm, cases[i].rm, 1e-12);
+        g_assert_cmpfloat_with_epsilon(p.rm_all, 0.25, 1e-12);
+    }
+    /* local memory only: DRAM bytes / 128 per coalesced instruction, at most rm_all */
+    c = saturated(g);
+    c.global_requests = c.global_sectors = c.l2_miss_sectors = 0;
+    c.dram_read_bytes = 128.0 * c.warp_insts / 100;
+    c.dram_write_bytes = 0;
+    g_assert_cmpint(kprof_characterise(&c, g, &p), ==, KPROF_OK);
+    g_assert_cmpfloat_with_epsilon(p.rm, 0.01, 1e-12);
+    c.dram_read_bytes = 128.0 * c.warp_insts;               /* more than 1 per instruction */
+    g_assert_cmpint(kprof_characterise(&c, g, &p), ==, KPROF_OK);
+    g_assert_cmpfloat_with_epsilon(p.rm, 0.25, 1e-12);
+}
+
 static void test_rejects_unusable(void)
 {
     const kmodel_gpu *g = h100();
     kprof_profile p;
     kprof_counters base = saturated(g);
     double *fields[] = {&base.warp_insts, &base.mem_insts, &base.dram_read_bytes,
-                        &base.sm_cycles, &base.duration_ns, &base.global_sectors};
+                        &base.sm_cycles, &base.duration_ns, &base.global_sectors,
+                        &base.l2_miss_sectors};
     for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) {
         double keep = *fields[i];
         *fields[i] = NAN;
@@ -132,6 +162,7 @@ int main(int argc, char **argv)
     g_test_add_func("/characterise/scaling", test_scaling);
     g_test_add_func("/characterise/uncoalesced", test_uncoalesced);
     g_test_add_func("/characterise/ncu-tea", test_ncu_tea);
+    g_test_add_func("/characterise/rm-reaches-dram", test_rm_reaches_dram);
     g_test_add_func("/characterise/rejects-unusable", test_rejects_unusable);
     return g_test_run();
 }

@@ -85,6 +85,31 @@ static void test_many(void)
     kcuda_module_cache_free(c);
 }
 
+/* Private payloads (texts with module variables): each load of the same text is its own;
+ * a shared payload of the same text is still found. */
+static void test_private(void)
+{
+    kcuda_module_cache *c;
+    g_assert_cmpint(kcuda_module_cache_new(&c, NULL), ==, 0);
+    int p1, p2, shared;
+    g_assert_cmpint(kcuda_module_cache_add_shared(c, A, strlen(A), &p1, 0, NULL), ==, 0);
+    g_assert_null(kcuda_module_cache_acquire(c, A, strlen(A)));
+    g_assert_cmpint(kcuda_module_cache_add_shared(c, A, strlen(A), &p2, 0, NULL), ==, 0);
+    g_assert_cmpuint(kcuda_module_cache_count(c), ==, 2);
+    g_assert_cmphex(kcuda_module_cache_hash(c, &p2), ==, ksched_hash(A, strlen(A)));
+    g_assert_cmpint(kcuda_module_cache_shared(c, &p1), ==, 0);
+    g_assert_cmpint(kcuda_module_cache_add_shared(c, A, strlen(A), &shared, 1, NULL), ==, 0);
+    g_assert_cmpint(kcuda_module_cache_shared(c, &shared), ==, 1);
+    g_assert_true(kcuda_module_cache_acquire(c, A, strlen(A)) == &shared);
+    g_assert_cmpint(kcuda_module_cache_release(c, &p1, NULL), ==, 0);
+    g_assert_cmpint(kcuda_module_cache_release(c, &p1, NULL), ==, KEXEC_EINVAL);
+    g_assert_cmpint(kcuda_module_cache_release(c, &p2, NULL), ==, 0);
+    g_assert_cmpint(kcuda_module_cache_shared(c, &p2), ==, 0);
+    g_assert_cmpint(kcuda_module_cache_release(c, &shared, NULL), ==, 1);
+    g_assert_cmpuint(kcuda_module_cache_count(c), ==, 1);
+    kcuda_module_cache_free(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -92,5 +117,6 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/module-cache/holders", test_holders);
     g_test_add_func("/cuda/module-cache/refusals", test_refusals);
     g_test_add_func("/cuda/module-cache/many", test_many);
+    g_test_add_func("/cuda/module-cache/private", test_private);
     return g_test_run();
 }

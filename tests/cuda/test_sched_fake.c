@@ -2,7 +2,8 @@
  * the executor contract end to end. Two tenants launch count_blocks and count_blocks_b
  * (profiles given: one compute-like, one memory-like, so the kernelet policy pairs and
  * slices them); every block of every launch must be counted exactly once, whatever slices
- * the scheduler chose and whichever lanes it put them on. */
+ * the scheduler chose and whichever lanes it put them on. Two tenants loading the same PTX
+ * with a __device__ variable each get their own. */
 #include <glib.h>
 #include <string.h>
 
@@ -148,9 +149,70 @@ static void test_two_tenants_sliced(void)
     be.ops->destroy(be.state);
 }
 
+static ksched *sched_on_fake(kexec_backend *be)
+{
+    kcuda *kc;
+    kexec_error ke = {0};
+    if (kcuda_new(&kc, NULL, &ke))
+        g_error("kcuda_new: %s", ke.msg);
+    kcuda_backend(kc, be);
+    ksched *s;
+    ksched_err e = {0};
+    if (ksched_new(&s, be, NULL, NULL, &e))
+        g_error("ksched_new: %s", e.msg);
+    return s;
+}
+
+/* Two tenants load the same PTX with a __device__ variable: each gets its own (different
+ * addresses), each copies to and from its own, and neither may touch the other's. */
+static void test_module_variables_per_tenant(void)
+{
+    kexec_backend be;
+    ksched *s = sched_on_fake(&be);
+    ksched_err e = {0};
+    uint32_t t[2], mod[2];
+    kexec_devptr var[2];
+    uint64_t bytes = 0;
+    unsigned failed = 0;
+    for (int i = 0; i < 2; i++) {
+        g_assert_cmpint(ksched_tenant_add(s, i ? "b" : "a", NULL, &t[i], &e), ==, 0);
+        g_assert_cmpint(ksched_module_load(s, t[i], kcuda_test_vars_ptx,
+                                           strlen(kcuda_test_vars_ptx), &mod[i], &e), ==, 0);
+        g_assert_cmpint(ksched_global_get(s, t[i], mod[i], "counter", &var[i], &bytes, &e), ==,
+                        0);
+        g_assert_cmpuint(bytes, ==, 4);
+    }
+    g_assert_cmphex(var[0], !=, var[1]);
+    uint32_t in[2] = {0xA0A0A0A0u, 0xB0B0B0B0u}, out[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        ksched_op op = {.kind = KSCHED_OP_COPY_H2D,
+                        .u.h2d = {.dst = var[i], .src = &in[i], .bytes = 4}};
+        submit(s, t[i], &op, &failed);
+    }
+    for (int i = 0; i < 2; i++) {
+        ksched_op op = {.kind = KSCHED_OP_COPY_D2H,
+                        .u.d2h = {.dst = &out[i], .src = var[i], .bytes = 4}};
+        submit(s, t[i], &op, &failed);
+    }
+    g_assert_cmpint(ksched_run_until_idle(s, &e), ==, 0);
+    g_assert_cmpuint(failed, ==, 0);
+    g_assert_cmphex(out[0], ==, in[0]);
+    g_assert_cmphex(out[1], ==, in[1]);
+    /* the other tenant's variable is not this tenant's memory */
+    ksched_op steal = {.kind = KSCHED_OP_COPY_D2H,
+                       .u.d2h = {.dst = &out[0], .src = var[1], .bytes = 4}};
+    g_assert_cmpint(ksched_submit(s, t[0], 0, &steal, NULL, NULL, NULL, &e), ==, KSCHED_EINVAL);
+    ksched_op poke = {.kind = KSCHED_OP_MEMSET, .u.memset = {.dst = var[0], .bytes = 4}};
+    g_assert_cmpint(ksched_submit(s, t[1], 0, &poke, NULL, NULL, NULL, &e), ==, KSCHED_EINVAL);
+    ksched_free(s);
+    be.ops->destroy(be.state);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cuda/sched-fake/two-tenants-sliced", test_two_tenants_sliced);
+    g_test_add_func("/cuda/sched-fake/module-variables-per-tenant",
+                    test_module_variables_per_tenant);
     return g_test_run();
 }

@@ -91,6 +91,86 @@ static void test_blocks_once(gconstpointer data)
     tenv_free(t);
 }
 
+/* A profiler that runs an unsliced launch whole as its own profile (blocks_done = count):
+ * that launch is not run again, the others of its kernel run normally, and sliced kernels
+ * are not affected. */
+static void test_profile_whole(void)
+{
+    ksched_config c;
+    ksched_config_default(&c);
+    c.policy = KSCHED_KERNELET;
+    ksim_config sc;
+    ksim_config_default(&sc);
+    sc.profile_whole = 1;
+    tenv *t = tenv_new(&c, &sc);
+    uint32_t ta = tenv_tenant(t, "a"), tb = tenv_tenant(t, "b");
+    ksched_tenant_policy pol;
+    ksched_tenant_policy_default(&pol);
+    pol.slicing = 0;                       /* b's kernels run whole */
+    g_assert_cmpint(ksched_tenant_set_policy(t->s, tb, &pol, NULL), ==, 0);
+    const char *names[2] = {"comp", "mem"};
+    uint32_t fa, fb;
+    tenv_functions(t, ta, names + 1, 1, 1, &fa);
+    tenv_functions(t, tb, names, 1, 1, &fb);
+    enum { N = 3 };
+    launched lb[N], la[N];
+    memset(lb, 0, sizeof(lb));
+    memset(la, 0, sizeof(la));
+    for (int i = 0; i < N; i++) {
+        ksched_op op = launch_op(fb, 500 + 10 * (unsigned)i, 2, 128);
+        lb[i].blocks = (500 + 10 * (uint64_t)i) * 2;
+        lb[i].op = tenv_submit(t, tb, 0, &op, rec_done, &lb[i].r);
+    }
+    tenv_run(t);
+    ksched_stats st;
+    ksched_get_stats(t->s, &st);
+    g_assert_cmpuint(st.profiles, ==, 1);
+    g_assert_cmpuint(st.slices, ==, N - 1);     /* the first launch ran as the profile */
+    ksim_stats ss;
+    ksim_get_stats(t->sim, &ss);
+    g_assert_cmpuint(ss.launches, ==, N - 1);
+    for (int i = 0; i < N; i++) {
+        g_assert_cmpint(lb[i].r.r.status, ==, 0);
+        assert_blocks_once(t, lb[i].op, lb[i].blocks);
+    }
+    g_assert_cmpuint(lb[0].r.r.end_ns, >=, lb[0].r.r.start_ns);
+    g_assert_cmpuint(lb[0].r.r.start_ns, >=, lb[0].r.r.submit_ns);
+    /* a kernel without a sliced variant: the same */
+    const char *mid = "mid";
+    uint32_t fw;
+    tenv_functions(t, ta, &mid, 1, 0, &fw);
+    launched lw[2];
+    memset(lw, 0, sizeof(lw));
+    for (int i = 0; i < 2; i++) {
+        ksched_op op = launch_op(fw, 700, 1, 64);
+        lw[i].blocks = 700;
+        lw[i].op = tenv_submit(t, ta, 0, &op, rec_done, &lw[i].r);
+    }
+    tenv_run(t);
+    ksched_get_stats(t->s, &st);
+    g_assert_cmpuint(st.profiles, ==, 2);
+    g_assert_cmpuint(st.slices, ==, N - 1 + 1);
+    for (int i = 0; i < 2; i++) {
+        g_assert_cmpint(lw[i].r.r.status, ==, 0);
+        assert_blocks_once(t, lw[i].op, lw[i].blocks);
+    }
+    /* a sliced kernel's profile runs no block (profile_blocks is 0): all of it sliced */
+    for (int i = 0; i < N; i++) {
+        ksched_op op = launch_op(fa, 3000, 1, 256);
+        la[i].blocks = 3000;
+        la[i].op = tenv_submit(t, ta, 0, &op, rec_done, &la[i].r);
+    }
+    tenv_run(t);
+    for (int i = 0; i < N; i++) {
+        g_assert_cmpint(la[i].r.r.status, ==, 0);
+        assert_blocks_once(t, la[i].op, la[i].blocks);
+    }
+    ksched_get_stats(t->s, &st);
+    g_assert_cmpuint(st.profiles, ==, 3);
+    g_assert_cmpuint(st.kernels_completed, ==, 2 * N + 2);
+    tenv_free(t);
+}
+
 /* ---- pruning and widening ---- */
 
 /* Kernels whose PUR and MUR come from the profile the sim reports. */
@@ -431,6 +511,7 @@ int main(int argc, char **argv)
                  ksched_policy_name((ksched_policy)p));
         g_test_add_data_func(path, GINT_TO_POINTER(p), test_blocks_once);
     }
+    g_test_add_func("/policies/profile-whole", test_profile_whole);
     g_test_add_func("/policies/pruning", test_pruning);
     g_test_add_func("/policies/widening", test_widening);
     g_test_add_func("/policies/reaction-to-arrival", test_reaction_to_arrival);

@@ -383,6 +383,47 @@ static void test_device_mapping(void)
     info.cc_minor = 5;
     kexec_error err;
     g_assert_cmpint(kexec_device_gpu(&info, &g, &err), ==, KEXEC_EINVAL);
+    /* a0: taken when the device reports one in (0, 1] */
+    kmodel_options o;
+    kmodel_options_default(&o);
+    double def = o.latency.a0;
+    kexec_device_model_options(&info, &o);              /* 0: unknown */
+    g_assert_cmpfloat(o.latency.a0, ==, def);
+    info.a0 = 1.5;
+    kexec_device_model_options(&info, &o);
+    g_assert_cmpfloat(o.latency.a0, ==, def);
+    info.a0 = 0.85;
+    kexec_device_model_options(&info, &o);
+    g_assert_cmpfloat(o.latency.a0, ==, 0.85);
+}
+
+/* The scheduler's model takes the sim's a0 from device_info unless told not to. */
+static void test_device_a0(void)
+{
+    ksim_config c;
+    ksim_config_default(&c);
+    c.model.latency.a0 = 0.8;
+    ksim *sim;
+    g_assert_cmpint(ksim_new(&sim, &c, NULL), ==, 0);
+    kexec_backend be;
+    ksim_backend(sim, &be);
+    kexec_device_info in;
+    g_assert_cmpint(be.ops->device_info(be.state, &in, NULL), ==, 0);
+    g_assert_cmpfloat(in.a0, ==, 0.8);
+    for (int take = 0; take < 2; take++) {
+        ksched_config sc;
+        ksched_config_default(&sc);
+        g_assert_cmpint(sc.device_a0, ==, 1);
+        sc.device_a0 = take;
+        sc.model.latency.a0 = 0.5;
+        ksched *s;
+        g_assert_cmpint(ksched_new(&s, &be, &sc, NULL, NULL), ==, 0);
+        kmodel_options mo;
+        ksched_model_options(s, &mo);
+        g_assert_cmpfloat(mo.latency.a0, ==, take ? 0.8 : 0.5);
+        ksched_free(s);
+    }
+    be.ops->destroy(be.state);
 }
 
 int main(int argc, char **argv)
@@ -400,5 +441,6 @@ int main(int argc, char **argv)
     g_test_add_func("/sim/determinism", test_determinism);
     g_test_add_func("/sim/suffix", test_suffix_matches_slicer);
     g_test_add_func("/sim/device-mapping", test_device_mapping);
+    g_test_add_func("/sim/device-a0", test_device_a0);
     return g_test_run();
 }

@@ -1,5 +1,5 @@
 /* Tenants: memory quota and isolation, launches in flight, slicing off, priority, weights,
- * a failing kernel, removal, bad input, and the dispatcher thread. */
+ * a failing kernel, a lost device, removal, bad input, and the dispatcher thread. */
 #include "sched_test.h"
 
 typedef struct tracer {
@@ -245,6 +245,54 @@ static void test_failing_kernel(void)
     tenv_free(t);
 }
 
+/* The backend loses the device while both tenants have kernels running and queued: every
+ * one of them fails with the backend's KEXEC_ELOST, the scheduler says it is lost and
+ * refuses new work with KSCHED_ELOST; removal still works. */
+static void test_lost_device(void)
+{
+    tenv *t = tenv_policy(KSCHED_KERNELET);
+    uint32_t a = tenv_tenant(t, "a"), b = tenv_tenant(t, "b"), fa[2], fb[2];
+    const char *na[2] = {"comp", "mem"};
+    tenv_functions(t, a, na, 2, 1, fa);
+    tenv_functions(t, b, na, 2, 1, fb);
+    enum { N = 4 };
+    rec ra[N], rb[N];
+    memset(ra, 0, sizeof(ra));
+    memset(rb, 0, sizeof(rb));
+    for (int i = 0; i < N; i++) {
+        ksched_op op = launch_op(fa[i % 2], 40000, 1, 256);
+        tenv_submit(t, a, 0, &op, rec_done, &ra[i]);
+        op = launch_op(fb[(i + 1) % 2], 40000, 1, 256);
+        tenv_submit(t, b, 0, &op, rec_done, &rb[i]);
+    }
+    ksched_err e = {0};
+    g_assert_cmpint(ksched_run_until(t->s, 20000, &e), ==, 0);     /* 20 us: running */
+    g_assert_false(ksched_lost(t->s, NULL, 0));
+    g_assert_false(ra[0].seen);
+    ksim_lose(t->sim);
+    tenv_run(t);
+    for (int i = 0; i < N; i++) {
+        g_assert_true(ra[i].seen && rb[i].seen);
+        g_assert_cmpint(ra[i].r.status, ==, KSCHED_EBACKEND);
+        g_assert_cmpint(ra[i].r.backend_status, ==, KEXEC_ELOST);
+        g_assert_cmpint(rb[i].r.status, ==, KSCHED_EBACKEND);
+        g_assert_cmpint(rb[i].r.backend_status, ==, KEXEC_ELOST);
+    }
+    char why[128];
+    g_assert_true(ksched_lost(t->s, why, sizeof(why)));
+    g_assert_nonnull(strstr(why, "lost"));
+    ksched_op op = launch_op(fa[0], 100, 1, 256);
+    g_assert_cmpint(ksched_submit(t->s, a, 0, &op, NULL, NULL, NULL, &e), ==, KSCHED_ELOST);
+    g_assert_nonnull(strstr(e.msg, "recreate"));
+    kexec_devptr d;
+    g_assert_cmpint(ksched_mem_alloc(t->s, b, 64, &d, &e), ==, KSCHED_ELOST);
+    uint32_t m;
+    g_assert_cmpint(ksched_module_load(t->s, b, "x", 1, &m, &e), ==, KSCHED_ELOST);
+    g_assert_cmpint(ksched_tenant_remove(t->s, a, &e), ==, 0);
+    tenv_run(t);
+    tenv_free(t);
+}
+
 static void test_removal(void)
 {
     tenv *t = tenv_policy(KSCHED_KERNELET);
@@ -425,6 +473,7 @@ int main(int argc, char **argv)
                          test_weights);
     g_test_add_func("/tenants/failing-kernel", test_failing_kernel);
     g_test_add_func("/tenants/removal", test_removal);
+    g_test_add_func("/tenants/lost-device", test_lost_device);
     g_test_add_func("/tenants/bad-input", test_bad_input);
     g_test_add_func("/tenants/thread", test_thread);
     return g_test_run();

@@ -33,9 +33,17 @@ struct CUfunc_st {
     char *name;
 };
 
+struct fake_var {
+    const char *name;       /* in the parsed module */
+    void *mem;
+    size_t bytes;
+};
+
 struct CUmod_st {
     kptx_module *m;
     struct CUfunc_st *fns;
+    struct fake_var *vars;
+    unsigned n_vars;
 };
 
 static struct {
@@ -376,6 +384,54 @@ static void write_log(unsigned n, const CUjit_option *opt, void **val, const kpt
                  e->line, e->message);
 }
 
+/* Bytes of one element of a PTX type: the number in its name in bits (".u32", ".b8",
+ * ".f64"), 8 for the references (".texref"). */
+static size_t type_bytes(const char *type)
+{
+    size_t n = strlen(type), i = n;
+    while (i > 0 && type[i - 1] >= '0' && type[i - 1] <= '9')
+        i--;
+    return i < n ? (size_t)strtoul(type + i, NULL, 10) / 8 : 8;
+}
+
+static size_t var_bytes(const kptx_var *v)
+{
+    size_t elem = type_bytes(v->type) * (v->vec ? v->vec : 1), n = 1;
+    for (unsigned d = 1; d < v->n_dims; d++)
+        n *= v->dims[d];
+    if (v->n_dims && v->dims[0])
+        n *= v->dims[0];
+    else if (v->n_dims)     /* "[]": sized by the initialiser */
+        n = v->n_init ? (v->n_init + n - 1) / n * n : n;
+    size_t bytes = elem * n;
+    return bytes ? bytes : 1;
+}
+
+/* Zeroed memory for every module-scope .global and .const variable that is not .extern. */
+static CUresult alloc_vars(struct CUmod_st *mod)
+{
+    for (unsigned i = 0; i < mod->m->n_items; i++) {
+        const kptx_item *it = &mod->m->items[i];
+        if (it->kind != KPTX_ITEM_VAR)
+            continue;
+        const kptx_var *v = &it->u.var;
+        if ((v->space != KPTX_SPACE_GLOBAL && v->space != KPTX_SPACE_CONST) ||
+            (v->linkage && !strcmp(v->linkage, ".extern")))
+            continue;
+        struct fake_var *grown = realloc(mod->vars, (mod->n_vars + 1) * sizeof(*grown));
+        if (!grown)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        mod->vars = grown;
+        struct fake_var *fv = &mod->vars[mod->n_vars];
+        fv->name = v->name;
+        fv->bytes = var_bytes(v);
+        if (!(fv->mem = calloc(1, fv->bytes)))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        mod->n_vars++;
+    }
+    return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
                                    CUjit_option *opt, void **val)
 {
@@ -393,6 +449,10 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
     }
     *mod = calloc(1, sizeof(**mod));
     (*mod)->m = m;
+    if ((r = alloc_vars(*mod)) != CUDA_SUCCESS) {
+        cuModuleUnload(*mod);
+        return r;
+    }
     pthread_mutex_lock(&g.lock);
     g.stats.module_loads++;
     pthread_mutex_unlock(&g.lock);
@@ -413,9 +473,31 @@ EXPORT CUresult cuModuleUnload(CUmodule mod)
         free(f->name);
         free(f);
     }
+    for (unsigned i = 0; i < mod->n_vars; i++)
+        free(mod->vars[i].mem);
+    free(mod->vars);
     kptx_module_free(mod->m);
     free(mod);
     return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule mod,
+                                  const char *name)
+{
+    pthread_mutex_lock(&g.lock);
+    CUresult r = lost();
+    pthread_mutex_unlock(&g.lock);
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (unsigned i = 0; i < mod->n_vars; i++)
+        if (!strcmp(mod->vars[i].name, name)) {
+            if (dptr)
+                *dptr = (CUdeviceptr)(uintptr_t)mod->vars[i].mem;
+            if (bytes)
+                *bytes = mod->vars[i].bytes;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
 }
 
 EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name)

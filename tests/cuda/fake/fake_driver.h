@@ -14,6 +14,9 @@
  *     fault(...)                     a device fault: from the next wait (event, stream or
  *                                    context synchronisation) on, every call fails with
  *                                    CUDA_ERROR_ILLEGAL_ADDRESS until cuDevicePrimaryCtxReset
+ * - Module-scope .global and .const variables (not .extern) get zeroed host memory of their
+ *   size (element size from the type's bit count, times .vN and the array dimensions) for
+ *   each load; cuModuleGetGlobal gives it. Kernels do not touch them.
  * - A launch whose packed parameter block is not exactly the kernel's size is refused with
  *   CUDA_ERROR_INVALID_VALUE, as the real driver does.
  */

@@ -9,10 +9,12 @@
  *     same module text loaded again compiles nothing; bad PTX fails with the JIT's message.
  *  2. a profile with launches submitted behind it: they wait, then run (none starts before
  *     the profile ended); the profiled blocks are not run again.
+ *     An unsliced launch profiled runs whole once (blocks_done = its blocks). Two loads
+ *     of a text with a __device__ variable have separate variables.
  *  3. each benchmark kernel (backend_bench.c): whole, slices, profile, slicing overhead.
  *  4. tea and st side by side through the trial op.
  *  5. the scheduler on this backend, fifo and kernelet policies (backend_sched.c).
- *  6. a kernel storing to address 8: its launch completes with KEXEC_ELAUNCH naming the
+ *  6. a kernel storing to address 8: its launch completes with KEXEC_ELOST naming the
  *     error, the backend says it is broken and refuses work, and a new backend works.
  * Tables go to standard output, figures to OUT_DIR/backend-check.csv. The calibration in
  * $KERNELET_CALIBRATION_DIR is used when set. Exit 0 when every check holds, 1 on a
@@ -202,6 +204,52 @@ static void check_modules(kexec_backend be)
     printf("bad PTX refused: %s\n", e.msg);
 }
 
+static int copy_wait(kexec_backend be, int to_device, kexec_devptr d, void *h, uint64_t n)
+{
+    bc_waiter w;
+    bc_waiter_init(&w);
+    bc_ticket t = {.w = &w};
+    kexec_error e = {0};
+    int rc = to_device ? be.ops->copy_h2d(be.state, d, h, n, bc_done, &t, &e)
+                       : be.ops->copy_d2h(be.state, h, d, n, bc_done, &t, &e);
+    if (rc)
+        return rc;
+    bc_wait(&w, 1);
+    return t.status;
+}
+
+/* Two loads of a text with a __device__ variable: two modules, two variables, each
+ * holding what was copied to it (cuModuleGetGlobal per load). */
+static void check_module_variables(kexec_backend be)
+{
+    const char *text = kcuda_test_vars_ptx;
+    kexec_module *m[2] = {NULL, NULL};
+    kexec_devptr v[2] = {0, 0};
+    uint64_t bytes[2] = {0, 0};
+    uint32_t in[2] = {0x1234u, 0x5678u}, out[2] = {0, 0};
+    kexec_error e = {0};
+    int ok = 1;
+    for (int i = 0; i < 2 && ok; i++)
+        ok = !be.ops->module_load_ptx(be.state, text, strlen(text), &m[i], &e) &&
+             !be.ops->global_get(be.state, m[i], "counter", &v[i], &bytes[i], &e) &&
+             !copy_wait(be, 1, v[i], &in[i], 4);
+    for (int i = 0; i < 2 && ok; i++)
+        ok = !copy_wait(be, 0, v[i], &out[i], 4);
+    if (!ok)
+        bc_fail("module variables: %s", e.msg);
+    else if (m[0] == m[1] || v[0] == v[1] || bytes[0] != 4 || out[0] != in[0] ||
+             out[1] != in[1])
+        bc_fail("module variables shared or wrong: modules %p %p, counters 0x%llx 0x%llx "
+                "(%llu bytes), read 0x%x 0x%x", (void *)m[0], (void *)m[1],
+                (unsigned long long)v[0], (unsigned long long)v[1],
+                (unsigned long long)bytes[0], out[0], out[1]);
+    printf("module variables: two loads, counters at 0x%llx and 0x%llx: %s\n",
+           (unsigned long long)v[0], (unsigned long long)v[1], ok ? "checked" : "FAILED");
+    for (int i = 0; i < 2; i++)
+        if (m[i])
+            be.ops->module_unload(be.state, m[i], &e);
+}
+
 /* count_blocks on gx x 1 x 1 blocks run whole, median of 5 (ns); -1 on failure. Run
  * before the first profile and after the last one: does the range profiler, enabled on
  * the context from the first profile on, slow other kernels down? */
@@ -269,6 +317,37 @@ static void check_deferral(kexec_backend be, const test_kernels *k, unsigned sms
     be.ops->mem_free(be.state, b, &e);
 }
 
+/* An unsliced launch profiled runs whole, once, as its own profile: blocks_done = its
+ * block count and every block counted exactly once (kernel replay restores memory). */
+static void check_whole_profile(kexec_backend be, const test_kernels *k, unsigned sms)
+{
+    const unsigned gx = sms * 8, gy = 3;
+    kexec_devptr a;
+    if (zeroed_counts(be, (size_t)gx * gy, &a))
+        return;
+    count_params pa = {.counts = a};
+    kexec_slice whole = count_launch(k, &pa, gx, gy, 1);
+    bc_waiter w;
+    bc_waiter_init(&w);
+    bc_ticket t = {.w = &w};
+    kexec_profile p = {0};
+    kexec_error e = {0};
+    if (be.ops->profile(be.state, &whole, &p, bc_done, &t, &e)) {
+        bc_fail("whole profile of count_blocks refused: %s", e.msg);
+        return;
+    }
+    bc_wait(&w, 1);
+    size_t wrong = t.status ? 0 : wrong_counts(be, a, (size_t)gx * gy, 1, 0, (size_t)gx * gy);
+    if (t.status)
+        bc_fail("whole profile of count_blocks: %s", t.msg);
+    else if (p.blocks_done != (uint64_t)gx * gy || wrong)
+        bc_fail("whole profile: blocks_done %llu of %u, %zu blocks not run exactly once",
+                (unsigned long long)p.blocks_done, gx * gy, wrong);
+    printf("whole profile of count_blocks (%u x %u blocks): blocks_done %llu, rm %.4f: %s\n",
+           gx, gy, (unsigned long long)p.blocks_done, p.rm, t.status || wrong ? "WRONG" : "ok");
+    be.ops->mem_free(be.state, a, &e);
+}
+
 /* The fault, then a new backend. Consumes *be. */
 static void check_fault(kexec_backend *be, const test_kernels *k)
 {
@@ -286,14 +365,14 @@ static void check_fault(kexec_backend *be, const test_kernels *k)
     bc_wait(&w, 1);
     char why[256] = "";
     printf("fault kernel: status %d: %s\n", t.status, t.msg);
-    if (t.status != KEXEC_ELAUNCH || !strstr(t.msg, "CUDA_ERROR_ILLEGAL_ADDRESS"))
-        bc_fail("fault: status %d (%s), want KEXEC_ELAUNCH with the error name", t.status, t.msg);
+    if (t.status != KEXEC_ELOST || !strstr(t.msg, "CUDA_ERROR_ILLEGAL_ADDRESS"))
+        bc_fail("fault: status %d (%s), want KEXEC_ELOST with the error name", t.status, t.msg);
     if (!kcuda_broken(be->state, why, sizeof(why)))
         bc_fail("fault: the backend does not say it is broken");
     count_params p = {0};
     kexec_slice c = count_launch(k, &p, 1, 1, 1);
-    if (be->ops->launch(be->state, &c, bc_done, &t, &e) != KEXEC_EDEVICE)
-        bc_fail("fault: a launch after it was not refused with KEXEC_EDEVICE");
+    if (be->ops->launch(be->state, &c, bc_done, &t, &e) != KEXEC_ELOST)
+        bc_fail("fault: a launch after it was not refused with KEXEC_ELOST");
     be->ops->destroy(be->state);
     double t0 = seconds();
     test_kernels k2;
@@ -355,8 +434,10 @@ int main(int argc, char **argv)
     } else {
         check_count_blocks(be, &k);
         check_modules(be);
+        check_module_variables(be);
         double before = time_count_blocks(be, &k, in.sms * 512);
         check_deferral(be, &k, in.sms);
+        check_whole_profile(be, &k, in.sms);
         double t1 = seconds();
         bc_check_bench_kernels(be, argv[1], csv);
         bc_check_trial(be, argv[1], csv);
