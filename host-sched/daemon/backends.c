@@ -106,11 +106,36 @@ static int open_cuda(const struct kd_backend_options *o, kexec_backend *out, cha
 }
 #endif
 
+/* "auto": the GPU when there is one, else the emulator. Never the sim, whose kernels
+ * compute nothing: a tenant must not get made-up results from a default. */
+static int open_auto(const struct kd_backend_options *o, kexec_backend *out, char *err,
+                     size_t errlen)
+{
+    (void)o;
+#ifdef KERNELETD_HAVE_CUDA
+    if (open_cuda(o, out, err, errlen) == 0)
+        return 0;
+#endif
+#ifdef KERNELETD_HAVE_EMU
+    return kd_emu_backend_open(out, err, errlen);
+#else
+    snprintf(err, errlen, "auto: no GPU backend could be opened and no emulator is built in");
+    return -1;
+#endif
+}
+
 int kd_backend_open(const struct kd_backend_options *o, kexec_backend *out,
                     ksched_profile_cache **profiles, char *err, size_t errlen)
 {
     if (load_profiles(o->profiles, profiles, err, errlen) != 0)
         return -1;
+    if (strcmp(o->name, "auto") == 0) {
+        if (open_auto(o, out, err, errlen) == 0)
+            return 0;
+        ksched_profile_cache_free(*profiles);
+        *profiles = NULL;
+        return -1;
+    }
     if (strcmp(o->name, "sim") == 0 && open_sim(*profiles, out, err, errlen) == 0)
         return 0;
 #ifdef KERNELETD_HAVE_EMU
@@ -122,7 +147,7 @@ int kd_backend_open(const struct kd_backend_options *o, kexec_backend *out,
         return open_cuda(o, out, err, errlen);
 #endif
     if (strcmp(o->name, "sim") != 0 && strcmp(o->name, "emu") != 0 && strcmp(o->name, "cuda") != 0)
-        snprintf(err, errlen, "unknown backend '%s' (sim, emu, cuda)", o->name);
+        snprintf(err, errlen, "unknown backend '%s' (auto, sim, emu, cuda)", o->name);
     else if (strcmp(o->name, "sim") != 0 && !strstr(kd_backends_available(), o->name))
         snprintf(err, errlen, "backend '%s' is not built into this kerneletd (built: %s)",
                  o->name, kd_backends_available());

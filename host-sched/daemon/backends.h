@@ -7,7 +7,7 @@
 #include "../sched/sched.h"
 
 struct kd_backend_options {
-    const char *name;           /* "sim", "emu", "cuda" */
+    const char *name;           /* "auto" (cuda, else emu), "sim", "emu", "cuda" */
     const char *profiles;       /* profile file (sim: the kernels' truth; all: cache) or NULL */
     const char *calibration_dir; /* cuda: GPU calibrations; NULL = the built-in ones */
 };

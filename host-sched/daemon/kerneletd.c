@@ -28,7 +28,8 @@ static void usage(FILE *f)
             "usage: kerneletd [options]\n"
             "  --socket PATH        Unix socket to listen on (default %s)\n"
             "  --socket-mode MODE   permissions of the socket, octal (default 0666)\n"
-            "  --backend NAME       executor backend: %s (default sim)\n"
+            "  --backend NAME       executor backend: auto (the GPU, else the emulator), %s\n"
+            "                       (default auto)\n"
             "  --policy NAME        fifo, base, kernelet, opt, mc (default kernelet)\n"
             "  --profiles FILE      kernel profiles (the sim's truth; a cache for the others)\n"
             "  --calibration DIR    cuda: GPU calibration files (default: the built-in ones)\n"
@@ -58,7 +59,7 @@ static int parse(int argc, char **argv, struct options *o)
     int ch;
     char *end;
 
-    *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666, .backend = {.name = "sim"},
+    *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666, .backend = {.name = "auto"},
                           .policy = "kernelet"};
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (ch) {
