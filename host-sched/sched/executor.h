@@ -49,7 +49,7 @@
  *   from the others; the message names the device's error), and from then on every op that
  *   needs the device is refused with KEXEC_ELOST. Only destroy, mem_free and module_unload
  *   (which succeed, releasing host-side records) are still usable. The scheduler, on the
- *   first KEXEC_ELOST, fails the work of every tenant and refuses new work (sched.h,
+ *   first KEXEC_ELOST, fails the work of every tenant and refuses new work (ksched.h,
  *   ksched_lost); whoever created the backend (the daemon) destroys the scheduler and the
  *   backend and creates new ones (docs/SCHEDULER.md, "Lost device").
  */

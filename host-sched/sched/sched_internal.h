@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "idmap.h"
-#include "sched.h"
+#include "ksched.h"
 
 #define MSG_LEN 160
 

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../sched/sched.h" /* by path: the sched folder on the include path would hide <sched.h> */
+#include "../sched/ksched.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,4 +1,4 @@
-/* The scheduler (host-sched/sched/sched.h) driving the cuda backend on the fake driver:
+/* The scheduler (host-sched/sched/ksched.h) driving the cuda backend on the fake driver:
  * the executor contract end to end. Two tenants launch count_blocks and count_blocks_b
  * (profiles given: one compute-like, one memory-like, so the kernelet policy pairs and
  * slices them); every block of every launch must be counted exactly once, whatever slices
@@ -10,7 +10,7 @@
 #include "cuda_backend.h"
 #include "kernelet/ptx.h"
 #include "kernels_ptx.h"
-#include "sched.h"
+#include "ksched.h"
 
 #define LAUNCHES 6
 #define GRID_X 4000

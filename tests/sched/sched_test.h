@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sched.h"
+#include "ksched.h"
 #include "sim.h"
 
 typedef struct tenv {

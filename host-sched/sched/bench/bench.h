@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sched.h"
+#include "ksched.h"
 
 #define BENCH_KERNELS 8
 #define BENCH_WORKLOADS 4

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "backend_check.h"
-#include "sched.h"
+#include "ksched.h"
 
 #define LAUNCHES 4
 
