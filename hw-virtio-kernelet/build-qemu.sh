@@ -151,6 +151,9 @@ graft() {
     graft_file "$src_root/include/kernelet/virtio_kernelet.h" "$tree/include/kernelet/virtio_kernelet.h"
     graft_file "$dev/kdev_request.c" "$tree/hw/virtio/kernelet/kdev_request.c"
     graft_file "$dev/kdev_request.h" "$tree/hw/virtio/kernelet/kdev_request.h"
+    graft_file "$src_root/include/kernelet/protocol.h" "$tree/include/kernelet/protocol.h"
+    graft_file "$dev/kdev_relay.c" "$tree/hw/virtio/kernelet/kdev_relay.c"
+    graft_file "$dev/kdev_relay.h" "$tree/hw/virtio/kernelet/kdev_relay.h"
     for f in "$dev"/qemu/*; do
         graft_file "$f" "$tree/hw/virtio/kernelet/$(basename "$f")"
     done
@@ -158,7 +161,7 @@ graft() {
     for f in "$tree"/hw/virtio/kernelet/*; do
         local name
         name=$(basename "$f")
-        case "$name" in kdev_request.c|kdev_request.h) continue ;; esac
+        case "$name" in kdev_request.[ch]|kdev_relay.[ch]) continue ;; esac
         if [ ! -e "$dev/qemu/$name" ]; then
             rm -f "$f"
             say "removed hw/virtio/kernelet/$name"
