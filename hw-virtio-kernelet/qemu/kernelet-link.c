@@ -658,6 +658,9 @@ bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *e
         answer_status(s, vq, elem, &r, status);
         return true;
     }
+    if (bulk) {
+        *(slot >= 0 ? &l->bulk_staged : &l->bulk_zero_copy) += 1;
+    }
     if (slot >= 0) {
         iov_to_buf(elem->out_sg, elem->out_num, r.bulk_in,
                    l->staging + (size_t)slot * KERNELET_MAX_BULK, r.x.h2d_bytes);

@@ -63,6 +63,8 @@ typedef struct KerneletLink {
     bool warned_down;          /* "daemon gone" said for this outage */
     bool said_mode;            /* zero-copy or staging said once */
     uint64_t quota_hits;       /* answers with status QUOTA */
+    uint64_t bulk_zero_copy;   /* chains whose bulk data the daemon read in guest RAM */
+    uint64_t bulk_staged;      /* chains whose bulk data went through staging */
 } KerneletLink;
 
 /* Starts the link (realize) when a socket path is set: sets up staging and connects, or

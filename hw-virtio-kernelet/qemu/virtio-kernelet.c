@@ -318,10 +318,12 @@ static void kernelet_get_stat(Object *obj, Visitor *v, const char *name, void *o
     visit_type_uint64(v, name, &value, errp);
 }
 
-static void kernelet_get_quota_hits(Object *obj, Visitor *v, const char *name, void *opaque,
+/* opaque: offset of a uint64_t counter inside KerneletLink */
+static void kernelet_get_link_count(Object *obj, Visitor *v, const char *name, void *opaque,
                                     Error **errp)
 {
-    uint64_t value = VIRTIO_KERNELET(obj)->link.quota_hits;
+    VirtIOKernelet *s = VIRTIO_KERNELET(obj);
+    uint64_t value = *(uint64_t *)((char *)&s->link + (uintptr_t)opaque);
 
     visit_type_uint64(v, name, &value, errp);
 }
@@ -342,6 +344,11 @@ static void kernelet_instance_init(Object *obj)
         { "bytes-copied", offsetof(struct kernelet_stats, bytes_copied) },
         { "mem-in-use", offsetof(struct kernelet_stats, mem_in_use) },
     };
+    static const struct { const char *name; size_t off; } link_counts[] = {
+        { "quota-hits", offsetof(KerneletLink, quota_hits) },
+        { "bulk-zero-copy", offsetof(KerneletLink, bulk_zero_copy) },
+        { "bulk-staged", offsetof(KerneletLink, bulk_staged) },
+    };
 
     kdev_state_init(&s->state);
     QTAILQ_INIT(&s->held);
@@ -358,8 +365,10 @@ static void kernelet_instance_init(Object *obj)
         object_property_add(obj, stats[i].name, "uint64", kernelet_get_stat, NULL, NULL,
                             (void *)(uintptr_t)stats[i].off);
     }
-    object_property_add(obj, "quota-hits", "uint64", kernelet_get_quota_hits, NULL, NULL,
-                        NULL);
+    for (size_t i = 0; i < ARRAY_SIZE(link_counts); i++) {
+        object_property_add(obj, link_counts[i].name, "uint64", kernelet_get_link_count, NULL,
+                            NULL, (void *)(uintptr_t)link_counts[i].off);
+    }
 }
 
 /* The tenant's name at the daemon: vm-name, else -name, else the proxy's id. Printable
