@@ -257,8 +257,8 @@ static void open_admin(VirtIOKernelet *s)
     if (l->admin_fd >= 0 && !hello(l->admin_fd, l->name, KERNELET_HELLO_ADMIN, ans,
                                    sizeof(ans))) {
         warn_report("virtio-kernelet: kerneletd refused an administration connection: "
-                    "the VM's policy and statistics cannot reach it (run QEMU as root, as "
-                    "the daemon's user, or as its --admin-uid)");
+                    "the VM's policy and statistics cannot reach it (run QEMU as root or "
+                    "as the daemon's user)");
         close(l->admin_fd);
         l->admin_fd = -1;
     }
