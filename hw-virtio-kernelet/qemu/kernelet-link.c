@@ -277,12 +277,17 @@ static void link_try_connect(void *opaque)
     int fd = connect_unix(l->path);
 
     if (fd < 0 || !handshake(s, fd)) {
+        /* A daemon that accepts but does not answer (stopped, overloaded) costs the main
+         * loop a handshake timeout per try: back off to at most 32 periods. */
+        l->retry_periods = fd < 0 ? 1 : MIN(MAX(l->retry_periods, 1) * 2, 32);
         if (fd >= 0) {
             close(fd);
         }
-        timer_mod(l->retry, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + KERNELET_LINK_RETRY_MS);
+        timer_mod(l->retry, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
+                            (int64_t)KERNELET_LINK_RETRY_MS * l->retry_periods);
         return;
     }
+    l->retry_periods = 1;
     qemu_socket_set_nonblock(fd);
     l->fd = fd;
     l->in_len = 0;

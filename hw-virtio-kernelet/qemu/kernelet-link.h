@@ -60,6 +60,7 @@ typedef struct KerneletLink {
     KerneletRam ram[KERNELET_LINK_MAX_RAM];
     unsigned n_ram;
     QEMUTimer *retry;
+    unsigned retry_periods;    /* current retry delay in KERNELET_LINK_RETRY_MS */
     bool warned_down;          /* "daemon gone" said for this outage */
     bool said_mode;            /* zero-copy or staging said once */
     uint64_t quota_hits;       /* answers with status QUOTA */

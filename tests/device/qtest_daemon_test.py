@@ -187,6 +187,19 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     st, _, _, _, _ = request(dev, 0, OP_SHM_DETACH, struct.pack("<II", 1, 0))
     check(f"{mode}: guest may not detach the device's regions -> BAD_OPCODE",
           st == ST["BAD_OPCODE"], st)
+    bad = [
+        ("payload of the wrong size", 0, OP_MEM_ALLOC, b"\x01\x02\x03", "BAD_REQUEST"),
+        ("batch with a truncated record", 1, OP_LAUNCH_BATCH,
+         struct.pack("<II", 1, 0) + bytes(12), "BAD_REQUEST"),
+        ("copy naming a region of the device", 1, OP_LAUNCH_BATCH,
+         copy_record(COPY_HTOD, 0, 0, 8).replace(struct.pack("<I", REGION_BULK),
+                                                 struct.pack("<I", 1)), "BAD_REQUEST"),
+        ("unknown opcode", 0, 0x0277, b"", "BAD_OPCODE"),
+    ]
+    for what, q, op, payload, want in bad:
+        st, _, _, _, _ = request(dev, q, op, payload)
+        check(f"{mode}: {what} -> {want}", st == ST[want], st)
+    check(f"{mode}: the link survives bad requests", config_flags(dev) & 1)
     if not kill_restart:
         return
     path = "/machine/peripheral/kl0"
