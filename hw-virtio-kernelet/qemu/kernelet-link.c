@@ -8,10 +8,9 @@
  */
 #include "qemu/osdep.h"
 
-#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/un.h>
+#include <sys/uio.h>
 
 #include "exec/memory.h"
 #include "exec/ramblock.h"
@@ -36,116 +35,46 @@ static void link_writable(void *opaque);
 
 /* ---- blocking calls (handshake and administration) ---- */
 
-static bool send_all(int fd, const void *buf, size_t len, int pass_fd)
+/* Opens a connection whose blocking calls give up after SYNC_TIMEOUT_MS; -1 on failure. */
+static int connect_unix(const char *path)
 {
-    struct iovec iov = { (void *)buf, len };
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } ctl;
-    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+    struct timeval tv = { SYNC_TIMEOUT_MS / 1000, (SYNC_TIMEOUT_MS % 1000) * 1000 };
+    int fd = kproto_connect(path);
 
-    if (pass_fd >= 0) {
-        struct cmsghdr *cm;
-
-        memset(&ctl, 0, sizeof(ctl));
-        mh.msg_control = ctl.buf;
-        mh.msg_controllen = sizeof(ctl.buf);
-        cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+    if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+                    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)) {
+        close(fd);
+        fd = -1;
     }
-    while (iov.iov_len) {
-        ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        iov.iov_base = (char *)iov.iov_base + n;
-        iov.iov_len -= n;
-        mh.msg_control = NULL;
-        mh.msg_controllen = 0;
-    }
-    return true;
+    return fd < 0 ? -1 : fd;
 }
 
-static bool recv_all(int fd, void *buf, size_t len)
-{
-    size_t got = 0;
-
-    while (got < len) {
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        ssize_t n;
-
-        if (poll(&p, 1, SYNC_TIMEOUT_MS) <= 0) {
-            return false;
-        }
-        n = recv(fd, (char *)buf + got, len - got, 0);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        got += n;
-    }
-    return true;
-}
-
-/* One request and its answer on a blocking connection; returns the answer's status, or
- * -1 when the connection failed. The answer payload goes to resp (cap bytes). */
+/* One request and its answer on a blocking connection (libkernelet-proto's socket
+ * helpers); returns the answer's status, or -1 when the connection failed or timed out.
+ * The answer payload goes to resp (cap bytes); *resp_len gets its full size. */
 static int call(int fd, uint16_t op, const void *payload, uint32_t len, int pass_fd,
                 void *resp, size_t cap, uint32_t *resp_len)
 {
-    g_autofree uint8_t *msg = g_malloc(HDR_SIZE + len);
-    uint8_t h[HDR_SIZE];
-    uint32_t n;
+    g_autofree uint8_t *ans = g_malloc(KERNELET_MAX_REQUEST);
+    uint8_t h[HDR_SIZE] = { 0 };
+    struct iovec iov[2] = { { h, HDR_SIZE }, { (void *)payload, len } };
+    size_t n;
 
-    kdev_put_le16(msg, op);
-    memset(msg + 2, 0, HDR_SIZE - 2);
-    kdev_put_le32(msg + 4, len);
-    kdev_put_le64(msg + 8, 1);
-    memcpy(msg + HDR_SIZE, payload, len);
-    if (!send_all(fd, msg, HDR_SIZE + len, pass_fd) || !recv_all(fd, h, HDR_SIZE)) {
+    kdev_put_le16(h, op);
+    kdev_put_le32(h + 4, len);
+    kdev_put_le64(h + 8, 1);
+    if (kproto_send(fd, iov, len ? 2 : 1, pass_fd) != 0 ||
+        kproto_recv(fd, ans, KERNELET_MAX_REQUEST, &n) != 0 || kdev_le16(ans) != op) {
         return -1;
     }
-    n = kdev_le32(h + 4);
-    if (n > KERNELET_MAX_REQUEST - HDR_SIZE || kdev_le16(h) != op) {
-        return -1;
-    }
-    g_autofree uint8_t *body = g_malloc(n + 1);
-    if (!recv_all(fd, body, n)) {
-        return -1;
-    }
+    n -= HDR_SIZE;
     if (resp && cap) {
-        memcpy(resp, body, MIN(n, cap));
+        memcpy(resp, ans + HDR_SIZE, MIN(n, cap));
     }
     if (resp_len) {
         *resp_len = n;
     }
-    return (int)kdev_le32(h + 16);
-}
-
-static int connect_unix(const char *path)
-{
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd;
-
-    if (strlen(path) >= sizeof(sa.sun_path)) {
-        return -1;
-    }
-    strcpy(sa.sun_path, path);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
+    return (int)kdev_le32(ans + 16);
 }
 
 /* HELLO on a fresh connection; ans receives info + session. */
@@ -319,13 +248,9 @@ static void pending_free(KerneletLink *l, KerneletPending *p)
     g_free(p);
 }
 
-/* The daemon went away: every pending chain fails UNAVAILABLE, the guest sees the backend
- * flag drop, and the timer tries again. */
-static void link_down(VirtIOKernelet *s, const char *why)
+/* Closes both connections and forgets unsent output. */
+static void close_link(KerneletLink *l)
 {
-    KerneletLink *l = &s->link;
-    KerneletPending *p;
-
     if (l->fd >= 0) {
         qemu_set_fd_handler(l->fd, NULL, NULL, NULL);
         close(l->fd);
@@ -335,6 +260,21 @@ static void link_down(VirtIOKernelet *s, const char *why)
         close(l->admin_fd);
         l->admin_fd = -1;
     }
+    if (l->out) {
+        g_byte_array_set_size(l->out, 0);
+    }
+    l->throttled = false;
+}
+
+/* The daemon went away: every pending chain fails UNAVAILABLE, the guest sees the backend
+ * flag drop, and the timer tries again. */
+static void link_down(VirtIOKernelet *s, const char *why)
+{
+    KerneletLink *l = &s->link;
+    KerneletPending *p;
+    bool was_throttled = l->throttled;
+
+    close_link(l);
     while ((p = QTAILQ_FIRST(&l->pending)) != NULL) {
         VirtQueue *vq = p->vq;
         VirtQueueElement *elem = p->elem;
@@ -343,7 +283,6 @@ static void link_down(VirtIOKernelet *s, const char *why)
         pending_free(l, p);
         answer_status(s, vq, elem, &r, KERNELET_ST_UNAVAILABLE);
     }
-    g_byte_array_set_size(l->out, 0);
     l->n_ram = 0;
     if (!l->warned_down) {
         l->warned_down = true;
@@ -352,8 +291,7 @@ static void link_down(VirtIOKernelet *s, const char *why)
     }
     set_backend(s, false);
     timer_mod(l->retry, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + KERNELET_LINK_RETRY_MS);
-    if (l->throttled) {
-        l->throttled = false;
+    if (was_throttled) {
         kernelet_resume_queues(s);
     }
 }
@@ -796,22 +734,6 @@ static void drop_pending(KerneletLink *l)
     }
 }
 
-static void close_link(KerneletLink *l)
-{
-    if (l->fd >= 0) {
-        qemu_set_fd_handler(l->fd, NULL, NULL, NULL);
-        close(l->fd);
-        l->fd = -1;
-    }
-    if (l->admin_fd >= 0) {
-        close(l->admin_fd);
-        l->admin_fd = -1;
-    }
-    if (l->out) {
-        g_byte_array_set_size(l->out, 0);
-    }
-    l->throttled = false;
-}
 
 void kernelet_link_reset(VirtIOKernelet *s)
 {
