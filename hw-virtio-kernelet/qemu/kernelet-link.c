@@ -1,10 +1,10 @@
 /*
- * virtio-kernelet's link to kerneletd (see kernelet-link.h).
+ * virtio-kernelet's link to kerneletd (see kernelet-link.h): connecting and reconnecting,
+ * relaying requests and answers, bulk data.
  *
  * The handshake (HELLO, attaching staging and RAM, the policy) is done synchronously with
- * a short timeout when the connection opens; after it the tenant socket is non-blocking
- * and served by main-loop handlers. The administration connection is used synchronously
- * (policy from QMP, statistics for QMP and GET_STATS): its answers come at once.
+ * a short timeout when the connection opens (kernelet-admin.c); after it the tenant socket
+ * is non-blocking and served by main-loop handlers.
  */
 #include "qemu/osdep.h"
 
@@ -26,87 +26,11 @@
 #include "virtio-kernelet.h"
 
 #define HDR_SIZE ((size_t)sizeof(struct kernelet_req_hdr))
-#define SYNC_TIMEOUT_MS 2000
 #define STAGING_BYTES ((size_t)KERNELET_LINK_SLOTS * KERNELET_MAX_BULK)
 
 static void link_try_connect(void *opaque);
 static void link_readable(void *opaque);
 static void link_writable(void *opaque);
-
-/* ---- blocking calls (handshake and administration) ---- */
-
-/* Opens a connection whose blocking calls give up after SYNC_TIMEOUT_MS; -1 on failure. */
-static int connect_unix(const char *path)
-{
-    struct timeval tv = { SYNC_TIMEOUT_MS / 1000, (SYNC_TIMEOUT_MS % 1000) * 1000 };
-    int fd = kproto_connect(path);
-
-    if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-                    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)) {
-        close(fd);
-        fd = -1;
-    }
-    return fd < 0 ? -1 : fd;
-}
-
-/* One request and its answer on a blocking connection (libkernelet-proto's socket
- * helpers); returns the answer's status, or -1 when the connection failed or timed out.
- * The answer payload goes to resp (cap bytes); *resp_len gets its full size. */
-static int call(int fd, uint16_t op, const void *payload, uint32_t len, int pass_fd,
-                void *resp, size_t cap, uint32_t *resp_len)
-{
-    g_autofree uint8_t *ans = g_malloc(KERNELET_MAX_REQUEST);
-    uint8_t h[HDR_SIZE] = { 0 };
-    struct iovec iov[2] = { { h, HDR_SIZE }, { (void *)payload, len } };
-    size_t n;
-
-    kdev_put_le16(h, op);
-    kdev_put_le32(h + 4, len);
-    kdev_put_le64(h + 8, 1);
-    if (kproto_send(fd, iov, len ? 2 : 1, pass_fd) != 0 ||
-        kproto_recv(fd, ans, KERNELET_MAX_REQUEST, &n) != 0 || kdev_le16(ans) != op) {
-        return -1;
-    }
-    n -= HDR_SIZE;
-    if (resp && cap) {
-        memcpy(resp, ans + HDR_SIZE, MIN(n, cap));
-    }
-    if (resp_len) {
-        *resp_len = n;
-    }
-    return (int)kdev_le32(ans + 16);
-}
-
-/* HELLO on a fresh connection; ans receives info + session. */
-static bool hello(int fd, const char *name, uint32_t flags, uint8_t *ans, size_t cap)
-{
-    struct {
-        struct kernelet_hello hello;
-        struct kernelet_hello_tenant tenant;
-    } req;
-    uint32_t len = 0;
-
-    memset(&req, 0, sizeof(req));
-    req.hello.proto_version = KERNELET_PROTO_VERSION;
-    req.tenant.flags = flags;
-    pstrcpy(req.tenant.name, sizeof(req.tenant.name), name);
-    return call(fd, KERNELET_OP_HELLO, &req, sizeof(req), -1, ans, cap, &len) ==
-           KERNELET_ST_OK && len >= cap;
-}
-
-/* Attaches size bytes of fd as a region; 0 on failure. */
-static uint32_t attach(int fd, int mem_fd, uint64_t size)
-{
-    struct kernelet_shm_attach req = { .size = size };
-    struct kernelet_shm_region ans = { 0 };
-    uint32_t len = 0;
-
-    if (call(fd, KERNELET_OP_SHM_ATTACH, &req, sizeof(req), mem_fd, &ans, sizeof(ans),
-             &len) != KERNELET_ST_OK || len != sizeof(ans)) {
-        return 0;
-    }
-    return ans.region;
-}
 
 /* ---- connection up and down ---- */
 
@@ -126,7 +50,7 @@ static int attach_ram_block(RAMBlock *rb, void *opaque)
     if (mem_fd < 0 || !qemu_ram_is_shared(rb) || l->n_ram >= KERNELET_LINK_MAX_RAM) {
         return 0;
     }
-    region = attach(w->fd, mem_fd, rb->fd_offset + qemu_ram_get_used_length(rb));
+    region = kernelet_attach(w->fd, mem_fd, rb->fd_offset + qemu_ram_get_used_length(rb));
     if (region) {
         l->ram[l->n_ram++] = (KerneletRam){ qemu_ram_get_host_addr(rb),
                                             qemu_ram_get_used_length(rb), rb->fd_offset,
@@ -151,13 +75,13 @@ static bool handshake(VirtIOKernelet *s, int fd)
     struct kernelet_session sess;
     RamWalk w = { s, fd };
 
-    if (!hello(fd, l->name, 0, ans, sizeof(ans))) {
+    if (!kernelet_hello(fd, l->name, 0, ans, sizeof(ans))) {
         return false;
     }
     memcpy(&sess, ans + sizeof(struct kernelet_info), sizeof(sess));
     l->tenant_id = sess.tenant_id;
     adopt_gpu(s, (const struct kernelet_info *)ans);
-    l->staging_region = attach(fd, l->staging_fd, STAGING_BYTES);
+    l->staging_region = kernelet_attach(fd, l->staging_fd, STAGING_BYTES);
     if (!l->staging_region) {
         return false;
     }
@@ -177,22 +101,6 @@ static bool handshake(VirtIOKernelet *s, int fd)
     return true;
 }
 
-static void open_admin(VirtIOKernelet *s)
-{
-    uint8_t ans[sizeof(struct kernelet_info) + sizeof(struct kernelet_session)];
-    KerneletLink *l = &s->link;
-
-    l->admin_fd = connect_unix(l->path);
-    if (l->admin_fd >= 0 && !hello(l->admin_fd, l->name, KERNELET_HELLO_ADMIN, ans,
-                                   sizeof(ans))) {
-        warn_report("virtio-kernelet: kerneletd refused an administration connection: "
-                    "the VM's policy and statistics cannot reach it (run QEMU as root or "
-                    "as the daemon's user)");
-        close(l->admin_fd);
-        l->admin_fd = -1;
-    }
-}
-
 static void set_backend(VirtIOKernelet *s, bool up)
 {
     s->state.backend = up;
@@ -203,7 +111,7 @@ static void link_try_connect(void *opaque)
 {
     VirtIOKernelet *s = opaque;
     KerneletLink *l = &s->link;
-    int fd = connect_unix(l->path);
+    int fd = kernelet_connect(l->path);
 
     if (fd < 0 || !handshake(s, fd)) {
         /* A daemon that accepts but does not answer (stopped, overloaded) costs the main
@@ -221,7 +129,7 @@ static void link_try_connect(void *opaque)
     l->fd = fd;
     l->in_len = 0;
     l->warned_down = false;
-    open_admin(s);
+    kernelet_open_admin(s);
     kernelet_link_push_policy(s, NULL);
     qemu_set_fd_handler(fd, link_readable, NULL, s);
     set_backend(s, true);
@@ -625,66 +533,6 @@ bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *e
         *paused = true;
     }
     return true;
-}
-
-/* ---- policy and statistics ---- */
-
-void kernelet_link_push_policy(VirtIOKernelet *s, Error **errp)
-{
-    KerneletLink *l = &s->link;
-    const struct kdev_policy *pol = &s->state.policy;
-    struct kernelet_admin_set req = {
-        .tenant = l->tenant_id, .fields = KERNELET_SET_FIELDS, .weight = pol->weight,
-        .priority = pol->priority, .max_inflight = pol->max_inflight,
-        .mem_quota = pol->mem_quota, .slicing = pol->slicing,
-    };
-    int st;
-
-    if (!l->path || l->fd < 0 || l->admin_fd < 0) {
-        return; /* sent when the link (re)connects */
-    }
-    st = call(l->admin_fd, KERNELET_OP_ADMIN_SET, &req, sizeof(req), -1, NULL, 0, NULL);
-    if (st != KERNELET_ST_OK) {
-        error_setg(errp, "virtio-kernelet: kerneletd refused the policy (status %d)", st);
-    }
-}
-
-void kernelet_link_refresh_stats(VirtIOKernelet *s)
-{
-    KerneletLink *l = &s->link;
-    g_autofree uint8_t *ans = g_malloc(KERNELET_MAX_REQUEST);
-    struct kernelet_admin_status_req req = { 0 };
-    const size_t head = sizeof(struct kernelet_admin_status);
-    const size_t each = sizeof(struct kernelet_tenant_status);
-
-    if (!l->path || l->fd < 0 || l->admin_fd < 0) {
-        return;
-    }
-    for (;;) {
-        uint32_t len = 0, n;
-
-        if (call(l->admin_fd, KERNELET_OP_ADMIN_STATUS, &req, sizeof(req), -1, ans,
-                 KERNELET_MAX_REQUEST, &len) != KERNELET_ST_OK || len < head) {
-            return;
-        }
-        n = kdev_le32(ans);
-        if (n == 0 || (uint64_t)n * each > len - head) {
-            return;
-        }
-        for (uint32_t i = 0; i < n; i++) {
-            struct kernelet_tenant_status t;
-
-            memcpy(&t, ans + head + i * each, each);
-            if (t.id == l->tenant_id) {
-                s->state.stats.kernels_launched = t.launches;
-                s->state.stats.gpu_time_ns = t.gpu_time_ns;
-                s->state.stats.bytes_copied = t.bytes_copied;
-                s->state.stats.mem_in_use = t.mem_in_use;
-                return;
-            }
-        }
-        req.first += n;
-    }
 }
 
 /* ---- lifecycle ---- */

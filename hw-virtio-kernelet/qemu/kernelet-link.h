@@ -88,4 +88,19 @@ void kernelet_link_push_policy(VirtIOKernelet *s, Error **errp);
 /* Refreshes s->state.stats' daemon counters (kernels, GPU time, bytes, memory). */
 void kernelet_link_refresh_stats(VirtIOKernelet *s);
 
+/* Blocking calls (kernelet-admin.c), for the handshake and the administration connection.
+ * kernelet_connect: a connection whose calls time out, or -1.
+ * kernelet_call: one request and its answer; the answer's status or -1 (payload into
+ *   resp, cap bytes; *resp_len gets its size).
+ * kernelet_hello: HELLO as `name` with `flags`; ans receives info + session (cap bytes).
+ * kernelet_attach: SHM_ATTACH of size bytes of mem_fd; the region id or 0.
+ * kernelet_open_admin: opens s's administration connection (or warns once that the
+ *   daemon refused it). */
+int kernelet_connect(const char *path);
+int kernelet_call(int fd, uint16_t op, const void *payload, uint32_t len, int pass_fd,
+                  void *resp, size_t cap, uint32_t *resp_len);
+bool kernelet_hello(int fd, const char *name, uint32_t flags, uint8_t *ans, size_t cap);
+uint32_t kernelet_attach(int fd, int mem_fd, uint64_t size);
+void kernelet_open_admin(VirtIOKernelet *s);
+
 #endif
