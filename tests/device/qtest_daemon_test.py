@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from qtest_virtqueue_test import (HDR, QMP, QSIZE, ST, VRING_DESC_F_NEXT,  # noqa: E402
                                   VRING_DESC_F_WRITE, Device, QTest)
 
+ST = dict(ST, BUSY=6, QUOTA=7, CUDA=8)
 OP_HELLO, OP_GET_INFO, OP_MEM_ALLOC, OP_LAUNCH_BATCH = 0x0001, 0x0002, 0x0101, 0x0301
 OP_SHM_DETACH = 0x0019
 REQ_F_XFER = 1
@@ -213,6 +214,18 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     mem = qmp.cmd("qom-get", path=path, property="mem-in-use")
     check("statistics from the daemon: bytes copied and memory in use",
           copied >= 4 * 20000 and mem == 2 * (1 << 16), f"copied {copied} mem {mem}")
+    st, body, _, _, _ = request(dev, 0, 0x0003)
+    guest = struct.unpack_from("<6Q", body) if st == ST["OK"] and len(body) >= 48 else None
+    check("GET_STATS in the guest carries the daemon's counters",
+          guest is not None and guest[4] == copied and guest[5] == mem, f"{guest}")
+    qmp.cmd("qom-set", path=path, property="mem-quota", value=3 << 16)
+    st, _, _, _, _ = request(dev, 0, OP_MEM_ALLOC, struct.pack("<QII", 2 << 16, 0, 0))
+    hits = qmp.cmd("qom-get", path=path, property="quota-hits")
+    check("mem-quota set over QMP is enforced by the daemon (QUOTA, quota-hits)",
+          st == ST["QUOTA"] and hits == 1, f"status {st} hits {hits}")
+    st, _, _, _, _ = request(dev, 0, OP_MEM_ALLOC, struct.pack("<QII", 1 << 16, 0, 0))
+    check("an allocation within the quota still succeeds", st == ST["OK"], st)
+    qmp.cmd("qom-set", path=path, property="mem-quota", value=0)
 
     daemon.kill()
     daemon.wait()
