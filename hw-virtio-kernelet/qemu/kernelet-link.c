@@ -477,8 +477,8 @@ bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *e
     bool bulk = false;
 
     *paused = false;
-    if (!l->path || c.in_len < HDR_SIZE) {
-        return false;
+    if (!l->path || c.in_len < HDR_SIZE || s->state.fault == KDEV_FAULT_BROKEN) {
+        return false; /* the device answers (or, for x-fault=broken, breaks) itself */
     }
     status = kdev_decode(&c, &r);
     if (status == KERNELET_ST_OK && kdev_relay_local(r.opcode)) {

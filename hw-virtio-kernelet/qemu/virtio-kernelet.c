@@ -9,7 +9,8 @@
  * run-time operator policy (weight, priority, mem-quota, max-inflight, slicing) and the
  * read-only statistics are QOM properties added in instance_init, because static qdev
  * properties cannot change after realize. Migration is refused: the tenant's GPU state
- * lives in kerneletd on this host and cannot move with the VM.
+ * lives in kerneletd on this host and cannot move with the VM. With the socket property,
+ * requests the device does not answer itself go to kerneletd (kernelet-link.c).
  */
 #include "qemu/osdep.h"
 
