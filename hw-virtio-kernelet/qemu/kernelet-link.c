@@ -75,7 +75,7 @@ static bool handshake(VirtIOKernelet *s, int fd)
     struct kernelet_session sess;
     RamWalk w = { s, fd };
 
-    if (!kernelet_hello(fd, l->name, 0, ans, sizeof(ans))) {
+    if (!kernelet_hello(fd, l->name, KERNELET_HELLO_VM, ans, sizeof(ans))) {
         return false;
     }
     memcpy(&sess, ans + sizeof(struct kernelet_info), sizeof(sess));

@@ -210,6 +210,8 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     row = next((line.split() for line in out.splitlines() if f" {TENANT} " in line), None)
     check("QMP policy appears in kernelet-ctl status",
           row is not None and row[3:5] == ["300", "2"], out)
+    check("kernelet-ctl status marks the tenant as a VM", row is not None and row[-1] == "vm",
+          out)
     copied = qmp.cmd("qom-get", path=path, property="bytes-copied")
     mem = qmp.cmd("qom-get", path=path, property="mem-in-use")
     check("statistics from the daemon: bytes copied and memory in use",
