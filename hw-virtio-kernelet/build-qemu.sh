@@ -151,6 +151,13 @@ graft() {
     graft_file "$src_root/include/kernelet/virtio_kernelet.h" "$tree/include/kernelet/virtio_kernelet.h"
     graft_file "$dev/kdev_request.c" "$tree/hw/virtio/kernelet/kdev_request.c"
     graft_file "$dev/kdev_request.h" "$tree/hw/virtio/kernelet/kdev_request.h"
+    graft_file "$src_root/include/kernelet/protocol.h" "$tree/include/kernelet/protocol.h"
+    graft_file "$dev/kdev_relay.c" "$tree/hw/virtio/kernelet/kdev_relay.c"
+    graft_file "$dev/kdev_relay.h" "$tree/hw/virtio/kernelet/kdev_relay.h"
+    # libkernelet-proto's blocking socket helpers, for the device's handshake and
+    # administration calls.
+    graft_file "$src_root/host-sched/server/proto_io.c" "$tree/hw/virtio/kernelet/proto_io.c"
+    graft_file "$src_root/host-sched/server/proto_internal.h" "$tree/hw/virtio/kernelet/proto_internal.h"
     for f in "$dev"/qemu/*; do
         graft_file "$f" "$tree/hw/virtio/kernelet/$(basename "$f")"
     done
@@ -158,7 +165,7 @@ graft() {
     for f in "$tree"/hw/virtio/kernelet/*; do
         local name
         name=$(basename "$f")
-        case "$name" in kdev_request.c|kdev_request.h) continue ;; esac
+        case "$name" in kdev_request.[ch]|kdev_relay.[ch]|proto_io.c|proto_internal.h) continue ;; esac
         if [ ! -e "$dev/qemu/$name" ]; then
             rm -f "$f"
             say "removed hw/virtio/kernelet/$name"

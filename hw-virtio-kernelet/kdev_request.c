@@ -166,16 +166,6 @@ static void put_stats(const struct kdev_state *st, uint8_t *out)
         kdev_put_le64(out + 8 * i, v[i]);
 }
 
-/* A decoded request: header fields, transfer descriptor and a copy of the payload. */
-struct request {
-    uint16_t opcode;
-    uint64_t id;
-    uint32_t length;
-    uint8_t *payload;       /* `length` bytes, malloc'd (NULL when length is 0) */
-    struct kernelet_xfer x; /* zero when the request has none */
-    size_t bulk_in;         /* readable offset of the h2d bulk bytes */
-    size_t resp_bytes;      /* writable response part: x.resp_bytes, or all of it */
-};
 
 static bool read_all(const struct kdev_chain *c, size_t off, void *buf, size_t len)
 {
@@ -190,7 +180,7 @@ static bool write_all(const struct kdev_chain *c, size_t off, const void *buf, s
 }
 
 /* Reads and checks the transfer descriptor against the chain's two parts. */
-static uint32_t decode_xfer(const struct kdev_chain *c, struct request *r)
+static uint32_t decode_xfer(const struct kdev_chain *c, struct kdev_req *r)
 {
     uint8_t b[XFER_SIZE];
 
@@ -210,7 +200,7 @@ static uint32_t decode_xfer(const struct kdev_chain *c, struct request *r)
 
 /* Checks header, transfer descriptor and lengths against the chain and copies the payload
  * out; returns a kernelet_status. r->id and r->opcode are set as soon as they are read. */
-static uint32_t decode(const struct kdev_chain *c, struct request *r)
+uint32_t kdev_decode(const struct kdev_chain *c, struct kdev_req *r)
 {
     uint8_t h[HDR_SIZE];
     uint64_t expect;
@@ -249,7 +239,7 @@ static uint32_t decode(const struct kdev_chain *c, struct request *r)
     return KERNELET_ST_OK;
 }
 
-static bool has_bulk(const struct request *r)
+static bool has_bulk(const struct kdev_req *r)
 {
     return r->x.h2d_bytes != 0 || r->x.d2h_bytes != 0;
 }
@@ -266,7 +256,7 @@ static uint32_t reply_info(const struct kdev_state *st, uint8_t *out, size_t cap
 
 /* DIAG_ECHO_BULK: streams the h2d bulk bytes through a checksum and copies the first
  * min(h2d, d2h) of them into the d2h bulk room. */
-static uint32_t echo_bulk(const struct kdev_chain *c, const struct request *r, uint8_t *out,
+static uint32_t echo_bulk(const struct kdev_chain *c, const struct kdev_req *r, uint8_t *out,
                           size_t cap, size_t *out_len, size_t *d2h_written)
 {
     uint8_t chunk[16384];
@@ -301,7 +291,7 @@ static uint32_t echo_bulk(const struct kdev_chain *c, const struct request *r, u
 
 /* Answers a request on the request queue; *out_len receives the payload size written. */
 static uint32_t answer_control(struct kdev_state *st, const struct kdev_chain *c,
-                               const struct request *r, uint8_t *out, size_t cap,
+                               const struct kdev_req *r, uint8_t *out, size_t cap,
                                size_t *out_len, size_t *d2h_written)
 {
     switch (r->opcode) {
@@ -335,7 +325,7 @@ static uint32_t answer_control(struct kdev_state *st, const struct kdev_chain *c
 }
 
 /* Launch ring: only launch batches; they need kerneletd to run. */
-static uint32_t answer_launch(const struct kdev_state *st, const struct request *r)
+static uint32_t answer_launch(const struct kdev_state *st, const struct kdev_req *r)
 {
     if (r->opcode != KERNELET_OP_LAUNCH_BATCH)
         return KERNELET_ST_BAD_OPCODE;
@@ -345,8 +335,8 @@ static uint32_t answer_launch(const struct kdev_state *st, const struct request 
 }
 
 /* Writes the response header, bent by a pending test fault; returns the used length. */
-static size_t put_response(struct kdev_state *st, const struct kdev_chain *c,
-                           const struct request *r, uint32_t status, size_t payload_len,
+size_t kdev_put_response(struct kdev_state *st, const struct kdev_chain *c,
+                           const struct kdev_req *r, uint32_t status, size_t payload_len,
                            size_t used)
 {
     uint8_t h[HDR_SIZE] = { 0 };
@@ -375,7 +365,7 @@ static size_t put_response(struct kdev_state *st, const struct kdev_chain *c,
 
 size_t kdev_serve(struct kdev_state *st, unsigned vq, const struct kdev_chain *c)
 {
-    struct request r = { 0 };
+    struct kdev_req r = { 0 };
     uint8_t out[256];  /* the largest answer payload the device builds itself */
     size_t payload_len = 0, d2h_written = 0, cap, used;
     uint32_t status;
@@ -386,7 +376,7 @@ size_t kdev_serve(struct kdev_state *st, unsigned vq, const struct kdev_chain *c
         st->stats.errors++;
         return 0;
     }
-    status = decode(c, &r);
+    status = kdev_decode(c, &r);
     cap = MIN(r.resp_bytes, (size_t)KERNELET_MAX_RESPONSE) - HDR_SIZE;
     if (status == KERNELET_ST_OK) {
         if (vq == KERNELET_VQ_REQUEST)
@@ -405,16 +395,16 @@ size_t kdev_serve(struct kdev_state *st, unsigned vq, const struct kdev_chain *c
             status = KERNELET_ST_BAD_REQUEST;
     }
     used = d2h_written ? r.resp_bytes + d2h_written : HDR_SIZE + payload_len;
-    return put_response(st, c, &r, status, payload_len, used);
+    return kdev_put_response(st, c, &r, status, payload_len, used);
 }
 
 uint32_t kdev_hold_ms(unsigned vq, const struct kdev_chain *c)
 {
-    struct request r = { 0 };
+    struct kdev_req r = { 0 };
     uint32_t ms = 0;
 
     if (vq == KERNELET_VQ_REQUEST && c->in_len >= HDR_SIZE &&
-        decode(c, &r) == KERNELET_ST_OK && r.opcode == KERNELET_OP_DIAG_ECHO_BULK &&
+        kdev_decode(c, &r) == KERNELET_ST_OK && r.opcode == KERNELET_OP_DIAG_ECHO_BULK &&
         r.length == sizeof(struct kernelet_diag_echo) && kdev_le32(r.payload + 4) == 0 &&
         kdev_le32(r.payload) <= KERNELET_DIAG_MAX_DELAY_MS)
         ms = kdev_le32(r.payload);

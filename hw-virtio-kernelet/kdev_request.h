@@ -75,6 +75,29 @@ struct kdev_chain {
     void *opaque;
 };
 
+/* A decoded request: header fields, transfer descriptor and a copy of the payload. */
+struct kdev_req {
+    uint16_t opcode;
+    uint64_t id;
+    uint32_t length;
+    uint8_t *payload;       /* `length` bytes, malloc'd (NULL when length is 0); free() it */
+    struct kernelet_xfer x; /* zero when the request has none */
+    size_t bulk_in;         /* readable offset of the h2d bulk bytes */
+    size_t resp_bytes;      /* writable response part: x.resp_bytes, or all of it */
+};
+
+/* Checks header, transfer descriptor and lengths of a chain (with in_len >= 24) and
+ * copies the payload out; returns a kernelet_status. r (zeroed by the caller) gets id and
+ * opcode as soon as they are read, so an error can still be answered to the right id. */
+uint32_t kdev_decode(const struct kdev_chain *c, struct kdev_req *r);
+
+/* Writes the response header for r (status, payload_len bytes of payload already written
+ * after it), bent by a pending test fault; returns the used length to report (`used`
+ * unless a fault changes it; 0 when the header cannot be written). */
+size_t kdev_put_response(struct kdev_state *st, const struct kdev_chain *c,
+                         const struct kdev_req *r, uint32_t status, size_t payload_len,
+                         size_t used);
+
 /* Fills `st` with the default policy and an unconnected backend. */
 void kdev_state_init(struct kdev_state *st);
 

@@ -189,6 +189,7 @@ struct ks_conn {
     bool closing;               /* socket gone or to be closed; waiting for operations */
     bool hello;
     bool admin;
+    bool vm;                    /* HELLO said KERNELET_HELLO_VM (for status only) */
     bool have_tenant;
     bool reading;               /* EPOLLIN armed */
     bool writing;               /* EPOLLOUT armed */

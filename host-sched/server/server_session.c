@@ -71,6 +71,7 @@ void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_reques
             return;
         }
         c->have_tenant = true;
+        c->vm = r->u.hello.has_tenant && (r->u.hello.tenant.flags & KERNELET_HELLO_VM);
     }
     c->hello = true;
     fill_info(c, &answer.info);

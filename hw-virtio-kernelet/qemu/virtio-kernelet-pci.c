@@ -27,6 +27,7 @@ struct VirtIOKerneletPCI {
 static const char *const kernelet_pci_aliases[] = {
     "weight", "priority", "mem-quota", "max-inflight", "slicing",
     "kernels-launched", "gpu-time-ns", "bytes-copied", "mem-in-use", "errors", "requests",
+    "quota-hits", "bulk-zero-copy", "bulk-staged",
     "x-fault",
 };
 

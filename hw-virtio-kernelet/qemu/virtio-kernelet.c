@@ -9,7 +9,8 @@
  * run-time operator policy (weight, priority, mem-quota, max-inflight, slicing) and the
  * read-only statistics are QOM properties added in instance_init, because static qdev
  * properties cannot change after realize. Migration is refused: the tenant's GPU state
- * lives in kerneletd on this host and cannot move with the VM.
+ * lives in kerneletd on this host and cannot move with the VM. With the socket property,
+ * requests the device does not answer itself go to kerneletd (kernelet-link.c).
  */
 #include "qemu/osdep.h"
 
@@ -20,8 +21,10 @@
 #include "qapi/visitor.h"
 #include "qemu/cutils.h"
 #include "qemu/iov.h"
+#include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
+#include "system/system.h"
 #include "virtio-kernelet.h"
 
 /* QEMU's virtio name table (grafted entry) and our header must agree on the id. */
@@ -42,7 +45,7 @@ static size_t kernelet_chain_write(void *opaque, size_t offset, const void *buf,
     return iov_from_buf(elem->in_sg, elem->in_num, offset, buf, len);
 }
 
-static struct kdev_chain kernelet_chain(VirtQueueElement *elem)
+struct kdev_chain kernelet_chain(VirtQueueElement *elem)
 {
     return (struct kdev_chain){
         .out_len = iov_size(elem->out_sg, elem->out_num),
@@ -137,11 +140,21 @@ static void kernelet_handle_vq(VirtIODevice *vdev, VirtQueue *vq)
     VirtQueueElement *elem;
     bool pushed = false;
 
-    /* A flood is bounded by the queue size: each pop consumes one available chain. */
-    while (!vdev->broken &&
+    /* A flood is bounded by the queue size: each pop consumes one available chain. While
+     * the daemon link is saturated (output or staging full) the rest waits in the ring. */
+    while (!vdev->broken && !kernelet_link_throttled(s) &&
            (elem = virtqueue_pop(vq, sizeof(VirtQueueElement))) != NULL) {
         struct kdev_chain chain = kernelet_chain(elem);
-        uint32_t hold_ms = kdev_hold_ms(vq_index, &chain);
+        uint32_t hold_ms;
+        bool paused;
+
+        if (kernelet_link_forward(s, vq, elem, &paused)) {
+            if (paused) {
+                break;
+            }
+            continue;
+        }
+        hold_ms = kdev_hold_ms(vq_index, &chain);
 
         if (hold_ms) {
             kernelet_hold(s, vq, vq_index, elem, hold_ms);
@@ -154,9 +167,24 @@ static void kernelet_handle_vq(VirtIODevice *vdev, VirtQueue *vq)
     }
 }
 
+static void kernelet_resume_bh(void *opaque)
+{
+    VirtIOKernelet *s = opaque;
+    VirtIODevice *vdev = VIRTIO_DEVICE(s);
+
+    kernelet_handle_vq(vdev, s->request_vq);
+    kernelet_handle_vq(vdev, s->launch_vq);
+}
+
+void kernelet_resume_queues(VirtIOKernelet *s)
+{
+    qemu_bh_schedule(s->resume_bh);
+}
+
 static void kernelet_reset(VirtIODevice *vdev)
 {
     kernelet_drop_held(VIRTIO_KERNELET(vdev));
+    kernelet_link_reset(VIRTIO_KERNELET(vdev));
 }
 
 static void kernelet_get_config(VirtIODevice *vdev, uint8_t *config)
@@ -189,6 +217,7 @@ static bool kernelet_policy_commit(VirtIOKernelet *s, const struct kdev_policy *
     s->state.policy = *p;
     s->policy_generation++;
     virtio_notify_config(VIRTIO_DEVICE(s));
+    kernelet_link_push_policy(s, errp);
     return true;
 }
 
@@ -281,7 +310,21 @@ static void kernelet_get_stat(Object *obj, Visitor *v, const char *name, void *o
                               Error **errp)
 {
     VirtIOKernelet *s = VIRTIO_KERNELET(obj);
-    uint64_t value = *(uint64_t *)((char *)&s->state.stats + (uintptr_t)opaque);
+    uint64_t value;
+
+    if ((uintptr_t)opaque >= offsetof(struct kernelet_stats, kernels_launched)) {
+        kernelet_link_refresh_stats(s); /* the daemon's counters */
+    }
+    value = *(uint64_t *)((char *)&s->state.stats + (uintptr_t)opaque);
+    visit_type_uint64(v, name, &value, errp);
+}
+
+/* opaque: offset of a uint64_t counter inside KerneletLink */
+static void kernelet_get_link_count(Object *obj, Visitor *v, const char *name, void *opaque,
+                                    Error **errp)
+{
+    VirtIOKernelet *s = VIRTIO_KERNELET(obj);
+    uint64_t value = *(uint64_t *)((char *)&s->link + (uintptr_t)opaque);
 
     visit_type_uint64(v, name, &value, errp);
 }
@@ -302,6 +345,11 @@ static void kernelet_instance_init(Object *obj)
         { "bytes-copied", offsetof(struct kernelet_stats, bytes_copied) },
         { "mem-in-use", offsetof(struct kernelet_stats, mem_in_use) },
     };
+    static const struct { const char *name; size_t off; } link_counts[] = {
+        { "quota-hits", offsetof(KerneletLink, quota_hits) },
+        { "bulk-zero-copy", offsetof(KerneletLink, bulk_zero_copy) },
+        { "bulk-staged", offsetof(KerneletLink, bulk_staged) },
+    };
 
     kdev_state_init(&s->state);
     QTAILQ_INIT(&s->held);
@@ -318,6 +366,34 @@ static void kernelet_instance_init(Object *obj)
         object_property_add(obj, stats[i].name, "uint64", kernelet_get_stat, NULL, NULL,
                             (void *)(uintptr_t)stats[i].off);
     }
+    for (size_t i = 0; i < ARRAY_SIZE(link_counts); i++) {
+        object_property_add(obj, link_counts[i].name, "uint64", kernelet_get_link_count, NULL,
+                            NULL, (void *)(uintptr_t)link_counts[i].off);
+    }
+}
+
+/* The tenant's name at the daemon: vm-name, else -name, else the proxy's id. Printable
+ * ASCII only (the daemon's rule); other characters become '_'. */
+static char *kernelet_tenant_name(VirtIOKernelet *s)
+{
+    DeviceState *dev = DEVICE(s);
+    BusState *bus = qdev_get_parent_bus(dev);
+    const char *name = s->vm_name;
+    char *out;
+
+    if (!name || !*name) {
+        name = qemu_get_vm_name();
+    }
+    if ((!name || !*name) && bus && bus->parent && bus->parent->id) {
+        name = bus->parent->id;
+    }
+    out = g_strndup(name && *name ? name : "vm", KERNELET_NAME_MAX - 1);
+    for (char *c = out; *c; c++) {
+        if (*c < 0x21 || *c > 0x7e) {
+            *c = '_';
+        }
+    }
+    return out;
 }
 
 /* ---- lifecycle ---- */
@@ -349,6 +425,16 @@ static void kernelet_realize(DeviceState *dev, Error **errp)
     virtio_init(vdev, KERNELET_VIRTIO_ID, sizeof(struct kernelet_virtio_config));
     s->request_vq = virtio_add_queue(vdev, KERNELET_QUEUE_SIZE, kernelet_handle_vq);
     s->launch_vq = virtio_add_queue(vdev, KERNELET_QUEUE_SIZE, kernelet_handle_vq);
+    s->resume_bh = qemu_bh_new(kernelet_resume_bh, s);
+    s->link.name = kernelet_tenant_name(s);
+    if (!kernelet_link_start(s, errp)) {
+        kernelet_link_stop(s);
+        qemu_bh_delete(s->resume_bh);
+        virtio_delete_queue(s->launch_vq);
+        virtio_delete_queue(s->request_vq);
+        virtio_cleanup(vdev);
+        migrate_del_blocker(&s->migration_blocker);
+    }
 }
 
 static void kernelet_unrealize(DeviceState *dev)
@@ -357,6 +443,9 @@ static void kernelet_unrealize(DeviceState *dev)
     VirtIOKernelet *s = VIRTIO_KERNELET(dev);
 
     kernelet_drop_held(s);
+    kernelet_link_stop(s);
+    qemu_bh_delete(s->resume_bh);
+    g_free(s->link.name);
     virtio_delete_queue(s->launch_vq);
     virtio_delete_queue(s->request_vq);
     virtio_cleanup(vdev);
@@ -365,6 +454,8 @@ static void kernelet_unrealize(DeviceState *dev)
 
 static const Property virtio_kernelet_properties[] = {
     DEFINE_PROP_STRING("gpu-name", VirtIOKernelet, gpu_name),
+    DEFINE_PROP_STRING("socket", VirtIOKernelet, link.path),
+    DEFINE_PROP_STRING("vm-name", VirtIOKernelet, vm_name),
     DEFINE_PROP_SIZE("gpu-mem", VirtIOKernelet, gpu_mem, 1 * GiB),
     DEFINE_PROP_UINT32("gpu-sms", VirtIOKernelet, gpu_sms, 1),
     DEFINE_PROP_UINT16("gpu-cc-major", VirtIOKernelet, gpu_cc_major, 7),

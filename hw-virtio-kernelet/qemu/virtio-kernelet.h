@@ -13,6 +13,7 @@
 #include "qemu/timer.h"
 #include "qom/object.h"
 #include "kdev_request.h"
+#include "kernelet-link.h"
 
 #define TYPE_VIRTIO_KERNELET "virtio-kernelet-device"
 OBJECT_DECLARE_SIMPLE_TYPE(VirtIOKernelet, VIRTIO_KERNELET)
@@ -51,6 +52,16 @@ struct VirtIOKernelet {
     uint64_t policy_generation;
 
     Error *migration_blocker;
+
+    /* The link to kerneletd (socket property); inactive without a socket. */
+    KerneletLink link;
+    char *vm_name;             /* vm-name property: the tenant's name at the daemon */
+    QEMUBH *resume_bh;         /* serves the queues again after a pause */
 };
+
+/* A chain as the two byte streams kdev_request reads and writes. */
+struct kdev_chain kernelet_chain(VirtQueueElement *elem);
+/* Serves both queues again soon (from a bottom half), after the link paused them. */
+void kernelet_resume_queues(VirtIOKernelet *s);
 
 #endif

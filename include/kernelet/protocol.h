@@ -90,7 +90,9 @@ struct kernelet_cuda_error {
 /* HELLO to kerneletd: struct kernelet_hello, optionally followed by this identity. The
  * daemon takes uid and pid from SO_PEERCRED; the name is what the operator sees. */
 #define KERNELET_HELLO_ADMIN   (1u << 0)  /* an administration connection, not a tenant */
-#define KERNELET_HELLO_FLAGS   KERNELET_HELLO_ADMIN
+#define KERNELET_HELLO_VM      (1u << 1)  /* a VM's device: shown as such (KERNELET_TENANT_VM);
+                                             informational, no access decision uses it */
+#define KERNELET_HELLO_FLAGS   (KERNELET_HELLO_ADMIN | KERNELET_HELLO_VM)
 #define KERNELET_NAME_MAX      64u
 
 struct kernelet_hello_tenant {

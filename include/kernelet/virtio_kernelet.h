@@ -114,6 +114,15 @@ struct kernelet_xfer {
     uint32_t d2h_bytes;   /* bulk bytes the device may write, after the response part */
 };
 
+/* In a request sent through the device, a (region, offset) of a record (LAUNCH_BATCH copy,
+ * MODULE_LOAD image) naming this region means the chain's own bulk data: for host-to-device
+ * copies and module images `offset` counts from the first h2d bulk byte, for
+ * device-to-host copies from the first d2h bulk byte. The device checks each range against
+ * the chain and rewrites it to a region kerneletd can read (guest RAM shared with the
+ * daemon, or the device's staging region) before forwarding; no other region id may
+ * appear in a guest's request. */
+#define KERNELET_REGION_BULK 0xfffffffeu
+
 /* DIAG_ECHO_BULK payload. */
 struct kernelet_diag_echo {
     uint32_t delay_ms;    /* hold the chain this long before answering (<= 10000) */

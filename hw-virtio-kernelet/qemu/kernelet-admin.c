@@ -1,0 +1,167 @@
+/*
+ * virtio-kernelet's blocking calls to kerneletd: the handshake's requests (HELLO,
+ * SHM_ATTACH) and the administration connection that carries the VM's policy (ADMIN_SET)
+ * and reads its statistics (ADMIN_STATUS). The daemon answers these at once; a socket
+ * timeout bounds how long the main loop can wait for one.
+ */
+#include "qemu/osdep.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "qapi/error.h"
+#include "qemu/cutils.h"
+#include "qemu/error-report.h"
+#include "virtio-kernelet.h"
+
+#define HDR_SIZE ((size_t)sizeof(struct kernelet_req_hdr))
+#define SYNC_TIMEOUT_MS 2000
+
+/* Opens a connection whose blocking calls give up after SYNC_TIMEOUT_MS; -1 on failure. */
+int kernelet_connect(const char *path)
+{
+    struct timeval tv = { SYNC_TIMEOUT_MS / 1000, (SYNC_TIMEOUT_MS % 1000) * 1000 };
+    int fd = kproto_connect(path);
+
+    if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+                    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd < 0 ? -1 : fd;
+}
+
+/* One request and its answer on a blocking connection (libkernelet-proto's socket
+ * helpers); returns the answer's status, or -1 when the connection failed or timed out.
+ * The answer payload goes to resp (cap bytes); *resp_len gets its full size. */
+int kernelet_call(int fd, uint16_t op, const void *payload, uint32_t len, int pass_fd,
+                  void *resp, size_t cap, uint32_t *resp_len)
+{
+    g_autofree uint8_t *ans = g_malloc(KERNELET_MAX_REQUEST);
+    uint8_t h[HDR_SIZE] = { 0 };
+    struct iovec iov[2] = { { h, HDR_SIZE }, { (void *)payload, len } };
+    size_t n;
+
+    kdev_put_le16(h, op);
+    kdev_put_le32(h + 4, len);
+    kdev_put_le64(h + 8, 1);
+    if (kproto_send(fd, iov, len ? 2 : 1, pass_fd) != 0 ||
+        kproto_recv(fd, ans, KERNELET_MAX_REQUEST, &n) != 0 || kdev_le16(ans) != op) {
+        return -1;
+    }
+    n -= HDR_SIZE;
+    if (resp && cap) {
+        memcpy(resp, ans + HDR_SIZE, MIN(n, cap));
+    }
+    if (resp_len) {
+        *resp_len = n;
+    }
+    return (int)kdev_le32(ans + 16);
+}
+
+/* HELLO on a fresh connection; ans receives info + session. */
+bool kernelet_hello(int fd, const char *name, uint32_t flags, uint8_t *ans, size_t cap)
+{
+    struct {
+        struct kernelet_hello hello;
+        struct kernelet_hello_tenant tenant;
+    } req;
+    uint32_t len = 0;
+
+    memset(&req, 0, sizeof(req));
+    req.hello.proto_version = KERNELET_PROTO_VERSION;
+    req.tenant.flags = flags;
+    pstrcpy(req.tenant.name, sizeof(req.tenant.name), name);
+    return kernelet_call(fd, KERNELET_OP_HELLO, &req, sizeof(req), -1, ans, cap, &len) ==
+           KERNELET_ST_OK && len >= cap;
+}
+
+/* Attaches size bytes of fd as a region; 0 on failure. */
+uint32_t kernelet_attach(int fd, int mem_fd, uint64_t size)
+{
+    struct kernelet_shm_attach req = { .size = size };
+    struct kernelet_shm_region ans = { 0 };
+    uint32_t len = 0;
+
+    if (kernelet_call(fd, KERNELET_OP_SHM_ATTACH, &req, sizeof(req), mem_fd, &ans, sizeof(ans),
+                      &len) != KERNELET_ST_OK || len != sizeof(ans)) {
+        return 0;
+    }
+    return ans.region;
+}
+
+void kernelet_open_admin(VirtIOKernelet *s)
+{
+    uint8_t ans[sizeof(struct kernelet_info) + sizeof(struct kernelet_session)];
+    KerneletLink *l = &s->link;
+
+    l->admin_fd = kernelet_connect(l->path);
+    if (l->admin_fd >= 0 && !kernelet_hello(l->admin_fd, l->name, KERNELET_HELLO_ADMIN, ans,
+                                   sizeof(ans))) {
+        warn_report("virtio-kernelet: kerneletd refused an administration connection: "
+                    "the VM's policy and statistics cannot reach it (run QEMU as root or "
+                    "as the daemon's user)");
+        close(l->admin_fd);
+        l->admin_fd = -1;
+    }
+}
+
+/* ---- policy and statistics ---- */
+
+void kernelet_link_push_policy(VirtIOKernelet *s, Error **errp)
+{
+    KerneletLink *l = &s->link;
+    const struct kdev_policy *pol = &s->state.policy;
+    struct kernelet_admin_set req = {
+        .tenant = l->tenant_id, .fields = KERNELET_SET_FIELDS, .weight = pol->weight,
+        .priority = pol->priority, .max_inflight = pol->max_inflight,
+        .mem_quota = pol->mem_quota, .slicing = pol->slicing,
+    };
+    int st;
+
+    if (!l->path || l->fd < 0 || l->admin_fd < 0) {
+        return; /* sent when the link (re)connects */
+    }
+    st = kernelet_call(l->admin_fd, KERNELET_OP_ADMIN_SET, &req, sizeof(req), -1, NULL, 0, NULL);
+    if (st != KERNELET_ST_OK) {
+        error_setg(errp, "virtio-kernelet: kerneletd refused the policy (status %d)", st);
+    }
+}
+
+void kernelet_link_refresh_stats(VirtIOKernelet *s)
+{
+    KerneletLink *l = &s->link;
+    g_autofree uint8_t *ans = g_malloc(KERNELET_MAX_REQUEST);
+    struct kernelet_admin_status_req req = { 0 };
+    const size_t head = sizeof(struct kernelet_admin_status);
+    const size_t each = sizeof(struct kernelet_tenant_status);
+
+    if (!l->path || l->fd < 0 || l->admin_fd < 0) {
+        return;
+    }
+    for (;;) {
+        uint32_t len = 0, n;
+
+        if (kernelet_call(l->admin_fd, KERNELET_OP_ADMIN_STATUS, &req, sizeof(req), -1, ans,
+                          KERNELET_MAX_REQUEST, &len) != KERNELET_ST_OK || len < head) {
+            return;
+        }
+        n = kdev_le32(ans);
+        if (n == 0 || (uint64_t)n * each > len - head) {
+            return;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            struct kernelet_tenant_status t;
+
+            memcpy(&t, ans + head + i * each, each);
+            if (t.id == l->tenant_id) {
+                s->state.stats.kernels_launched = t.launches;
+                s->state.stats.gpu_time_ns = t.gpu_time_ns;
+                s->state.stats.bytes_copied = t.bytes_copied;
+                s->state.stats.mem_in_use = t.mem_in_use;
+                return;
+            }
+        }
+        req.first += n;
+    }
+}
