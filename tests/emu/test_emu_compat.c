@@ -3,8 +3,10 @@
  * programs: vector_add, errors (fill, including the launches the program expects to
  * fail), fault, grids (2-D and 3-D), many_launches, pinned (square), streams_events
  * (add_const, sum4), symbols (constant memory, a __device__ counter, dynamic shared
- * memory). The driver_api program's kernel is a PTX string of its own, the saxpy of
- * test_emu_memory.c. */
+ * memory). Each test runs twice: whole, and (/emu/compat/sliced/...) with every kernel
+ * sliced by kptx_slice_module and its grid run as random slices in random order, checked
+ * against the same expectations. The driver_api program's kernel is a PTX string of its
+ * own, the saxpy of test_emu_memory.c. */
 #include "emu_test_util.h"
 
 #include <stdlib.h>
@@ -15,12 +17,12 @@ static unsigned blocks_for(unsigned n, unsigned block)
     return (n + block - 1) / block;
 }
 
-static void test_vector_add(void)
+static void test_vector_add(gconstpointer mode)
 {
     SKIP_WITHOUT_KERNELS();
     const unsigned n = 1 << 20;
     emu_fixture f;
-    emu_fixture_open(&f, "compat_vector_add", 0);
+    emu_fixture_open_as(&f, "compat_vector_add", 0, GPOINTER_TO_INT(mode));
     float *a = g_new(float, n), *b = g_new(float, n), *c = g_new(float, n);
     for (unsigned i = 0; i < n; i++) {
         a[i] = (float)i * 0.5f;
@@ -39,11 +41,11 @@ static void test_vector_add(void)
     emu_fixture_close(&f);
 }
 
-static void test_errors_fill(void)
+static void test_errors_fill(gconstpointer mode)
 {
     SKIP_WITHOUT_KERNELS();
     emu_fixture f;
-    emu_fixture_open(&f, "compat_errors", 1);
+    emu_fixture_open_as(&f, "compat_errors", 1, GPOINTER_TO_INT(mode));
     kemu_function *fill = emu_fixture_fn(&f, "_Z4fillPii");
     kemu_devptr d = emu_buf(&f, NULL, 32 * sizeof(int));
     emu_arg args[] = {ARG64(d), ARG32(42)};
@@ -61,11 +63,11 @@ static void test_errors_fill(void)
     emu_fixture_close(&f);
 }
 
-static void test_fault(void)
+static void test_fault(gconstpointer mode)
 {
     SKIP_WITHOUT_KERNELS();
     emu_fixture f;
-    emu_fixture_open(&f, "compat_fault", 1);
+    emu_fixture_open_as(&f, "compat_fault", 1, GPOINTER_TO_INT(mode));
     kemu_function *store = emu_fixture_fn(&f, "_Z8store_toPi");
     kemu_devptr ok = emu_buf(&f, NULL, sizeof(int));
     emu_arg good[] = {ARG64(ok)}, bad[] = {ARG64(0x8)};
@@ -81,11 +83,11 @@ static void test_fault(void)
     emu_fixture_close(&f);
 }
 
-static void test_grids(void)
+static void test_grids(gconstpointer mode)
 {
     SKIP_WITHOUT_KERNELS();
     emu_fixture f;
-    emu_fixture_open(&f, "compat_grids", 0);
+    emu_fixture_open_as(&f, "compat_grids", 0, GPOINTER_TO_INT(mode));
     const unsigned w = 1000, h = 300;
     unsigned *out = g_new(unsigned, w * h);
     kemu_devptr d = emu_buf(&f, NULL, (size_t)w * h * 4);
@@ -115,12 +117,12 @@ static void test_grids(void)
     emu_fixture_close(&f);
 }
 
-static void test_many_launches(void)
+static void test_many_launches(gconstpointer mode)
 {
     SKIP_WITHOUT_KERNELS();
     enum { THREADS = 64, LAUNCHES = 2000 };
     emu_fixture f;
-    emu_fixture_open(&f, "compat_many_launches", 2);
+    emu_fixture_open_as(&f, "compat_many_launches", 2, GPOINTER_TO_INT(mode));
     kemu_devptr d = emu_buf(&f, NULL, THREADS * 4);
     emu_arg args[] = {ARG64(d)};
     kemu_function *bump = emu_fixture_fn(&f, "_Z4bumpPj");
@@ -135,12 +137,12 @@ static void test_many_launches(void)
     emu_fixture_close(&f);
 }
 
-static void test_pinned_square(void)
+static void test_pinned_square(gconstpointer mode)
 {
     SKIP_WITHOUT_KERNELS();
     const int n = 1 << 18;
     emu_fixture f;
-    emu_fixture_open(&f, "compat_pinned", 0);
+    emu_fixture_open_as(&f, "compat_pinned", 0, GPOINTER_TO_INT(mode));
     int *v = g_new(int, n);
     for (int i = 0; i < n; i++)
         v[i] = i - n / 2;
@@ -158,12 +160,12 @@ static void test_pinned_square(void)
     emu_fixture_close(&f);
 }
 
-static void test_streams_events(void)
+static void test_streams_events(gconstpointer mode)
 {
     SKIP_WITHOUT_KERNELS();
     const int n = 1 << 16;
     emu_fixture f;
-    emu_fixture_open(&f, "compat_streams_events", 0);
+    emu_fixture_open_as(&f, "compat_streams_events", 0, GPOINTER_TO_INT(mode));
     float *h = g_new(float, n), *out = g_new(float, n);
     kemu_devptr d[4];
     for (int k = 0; k < 4; k++) {
@@ -195,12 +197,12 @@ static void test_streams_events(void)
     emu_fixture_close(&f);
 }
 
-static void test_symbols_poly(void)
+static void test_symbols_poly(gconstpointer mode)
 {
     SKIP_WITHOUT_KERNELS();
     const int n = 4096;
     emu_fixture f;
-    emu_fixture_open(&f, "compat_symbols", 2);
+    emu_fixture_open_as(&f, "compat_symbols", 2, GPOINTER_TO_INT(mode));
     float c[16], x[4096], y[4096];
     for (int k = 0; k < 16; k++)
         c[k] = (float)(k % 3) - 1.0f;
@@ -235,13 +237,21 @@ static void test_symbols_poly(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/emu/compat/vector_add", test_vector_add);
-    g_test_add_func("/emu/compat/errors", test_errors_fill);
-    g_test_add_func("/emu/compat/fault", test_fault);
-    g_test_add_func("/emu/compat/grids", test_grids);
-    g_test_add_func("/emu/compat/many_launches", test_many_launches);
-    g_test_add_func("/emu/compat/pinned", test_pinned_square);
-    g_test_add_func("/emu/compat/streams_events", test_streams_events);
-    g_test_add_func("/emu/compat/symbols", test_symbols_poly);
+    g_test_add_data_func("/emu/compat/vector_add", GINT_TO_POINTER(0), test_vector_add);
+    g_test_add_data_func("/emu/compat/errors", GINT_TO_POINTER(0), test_errors_fill);
+    g_test_add_data_func("/emu/compat/fault", GINT_TO_POINTER(0), test_fault);
+    g_test_add_data_func("/emu/compat/grids", GINT_TO_POINTER(0), test_grids);
+    g_test_add_data_func("/emu/compat/many_launches", GINT_TO_POINTER(0), test_many_launches);
+    g_test_add_data_func("/emu/compat/pinned", GINT_TO_POINTER(0), test_pinned_square);
+    g_test_add_data_func("/emu/compat/streams_events", GINT_TO_POINTER(0), test_streams_events);
+    g_test_add_data_func("/emu/compat/symbols", GINT_TO_POINTER(0), test_symbols_poly);
+    g_test_add_data_func("/emu/compat/sliced/vector_add", GINT_TO_POINTER(1), test_vector_add);
+    g_test_add_data_func("/emu/compat/sliced/errors", GINT_TO_POINTER(1), test_errors_fill);
+    g_test_add_data_func("/emu/compat/sliced/fault", GINT_TO_POINTER(1), test_fault);
+    g_test_add_data_func("/emu/compat/sliced/grids", GINT_TO_POINTER(1), test_grids);
+    g_test_add_data_func("/emu/compat/sliced/many_launches", GINT_TO_POINTER(1), test_many_launches);
+    g_test_add_data_func("/emu/compat/sliced/pinned", GINT_TO_POINTER(1), test_pinned_square);
+    g_test_add_data_func("/emu/compat/sliced/streams_events", GINT_TO_POINTER(1), test_streams_events);
+    g_test_add_data_func("/emu/compat/sliced/symbols", GINT_TO_POINTER(1), test_symbols_poly);
     return g_test_run();
 }
