@@ -93,9 +93,9 @@ static int status(int fd)
     printf("scheduler: %" PRIu64 " decisions, %" PRIu64 " co-scheduled pairs, %" PRIu64
            " solo, %" PRIu64 " slices, %" PRIu64 " kernels completed\n",
            s.decisions, s.coschedules, s.solo, s.slices, s.kernels_completed);
-    printf("%-6s %-16s %7s %6s %4s %9s %9s %6s %9s %9s %9s %10s %9s %s\n", "ID", "NAME", "PID",
-           "WEIGHT", "PRIO", "QUOTA", "MEM", "QUEUED", "LAUNCHED", "DONE", "COSCHED", "GPU-MS",
-           "COPIED", "FLAGS");
+    printf("%-6s %-16s %7s %6s %4s %9s %8s %9s %6s %9s %9s %9s %10s %9s %s\n", "ID", "NAME",
+           "PID", "WEIGHT", "PRIO", "QUOTA", "INFLIGHT", "MEM", "QUEUED", "LAUNCHED", "DONE",
+           "COSCHED", "GPU-MS", "COPIED", "FLAGS");
     for (uint32_t i = 0; i < s.n_tenants; i++) {
         struct kernelet_tenant_status t;
         char quota[16], mem[16], copied[16];
@@ -107,9 +107,10 @@ static int status(int fd)
             strcpy(quota, "-");
         human_bytes(t.mem_in_use, mem, sizeof(mem));
         human_bytes(t.bytes_copied, copied, sizeof(copied));
-        printf("%-6" PRIu64 " %-16s %7u %6u %4u %9s %9s %6u %9" PRIu64 " %9" PRIu64 " %9" PRIu64
-               " %10.3f %9s %s%s%s\n",
-               t.id, t.name, t.pid, t.weight, t.priority, quota, mem, t.queued, t.launches,
+        printf("%-6" PRIu64 " %-16s %7u %6u %4u %9s %8u %9s %6u %9" PRIu64 " %9" PRIu64
+               " %9" PRIu64 " %10.3f %9s %s%s%s\n",
+               t.id, t.name, t.pid, t.weight, t.priority, quota, t.max_inflight, mem, t.queued,
+               t.launches,
                t.completed, t.coscheduled, (double)t.gpu_time_ns / 1e6, copied,
                (t.flags & KERNELET_TENANT_SLICING) ? "slicing " : "",
                (t.flags & KERNELET_TENANT_STICKY) ? "FAULTED " : "",

@@ -206,10 +206,14 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     path = "/machine/peripheral/kl0"
     qmp.cmd("qom-set", path=path, property="weight", value=300)
     qmp.cmd("qom-set", path=path, property="priority", value=2)
+    qmp.cmd("qom-set", path=path, property="max-inflight", value=16)
+    qmp.cmd("qom-set", path=path, property="slicing", value=False)
     out = subprocess.run([ctl, "--socket", sock, "status"], capture_output=True, text=True).stdout
     row = next((line.split() for line in out.splitlines() if f" {TENANT} " in line), None)
-    check("QMP policy appears in kernelet-ctl status",
-          row is not None and row[3:5] == ["300", "2"], out)
+    check("QMP policy appears in kernelet-ctl status (weight, priority, max-inflight, slicing)",
+          row is not None and row[3:5] == ["300", "2"] and row[6] == "16"
+          and "slicing" not in row, out)
+    qmp.cmd("qom-set", path=path, property="slicing", value=True)
     check("kernelet-ctl status marks the tenant as a VM", row is not None and row[-1] == "vm",
           out)
     copied = qmp.cmd("qom-get", path=path, property="bytes-copied")
