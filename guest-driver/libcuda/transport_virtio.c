@@ -310,6 +310,22 @@ static int forward(struct vdev *v, const uint8_t *msg, size_t len)
     return rc;
 }
 
+/* HELLO: the device takes kernelet_hello alone (docs/DEVICE.md): the tenant identity that
+ * follows it on the socket names this process, while in a VM the tenant is the VM, which
+ * the device names itself. The identity is dropped; the answer gets its session above. */
+static int hello(struct vdev *v, const uint8_t *msg, size_t len)
+{
+    uint8_t bare[KERNELET_HDR_SIZE + sizeof(struct kernelet_hello)];
+    struct kernelet_req_hdr h;
+
+    if (len < sizeof(bare))
+        return forward(v, msg, len); /* the device answers BAD_REQUEST */
+    memcpy(&h, msg, sizeof(h));
+    kproto_hdr_put(bare, h.opcode, sizeof(struct kernelet_hello), h.request_id, 0);
+    memcpy(bare + KERNELET_HDR_SIZE, msg + KERNELET_HDR_SIZE, sizeof(struct kernelet_hello));
+    return forward(v, bare, sizeof(bare));
+}
+
 static int handle(struct vdev *v, const uint8_t *msg, size_t len, int fd)
 {
     struct kernelet_req_hdr h;
@@ -320,6 +336,8 @@ static int handle(struct vdev *v, const uint8_t *msg, size_t len, int fd)
         return attach(v, msg, fd);
     case KERNELET_OP_SHM_DETACH:
         return detach(v, msg, len);
+    case KERNELET_OP_HELLO:
+        return hello(v, msg, len);
     default:
         return forward(v, msg, len);
     }

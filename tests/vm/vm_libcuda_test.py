@@ -8,8 +8,8 @@ Checks:
           orphan or pinned page (driver counters); VM B killed (SIGKILL to QEMU) while its
           program runs: the daemon keeps running and VM A's next program still verifies.
   nolink  (KERNELET_VM_NOLINK=1, for a QEMU without the link): one VM without a daemon;
-          the program ends on its own with a CUDA error (exit status 1..125, no signal,
-          no hang) instead of crashing or hanging.
+          the program ends on its own with CUDA's "no CUDA-capable device" error (exit
+          status 1..125, no signal, no hang) instead of crashing or hanging.
 Prints TAP.
 
 usage: vm_libcuda_test.py QEMU VMLINUZ INITRAMFS KERNELETD
@@ -152,6 +152,10 @@ def test_nolink(tap, qemu, kernel, initrd):
     rc = int(r["rc"]) if r else -1
     tap.check("a clean CUDA error: exit status 1..125 (no signal, no hang)", 1 <= rc <= 125,
               f"rc={rc}")
+    # Without a daemon the device offers no GPU: cuInit must say so (a HELLO the device
+    # refused used to surface as "invalid argument" from the first CUDA call instead).
+    tap.check("the error is CUDA's \"no device\"",
+              any("no CUDA-capable device" in l for l in vm.lines))
     tap.check("no segfault or abort in the console",
               not any("Segmentation fault" in l or "Aborted" in l for l in vm.lines))
     return vm
