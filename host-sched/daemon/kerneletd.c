@@ -2,6 +2,7 @@
  * scheduler's dispatcher thread and serves tenants on a Unix socket (docs/PROTOCOL.md,
  * docs/OPERATORS.md). Runs in the foreground; stops cleanly on SIGINT or SIGTERM. */
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@ static void usage(FILE *f)
             "  --profiles FILE      kernel profiles (the sim's truth; a cache for the others)\n"
             "  --calibration DIR    cuda: GPU calibration files (default: the built-in ones)\n"
             "  --max-connections N  tenants and administrators at once (default 256)\n"
+            "  --admin-user USER    may administer besides root and the daemon's user: the\n"
+            "                       user QEMU runs as, so that QMP policy reaches the daemon\n"
             "  --help\n",
             DEFAULT_SOCKET, kd_backends_available());
 }
@@ -44,7 +47,24 @@ struct options {
     struct kd_backend_options backend;
     const char *policy;
     unsigned max_connections;
+    uid_t admin_uid;
 };
+
+/* A user name or a numeric uid; -1 when neither. */
+static int parse_user(const char *s, uid_t *uid)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*s && !*end && v < (uid_t)-1) {
+        *uid = (uid_t)v;
+        return 0;
+    }
+    const struct passwd *pw = getpwnam(s);
+    if (!pw)
+        return -1;
+    *uid = pw->pw_uid;
+    return 0;
+}
 
 static int parse(int argc, char **argv, struct options *o)
 {
@@ -53,14 +73,15 @@ static int parse(int argc, char **argv, struct options *o)
         {"backend", required_argument, NULL, 'b'}, {"policy", required_argument, NULL, 'p'},
         {"profiles", required_argument, NULL, 'f'},
         {"calibration", required_argument, NULL, 'C'},
-        {"max-connections", required_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
+        {"max-connections", required_argument, NULL, 'c'},
+        {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int ch;
     char *end;
 
     *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666, .backend = {.name = "auto"},
-                          .policy = "kernelet"};
+                          .policy = "kernelet", .admin_uid = getuid()};
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (ch) {
         case 's': o->socket = optarg; break;
@@ -77,6 +98,12 @@ static int parse(int argc, char **argv, struct options *o)
             o->max_connections = (unsigned)strtoul(optarg, &end, 10);
             if (*end || o->max_connections == 0)
                 return -1;
+            break;
+        case 'u':
+            if (parse_user(optarg, &o->admin_uid) != 0) {
+                fprintf(stderr, "kerneletd: unknown user '%s'\n", optarg);
+                return -1;
+            }
             break;
         case 'h': usage(stdout); exit(0);
         default: return -1;
@@ -133,7 +160,7 @@ int main(int argc, char **argv)
     cfg.sched = sched;
     cfg.backend_name = backend.ops->name;
     cfg.max_connections = o.max_connections;
-    cfg.admin_uid = getuid();
+    cfg.admin_uid = o.admin_uid;
     cfg.tally = tally;
     if (kserver_new(&srv, &cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "kerneletd: %s\n", err);
