@@ -1,5 +1,6 @@
 /* See gpu_slices.h. */
 #include "gpu_slices.h"
+#include "kw_cuda.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,33 +19,11 @@ bool cu_failed(CUresult r, const char *what, const char *who)
     return true;
 }
 
-char *read_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *s = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
-        s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s) {
-        s[n] = '\0';
-        if (len)
-            *len = (size_t)n;
-    }
-    return s;
-}
-
 bool sliced_module_load(const char *path, sliced_module *sm)
 {
     memset(sm, 0, sizeof *sm);
     size_t len;
-    char *text = read_text(path, &len);
+    char *text = kwc_read_file(path, &len);
     if (!text) {
         fprintf(stderr, "%s: cannot read\n", path);
         return false;

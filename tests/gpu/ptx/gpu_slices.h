@@ -59,9 +59,6 @@ uint64_t rng_next(uint64_t *state);
 /* Median of n values (sorts them). */
 double median(double *v, unsigned n);
 
-/* Reads a whole file into a malloc'd NUL-terminated buffer. */
-char *read_text(const char *path, size_t *len);
-
 /* The three parts of the program; each returns the number of failures. */
 int check_bench(const char *bench_dir, uint64_t seed, unsigned plans);
 int check_corpus(const char *corpus_dir, uint64_t seed, unsigned plans);
