@@ -18,7 +18,7 @@
 bool kdev_relay_local(uint16_t opcode)
 {
     return opcode == KERNELET_OP_HELLO || opcode == KERNELET_OP_GET_INFO ||
-           opcode == KERNELET_OP_CONTEXT_CLOSE || opcode == KERNELET_OP_DIAG_ECHO_BULK;
+           opcode == KERNELET_OP_DIAG_ECHO_BULK;
 }
 
 struct relay {

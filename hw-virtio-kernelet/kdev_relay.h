@@ -39,7 +39,8 @@ int kdev_relay_rewrite(uint16_t opcode, uint8_t *payload, uint32_t len, uint32_t
                        uint32_t d2h, kdev_bulk_map_fn map, void *opaque, bool *uses_bulk,
                        char *err, size_t errlen);
 
-/* Opcodes the device answers itself even when kerneletd is connected. */
+/* Opcodes the device answers itself even when kerneletd is connected (CONTEXT_CLOSE only
+ * while it is not, or when the daemon predates contexts). */
 bool kdev_relay_local(uint16_t opcode);
 
 #endif

@@ -216,7 +216,7 @@ uint32_t kdev_decode(const struct kdev_chain *c, struct kdev_req *r)
     flags = kdev_le16(h + offsetof(struct kernelet_req_hdr, flags));
     if ((flags & ~KERNELET_REQ_F_XFER) != 0 ||
         kdev_le32(h + offsetof(struct kernelet_req_hdr, status)) != 0 ||
-        kdev_le32(h + offsetof(struct kernelet_req_hdr, reserved)) != 0 ||
+        kdev_le32(h + offsetof(struct kernelet_req_hdr, context)) != 0 ||
         r->length > KERNELET_MAX_REQUEST - HDR_SIZE)
         return KERNELET_ST_BAD_REQUEST;
     expect = HDR_SIZE + (uint64_t)r->length;

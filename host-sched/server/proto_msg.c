@@ -44,6 +44,7 @@ const char *kproto_opcode_name(uint16_t opcode)
     case KERNELET_OP_HELLO: return "HELLO";
     case KERNELET_OP_GET_INFO: return "GET_INFO";
     case KERNELET_OP_GET_STATS: return "GET_STATS";
+    case KERNELET_OP_CONTEXT_CLOSE: return "CONTEXT_CLOSE";
     case KERNELET_OP_SHM_ATTACH: return "SHM_ATTACH";
     case KERNELET_OP_SHM_DETACH: return "SHM_DETACH";
     case KERNELET_OP_DEVICE_GET: return "DEVICE_GET";
@@ -86,8 +87,8 @@ int kproto_hdr_get(const void *buf, bool is_request, struct kernelet_req_hdr *h,
     memcpy(h, buf, sizeof(*h));
     if (h->flags != 0)
         return kproto_fail(err, errlen, KPROTO_EINVAL, "header flags %#x are not 0", h->flags);
-    if (h->reserved != 0)
-        return kproto_fail(err, errlen, KPROTO_EINVAL, "header reserved field is not 0");
+    if (!is_request && h->context != 0)
+        return kproto_fail(err, errlen, KPROTO_EINVAL, "response context field is not 0");
     if (is_request && h->status != 0)
         return kproto_fail(err, errlen, KPROTO_EINVAL, "request status %u is not 0",
                            h->status);

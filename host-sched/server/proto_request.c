@@ -165,6 +165,7 @@ static int decode_fixed(const struct kernelet_req_hdr *h, const uint8_t *p,
     case KERNELET_OP_GET_STATS:
     case KERNELET_OP_MEM_GET_INFO:
     case KERNELET_OP_CTX_SYNC:
+    case KERNELET_OP_CONTEXT_CLOSE:
         return fixed(h, p, NULL, 0, err, errlen);
     case KERNELET_OP_SHM_ATTACH:
         if ((rc = fixed(h, p, &r->u.shm_attach, sizeof(r->u.shm_attach), err, errlen)))

@@ -101,6 +101,7 @@ int kproto_response_check(uint16_t opcode, const uint8_t *p, uint32_t len, char 
     case KERNELET_OP_EVENT_SYNC:
     case KERNELET_OP_EVENT_QUERY:
     case KERNELET_OP_CTX_SYNC:
+    case KERNELET_OP_CONTEXT_CLOSE:
     case KERNELET_OP_ADMIN_SET:
         return exact(opcode, len, 0, err, errlen);
     default:

@@ -41,6 +41,7 @@ static void route(struct ks_conn *c, const struct kernelet_req_hdr *h, const str
     case KERNELET_OP_EVENT_QUERY: ks_event_query(c, id, r); return;
     case KERNELET_OP_EVENT_ELAPSED: ks_event_elapsed(c, id, r); return;
     case KERNELET_OP_CTX_SYNC: ks_ctx_sync(c, id); return;
+    case KERNELET_OP_CONTEXT_CLOSE: ks_context_close(c, id, h->context); return;
     case KERNELET_OP_ADMIN_STATUS: ks_admin_status(c, id, r); return;
     case KERNELET_OP_ADMIN_SET: ks_admin_set(c, id, r); return;
     default: ks_reply(c, h->opcode, id, KERNELET_ST_BAD_OPCODE, NULL, 0); return;
@@ -81,9 +82,11 @@ void ks_dispatch(struct ks_conn *c, size_t len)
      * queries and teardown (destroying things is still allowed). */
     if (c->sticky && tenant_only(h.opcode) && h.opcode != KERNELET_OP_SHM_DETACH &&
         h.opcode != KERNELET_OP_STREAM_DESTROY && h.opcode != KERNELET_OP_EVENT_DESTROY &&
+        h.opcode != KERNELET_OP_CONTEXT_CLOSE &&
         h.opcode != KERNELET_OP_DEVICE_GET) {
         ks_reply_cuda(c, h.opcode, h.request_id, c->sticky, 0);
         return;
     }
+    c->context = h.context;
     route(c, &h, &r);
 }

@@ -38,7 +38,7 @@ static int grow(struct ks_handles *h)
     return 0;
 }
 
-struct ks_obj *ks_handle_new(struct ks_handles *h, enum ks_kind kind)
+struct ks_obj *ks_handle_new(struct ks_handles *h, enum ks_kind kind, uint32_t owner)
 {
     struct ks_obj *o;
     size_t j;
@@ -50,6 +50,7 @@ struct ks_obj *ks_handle_new(struct ks_handles *h, enum ks_kind kind)
     if (!(o = calloc(1, sizeof(*o))))
         return NULL;
     o->kind = kind;
+    o->owner = owner;
     o->handle = ((uint64_t)kind << 56) | ++h->next;
     j = slot_of(o->handle, h->cap);
     while (h->slots[j] && h->slots[j] != TOMBSTONE)
@@ -101,6 +102,25 @@ void ks_handle_each(struct ks_handles *h, void (*fn)(struct ks_obj *, void *), v
     for (size_t i = 0; i < h->cap; i++)
         if (h->slots[i] && h->slots[i] != TOMBSTONE)
             fn(h->slots[i], arg);
+}
+
+uint64_t *ks_handle_select(const struct ks_handles *h,
+                           bool (*pick)(const struct ks_obj *, const void *), const void *arg,
+                           size_t *n)
+{
+    uint64_t *out = NULL;
+    size_t k = 0;
+
+    *n = 0;
+    for (size_t i = 0; i < h->cap; i++)
+        if (h->slots[i] && h->slots[i] != TOMBSTONE && pick(h->slots[i], arg))
+            k++;
+    if (k == 0 || !(out = malloc(k * sizeof(*out))))
+        return NULL;
+    for (size_t i = 0; i < h->cap; i++)
+        if (h->slots[i] && h->slots[i] != TOMBSTONE && pick(h->slots[i], arg))
+            out[(*n)++] = h->slots[i]->handle;
+    return out;
 }
 
 void ks_handles_free(struct ks_handles *h)

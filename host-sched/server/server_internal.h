@@ -97,6 +97,7 @@ struct ks_event {
 struct ks_obj {
     uint64_t handle;
     enum ks_kind kind;
+    uint32_t owner;             /* the client context that created it (CONTEXT_CLOSE) */
     union {
         struct ks_module module;
         struct ks_function function;
@@ -117,12 +118,18 @@ struct ks_handles {
 #define KS_MAX_HANDLES (1u << 16)
 #define KS_MAX_ALLOCS  (1u << 20)
 
-/* A new object with a fresh handle; NULL without memory or beyond KS_MAX_HANDLES. */
-struct ks_obj *ks_handle_new(struct ks_handles *h, enum ks_kind kind);
+/* A new object with a fresh handle, created by client context owner; NULL without memory
+ * or beyond KS_MAX_HANDLES. */
+struct ks_obj *ks_handle_new(struct ks_handles *h, enum ks_kind kind, uint32_t owner);
 struct ks_obj *ks_handle_get(const struct ks_handles *h, uint64_t handle, enum ks_kind kind);
 void ks_handle_remove(struct ks_handles *h, uint64_t handle);
 /* Calls fn on every object (removal during the walk is not allowed). */
 void ks_handle_each(struct ks_handles *h, void (*fn)(struct ks_obj *, void *), void *arg);
+/* The handles of the objects pick(o, arg) accepts, in a new array of *n (free it); NULL
+ * with *n = 0 when there are none. Lets a caller remove objects it found in a walk. */
+uint64_t *ks_handle_select(const struct ks_handles *h,
+                           bool (*pick)(const struct ks_obj *, const void *), const void *arg,
+                           size_t *n);
 void ks_handles_free(struct ks_handles *h);
 
 /* ---- connections -------------------------------------------------------------------------- */
@@ -139,6 +146,7 @@ struct ks_region {
 struct ks_alloc {
     uint64_t base, size;
     uint64_t module;            /* a module variable: its module's handle; 0 = allocation */
+    uint32_t owner;             /* the client context that allocated it */
     bool freeing;               /* MEM_FREE waits for queued work: no new work may use it */
 };
 
@@ -146,7 +154,10 @@ struct ks_conn;
 
 /* An answer that waits for operations to complete (batch with KERNELET_BATCH_COMPLETE,
  * syncs, frees). */
-enum ks_after { KS_AFTER_REPLY, KS_AFTER_MEM_FREE, KS_AFTER_UNLOAD, KS_AFTER_DESTROY_STREAM };
+enum ks_after {
+    KS_AFTER_REPLY, KS_AFTER_MEM_FREE, KS_AFTER_UNLOAD, KS_AFTER_DESTROY_STREAM,
+    KS_AFTER_CONTEXT_CLOSE
+};
 
 struct ks_tracker {
     struct ks_conn *conn;
@@ -194,6 +205,7 @@ struct ks_conn {
     bool reading;               /* EPOLLIN armed */
     bool writing;               /* EPOLLOUT armed */
     uint32_t tenant;            /* scheduler tenant */
+    uint32_t context;           /* client context of the request being handled (header) */
     struct ucred cred;
     char name[KERNELET_NAME_MAX];
 
@@ -336,6 +348,12 @@ void ks_stream_wake_all(struct ks_stream *st);
 /* Waits for all of c's work, then does `after` (tracker) and answers. */
 void ks_drain_then(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after after,
                    uint64_t arg);
+
+/* CONTEXT_CLOSE: frees what client context `context` created once the work submitted so
+ * far has drained (server_context.c). */
+void ks_context_close(struct ks_conn *c, uint64_t id, uint32_t context);
+/* Frees now every object and allocation of context; the first CUresult failure or 0. */
+uint32_t ks_context_release(struct ks_conn *c, uint32_t context);
 
 void ks_admin_status(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r);

@@ -55,7 +55,8 @@ int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, uint64_t modul
         c->cap_allocs = cap;
     }
     memmove(&c->allocs[i + 1], &c->allocs[i], (c->n_allocs - i) * sizeof(*c->allocs));
-    c->allocs[i] = (struct ks_alloc){.base = base, .size = size, .module = module};
+    c->allocs[i] = (struct ks_alloc){.base = base, .size = size, .module = module,
+                                     .owner = c->context};
     c->n_allocs++;
     return 0;
 }

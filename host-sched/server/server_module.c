@@ -222,7 +222,7 @@ void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request 
     }
     if (!code)
         code = load_ptx(c, (const char *)ptx, ptx_len, &mod);
-    if (!code && !(o = ks_handle_new(&c->handles, KS_MODULE))) {
+    if (!code && !(o = ks_handle_new(&c->handles, KS_MODULE, c->context))) {
         ksched_module_unload(c->srv->cfg.sched, c->tenant, mod.sid, NULL);
         code = KS_CUDA_OUT_OF_MEMORY;
     }
@@ -253,33 +253,16 @@ void ks_module_unload(struct ks_conn *c, uint64_t id, const struct kproto_reques
     ks_drain_then(c, id, KERNELET_OP_MODULE_UNLOAD, KS_AFTER_UNLOAD, r->u.handle.handle);
 }
 
-struct collect {
-    uint64_t module;
-    uint64_t *handles;
-    size_t n, cap;
-};
-
-static void collect_functions(struct ks_obj *o, void *arg)
+static bool function_of_module(const struct ks_obj *o, const void *module)
 {
-    struct collect *w = arg;
-
-    if (o->kind != KS_FUNCTION || o->u.function.module != w->module)
-        return;
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 16;
-        uint64_t *h = realloc(w->handles, cap * sizeof(*h));
-        if (!h)
-            return;
-        w->handles = h;
-        w->cap = cap;
-    }
-    w->handles[w->n++] = o->handle;
+    return o->kind == KS_FUNCTION && o->u.function.module == *(const uint64_t *)module;
 }
 
 uint32_t ks_module_release(struct ks_conn *c, uint64_t handle)
 {
     struct ks_obj *o = ks_handle_get(&c->handles, handle, KS_MODULE);
-    struct collect w = {.module = handle};
+    uint64_t *functions;
+    size_t n;
     ksched_err err;
     int rc;
 
@@ -289,10 +272,12 @@ uint32_t ks_module_release(struct ks_conn *c, uint64_t handle)
     ks_module_free(o);
     ks_handle_remove(&c->handles, handle);
     ks_alloc_remove_module(c, handle);
-    ks_handle_each(&c->handles, collect_functions, &w);
-    for (size_t i = 0; i < w.n; i++)
-        ks_handle_remove(&c->handles, w.handles[i]);
-    free(w.handles);
+    /* Out of memory here leaves the functions behind as handles that name nothing loaded;
+     * launching one fails cleanly (its module is gone). */
+    functions = ks_handle_select(&c->handles, function_of_module, &handle, &n);
+    for (size_t i = 0; i < n; i++)
+        ks_handle_remove(&c->handles, functions[i]);
+    free(functions);
     return rc ? ks_cuda_of(rc, err.msg) : KS_CUDA_SUCCESS;
 }
 
@@ -356,7 +341,7 @@ void ks_function_get(struct ks_conn *c, uint64_t id, const struct kproto_request
                       rc == KSCHED_ENOTFOUND ? KS_CUDA_NOT_FOUND : ks_cuda_of(rc, err.msg), 0);
         return;
     }
-    if (!(fo = ks_handle_new(&c->handles, KS_FUNCTION))) {
+    if (!(fo = ks_handle_new(&c->handles, KS_FUNCTION, c->context))) {
         ks_reply_cuda(c, KERNELET_OP_FUNCTION_GET, id, KS_CUDA_OUT_OF_MEMORY, 0);
         return;
     }

@@ -89,6 +89,13 @@ static void tracker_finish(struct ks_tracker *t)
             code = r;
         break;
     }
+    case KS_AFTER_CONTEXT_CLOSE: {
+        /* Teardown happens even after a sticky error, as the tenant's own end would. */
+        uint32_t r = ks_context_release(c, (uint32_t)t->arg);
+        if (!code)
+            code = r;
+        break;
+    }
     case KS_AFTER_REPLY:
         break;
     }

@@ -23,7 +23,7 @@ static struct ks_obj *new_stream(struct ks_conn *c, bool non_blocking, uint32_t 
         *code = ks_cuda_of(rc, err.msg);
         return NULL;
     }
-    if (!(o = ks_handle_new(&c->handles, KS_STREAM))) {
+    if (!(o = ks_handle_new(&c->handles, KS_STREAM, c->context))) {
         ksched_stream_destroy(c->srv->cfg.sched, c->tenant, sid, NULL);
         *code = KS_CUDA_OUT_OF_MEMORY;
         return NULL;
@@ -139,7 +139,7 @@ void ks_event_create(struct ks_conn *c, uint64_t id, const struct kproto_request
         ks_reply_cuda(c, KERNELET_OP_EVENT_CREATE, id, ks_cuda_of(rc, err.msg), 0);
         return;
     }
-    if (!(o = ks_handle_new(&c->handles, KS_EVENT))) {
+    if (!(o = ks_handle_new(&c->handles, KS_EVENT, c->context))) {
         ksched_event_destroy(c->srv->cfg.sched, c->tenant, sid, NULL);
         ks_reply_cuda(c, KERNELET_OP_EVENT_CREATE, id, KS_CUDA_OUT_OF_MEMORY, 0);
         return;

@@ -81,6 +81,8 @@ static bool handshake(VirtIOKernelet *s, int fd)
     memcpy(&sess, ans + sizeof(struct kernelet_info), sizeof(sess));
     l->tenant_id = sess.tenant_id;
     adopt_gpu(s, (const struct kernelet_info *)ans);
+    /* An older daemon refuses a context in the header and has no CONTEXT_CLOSE. */
+    l->contexts = (((const struct kernelet_info *)ans)->proto_version & 0xffff) >= 2;
     l->staging_region = kernelet_attach(fd, l->staging_fd, STAGING_BYTES);
     if (!l->staging_region) {
         return false;
@@ -460,6 +462,9 @@ static void send_request(VirtIOKernelet *s, KerneletPending *p, const uint8_t *p
     kdev_put_le16(h, p->req.opcode);
     kdev_put_le32(h + 4, p->req.length);
     kdev_put_le64(h + 8, p->wire_id);
+    if (l->contexts) {
+        kdev_put_le32(h + offsetof(struct kernelet_req_hdr, context), p->req.x.context);
+    }
     g_byte_array_append(l->out, h, HDR_SIZE);
     g_byte_array_append(l->out, payload, p->req.length);
     flush_out(s);
@@ -481,7 +486,10 @@ bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *e
         return false; /* the device answers (or, for x-fault=broken, breaks) itself */
     }
     status = kdev_decode(&c, &r);
-    if (status == KERNELET_ST_OK && kdev_relay_local(r.opcode)) {
+    if (status == KERNELET_ST_OK &&
+        (kdev_relay_local(r.opcode) || (r.opcode == KERNELET_OP_CONTEXT_CLOSE &&
+                                         (l->fd < 0 || !l->contexts)))) {
+        /* A context closed while no daemon holds anything of it: the device says OK. */
         free(r.payload);
         return false;
     }

@@ -47,6 +47,7 @@ typedef struct KerneletLink {
     int fd;                    /* tenant connection, -1 while down */
     int admin_fd;              /* administration connection, -1 when refused or down */
     uint64_t tenant_id;
+    bool contexts;             /* the daemon keeps guest contexts apart (protocol 0.2+) */
     uint64_t next_id;
     QTAILQ_HEAD(, KerneletPending) pending;
     GByteArray *out;           /* bytes not yet written to fd */

@@ -35,7 +35,7 @@
 
 /* Protocol version: major changes break compatibility, minor ones only add. */
 #define KERNELET_PROTO_MAJOR      0u
-#define KERNELET_PROTO_MINOR      1u
+#define KERNELET_PROTO_MINOR      2u
 #define KERNELET_PROTO_VERSION    ((KERNELET_PROTO_MAJOR << 16) | KERNELET_PROTO_MINOR)
 
 /* Virtqueue indexes. */
@@ -97,7 +97,9 @@ struct kernelet_req_hdr {
     uint32_t length;      /* payload bytes that follow this header */
     uint64_t request_id;  /* chosen by the guest, echoed in the response */
     uint32_t status;      /* 0 in requests */
-    uint32_t reserved;    /* must be 0 */
+    uint32_t context;     /* requests on kerneletd's socket (protocol 0.2+): the client's
+                             context the request belongs to (a VM's device stamps the guest
+                             context; host libcuda sends 0); 0 on virtqueues, in responses */
 };
 
 /* Request flag: a kernelet_xfer follows the header (before the payload, not counted in

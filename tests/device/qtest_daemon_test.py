@@ -25,7 +25,7 @@ from qtest_virtqueue_test import (HDR, QMP, QSIZE, ST, VRING_DESC_F_NEXT,  # noq
 
 ST = dict(ST, BUSY=6, QUOTA=7, CUDA=8)
 OP_HELLO, OP_GET_INFO, OP_MEM_ALLOC, OP_LAUNCH_BATCH = 0x0001, 0x0002, 0x0101, 0x0301
-OP_SHM_DETACH = 0x0019
+OP_SHM_DETACH, OP_CONTEXT_CLOSE = 0x0019, 0x0010
 REQ_F_XFER = 1
 REGION_BULK = 0xFFFFFFFE
 COPY_HTOD, COPY_DTOH, REC_COPY = 1, 2, 2
@@ -80,11 +80,13 @@ def wait_used(dev, q):
     return struct.unpack("<II", dev.qt.read(r["used"] + 4 + 8 * slot, 8))[1]
 
 
-def request(dev, q, op, payload=b"", h2d=(), d2h=(), rid=1, resp=256):
-    """One request; h2d: bulk buffers (bytes), d2h: lengths. Returns (status, payload,
-    used length, [d2h bytes])."""
-    if h2d or d2h:
-        xfer = struct.pack("<IIII", 7, resp, sum(map(len, h2d)), sum(d2h))
+def request(dev, q, op, payload=b"", h2d=(), d2h=(), rid=1, resp=256, context=None):
+    """One request; h2d: bulk buffers (bytes), d2h: lengths; context: the guest context
+    (a transfer descriptor is sent when it or bulk data is given; context 7 by default).
+    Returns (status, payload, used length, [d2h bytes], request id)."""
+    if h2d or d2h or context is not None:
+        xfer = struct.pack("<IIII", 7 if context is None else context, resp,
+                           sum(map(len, h2d)), sum(d2h))
         head = HDR.pack(op, REQ_F_XFER, len(payload), rid, 0, 0) + xfer + payload
     else:
         head = HDR.pack(op, 0, len(payload), rid, 0, 0) + payload
@@ -232,6 +234,7 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     st, _, _, _, _ = request(dev, 0, OP_MEM_ALLOC, struct.pack("<QII", 1 << 16, 0, 0))
     check("an allocation within the quota still succeeds", st == ST["OK"], st)
     qmp.cmd("qom-set", path=path, property="mem-quota", value=0)
+    contexts(dev, qmp, path)
 
     daemon.kill()
     daemon.wait()
@@ -248,6 +251,27 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     check("after reconnection: the policy is sent again",
           row is not None and row[3:5] == ["300", "2"], out)
     return daemon
+
+
+def contexts(dev, qmp, path):
+    """A guest context's CONTEXT_CLOSE frees what that context allocated, nothing else."""
+    def mem():
+        return qmp.cmd("qom-get", path=path, property="mem-in-use")
+
+    base = mem()
+    for ctx, size in ((21, 1 << 16), (22, 2 << 16)):
+        st, _, _, _, _ = request(dev, 0, OP_MEM_ALLOC, struct.pack("<QII", size, 0, 0),
+                                 context=ctx)
+        check(f"context {ctx}: MEM_ALLOC", st == ST["OK"], st)
+    check("two contexts' allocations count for the VM", mem() == base + (3 << 16),
+          f"{mem()} vs {base} + {3 << 16}")
+    st, _, _, _, _ = request(dev, 0, OP_CONTEXT_CLOSE, context=21)
+    check("CONTEXT_CLOSE is answered OK once forwarded", st == ST["OK"], st)
+    check("CONTEXT_CLOSE frees the closed context's memory only", mem() == base + (2 << 16),
+          f"{mem()} vs {base} + {2 << 16}")
+    st, _, _, _, _ = request(dev, 0, OP_CONTEXT_CLOSE, context=22)
+    check("closing the other context frees the rest", st == ST["OK"] and mem() == base,
+          f"status {st}, {mem()} vs {base}")
 
 
 def session(qemu, kerneletd, ctl, tmp, mode, memfd, kill_restart):

@@ -8,8 +8,8 @@ import struct
 import sys
 
 
-def msg(op, payload, rid=1):
-    return struct.pack("<HHIQII", op, 0, len(payload), rid, 0, 0) + payload
+def msg(op, payload, rid=1, context=0):
+    return struct.pack("<HHIQII", op, 0, len(payload), rid, 0, context) + payload
 
 
 def pad8(b):
@@ -53,6 +53,8 @@ seeds = {
     "event_create": msg(0x0320, struct.pack("<II", 1, 0)),
     "event_elapsed": msg(0x0324, struct.pack("<QQ", 1, 2)),
     "ctx_sync": msg(0x0330, b""),
+    "context_close": msg(0x0010, b"", context=42),
+    "mem_alloc_context": msg(0x0101, struct.pack("<QII", 4096, 0, 0), context=42),
     "admin_status": msg(0x0401, struct.pack("<II", 0, 0)),
     "admin_set": msg(0x0402, struct.pack("<QIIIIQII", 1, 0x1F, 200, 3, 64, 1 << 30, 1, 0)),
 }

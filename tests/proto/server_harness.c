@@ -7,6 +7,7 @@
 #include <glib.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -182,6 +183,7 @@ int client_call(struct client *c, uint16_t op, const void *payload, size_t n, in
     size_t len;
 
     kproto_hdr_put(hdr, op, (uint32_t)n, id, 0);
+    memcpy(hdr + offsetof(struct kernelet_req_hdr, context), &c->context, sizeof(c->context));
     if (kproto_send(c->fd, iov, n ? 2 : 1, fd) != 0)
         return -1;
     if (kproto_recv(c->fd, c->answer, sizeof(c->answer), &len) != 0)
@@ -302,4 +304,38 @@ uint64_t client_module_ptx(struct client *c, const char *ptx)
                     KERNELET_ST_OK);
     memcpy(&m, c->answer, sizeof(m));
     return m.module;
+}
+
+uint64_t client_function(struct client *c, uint64_t module, const char *name,
+                         struct kernelet_function *f, struct kernelet_param *params)
+{
+    uint8_t buf[256];
+    struct kernelet_name_req q = {.module = module, .name_len = (uint32_t)strlen(name)};
+
+    memcpy(buf, &q, sizeof(q));
+    memcpy(buf + sizeof(q), name, q.name_len);
+    if (client_call(c, KERNELET_OP_FUNCTION_GET, buf, sizeof(q) + q.name_len, -1) != KERNELET_ST_OK)
+        return 0;
+    memcpy(f, c->answer, sizeof(*f));
+    memcpy(params, c->answer + sizeof(*f), f->n_params * sizeof(*params));
+    return f->function;
+}
+
+int client_launches(struct client *c, uint64_t fn, const void *params, uint32_t pbytes,
+                    unsigned n, uint32_t threads, bool complete)
+{
+    static uint8_t buf[KERNELET_MAX_PAYLOAD];
+    struct kernelet_batch b = {.count = n, .flags = complete ? KERNELET_BATCH_COMPLETE : 0};
+    size_t rec = sizeof(struct kernelet_rec_launch) + ((pbytes + 7) & ~7u), off = sizeof(b);
+
+    memset(buf, 0, sizeof(buf));
+    memcpy(buf, &b, sizeof(b));
+    for (unsigned i = 0; i < n; i++, off += rec) {
+        struct kernelet_rec_launch l = {.h = {.op = KERNELET_REC_LAUNCH, .length = (uint32_t)rec},
+                                        .function = fn, .grid = {8, 1, 1}, .block = {threads, 1, 1},
+                                        .param_bytes = pbytes};
+        memcpy(buf + off, &l, sizeof(l));
+        memcpy(buf + off + sizeof(l), params, pbytes);
+    }
+    return client_call(c, KERNELET_OP_LAUNCH_BATCH, buf, off, -1);
 }

@@ -30,6 +30,7 @@ struct client {
     uint8_t answer[KERNELET_MAX_REQUEST];
     size_t answer_len;          /* payload bytes */
     uint64_t tenant;
+    uint32_t context;           /* stamped on each request's header (0: a host client) */
 };
 
 /* Connects and says HELLO as a tenant named name (admin: as an administrator). */
@@ -56,6 +57,13 @@ int client_copy(struct client *c, uint32_t kind, uint32_t region, uint64_t dst, 
                 uint64_t bytes, const void *inline_data, uint64_t stream, bool complete);
 int client_sync(struct client *c);
 uint64_t client_module_ptx(struct client *c, const char *ptx);
+/* FUNCTION_GET: the handle (0 on failure, c->cuda says why), *f and its parameters. */
+uint64_t client_function(struct client *c, uint64_t module, const char *name,
+                         struct kernelet_function *f, struct kernelet_param *params);
+/* A batch of n launches of fn (8 blocks of `threads`, parameter block params of pbytes);
+ * the status (complete: answered once they ran). */
+int client_launches(struct client *c, uint64_t fn, const void *params, uint32_t pbytes,
+                    unsigned n, uint32_t threads, bool complete);
 
 /* The test PTX: k_add(u64 p, u32 n, u32 v) adds v to n words at p (the sim only times it). */
 extern const char harness_ptx[];

@@ -46,8 +46,11 @@ static void test_header(void)
     g_assert_cmpint(kproto_hdr_get(raw, true, &h, err, sizeof err), ==, KPROTO_EINVAL);
     g_assert_cmpint(kproto_hdr_get(raw, false, &h, err, sizeof err), ==, 0);
     raw[16] = 0;
-    raw[20] = 1; /* reserved */
-    g_assert_cmpint(kproto_hdr_get(raw, true, &h, err, sizeof err), ==, KPROTO_EINVAL);
+    raw[20] = 1; /* context: a request may name one, a response may not */
+    g_assert_cmpint(kproto_hdr_get(raw, true, &h, err, sizeof err), ==, 0);
+    g_assert_cmpuint(h.context, ==, 1);
+    g_assert_cmpint(kproto_hdr_get(raw, false, &h, err, sizeof err), ==, KPROTO_EINVAL);
+    g_assert_nonnull(strstr(err, "context"));
     raw[20] = 0;
     kproto_hdr_put(raw, KERNELET_OP_MEM_ALLOC, KERNELET_MAX_PAYLOAD + 1, 1, 0);
     g_assert_cmpint(kproto_hdr_get(raw, true, &h, err, sizeof err), ==, KPROTO_ERANGE);
@@ -97,6 +100,8 @@ static void test_fixed_sizes(void)
     g_assert_cmpint(decode(KERNELET_OP_GET_INFO, zero, 0, &r), ==, 0);
     g_assert_cmpint(decode(KERNELET_OP_GET_INFO, zero, 1, &r), ==, KPROTO_EINVAL);
     g_assert_cmpint(decode(KERNELET_OP_CTX_SYNC, zero, 0, &r), ==, 0);
+    g_assert_cmpint(decode(KERNELET_OP_CONTEXT_CLOSE, zero, 0, &r), ==, 0);
+    g_assert_cmpint(decode(KERNELET_OP_CONTEXT_CLOSE, zero, 4, &r), ==, KPROTO_EINVAL);
     g_assert_cmpint(decode(KERNELET_OP_MEM_ALLOC, &a, sizeof a, &r), ==, 0);
     g_assert_cmpuint(r.u.mem_alloc.size, ==, 4096);
     g_assert_cmpint(decode(KERNELET_OP_MEM_ALLOC, &a, sizeof a - 1, &r), ==, KPROTO_EINVAL);

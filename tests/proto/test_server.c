@@ -316,41 +316,6 @@ static void test_many_tenants(void)
 
 /* ---- modules and launches ---- */
 
-static uint64_t get_function(struct client *c, uint64_t module, const char *name,
-                             struct kernelet_function *f, struct kernelet_param *params)
-{
-    uint8_t buf[256];
-    struct kernelet_name_req q = {.module = module, .name_len = (uint32_t)strlen(name)};
-
-    memcpy(buf, &q, sizeof(q));
-    memcpy(buf + sizeof(q), name, q.name_len);
-    if (client_call(c, KERNELET_OP_FUNCTION_GET, buf, sizeof(q) + q.name_len, -1) != KERNELET_ST_OK)
-        return 0;
-    memcpy(f, c->answer, sizeof(*f));
-    memcpy(params, c->answer + sizeof(*f), f->n_params * sizeof(*params));
-    return f->function;
-}
-
-/* A batch of n launches of fn (parameter block params of pbytes). */
-static int launches(struct client *c, uint64_t fn, const void *params, uint32_t pbytes,
-                    unsigned n, uint32_t threads, bool complete)
-{
-    static uint8_t buf[KERNELET_MAX_PAYLOAD];
-    struct kernelet_batch b = {.count = n, .flags = complete ? KERNELET_BATCH_COMPLETE : 0};
-    size_t rec = sizeof(struct kernelet_rec_launch) + ((pbytes + 7) & ~7u), off = sizeof(b);
-
-    memset(buf, 0, sizeof(buf));
-    memcpy(buf, &b, sizeof(b));
-    for (unsigned i = 0; i < n; i++, off += rec) {
-        struct kernelet_rec_launch l = {.h = {.op = KERNELET_REC_LAUNCH, .length = (uint32_t)rec},
-                                        .function = fn, .grid = {8, 1, 1}, .block = {threads, 1, 1},
-                                        .param_bytes = pbytes};
-        memcpy(buf + off, &l, sizeof(l));
-        memcpy(buf + off + sizeof(l), params, pbytes);
-    }
-    return client_call(c, KERNELET_OP_LAUNCH_BATCH, buf, off, -1);
-}
-
 static void test_modules_and_launches(void)
 {
     struct client c, admin;
@@ -361,7 +326,7 @@ static void test_modules_and_launches(void)
 
     g_assert_true(client_open(&c, H, "launcher", false));
     mod = client_module_ptx(&c, harness_ptx);
-    fn = get_function(&c, mod, "k_add", &f, p);
+    fn = client_function(&c, mod, "k_add", &f, p);
     g_assert_cmpuint(fn, !=, 0);
     /* The layout of (.u64 p, .u32 n, .u32 v). */
     g_assert_cmpuint(f.n_params, ==, 3);
@@ -375,17 +340,17 @@ static void test_modules_and_launches(void)
     g_assert_cmpint(f.attrs[0], >=, 32);      /* max threads per block */
     g_assert_cmpint(f.attrs[4], >, 0);        /* registers */
     g_assert_cmpint(f.attrs[5], ==, 70);      /* PTX 7.0 */
-    g_assert_null(GINT_TO_POINTER(get_function(&c, mod, "no_such", &f, p)));
+    g_assert_null(GINT_TO_POINTER(client_function(&c, mod, "no_such", &f, p)));
     g_assert_cmpuint(c.cuda, ==, 500 /* NOT_FOUND */);
 
     /* Wrong parameter size, too many threads, a function handle that is a module. */
-    g_assert_cmpint(launches(&c, fn, params, 12, 1, 32, false), ==, KERNELET_ST_CUDA);
-    g_assert_cmpint(launches(&c, fn, params, 16, 1, 4096, false), ==, KERNELET_ST_CUDA);
-    g_assert_cmpint(launches(&c, mod, params, 16, 1, 32, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_launches(&c, fn, params, 12, 1, 32, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_launches(&c, fn, params, 16, 1, 4096, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_launches(&c, mod, params, 16, 1, 32, false), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(c.cuda, ==, 400);
     /* Good launches; a batch answered once they ran. */
-    g_assert_cmpint(launches(&c, fn, params, 16, 20, 128, false), ==, KERNELET_ST_OK);
-    g_assert_cmpint(launches(&c, fn, params, 16, 5, 128, true), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_launches(&c, fn, params, 16, 20, 128, false), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_launches(&c, fn, params, 16, 5, 128, true), ==, KERNELET_ST_OK);
     g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_OK);
 
     /* With at most 2 launches queued, a batch of 50 is held back and still completes. */
@@ -393,7 +358,7 @@ static void test_modules_and_launches(void)
                                      .max_inflight = 2};
     g_assert_true(client_open(&admin, H, "ctl", true));
     g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==, KERNELET_ST_OK);
-    g_assert_cmpint(launches(&c, fn, params, 16, 50, 128, true), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_launches(&c, fn, params, 16, 50, 128, true), ==, KERNELET_ST_OK);
     g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_OK);
 
     /* The statistics count them: 20 + 5 + 50. */
@@ -410,9 +375,9 @@ static void test_modules_and_launches(void)
 
     /* Unloading waits for the queued launches, and the module is gone afterwards. */
     struct kernelet_handle m = {.handle = mod};
-    g_assert_cmpint(launches(&c, fn, params, 16, 3, 128, false), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_launches(&c, fn, params, 16, 3, 128, false), ==, KERNELET_ST_OK);
     g_assert_cmpint(client_call(&c, KERNELET_OP_MODULE_UNLOAD, &m, sizeof(m), -1), ==, KERNELET_ST_OK);
-    g_assert_cmpint(launches(&c, fn, params, 16, 1, 128, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(client_launches(&c, fn, params, 16, 1, 128, false), ==, KERNELET_ST_CUDA);
     g_assert_cmpint(client_call(&c, KERNELET_OP_MODULE_UNLOAD, &m, sizeof(m), -1), ==, KERNELET_ST_CUDA);
     client_close(&admin);
     client_close(&c);
@@ -523,9 +488,9 @@ static void test_sticky_fault(void)
     g_assert_true(client_open(&c, H, "faulty", false));
     g_assert_true(client_open(&other, H, "bystander", false));
     uint64_t mod = client_module_ptx(&c, harness_ptx);
-    uint64_t fn = get_function(&c, mod, "k_add", &f, p);
+    uint64_t fn = client_function(&c, mod, "k_add", &f, p);
     harness_fail_kernel(H, "k_add", true);
-    g_assert_cmpint(launches(&c, fn, params, 16, 1, 32, false), ==, KERNELET_ST_OK); /* queued */
+    g_assert_cmpint(client_launches(&c, fn, params, 16, 1, 32, false), ==, KERNELET_ST_OK); /* queued */
     g_assert_cmpint(client_sync(&c), ==, KERNELET_ST_CUDA);
     uint32_t sticky = c.cuda;
     g_assert_true(sticky == 719 || sticky == 700); /* LAUNCH_FAILED or ILLEGAL_ADDRESS */

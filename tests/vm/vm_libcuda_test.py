@@ -5,7 +5,8 @@ driver and virtio-kernelet's link to one kerneletd --backend emu on the host.
 Checks:
   link    two VMs at once, each running `tea --small` and `mm --small`: RESULT ...
           verified=yes in both; a guest process killed during its copies leaves no chain,
-          orphan or pinned page (driver counters); VM B killed (SIGKILL to QEMU) while its
+          orphan or pinned page (driver counters) and no device memory in the daemon
+          (CONTEXT_CLOSE: the VM's mem-in-use over QMP returns to 0); VM B killed (SIGKILL to QEMU) while its
           program runs: the daemon keeps running and VM A's next program still verifies.
   nolink  (KERNELET_VM_NOLINK=1, for a QEMU without the link): one VM without a daemon;
           the program ends on its own with CUDA's "no CUDA-capable device" error (exit
@@ -46,6 +47,10 @@ run mm %(bench)s/mm --small
 # A process killed while it copies: nothing may stay behind once the device let go.
 %(bench)s/mm --small >/dev/null 2>&1 & pid=$!
 sleep %(kill_after)s; kill -9 $pid; wait $pid
+# A process killed while it holds device memory (100 timed repeats of a 256^3 product
+# keep it running for about half a minute; one launch at most is queued when it dies).
+%(bench)s/mm --m=256 --n=256 --k=256 --repeat=100 >/dev/null 2>&1 & pid=$!
+sleep %(kill_after)s; kill -9 $pid; wait $pid; echo "KILLED rc=$?"
 i=0; while [ $i -lt 50 ] && [ "$(cat /sys/class/misc/kernelet0/inflight)" != 0 ]; do sleep 0.2; i=$((i+1)); done
 counters after-kill
 echo "KERNELET-ASK phase1-done"; read ack
@@ -106,10 +111,21 @@ def test_link(tap, qemu, kernel, initrd, kerneletd, tmp):
                 return
             time.sleep(0.5)
 
+    mem_after_kill = []
+
     def on_ask(qmp, words):
         # phase1-done: A has run its first programs; make sure B is gone before A goes on.
         victim_seen.wait(timeout=LIMIT / 2)
         b.proc.wait(timeout=30)
+        # Every process of A has ended: the daemon frees what their contexts held once
+        # their queued work has run (the killed one's may still be on the emulator).
+        deadline = time.monotonic() + 60
+        while True:
+            mem_after_kill.append(qmp.cmd("qom-get", path="/machine/peripheral/kl0",
+                                          property="mem-in-use"))
+            if mem_after_kill[-1] == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
 
     killer = threading.Thread(target=kill_b_when_running, daemon=True)
     killer.start()
@@ -130,6 +146,11 @@ def test_link(tap, qemu, kernel, initrd, kerneletd, tmp):
     tap.check("killed guest process: no chain, orphan or pinned page left",
               bool(after) and after[0].get("inflight") == "0" and after[0].get("orphans") == "0"
               and after[0].get("pinned") == "0", str(after))
+    killed = a.find("KILLED")
+    tap.check("killed guest process: the daemon freed its device memory (mem-in-use 0)",
+              bool(killed) and killed[0].get("rc") == "137"
+              and bool(mem_after_kill) and mem_after_kill[-1] == 0,
+              f"{killed}, mem-in-use readings {mem_after_kill[:3]} ... {mem_after_kill[-3:]}")
     tea_runs = [d for d in a.find("RUN") if d.get("name") == "tea"]
     tap.check("VM A after VM B's death: tea --small verified",
               len(tea_runs) == 2 and tea_runs[1].get("verified") == "yes", str(tea_runs))

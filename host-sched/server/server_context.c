@@ -1,0 +1,108 @@
+/* Client contexts within one connection.
+ *
+ * A VM's device is one connection (one tenant) for all processes of its guest; each guest
+ * process (each open /dev/kerneletN) is a context, and the device stamps its id on every
+ * request it forwards (the header's `context`). Objects remember the context that created
+ * them, so that when a guest process ends (CONTEXT_CLOSE) what it left behind is freed at
+ * once instead of when the whole VM goes. Handles stay valid across the contexts of one
+ * connection: a context may use another's objects, as processes sharing a CUDA context
+ * would; the creator's end frees them. Host clients (libcuda on a socket) use context 0
+ * and simply close the connection. */
+#include <stdlib.h>
+
+#include "server_internal.h"
+
+void ks_context_close(struct ks_conn *c, uint64_t id, uint32_t context)
+{
+    /* The context's last work may still be queued (its process died mid-run): drain the
+     * tenant's work submitted so far, as MEM_FREE and MODULE_UNLOAD do, then free. */
+    ks_drain_then(c, id, KERNELET_OP_CONTEXT_CLOSE, KS_AFTER_CONTEXT_CLOSE, context);
+}
+
+struct owned {
+    uint32_t context;
+    enum ks_kind kind;
+};
+
+static bool owned_of_kind(const struct ks_obj *o, const void *arg)
+{
+    const struct owned *w = arg;
+
+    return o->owner == w->context && o->kind == w->kind;
+}
+
+static uint32_t release_event(struct ks_conn *c, uint64_t handle)
+{
+    struct ks_obj *o = ks_handle_get(&c->handles, handle, KS_EVENT);
+    ksched_err err;
+    int rc;
+
+    if (!o)
+        return KS_CUDA_INVALID_HANDLE;
+    rc = ksched_event_destroy(c->srv->cfg.sched, c->tenant, o->u.event.sid, &err);
+    ks_handle_remove(&c->handles, handle);
+    return rc ? ks_cuda_of(rc, err.msg) : KS_CUDA_SUCCESS;
+}
+
+static uint32_t release_function(struct ks_conn *c, uint64_t handle)
+{
+    ks_handle_remove(&c->handles, handle);
+    return KS_CUDA_SUCCESS;
+}
+
+/* Releases every object of one kind that context created. Modules go first: their
+ * functions (whoever asked for them) and variables go with them. */
+static uint32_t release_kind(struct ks_conn *c, uint32_t context, enum ks_kind kind)
+{
+    struct owned w = {context, kind};
+    size_t n;
+    uint64_t *handles = ks_handle_select(&c->handles, owned_of_kind, &w, &n);
+    uint32_t first = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = kind == KS_MODULE ? ks_module_release(c, handles[i])
+                     : kind == KS_STREAM ? ks_stream_release(c, handles[i])
+                     : kind == KS_EVENT ? release_event(c, handles[i])
+                     : release_function(c, handles[i]);
+        /* A module released earlier in this walk took its functions along. */
+        if (r == KS_CUDA_INVALID_HANDLE)
+            r = 0;
+        if (!first)
+            first = r;
+    }
+    free(handles);
+    return first;
+}
+
+/* Plain allocations of context (module variables belong to their module). */
+static uint32_t release_allocations(struct ks_conn *c, uint32_t context)
+{
+    uint32_t first = 0;
+    size_t i = 0;
+
+    while (i < c->n_allocs) {
+        const struct ks_alloc *a = &c->allocs[i];
+        if (a->module != 0 || a->owner != context) {
+            i++;
+            continue;
+        }
+        uint32_t r = ks_memory_release(c, a->base); /* removes entry i */
+        if (!first)
+            first = r;
+    }
+    return first;
+}
+
+uint32_t ks_context_release(struct ks_conn *c, uint32_t context)
+{
+    static const enum ks_kind order[] = {KS_MODULE, KS_FUNCTION, KS_STREAM, KS_EVENT};
+    uint32_t first = 0;
+
+    for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+        uint32_t r = release_kind(c, context, order[k]);
+        if (!first)
+            first = r;
+    }
+    uint32_t r = release_allocations(c, context);
+    return first ? first : r;
+}

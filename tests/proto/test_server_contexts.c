@@ -1,0 +1,222 @@
+/* Client contexts on one connection (a VM's device stamps each guest process's context on
+ * its requests): CONTEXT_CLOSE frees exactly what that context created -- allocations,
+ * modules with their functions, streams, events -- after the work queued so far, leaves
+ * the other contexts of the connection and every other connection alone, and works after
+ * a sticky error. */
+#include <glib.h>
+#include <string.h>
+
+#include "server_harness.h"
+
+static struct harness *H;
+
+/* The admin row of tenant id. */
+static struct kernelet_tenant_status tenant_row(struct client *admin, uint64_t id)
+{
+    struct kernelet_admin_status_req q = {0};
+    struct kernelet_admin_status st;
+    struct kernelet_tenant_status ts;
+
+    g_assert_cmpint(client_call(admin, KERNELET_OP_ADMIN_STATUS, &q, sizeof(q), -1), ==,
+                    KERNELET_ST_OK);
+    memcpy(&st, admin->answer, sizeof(st));
+    for (uint32_t i = 0; i < st.n_tenants; i++) {
+        memcpy(&ts, admin->answer + sizeof(st) + i * sizeof(ts), sizeof(ts));
+        if (ts.id == id)
+            return ts;
+    }
+    g_error("tenant %llu not listed", (unsigned long long)id);
+}
+
+static int context_close(struct client *c, uint32_t context)
+{
+    c->context = context;
+    return client_call(c, KERNELET_OP_CONTEXT_CLOSE, NULL, 0, -1);
+}
+
+static uint64_t new_handle(struct client *c, uint16_t op)
+{
+    uint32_t zero[2] = {0, 0}; /* stream_create / event_create: flags 0 */
+    struct kernelet_handle h;
+
+    g_assert_cmpint(client_call(c, op, zero, sizeof(zero), -1), ==, KERNELET_ST_OK);
+    memcpy(&h, c->answer, sizeof(h));
+    return h.handle;
+}
+
+static int on_handle(struct client *c, uint16_t op, uint64_t handle)
+{
+    struct kernelet_handle h = {.handle = handle};
+
+    return client_call(c, op, &h, sizeof(h), -1);
+}
+
+/* A device-to-device copy inside [d, d + 2 KiB): whether d is still c's memory. */
+static int touch(struct client *c, uint64_t d)
+{
+    return client_copy(c, KERNELET_COPY_DTOD, 0, d + 1024, d, 1024, NULL, 0, true);
+}
+
+/* What one context created, and how to reach it. */
+struct ctx_objects {
+    uint64_t mem, module, function, stream, event;
+};
+
+static struct ctx_objects create_all(struct client *c, uint32_t context)
+{
+    struct ctx_objects o;
+    struct kernelet_function f;
+    struct kernelet_param p[8];
+
+    c->context = context;
+    o.mem = client_alloc(c, 1 << 20);
+    o.module = client_module_ptx(c, harness_ptx);
+    o.function = client_function(c, o.module, "k_add", &f, p);
+    g_assert_cmpuint(o.function, !=, 0);
+    o.stream = new_handle(c, KERNELET_OP_STREAM_CREATE);
+    o.event = new_handle(c, KERNELET_OP_EVENT_CREATE);
+    return o;
+}
+
+static void assert_gone(struct client *c, const struct ctx_objects *o)
+{
+    uint8_t params[16] = {0};
+
+    g_assert_cmpint(touch(c, o->mem), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c->cuda, ==, 1 /* INVALID_VALUE */);
+    g_assert_cmpint(client_launches(c, o->function, params, 16, 1, 32, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c->cuda, ==, 400 /* INVALID_HANDLE */);
+    g_assert_cmpint(on_handle(c, KERNELET_OP_STREAM_SYNC, o->stream), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c->cuda, ==, 400);
+    g_assert_cmpint(on_handle(c, KERNELET_OP_EVENT_QUERY, o->event), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c->cuda, ==, 400);
+    g_assert_cmpint(on_handle(c, KERNELET_OP_MODULE_UNLOAD, o->module), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c->cuda, ==, 400);
+}
+
+static void assert_alive(struct client *c, const struct ctx_objects *o)
+{
+    uint8_t params[16] = {0};
+
+    g_assert_cmpint(touch(c, o->mem), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_launches(c, o->function, params, 16, 2, 32, true), ==, KERNELET_ST_OK);
+    g_assert_cmpint(on_handle(c, KERNELET_OP_STREAM_SYNC, o->stream), ==, KERNELET_ST_OK);
+    g_assert_cmpint(on_handle(c, KERNELET_OP_EVENT_QUERY, o->event), ==, KERNELET_ST_OK);
+}
+
+static void test_close_frees_only_its_own(void)
+{
+    struct client vm, other, admin;
+    struct kernelet_function f;
+    struct kernelet_param p[8];
+
+    g_assert_true(client_open(&vm, H, "vm-contexts", false));
+    g_assert_true(client_open(&other, H, "host-neighbour", false));
+    g_assert_true(client_open(&admin, H, "ctl", true));
+    struct ctx_objects a = create_all(&vm, 7);
+    struct ctx_objects b = create_all(&vm, 8);
+    /* Context 8 also takes a function from 7's module: it goes with the module. */
+    uint64_t borrowed = client_function(&vm, a.module, "k_add", &f, p);
+    /* Another connection using the same context number is another tenant's business. */
+    struct ctx_objects n = create_all(&other, 7);
+    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 2u << 20);
+
+    g_assert_cmpint(context_close(&vm, 7), ==, KERNELET_ST_OK);
+    vm.context = 8;
+    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 1u << 20);
+    assert_gone(&vm, &a);
+    uint8_t params[16] = {0};
+    g_assert_cmpint(client_launches(&vm, borrowed, params, 16, 1, 32, false), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(vm.cuda, ==, 400);
+    assert_alive(&vm, &b);
+    assert_alive(&other, &n);
+    g_assert_cmpuint(tenant_row(&admin, other.tenant).mem_in_use, ==, 1u << 20);
+
+    /* Closing twice, or a context that made nothing, is harmless. */
+    g_assert_cmpint(context_close(&vm, 7), ==, KERNELET_ST_OK);
+    g_assert_cmpint(context_close(&vm, 12345), ==, KERNELET_ST_OK);
+    assert_alive(&vm, &b);
+    g_assert_cmpint(context_close(&vm, 8), ==, KERNELET_ST_OK);
+    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 0);
+    assert_gone(&vm, &b);
+    client_close(&admin);
+    client_close(&other);
+    client_close(&vm);
+}
+
+/* The answer comes once the context's queued work has run: nothing is freed under it. */
+static void test_close_waits_for_queued_work(void)
+{
+    struct client vm, admin;
+    uint8_t params[16] = {0};
+
+    g_assert_true(client_open(&vm, H, "vm-busy", false));
+    g_assert_true(client_open(&admin, H, "ctl", true));
+    struct ctx_objects a = create_all(&vm, 3);
+    memcpy(params, &a.mem, sizeof(a.mem));
+    g_assert_cmpint(client_launches(&vm, a.function, params, 16, 40, 256, false), ==, KERNELET_ST_OK);
+    g_assert_cmpint(context_close(&vm, 3), ==, KERNELET_ST_OK);
+    struct kernelet_tenant_status ts = tenant_row(&admin, vm.tenant);
+    g_assert_cmpuint(ts.launches, ==, 40);
+    g_assert_cmpuint(ts.completed, ==, 40);
+    g_assert_cmpuint(ts.mem_in_use, ==, 0);
+    client_close(&admin);
+    client_close(&vm);
+}
+
+/* A faulting kernel ends the connection's CUDA context, but a closing guest process must
+ * still give its memory back; the answer carries the sticky error. */
+static void test_close_after_sticky_error(void)
+{
+    struct client vm, admin;
+    uint8_t params[16] = {0};
+
+    g_assert_true(client_open(&vm, H, "vm-faulty", false));
+    g_assert_true(client_open(&admin, H, "ctl", true));
+    struct ctx_objects a = create_all(&vm, 5);
+    harness_fail_kernel(H, "k_add", true);
+    g_assert_cmpint(client_launches(&vm, a.function, params, 16, 1, 32, false), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_sync(&vm), ==, KERNELET_ST_CUDA);
+    harness_fail_kernel(H, "k_add", false);
+    uint32_t sticky = vm.cuda;
+    g_assert_cmpint(context_close(&vm, 5), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(vm.cuda, ==, sticky);
+    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 0);
+    client_close(&admin);
+    client_close(&vm);
+}
+
+static void test_close_is_validated(void)
+{
+    struct client vm, admin;
+    uint32_t junk = 1;
+
+    g_assert_true(client_open(&vm, H, "vm-junk", false));
+    vm.context = 9;
+    (void)client_alloc(&vm, 4096);
+    g_assert_cmpint(client_call(&vm, KERNELET_OP_CONTEXT_CLOSE, &junk, sizeof(junk), -1), ==,
+                    KERNELET_ST_BAD_REQUEST);
+    /* Nothing was freed by the refused request. */
+    g_assert_true(client_open(&admin, H, "ctl", true));
+    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 4096);
+    /* Administration connections own no contexts. */
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_CONTEXT_CLOSE, NULL, 0, -1), ==,
+                    KERNELET_ST_BAD_OPCODE);
+    client_close(&admin);
+    client_close(&vm);
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+
+    g_test_init(&argc, &argv, NULL);
+    H = harness_start();
+    g_test_add_func("/server/contexts/close-frees-only-its-own", test_close_frees_only_its_own);
+    g_test_add_func("/server/contexts/close-waits-for-queued-work", test_close_waits_for_queued_work);
+    g_test_add_func("/server/contexts/close-after-sticky-error", test_close_after_sticky_error);
+    g_test_add_func("/server/contexts/close-is-validated", test_close_is_validated);
+    rc = g_test_run();
+    harness_stop(H);
+    return rc;
+}
