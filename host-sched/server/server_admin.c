@@ -47,7 +47,7 @@ static void describe(struct ks_server *s, struct ks_conn *c, struct kernelet_ten
         t->bytes_copied = st.bytes_copied;
     }
     t->coscheduled = kserver_tally_coscheduled(s->cfg.tally, c->tenant);
-    t->flags |= c->sticky ? KERNELET_TENANT_STICKY : 0;
+    t->flags |= ks_context_any_sticky(c) ? KERNELET_TENANT_STICKY : 0;
     t->flags |= c->vm ? KERNELET_TENANT_VM : 0;
     t->requests = c->requests;
     t->errors = c->errors;

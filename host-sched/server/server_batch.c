@@ -369,5 +369,6 @@ void ks_batch(struct ks_conn *c, uint64_t id, const struct kernelet_req_hdr *h,
 
 bool ks_batch_resume(struct ks_conn *c)
 {
+    c->context = c->stalled_hdr.context; /* its operations belong to the batch's context */
     return run(c);
 }

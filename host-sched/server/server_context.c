@@ -4,7 +4,8 @@
  * process (each open /dev/kerneletN) is a context, and the device stamps its id on every
  * request it forwards (the header's `context`). Objects remember the context that created
  * them, so that when a guest process ends (CONTEXT_CLOSE) what it left behind is freed at
- * once instead of when the whole VM goes. Handles stay valid across the contexts of one
+ * once instead of when the whole VM goes. Errors are kept per context too: a guest
+ * process whose kernel faults ends its own CUDA context, not its neighbours'. Handles stay valid across the contexts of one
  * connection: a context may use another's objects, as processes sharing a CUDA context
  * would; the creator's end frees them. Host clients (libcuda on a socket) use context 0
  * and simply close the connection. */
@@ -93,6 +94,8 @@ static uint32_t release_allocations(struct ks_conn *c, uint32_t context)
     return first;
 }
 
+static void errors_forget(struct ks_conn *c, uint32_t context);
+
 uint32_t ks_context_release(struct ks_conn *c, uint32_t context)
 {
     static const enum ks_kind order[] = {KS_MODULE, KS_FUNCTION, KS_STREAM, KS_EVENT};
@@ -104,5 +107,90 @@ uint32_t ks_context_release(struct ks_conn *c, uint32_t context)
             first = r;
     }
     uint32_t r = release_allocations(c, context);
+    errors_forget(c, context);
     return first ? first : r;
+}
+
+/* ---- errors ---- */
+
+static struct ks_ctx_errors *errors_of(const struct ks_conn *c, uint32_t context)
+{
+    for (size_t i = 0; i < c->n_ctx_errors; i++)
+        if (c->ctx_errors[i].context == context)
+            return &c->ctx_errors[i];
+    return NULL;
+}
+
+uint32_t ks_context_sticky(const struct ks_conn *c, uint32_t context)
+{
+    const struct ks_ctx_errors *e = errors_of(c, context);
+
+    if (e && e->sticky)
+        return e->sticky;
+    return c->sticky_all;
+}
+
+bool ks_context_any_sticky(const struct ks_conn *c)
+{
+    if (c->sticky_all)
+        return true;
+    for (size_t i = 0; i < c->n_ctx_errors; i++)
+        if (c->ctx_errors[i].sticky)
+            return true;
+    return false;
+}
+
+/* The entry of context, added if missing; NULL when the table is full or no memory. */
+static struct ks_ctx_errors *errors_add(struct ks_conn *c, uint32_t context)
+{
+    struct ks_ctx_errors *e = errors_of(c, context);
+
+    if (e)
+        return e;
+    if (c->n_ctx_errors == c->cap_ctx_errors) {
+        size_t cap = c->cap_ctx_errors ? c->cap_ctx_errors * 2 : 8;
+        if (cap > KS_MAX_CTX_ERRORS ||
+            !(e = realloc(c->ctx_errors, cap * sizeof(*e))))
+            return NULL;
+        c->ctx_errors = e;
+        c->cap_ctx_errors = cap;
+    }
+    e = &c->ctx_errors[c->n_ctx_errors++];
+    *e = (struct ks_ctx_errors){.context = context};
+    return e;
+}
+
+void ks_context_note_error(struct ks_conn *c, uint32_t context, uint32_t code, bool launch)
+{
+    struct ks_ctx_errors *e = errors_add(c, context);
+
+    if (!e) {
+        /* No room to keep contexts apart: end them all rather than lose a fault. */
+        if (launch && !c->sticky_all)
+            c->sticky_all = code;
+        return;
+    }
+    if (launch && !e->sticky)
+        e->sticky = code; /* a kernel fault ends the context, as on a GPU */
+    else if (!launch && !e->async_error)
+        e->async_error = code;
+}
+
+uint32_t ks_context_take_async(struct ks_conn *c, uint32_t context)
+{
+    struct ks_ctx_errors *e = errors_of(c, context);
+    uint32_t code = e ? e->async_error : 0;
+
+    if (e)
+        e->async_error = 0;
+    return code;
+}
+
+/* A closed context's errors go with it (its number may come back much later). */
+static void errors_forget(struct ks_conn *c, uint32_t context)
+{
+    struct ks_ctx_errors *e = errors_of(c, context);
+
+    if (e)
+        *e = c->ctx_errors[--c->n_ctx_errors];
 }

@@ -78,13 +78,13 @@ void ks_dispatch(struct ks_conn *c, size_t len)
         ks_reply(c, h.opcode, h.request_id, KERNELET_ST_BAD_OPCODE, NULL, 0);
         return;
     }
-    /* After a sticky error every request of the tenant fails with it, except HELLO-level
+    /* After a sticky error every request of that context fails with it, except HELLO-level
      * queries and teardown (destroying things is still allowed). */
-    if (c->sticky && tenant_only(h.opcode) && h.opcode != KERNELET_OP_SHM_DETACH &&
+    uint32_t sticky = ks_context_sticky(c, h.context);
+    if (sticky && tenant_only(h.opcode) && h.opcode != KERNELET_OP_SHM_DETACH &&
         h.opcode != KERNELET_OP_STREAM_DESTROY && h.opcode != KERNELET_OP_EVENT_DESTROY &&
-        h.opcode != KERNELET_OP_CONTEXT_CLOSE &&
-        h.opcode != KERNELET_OP_DEVICE_GET) {
-        ks_reply_cuda(c, h.opcode, h.request_id, c->sticky, 0);
+        h.opcode != KERNELET_OP_CONTEXT_CLOSE && h.opcode != KERNELET_OP_DEVICE_GET) {
+        ks_reply_cuda(c, h.opcode, h.request_id, sticky, 0);
         return;
     }
     c->context = h.context;

@@ -161,6 +161,7 @@ enum ks_after {
 
 struct ks_tracker {
     struct ks_conn *conn;
+    uint32_t context;           /* client context of the request it answers */
     uint64_t request_id;
     uint16_t opcode;
     unsigned remaining;         /* operations (plus one while still submitting) */
@@ -181,6 +182,7 @@ struct ks_shared {
 struct ks_op {
     struct ks_op *next;         /* completion queue */
     struct ks_conn *conn;
+    uint32_t context;           /* client context that submitted it */
     struct ks_tracker *tracker;
     uint64_t stream;            /* handle */
     struct ks_region *region;   /* held */
@@ -192,6 +194,16 @@ struct ks_op {
 };
 
 #define KS_MAX_FDS 4
+
+/* Errors of one client context (server_context.c): a CUDA context ends with a faulting
+ * kernel (sticky), and asynchronous failures are reported at its next synchronisation.
+ * Only contexts that had an error have an entry. */
+struct ks_ctx_errors {
+    uint32_t context;
+    uint32_t sticky;            /* CUresult ending the context, 0 if none */
+    uint32_t async_error;       /* first failure of asynchronous work since the last sync */
+};
+#define KS_MAX_CTX_ERRORS 1024
 
 struct ks_conn {
     struct ks_server *srv;
@@ -232,8 +244,9 @@ struct ks_conn {
 
     unsigned dirty_streams;     /* blocking streams with work the legacy stream must wait for */
     unsigned ops_inflight;
-    uint32_t sticky;            /* CUresult ending the context, 0 if none */
-    uint32_t async_error;       /* first failure of asynchronous work since the last sync */
+    struct ks_ctx_errors *ctx_errors;
+    size_t n_ctx_errors, cap_ctx_errors;
+    uint32_t sticky_all;        /* sticky for every context: the table was full */
 
     /* A batch stopped by the tenant's max-inflight limit, resumed as launches complete. */
     bool stalled;
@@ -354,6 +367,15 @@ void ks_drain_then(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after af
 void ks_context_close(struct ks_conn *c, uint64_t id, uint32_t context);
 /* Frees now every object and allocation of context; the first CUresult failure or 0. */
 uint32_t ks_context_release(struct ks_conn *c, uint32_t context);
+/* The CUresult that ended context (0: none). */
+uint32_t ks_context_sticky(const struct ks_conn *c, uint32_t context);
+/* Whether any context of c has ended with a sticky error. */
+bool ks_context_any_sticky(const struct ks_conn *c);
+/* Records a failed operation of context: a launch ends it, other work is reported at its
+ * next synchronisation. */
+void ks_context_note_error(struct ks_conn *c, uint32_t context, uint32_t code, bool launch);
+/* Takes (and clears) context's pending asynchronous error; 0 if none. */
+uint32_t ks_context_take_async(struct ks_conn *c, uint32_t context);
 
 void ks_admin_status(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r);

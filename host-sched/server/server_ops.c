@@ -59,6 +59,7 @@ struct ks_tracker *ks_tracker_new(struct ks_conn *c, uint64_t id, uint16_t opcod
     if (!t)
         return NULL;
     t->conn = c;
+    t->context = c->context;
     t->request_id = id;
     t->opcode = opcode;
     t->remaining = 1;
@@ -72,15 +73,17 @@ static void tracker_finish(struct ks_tracker *t)
 
     if (c->closing) /* nobody to answer; the tenant's objects go with it */
         return;
-    if (!code && c->sticky)
-        code = c->sticky;
+    uint32_t sticky = ks_context_sticky(c, t->context);
+
+    if (!code && sticky)
+        code = sticky;
     switch (t->after) {
     case KS_AFTER_MEM_FREE:
         if (!code)
             code = ks_memory_release(c, t->arg);
         break;
     case KS_AFTER_UNLOAD:
-        if (!code || code != c->sticky)
+        if (!code || code != sticky)
             code = ks_module_release(c, t->arg);
         break;
     case KS_AFTER_DESTROY_STREAM: {
@@ -99,10 +102,8 @@ static void tracker_finish(struct ks_tracker *t)
     case KS_AFTER_REPLY:
         break;
     }
-    if (!code && t->report_async) {
-        code = c->async_error;
-        c->async_error = 0;
-    }
+    if (!code && t->report_async)
+        code = ks_context_take_async(c, t->context);
     ks_reply_cuda(c, t->opcode, t->request_id, code, t->error_index);
 }
 
@@ -137,6 +138,7 @@ int ks_submit(struct ks_conn *c, uint64_t stream, const ksched_op *op, struct ks
         return ksched_fail(err, KSCHED_ENOTFOUND, "no stream %llu", (unsigned long long)stream);
     }
     kop->conn = c;
+    kop->context = c->context;
     kop->stream = stream;
     rc = ksched_submit(c->srv->cfg.sched, c->tenant, st->sid, op, ks_op_done, kop, NULL, err);
     if (rc) {
@@ -351,10 +353,7 @@ static void complete(struct ks_op *kop)
     c->ops_inflight--;
     if (kop->status && kop->status != KSCHED_ECANCELED) {
         uint32_t code = ks_cuda_of_completion(kop->status, kop->msg, kop->launch);
-        if (kop->launch && !c->sticky)
-            c->sticky = code; /* a kernel fault ends the context, as on a GPU */
-        else if (!kop->launch && !c->async_error)
-            c->async_error = code;
+        ks_context_note_error(c, kop->context, code, kop->launch);
         if (t && !t->error)
             t->error = code;
     }

@@ -2,7 +2,7 @@
  * its requests): CONTEXT_CLOSE frees exactly what that context created -- allocations,
  * modules with their functions, streams, events -- after the work queued so far, leaves
  * the other contexts of the connection and every other connection alone, and works after
- * a sticky error. */
+ * a sticky error, which ends only the context whose kernel faulted. */
 #include <glib.h>
 #include <string.h>
 
@@ -164,9 +164,10 @@ static void test_close_waits_for_queued_work(void)
     client_close(&vm);
 }
 
-/* A faulting kernel ends the connection's CUDA context, but a closing guest process must
- * still give its memory back; the answer carries the sticky error. */
-static void test_close_after_sticky_error(void)
+/* A faulting kernel ends its own context's CUDA context: the VM's other processes go on.
+ * A closing process must still give its memory back; the answer carries its sticky
+ * error, and the context's number is clean afterwards. */
+static void test_sticky_error_is_per_context(void)
 {
     struct client vm, admin;
     uint8_t params[16] = {0};
@@ -174,14 +175,28 @@ static void test_close_after_sticky_error(void)
     g_assert_true(client_open(&vm, H, "vm-faulty", false));
     g_assert_true(client_open(&admin, H, "ctl", true));
     struct ctx_objects a = create_all(&vm, 5);
+    struct ctx_objects b = create_all(&vm, 6);
     harness_fail_kernel(H, "k_add", true);
+    vm.context = 5;
     g_assert_cmpint(client_launches(&vm, a.function, params, 16, 1, 32, false), ==, KERNELET_ST_OK);
     g_assert_cmpint(client_sync(&vm), ==, KERNELET_ST_CUDA);
     harness_fail_kernel(H, "k_add", false);
     uint32_t sticky = vm.cuda;
+    g_assert_cmpint(touch(&vm, a.mem), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(vm.cuda, ==, sticky);
+    g_assert_true(tenant_row(&admin, vm.tenant).flags & KERNELET_TENANT_STICKY);
+
+    vm.context = 6; /* the neighbour process */
+    g_assert_cmpint(client_sync(&vm), ==, KERNELET_ST_OK);
+    assert_alive(&vm, &b);
+
     g_assert_cmpint(context_close(&vm, 5), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(vm.cuda, ==, sticky);
-    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 0);
+    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 1u << 20);
+    g_assert_false(tenant_row(&admin, vm.tenant).flags & KERNELET_TENANT_STICKY);
+    vm.context = 5; /* a later process that got the same number */
+    g_assert_cmpint(client_sync(&vm), ==, KERNELET_ST_OK);
+    (void)client_alloc(&vm, 4096);
     client_close(&admin);
     client_close(&vm);
 }
@@ -214,7 +229,7 @@ int main(int argc, char **argv)
     H = harness_start();
     g_test_add_func("/server/contexts/close-frees-only-its-own", test_close_frees_only_its_own);
     g_test_add_func("/server/contexts/close-waits-for-queued-work", test_close_waits_for_queued_work);
-    g_test_add_func("/server/contexts/close-after-sticky-error", test_close_after_sticky_error);
+    g_test_add_func("/server/contexts/sticky-error-is-per-context", test_sticky_error_is_per_context);
     g_test_add_func("/server/contexts/close-is-validated", test_close_is_validated);
     rc = g_test_run();
     harness_stop(H);
