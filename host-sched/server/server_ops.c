@@ -268,10 +268,12 @@ void ks_drain_stream(struct ks_conn *c, struct ks_tracker *t, uint64_t stream)
     t->remaining++;
 }
 
-/* Releases the trackers whose target the stream has reached (all of them with all). */
+/* Releases the trackers whose target the stream has reached (all of them with all). The
+ * waiters are unlinked first and st is not touched afterwards: a tracker that finishes may
+ * free the stream itself (STREAM_DESTROY, an event sync's own stream, CONTEXT_CLOSE). */
 static void wake(struct ks_stream *st, bool all)
 {
-    struct ks_waiter **pw = &st->waiters;
+    struct ks_waiter **pw = &st->waiters, *ready = NULL;
 
     while (*pw) {
         struct ks_waiter *w = *pw;
@@ -280,6 +282,12 @@ static void wake(struct ks_stream *st, bool all)
             continue;
         }
         *pw = w->next;
+        w->next = ready;
+        ready = w;
+    }
+    while (ready) {
+        struct ks_waiter *w = ready;
+        ready = w->next;
         ks_tracker_done(w->tracker);
         free(w);
     }

@@ -48,18 +48,21 @@ void ks_stream_create(struct ks_conn *c, uint64_t id, const struct kproto_reques
 uint32_t ks_stream_release(struct ks_conn *c, uint64_t handle)
 {
     struct ks_obj *o = ks_handle_get(&c->handles, handle, KS_STREAM);
+    struct ks_stream st;
     ksched_err err;
     int rc;
 
     if (!o)
         return KS_CUDA_INVALID_HANDLE;
-    if (o->u.stream.dirty)
-        c->dirty_streams--;
-    ks_stream_wake_all(&o->u.stream);
-    if (o->u.stream.has_fence)
-        ksched_event_destroy(c->srv->cfg.sched, c->tenant, o->u.stream.fence_event, NULL);
-    rc = ksched_stream_destroy(c->srv->cfg.sched, c->tenant, o->u.stream.sid, &err);
+    /* Gone from the table before its waiters wake: one of them may release it again. */
+    st = o->u.stream;
     ks_handle_remove(&c->handles, handle);
+    if (st.dirty)
+        c->dirty_streams--;
+    if (st.has_fence)
+        ksched_event_destroy(c->srv->cfg.sched, c->tenant, st.fence_event, NULL);
+    rc = ksched_stream_destroy(c->srv->cfg.sched, c->tenant, st.sid, &err);
+    ks_stream_wake_all(&st);
     return rc ? ks_cuda_of(rc, err.msg) : KS_CUDA_SUCCESS;
 }
 

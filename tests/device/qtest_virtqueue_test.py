@@ -22,7 +22,7 @@ HDR = struct.Struct("<HHIQII")  # opcode, flags, length, request_id, status, res
 OP_HELLO, OP_GET_INFO, OP_GET_STATS, OP_LAUNCH_BATCH = 0x0001, 0x0002, 0x0003, 0x0301
 ST = {"OK": 0, "BAD_REQUEST": 1, "BAD_OPCODE": 2, "TOO_SMALL": 3, "VERSION": 4,
       "UNAVAILABLE": 5}
-PROTO_VERSION = 0x00000001
+PROTO_VERSION = 0x00000002
 BAR_ADDR = 0xE0000000
 QSIZE = 256
 VRING_DESC_F_NEXT, VRING_DESC_F_WRITE = 1, 2
@@ -266,7 +266,7 @@ def run_tests(dev, qmp):
     version, flags, max_req = struct.unpack_from("<III", cfg)
     mem, sms, ccmaj, ccmin = struct.unpack_from("<QIHH", cfg, 16)
     name = cfg[32:96].split(b"\0")[0].decode()
-    check("config space: protocol version 0.1", version == PROTO_VERSION, hex(version))
+    check("config space: protocol version 0.2", version == PROTO_VERSION, hex(version))
     check("config space: GPU from the device properties",
           (name, mem, sms, ccmaj, ccmin) == ("Test H100", 80 << 30, 132, 9, 0),
           f"{name!r} {mem} {sms} {ccmaj}.{ccmin}")

@@ -121,6 +121,16 @@ void harness_stop(struct harness *h)
     g_free(h);
 }
 
+void harness_hold(struct harness *h, bool hold)
+{
+    ksched_err err;
+
+    if (hold)
+        ksched_thread_stop(h->sched);
+    else
+        g_assert_cmpint(ksched_thread_start(h->sched, &err), ==, 0);
+}
+
 const char *harness_socket(const struct harness *h)
 {
     return h->socket;
@@ -174,23 +184,40 @@ void client_close(struct client *c)
     c->fd = -1;
 }
 
-int client_call(struct client *c, uint16_t op, const void *payload, size_t n, int fd)
+uint64_t client_send(struct client *c, uint16_t op, const void *payload, size_t n, int fd)
 {
     uint8_t hdr[KERNELET_HDR_SIZE];
     struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, n}};
-    struct kernelet_req_hdr h;
     uint64_t id = ++c->next_id;
-    size_t len;
 
     kproto_hdr_put(hdr, op, (uint32_t)n, id, 0);
     memcpy(hdr + offsetof(struct kernelet_req_hdr, context), &c->context, sizeof(c->context));
-    if (kproto_send(c->fd, iov, n ? 2 : 1, fd) != 0)
+    return kproto_send(c->fd, iov, n ? 2 : 1, fd) == 0 ? id : 0;
+}
+
+int client_call(struct client *c, uint16_t op, const void *payload, size_t n, int fd)
+{
+    uint64_t id = client_send(c, op, payload, n, fd);
+
+    if (!id)
         return -1;
+    return client_recv(c, op, id);
+}
+
+int client_recv(struct client *c, uint16_t op, uint64_t id)
+{
+    struct kernelet_req_hdr h;
+    size_t len;
+
     if (kproto_recv(c->fd, c->answer, sizeof(c->answer), &len) != 0)
         return -1;
     g_assert_cmpint(kproto_hdr_get(c->answer, false, &h, NULL, 0), ==, 0);
-    g_assert_cmpuint(h.request_id, ==, id);
-    g_assert_cmpuint(h.opcode, ==, op);
+    if (op) {
+        g_assert_cmpuint(h.request_id, ==, id);
+        g_assert_cmpuint(h.opcode, ==, op);
+    }
+    c->answer_op = h.opcode;
+    c->answer_id = h.request_id;
     memmove(c->answer, c->answer + KERNELET_HDR_SIZE, h.length);
     c->answer_len = h.length;
     c->status = h.status;
@@ -324,6 +351,12 @@ uint64_t client_function(struct client *c, uint64_t module, const char *name,
 int client_launches(struct client *c, uint64_t fn, const void *params, uint32_t pbytes,
                     unsigned n, uint32_t threads, bool complete)
 {
+    return client_launches_on(c, KERNELET_STREAM_LEGACY, fn, params, pbytes, n, threads, complete);
+}
+
+int client_launches_on(struct client *c, uint64_t stream, uint64_t fn, const void *params,
+                       uint32_t pbytes, unsigned n, uint32_t threads, bool complete)
+{
     static uint8_t buf[KERNELET_MAX_PAYLOAD];
     struct kernelet_batch b = {.count = n, .flags = complete ? KERNELET_BATCH_COMPLETE : 0};
     size_t rec = sizeof(struct kernelet_rec_launch) + ((pbytes + 7) & ~7u), off = sizeof(b);
@@ -331,7 +364,8 @@ int client_launches(struct client *c, uint64_t fn, const void *params, uint32_t 
     memset(buf, 0, sizeof(buf));
     memcpy(buf, &b, sizeof(b));
     for (unsigned i = 0; i < n; i++, off += rec) {
-        struct kernelet_rec_launch l = {.h = {.op = KERNELET_REC_LAUNCH, .length = (uint32_t)rec},
+        struct kernelet_rec_launch l = {.h = {.op = KERNELET_REC_LAUNCH, .length = (uint32_t)rec,
+                                              .stream = stream},
                                         .function = fn, .grid = {8, 1, 1}, .block = {threads, 1, 1},
                                         .param_bytes = pbytes};
         memcpy(buf + off, &l, sizeof(l));

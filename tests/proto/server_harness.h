@@ -17,6 +17,9 @@ struct harness *harness_start(void);
 void harness_stop(struct harness *h);
 const char *harness_socket(const struct harness *h);
 unsigned harness_connections(struct harness *h);
+/* While held, the scheduler runs nothing: submitted work stays queued (the server goes on
+ * answering what needs no completion). */
+void harness_hold(struct harness *h, bool hold);
 /* From now on launches of entry fail on the (simulated) device when fail. */
 void harness_fail_kernel(struct harness *h, const char *entry, bool fail);
 
@@ -31,6 +34,8 @@ struct client {
     size_t answer_len;          /* payload bytes */
     uint64_t tenant;
     uint32_t context;           /* stamped on each request's header (0: a host client) */
+    uint16_t answer_op;         /* opcode and request id of the last answer */
+    uint64_t answer_id;
 };
 
 /* Connects and says HELLO as a tenant named name (admin: as an administrator). */
@@ -42,6 +47,11 @@ void client_close(struct client *c);
 /* Sends a request (payload of n bytes; fd passed along when >= 0) and reads its answer.
  * Returns the status (-1 when the connection broke); the payload is in c->answer. */
 int client_call(struct client *c, uint16_t op, const void *payload, size_t n, int fd);
+/* The two halves of client_call, for requests whose answers come later: send returns the
+ * request id (0 when the connection broke); recv reads the next answer and asserts that
+ * it is the one of (op, id) -- any answer when op is 0 (see answer_op, answer_id). */
+uint64_t client_send(struct client *c, uint16_t op, const void *payload, size_t n, int fd);
+int client_recv(struct client *c, uint16_t op, uint64_t id);
 /* Sends raw bytes (anything). */
 bool client_send_raw(struct client *c, const void *data, size_t n);
 /* Whether the server has closed the connection (reads until EOF or timeout_ms). */
@@ -64,6 +74,9 @@ uint64_t client_function(struct client *c, uint64_t module, const char *name,
  * the status (complete: answered once they ran). */
 int client_launches(struct client *c, uint64_t fn, const void *params, uint32_t pbytes,
                     unsigned n, uint32_t threads, bool complete);
+/* The same on a stream (handle). */
+int client_launches_on(struct client *c, uint64_t stream, uint64_t fn, const void *params,
+                       uint32_t pbytes, unsigned n, uint32_t threads, bool complete);
 
 /* The test PTX: k_add(u64 p, u32 n, u32 v) adds v to n words at p (the sim only times it). */
 extern const char harness_ptx[];

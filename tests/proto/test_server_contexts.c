@@ -201,6 +201,62 @@ static void test_sticky_error_is_per_context(void)
     client_close(&vm);
 }
 
+/* A stream destroyed while work is queued on it: the destroy waits for the work and is
+ * finished by the stream's own last completion, which must not touch the freed stream. */
+static void test_destroy_stream_with_queued_work(void)
+{
+    struct client vm;
+    uint8_t params[16] = {0};
+
+    g_assert_true(client_open(&vm, H, "vm-destroy", false));
+    struct ctx_objects a = create_all(&vm, 11);
+    struct kernelet_handle s = {.handle = a.stream};
+    harness_hold(H, true);
+    g_assert_cmpint(client_launches_on(&vm, a.stream, a.function, params, 16, 30, 256, false), ==,
+                    KERNELET_ST_OK);
+    uint64_t id = client_send(&vm, KERNELET_OP_STREAM_DESTROY, &s, sizeof(s), -1);
+    harness_hold(H, false);
+    g_assert_cmpint(client_recv(&vm, KERNELET_OP_STREAM_DESTROY, id), ==, KERNELET_ST_OK);
+    g_assert_cmpint(on_handle(&vm, KERNELET_OP_STREAM_SYNC, a.stream), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(vm.cuda, ==, 400);
+    g_assert_cmpint(client_sync(&vm), ==, KERNELET_ST_OK);
+    client_close(&vm);
+}
+
+/* A guest process dies while its stream synchronisation is pending, and the device sends
+ * CONTEXT_CLOSE right behind it: the close frees the stream the sync waits on. Both are
+ * answered (in either order) once the queued work has run, and the daemon stays sound. */
+static void test_close_with_pending_sync(void)
+{
+    struct client vm, admin;
+    uint8_t params[16] = {0};
+
+    g_assert_true(client_open(&vm, H, "vm-pending", false));
+    g_assert_true(client_open(&admin, H, "ctl", true));
+    struct ctx_objects a = create_all(&vm, 12);
+    struct kernelet_handle s = {.handle = a.stream};
+    harness_hold(H, true);
+    g_assert_cmpint(client_launches_on(&vm, a.stream, a.function, params, 16, 30, 256, false), ==,
+                    KERNELET_ST_OK);
+    uint64_t sync_id = client_send(&vm, KERNELET_OP_STREAM_SYNC, &s, sizeof(s), -1);
+    uint64_t destroy_id = client_send(&vm, KERNELET_OP_STREAM_DESTROY, &s, sizeof(s), -1);
+    uint64_t close_id = client_send(&vm, KERNELET_OP_CONTEXT_CLOSE, NULL, 0, -1);
+    harness_hold(H, false);
+    unsigned seen = 0;
+    for (int i = 0; i < 3; i++) {
+        g_assert_cmpint(client_recv(&vm, 0, 0), >=, 0);
+        seen |= (vm.answer_op == KERNELET_OP_STREAM_SYNC && vm.answer_id == sync_id) << 0;
+        seen |= (vm.answer_op == KERNELET_OP_STREAM_DESTROY && vm.answer_id == destroy_id) << 1;
+        seen |= (vm.answer_op == KERNELET_OP_CONTEXT_CLOSE && vm.answer_id == close_id &&
+                 vm.status == KERNELET_ST_OK) << 2;
+    }
+    g_assert_cmpuint(seen, ==, 7);
+    assert_gone(&vm, &a);
+    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 0);
+    client_close(&admin);
+    client_close(&vm);
+}
+
 static void test_close_is_validated(void)
 {
     struct client vm, admin;
@@ -230,6 +286,9 @@ int main(int argc, char **argv)
     g_test_add_func("/server/contexts/close-frees-only-its-own", test_close_frees_only_its_own);
     g_test_add_func("/server/contexts/close-waits-for-queued-work", test_close_waits_for_queued_work);
     g_test_add_func("/server/contexts/sticky-error-is-per-context", test_sticky_error_is_per_context);
+    g_test_add_func("/server/contexts/destroy-stream-with-queued-work",
+                    test_destroy_stream_with_queued_work);
+    g_test_add_func("/server/contexts/close-with-pending-sync", test_close_with_pending_sync);
     g_test_add_func("/server/contexts/close-is-validated", test_close_is_validated);
     rc = g_test_run();
     harness_stop(H);

@@ -78,8 +78,8 @@ def main():
           all(any(lib + " => " in l and "not found" not in l for l in lines)
               for lib in ("libgcc_s.so.1", "libm.so.6", "libc.so.6")))
     cfg = [l for l in lines if l.startswith("KERNELET-CFG ")]
-    check("guest reads the config space through the BAR (version 0.1, slicing, 64 KiB, 132 SMs)",
-          cfg == ["KERNELET-CFG version 0x00000001 flags 0x00000002 maxreq 0x00010000 "
+    check("guest reads the config space through the BAR (version 0.2, slicing, 64 KiB, 132 SMs)",
+          cfg == ["KERNELET-CFG version 0x00000002 flags 0x00000002 maxreq 0x00010000 "
                   "sms 0x00000084"], str(cfg))
     check("command exited 0", "KERNELET-EXIT 0" in lines)
     check("guest powered off and QEMU exited 0", proc.returncode == 0,

@@ -97,13 +97,13 @@ def check_devices(t, vm):
     for idx, d in ((0, DEV0), (1, DEV1)):
         s = one(vm, "SYSFS", {0: f"kernelet{idx}"})
         want = {"name": d["name"].replace(" ", "_"), "sms": str(d["sms"]),
-                "mem": str(d["mem"]), "cc": "%d.%d" % d["cc"], "version": "0.1",
+                "mem": str(d["mem"]), "cc": "%d.%d" % d["cc"], "version": "0.2",
                 "max_bulk": str(MAX_BULK), "generation": "1"}
         t.check(f"kernelet{idx} sysfs shows the -device values {want}",
                 all(s.get(k) == v for k, v in want.items()), str(s))
         c = one(vm, "CONFIG", {"dev": f"/dev/kernelet{idx}"})
         want = {"index": str(idx), "sms": str(d["sms"]), "mem": str(d["mem"]),
-                "cc": "%d.%d" % d["cc"], "version": "0.1", "max_bulk": str(MAX_BULK),
+                "cc": "%d.%d" % d["cc"], "version": "0.2", "max_bulk": str(MAX_BULK),
                 "max_request": "65536", "max_bufs": "16", "flags": "0x2"}
         t.check(f"kernelet{idx} GET_CONFIG matches", all(c.get(k) == v for k, v in want.items())
                 and num(c, "context") > 0, str(c))

@@ -154,7 +154,8 @@ def test_link(tap, qemu, kernel, initrd, kerneletd, tmp):
     tea_runs = [d for d in a.find("RUN") if d.get("name") == "tea"]
     tap.check("VM A after VM B's death: tea --small verified",
               len(tea_runs) == 2 and tea_runs[1].get("verified") == "yes", str(tea_runs))
-    tap.check("kerneletd still running", daemon.poll() is None)
+    alive = daemon.poll() is None
+    tap.check("kerneletd still running", alive, f"exit status {daemon.returncode}")
     tap.check("VM A finished", any(l.startswith("GUEST-DONE") for l in a.lines))
     daemon.terminate()
     try:
@@ -162,6 +163,10 @@ def test_link(tap, qemu, kernel, initrd, kerneletd, tmp):
     except subprocess.TimeoutExpired:
         daemon.kill()
     log.close()
+    if not alive:  # what the daemon said last (a sanitizer report, say)
+        with open(os.path.join(tmp, "kerneletd.log")) as f:
+            for line in f.read().splitlines()[-40:]:
+                print(f"# kerneletd: {line}")
     return a
 
 
