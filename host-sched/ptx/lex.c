@@ -242,10 +242,15 @@ static void lex_number(kptx_lexer *lx, kptx_token *t, const char *p)
 static void lex_string(kptx_lexer *lx, kptx_token *t, const char *p)
 {
     const char *q = p + 1;
-    while (q < lx->end && *q != '"' && *q != '\n') {
-        if (*q == '\\' && q + 1 < lx->end && q[1] != '\n')
+    /* A NUL would end the string when it is printed back: refuse it here. */
+    while (q < lx->end && *q != '"' && *q != '\n' && *q != '\0') {
+        if (*q == '\\' && q + 1 < lx->end && q[1] != '\n' && q[1] != '\0')
             q++;
         q++;
+    }
+    if (q < lx->end && *q == '\0') {
+        lex_error(lx, t, KPTX_ESYNTAX, "NUL byte in a string");
+        return;
     }
     if (q >= lx->end || *q != '"') {
         lex_error(lx, t, KPTX_ESYNTAX, "unterminated string");

@@ -3,9 +3,10 @@
 #   run_with_kerneletd.sh KERNELETD LIBCUDA_DIR BACKEND PATTERN PROGRAM [ARGS...]
 #       one program; passes when it exits 0 and prints a line matching PATTERN (grep -E)
 #   run_with_kerneletd.sh KERNELETD LIBCUDA_DIR BACKEND --pair P1 PATTERN1 P2 PATTERN2 [ARGS...]
-#       two programs at once (two tenants), both with ARGS; both must pass. With
-#       KERNELET_CTL set, the daemon's status is printed after them; with
-#       EXPECT_COSCHEDULE=1 as well, the scheduler must have paired kernels.
+#       two programs at once (two tenants), both with ARGS (P1 also with PAIR_ARGS_1, P2
+#       with PAIR_ARGS_2: their own size options); both must pass. With KERNELET_CTL set,
+#       the daemon's status is printed after them; with EXPECT_COSCHEDULE=1 as well, the
+#       scheduler must have paired kernels.
 # Exits 77 (skip) when kerneletd was built without BACKEND. Extra kerneletd options may
 # come in KERNELETD_ARGS (e.g. --profiles FILE).
 set -u
@@ -53,9 +54,11 @@ check() {
 
 if [ "$1" = "--pair" ]; then
     p1=$2; pat1=$3; p2=$4; pat2=$5; shift 5
-    run a "$pat1" "$p1" "$@" &
+    # shellcheck disable=SC2086
+    run a "$pat1" "$p1" "$@" ${PAIR_ARGS_1:-} &
     a=$!
-    run b "$pat2" "$p2" "$@"
+    # shellcheck disable=SC2086
+    run b "$pat2" "$p2" "$@" ${PAIR_ARGS_2:-}
     wait $a
     status=0
     check a "$pat1" || status=1

@@ -441,6 +441,11 @@ static void test_bad_input(void)
     static const char nul[] = HEADER ".entry k()\n{\n\0 ret;\n}\n";
     kptx_error err;
     g_assert_cmpint(parse_error(nul, sizeof nul - 1, &err), ==, KPTX_ESYNTAX);
+    /* ... and inside a string, where printing it back would cut the string short (found by
+     * the fuzzer: the printed module did not parse) */
+    static const char nul_str[] = HEADER ".pragma \"nounr\\\0oll\";\n";
+    g_assert_cmpint(parse_error(nul_str, sizeof nul_str - 1, &err), ==, KPTX_ESYNTAX);
+    g_assert_nonnull(strstr(err.message, "NUL"));
     g_assert_cmpint(kptx_parse(NULL, 0, NULL, &err), ==, KPTX_EINVAL);
     kptx_module *m;
     g_assert_cmpint(kptx_parse("x", KPTX_MAX_TEXT + 1, &m, &err), ==, KPTX_ELIMIT);
