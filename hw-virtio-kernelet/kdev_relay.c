@@ -15,8 +15,10 @@
 
 #define REC_HDR ((uint32_t)sizeof(struct kernelet_rec_hdr))
 
-bool kdev_relay_local(uint16_t opcode)
+bool kdev_relay_local(uint16_t opcode, bool daemon_has_contexts)
 {
+    if (opcode == KERNELET_OP_CONTEXT_CLOSE)
+        return !daemon_has_contexts; /* else nothing of the context is held: OK */
     return opcode == KERNELET_OP_HELLO || opcode == KERNELET_OP_GET_INFO ||
            opcode == KERNELET_OP_DIAG_ECHO_BULK;
 }

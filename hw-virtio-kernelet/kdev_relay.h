@@ -39,8 +39,9 @@ int kdev_relay_rewrite(uint16_t opcode, uint8_t *payload, uint32_t len, uint32_t
                        uint32_t d2h, kdev_bulk_map_fn map, void *opaque, bool *uses_bulk,
                        char *err, size_t errlen);
 
-/* Opcodes the device answers itself even when kerneletd is connected (CONTEXT_CLOSE only
- * while it is not, or when the daemon predates contexts). */
-bool kdev_relay_local(uint16_t opcode);
+/* Whether the device answers opcode itself rather than relaying it to kerneletd.
+ * daemon_has_contexts: a daemon is connected and keeps guest contexts apart (protocol
+ * 0.2+); only then does CONTEXT_CLOSE go to it. */
+bool kdev_relay_local(uint16_t opcode, bool daemon_has_contexts);
 
 #endif

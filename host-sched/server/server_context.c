@@ -5,10 +5,10 @@
  * request it forwards (the header's `context`). Objects remember the context that created
  * them, so that when a guest process ends (CONTEXT_CLOSE) what it left behind is freed at
  * once instead of when the whole VM goes. Errors are kept per context too: a guest
- * process whose kernel faults ends its own CUDA context, not its neighbours'. Handles stay valid across the contexts of one
- * connection: a context may use another's objects, as processes sharing a CUDA context
- * would; the creator's end frees them. Host clients (libcuda on a socket) use context 0
- * and simply close the connection. */
+ * process whose kernel faults ends its own CUDA context, not its neighbours'. Handles
+ * stay valid across the contexts of one connection: a context may use another's objects,
+ * as processes sharing a CUDA context would; the creator's end frees them. Host clients
+ * (libcuda on a socket) use context 0 and simply close the connection. */
 #include <stdlib.h>
 
 #include "server_internal.h"
@@ -32,22 +32,15 @@ static bool owned_of_kind(const struct ks_obj *o, const void *arg)
     return o->owner == w->context && o->kind == w->kind;
 }
 
-static uint32_t release_event(struct ks_conn *c, uint64_t handle)
+static uint32_t release_object(struct ks_conn *c, enum ks_kind kind, uint64_t handle)
 {
-    struct ks_obj *o = ks_handle_get(&c->handles, handle, KS_EVENT);
-    ksched_err err;
-    int rc;
-
-    if (!o)
-        return KS_CUDA_INVALID_HANDLE;
-    rc = ksched_event_destroy(c->srv->cfg.sched, c->tenant, o->u.event.sid, &err);
-    ks_handle_remove(&c->handles, handle);
-    return rc ? ks_cuda_of(rc, err.msg) : KS_CUDA_SUCCESS;
-}
-
-static uint32_t release_function(struct ks_conn *c, uint64_t handle)
-{
-    ks_handle_remove(&c->handles, handle);
+    switch (kind) {
+    case KS_MODULE: return ks_module_release(c, handle);
+    case KS_STREAM: return ks_stream_release(c, handle);
+    case KS_EVENT: return ks_event_release(c, handle);
+    case KS_FUNCTION: break;
+    }
+    ks_handle_remove(&c->handles, handle); /* a function holds nothing of its own */
     return KS_CUDA_SUCCESS;
 }
 
@@ -61,11 +54,9 @@ static uint32_t release_kind(struct ks_conn *c, uint32_t context, enum ks_kind k
     uint32_t first = 0;
 
     for (size_t i = 0; i < n; i++) {
-        uint32_t r = kind == KS_MODULE ? ks_module_release(c, handles[i])
-                     : kind == KS_STREAM ? ks_stream_release(c, handles[i])
-                     : kind == KS_EVENT ? release_event(c, handles[i])
-                     : release_function(c, handles[i]);
-        /* A module released earlier in this walk took its functions along. */
+        uint32_t r = release_object(c, kind, handles[i]);
+        /* Gone already: a module released earlier took its functions along, or a tracker
+         * woken by a released stream released its own stream. */
         if (r == KS_CUDA_INVALID_HANDLE)
             r = 0;
         if (!first)

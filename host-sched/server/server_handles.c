@@ -15,6 +15,14 @@ static size_t slot_of(uint64_t handle, size_t cap)
     return (size_t)handle & (cap - 1);
 }
 
+/* The object in slot i, or NULL for an empty or deleted slot. */
+static struct ks_obj *live(const struct ks_handles *h, size_t i)
+{
+    struct ks_obj *o = h->slots[i];
+
+    return o == TOMBSTONE ? NULL : o;
+}
+
 static int grow(struct ks_handles *h)
 {
     size_t cap = h->cap ? h->cap * 2 : 64;
@@ -23,8 +31,8 @@ static int grow(struct ks_handles *h)
     if (!slots)
         return -1;
     for (size_t i = 0; i < h->cap; i++) {
-        struct ks_obj *o = h->slots[i];
-        if (!o || o == TOMBSTONE)
+        struct ks_obj *o = live(h, i);
+        if (!o)
             continue;
         size_t j = slot_of(o->handle, cap);
         while (slots[j])
@@ -100,7 +108,7 @@ void ks_handle_remove(struct ks_handles *h, uint64_t handle)
 void ks_handle_each(struct ks_handles *h, void (*fn)(struct ks_obj *, void *), void *arg)
 {
     for (size_t i = 0; i < h->cap; i++)
-        if (h->slots[i] && h->slots[i] != TOMBSTONE)
+        if (live(h, i))
             fn(h->slots[i], arg);
 }
 
@@ -113,12 +121,12 @@ uint64_t *ks_handle_select(const struct ks_handles *h,
 
     *n = 0;
     for (size_t i = 0; i < h->cap; i++)
-        if (h->slots[i] && h->slots[i] != TOMBSTONE && pick(h->slots[i], arg))
+        if (live(h, i) && pick(h->slots[i], arg))
             k++;
     if (k == 0 || !(out = malloc(k * sizeof(*out))))
         return NULL;
     for (size_t i = 0; i < h->cap; i++)
-        if (h->slots[i] && h->slots[i] != TOMBSTONE && pick(h->slots[i], arg))
+        if (live(h, i) && pick(h->slots[i], arg))
             out[(*n)++] = h->slots[i]->handle;
     return out;
 }
@@ -126,8 +134,7 @@ uint64_t *ks_handle_select(const struct ks_handles *h,
 void ks_handles_free(struct ks_handles *h)
 {
     for (size_t i = 0; i < h->cap; i++)
-        if (h->slots[i] && h->slots[i] != TOMBSTONE)
-            free(h->slots[i]);
+        free(live(h, i));
     free(h->slots);
     h->slots = NULL;
     h->cap = h->used = h->tomb = 0;

@@ -354,6 +354,8 @@ void ks_event_elapsed(struct ks_conn *c, uint64_t id, const struct kproto_reques
 void ks_ctx_sync(struct ks_conn *c, uint64_t id);
 /* Destroys a stream whose work has drained (scheduler and handle). */
 uint32_t ks_stream_release(struct ks_conn *c, uint64_t handle);
+/* Destroys an event (scheduler and handle); KS_CUDA_INVALID_HANDLE when there is none. */
+uint32_t ks_event_release(struct ks_conn *c, uint64_t handle);
 /* Makes t wait for the stream's work submitted so far. */
 void ks_drain_stream(struct ks_conn *c, struct ks_tracker *t, uint64_t stream);
 /* Releases every tracker waiting on st (the stream goes away). */

@@ -159,19 +159,22 @@ static struct ks_event *event_of(struct ks_conn *c, uint64_t handle)
     return o ? &o->u.event : NULL;
 }
 
-void ks_event_destroy(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+uint32_t ks_event_release(struct ks_conn *c, uint64_t handle)
 {
-    struct ks_event *e = event_of(c, r->u.handle.handle);
+    struct ks_event *e = event_of(c, handle);
     ksched_err err;
     int rc;
 
-    if (!e) {
-        ks_reply_cuda(c, KERNELET_OP_EVENT_DESTROY, id, KS_CUDA_INVALID_HANDLE, 0);
-        return;
-    }
+    if (!e)
+        return KS_CUDA_INVALID_HANDLE;
     rc = ksched_event_destroy(c->srv->cfg.sched, c->tenant, e->sid, &err);
-    ks_handle_remove(&c->handles, r->u.handle.handle);
-    ks_reply_cuda(c, KERNELET_OP_EVENT_DESTROY, id, rc ? ks_cuda_of(rc, err.msg) : 0, 0);
+    ks_handle_remove(&c->handles, handle);
+    return rc ? ks_cuda_of(rc, err.msg) : KS_CUDA_SUCCESS;
+}
+
+void ks_event_destroy(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+{
+    ks_reply_cuda(c, KERNELET_OP_EVENT_DESTROY, id, ks_event_release(c, r->u.handle.handle), 0);
 }
 
 /* Waits on a stream of its own for the event's latest record. */

@@ -82,7 +82,8 @@ static bool handshake(VirtIOKernelet *s, int fd)
     l->tenant_id = sess.tenant_id;
     adopt_gpu(s, (const struct kernelet_info *)ans);
     /* An older daemon refuses a context in the header and has no CONTEXT_CLOSE. */
-    l->contexts = (((const struct kernelet_info *)ans)->proto_version & 0xffff) >= 2;
+    l->contexts = (((const struct kernelet_info *)ans)->proto_version & 0xffff) >=
+                  KERNELET_PROTO_MINOR_CONTEXTS;
     l->staging_region = kernelet_attach(fd, l->staging_fd, STAGING_BYTES);
     if (!l->staging_region) {
         return false;
@@ -486,10 +487,7 @@ bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *e
         return false; /* the device answers (or, for x-fault=broken, breaks) itself */
     }
     status = kdev_decode(&c, &r);
-    if (status == KERNELET_ST_OK &&
-        (kdev_relay_local(r.opcode) || (r.opcode == KERNELET_OP_CONTEXT_CLOSE &&
-                                         (l->fd < 0 || !l->contexts)))) {
-        /* A context closed while no daemon holds anything of it: the device says OK. */
+    if (status == KERNELET_ST_OK && kdev_relay_local(r.opcode, l->fd >= 0 && l->contexts)) {
         free(r.payload);
         return false;
     }

@@ -37,6 +37,9 @@
 #define KERNELET_PROTO_MAJOR      0u
 #define KERNELET_PROTO_MINOR      2u
 #define KERNELET_PROTO_VERSION    ((KERNELET_PROTO_MAJOR << 16) | KERNELET_PROTO_MINOR)
+/* The first minor version whose socket carries the request header's `context` and
+ * CONTEXT_CLOSE (a device talking to an older daemon sends neither). */
+#define KERNELET_PROTO_MINOR_CONTEXTS 2u
 
 /* Virtqueue indexes. */
 enum kernelet_vq {

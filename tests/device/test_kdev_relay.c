@@ -226,10 +226,14 @@ static void test_module_image(void)
     /* Other opcodes pass as they are. */
     g_assert_cmpint(rewrite(b, KERNELET_OP_MEM_ALLOC, 0, 0, &c, &uses), ==, 0);
     g_assert_false(uses);
-    g_assert_true(kdev_relay_local(KERNELET_OP_DIAG_ECHO_BULK));
-    /* CONTEXT_CLOSE goes to the daemon, which frees what the context created. */
-    g_assert_false(kdev_relay_local(KERNELET_OP_CONTEXT_CLOSE));
-    g_assert_false(kdev_relay_local(KERNELET_OP_MEM_ALLOC));
+    g_assert_true(kdev_relay_local(KERNELET_OP_DIAG_ECHO_BULK, true));
+    g_assert_true(kdev_relay_local(KERNELET_OP_HELLO, true));
+    /* CONTEXT_CLOSE goes to a daemon that keeps contexts apart (it frees what the context
+     * created); without one the device answers it. */
+    g_assert_false(kdev_relay_local(KERNELET_OP_CONTEXT_CLOSE, true));
+    g_assert_true(kdev_relay_local(KERNELET_OP_CONTEXT_CLOSE, false));
+    g_assert_false(kdev_relay_local(KERNELET_OP_MEM_ALLOC, true));
+    g_assert_false(kdev_relay_local(KERNELET_OP_MEM_ALLOC, false));
     g_byte_array_free(b, TRUE);
 }
 
