@@ -1,4 +1,4 @@
-/* Unit tests of the allocation table (host-sched/cuda/alloc_table.h). */
+/* Unit tests of the allocation table (host-sched/backends/cuda/alloc_table.h). */
 #include "alloc_table.h"
 
 #include <glib.h>

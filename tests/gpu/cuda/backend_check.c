@@ -1,4 +1,5 @@
-/* backend-check: the cuda executor backend (host-sched/cuda/cuda_backend.h) on a real GPU.
+/* backend-check: the cuda executor backend (host-sched/backends/cuda/cuda_backend.h) on a
+ * real GPU.
  *
  *   backend-check PTX_DIR PROFILES [OUT_DIR]
  *

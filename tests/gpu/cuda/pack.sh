@@ -9,7 +9,7 @@ dest=${2:-.carry/cuda}
 rm -rf "$dest"
 mkdir -p "$dest/bench"
 for f in tests/gpu/cuda/backend-check tests/gpu/cuda/profile-kernels \
-         host-sched/cuda/kernelet-cuda-calibrate model/model-mem-probe; do
+         host-sched/backends/cuda/kernelet-cuda-calibrate model/model-mem-probe; do
     if [ ! -x "$build/$f" ]; then
         echo "pack.sh: $build/$f is missing: meson compile -C $build" >&2
         exit 1
