@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "../sched/executor.h"
+#include "kernelet/executor.h"
 
 /* 0, or -1 with a message in err. The backend's destroy frees it. */
 int kd_emu_backend_open(kexec_backend *out, char *err, size_t errlen);

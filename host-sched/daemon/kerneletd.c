@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../server/server.h"
+#include "server.h"
 #include "backends.h"
 
 #define DEFAULT_SOCKET "/run/kernelet/kerneletd.sock"

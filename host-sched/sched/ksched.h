@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "executor.h"
+#include "kernelet/executor.h"
 #include "profile.h"
 #include "sched_error.h"
 

@@ -24,7 +24,7 @@
 
 #include <stdint.h>
 
-#include "executor.h"
+#include "kernelet/executor.h"
 #include "profile.h"
 #include "sched_error.h"
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "executor.h"
+#include "kernelet/executor.h"
 
 #ifdef __cplusplus
 extern "C" {

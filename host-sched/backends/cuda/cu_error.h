@@ -13,7 +13,7 @@
 
 #include <cuda.h>
 
-#include "executor.h"
+#include "kernelet/executor.h"
 
 #ifdef __cplusplus
 extern "C" {

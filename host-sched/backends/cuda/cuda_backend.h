@@ -48,7 +48,7 @@
 #include <stdint.h>
 
 #include "calibration.h"
-#include "executor.h"
+#include "kernelet/executor.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
 
 #include <cuda.h>
 
-#include "executor.h"
+#include "kernelet/executor.h"
 #include "launch_shape.h"
 
 #ifdef __cplusplus

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "executor.h"
+#include "kernelet/executor.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,7 @@
-/* The executor interface: what the scheduler needs from a GPU (library kernelet-sched,
- * host-sched/sched/). Public to the other parts of host-sched: each backend (sim here;
- * cuda and emu in host-sched/cuda and host-sched/emu) fills a kexec_backend_ops table and
- * hands the scheduler a kexec_backend {ops, state}.
+/* The executor interface: what the scheduler needs from a GPU (its helpers, executor.c,
+ * are in library kernelet-sched, host-sched/sched/). Each backend (cuda, emu and sim, one
+ * folder each under host-sched/backends/) fills a kexec_backend_ops table and hands the
+ * scheduler a kexec_backend {ops, state}.
  *
  * Contract, for backend writers:
  *
@@ -53,8 +53,8 @@
  *   ksched_lost); whoever created the backend (the daemon) destroys the scheduler and the
  *   backend and creates new ones (docs/SCHEDULER.md, "Lost device").
  */
-#ifndef KERNELET_SCHED_EXECUTOR_H
-#define KERNELET_SCHED_EXECUTOR_H
+#ifndef KERNELET_EXECUTOR_H
+#define KERNELET_EXECUTOR_H
 
 #include <stddef.h>
 #include <stdint.h>
