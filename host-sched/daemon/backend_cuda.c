@@ -3,7 +3,7 @@
  * must not need on machines without a GPU. The backend is in host-sched/backends/cuda/. */
 #include <stdio.h>
 
-#include "../backends/cuda/cuda_backend.h"
+#include "cuda_backend.h"
 
 int kd_cuda_backend_open(kexec_backend *out, const char *calibration_dir, char *err,
                          size_t errlen);

@@ -1,5 +1,5 @@
-/* The emu backend of kerneletd: the executor interface (host-sched/sched/executor.h) over
- * the PTX emulator (include/kernelet/emu.h). The emulator's copies and launches are
+/* The emu backend of kerneletd: the executor interface (include/kernelet/executor.h) over
+ * the PTX emulator (include/kernelet/emu.h, library kernelet-emu in host-sched/emu/). The emulator's copies and launches are
  * synchronous; the executor's must not wait, so submissions go to a worker thread that
  * runs them in order and reports each through its done callback. (Launches of different
  * lanes may run concurrently on a GPU; one worker in order satisfies every ordering the
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend_emu.h"
+#include "emu_backend.h"
 #include "kernelet/emu.h"
 
 enum job_kind { JOB_H2D, JOB_D2H, JOB_D2D, JOB_MEMSET, JOB_LAUNCH };
