@@ -10,8 +10,8 @@
 
 #include "bench.h"
 
-#ifndef KERNELET_SCHED_DATA_DIR
-#define KERNELET_SCHED_DATA_DIR "."
+#ifndef KERNELET_PROFILES_DIR
+#define KERNELET_PROFILES_DIR "."
 #endif
 
 static void usage(FILE *f)
@@ -38,7 +38,7 @@ static void usage(FILE *f)
         "  --out DIR             results folder (default kernelet-bench-results)\n"
         "  --no-plots            CSV only\n"
         "  --quiet               no progress on stderr\n",
-        KERNELET_SCHED_DATA_DIR, c.aging);
+        KERNELET_PROFILES_DIR, c.aging);
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -91,7 +91,7 @@ static void defaults(bench_options *o, char *profiles, size_t len)
 {
     ksched_config c;
     ksched_config_default(&c);
-    snprintf(profiles, len, "%s/h100-bench.profiles", KERNELET_SCHED_DATA_DIR);
+    snprintf(profiles, len, "%s/h100-bench.profiles", KERNELET_PROFILES_DIR);
     *o = (bench_options){.backend = "sim", .workloads = (1u << BENCH_WORKLOADS) - 1,
                          .policies = (1u << KSCHED_POLICY_COUNT) - 1, .instances = 1000,
                          .seed = 1, .load = 2.0, .mc_runs = 3, .profiles = profiles,

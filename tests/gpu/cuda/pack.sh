@@ -17,5 +17,5 @@ for f in tests/gpu/cuda/backend-check tests/gpu/cuda/profile-kernels \
     cp "$build/$f" "$dest/"
 done
 cp "$build"/bench/*.ptx "$dest/bench/"
-cp tests/gpu/cuda/bench_h100.tsv host-sched/sched/data/h100-bench.profiles "$dest/"
+cp tests/gpu/cuda/bench_h100.tsv host-sched/profiles/h100-bench.profiles "$dest/"
 du -sh "$dest"
