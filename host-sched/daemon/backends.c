@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sched/sim.h"
+#include "sim.h"
 #include "backends.h"
 
 #ifdef KERNELETD_HAVE_EMU
