@@ -307,7 +307,7 @@ int sched_solo_or_whole(ksched *s);
 /* sched_aging.c: the bound on waiting of the kernelet policy */
 sched_kernel *sched_overdue(ksched *s, sched_kernel **c, unsigned n);
 
-/* policy_*.c */
+/* policies/: kernelet.c, opt.c, mc.c */
 void sched_policy_kernelet(ksched *s);
 void sched_policy_opt(ksched *s);
 void sched_policy_mc(ksched *s);
