@@ -93,7 +93,7 @@ static void defaults(bench_options *o, char *profiles, size_t len)
     ksched_config_default(&c);
     snprintf(profiles, len, "%s/h100-bench.profiles", KERNELET_PROFILES_DIR);
     *o = (bench_options){.backend = "sim", .workloads = (1u << BENCH_WORKLOADS) - 1,
-                         .policies = (1u << KSCHED_POLICY_COUNT) - 1, .instances = 1000,
+                         .policies = (1u << ksched_policy_count()) - 1, .instances = 1000,
                          .seed = 1, .load = 2.0, .mc_runs = 3, .profiles = profiles,
                          .gpu = "H100", .a0 = 0.92, .alpha_p = 0.4, .alpha_m = 0.1,
                          .depth = 2, .launch_latency_ns = 5000, .stream_gap_ns = 1000,
@@ -113,10 +113,10 @@ static int apply(bench_options *o, int argc, char **argv, int *i)
         return -1;
     const char *v = argv[++*i];
     uint64_t u;
-    const char *wl_names[BENCH_WORKLOADS], *pol_names[KSCHED_POLICY_COUNT];
+    const char *wl_names[BENCH_WORKLOADS], *pol_names[KSCHED_POLICY_MAX];
     for (unsigned w = 0; w < BENCH_WORKLOADS; w++)
         wl_names[w] = bench_workloads()[w].name;
-    for (unsigned p = 0; p < KSCHED_POLICY_COUNT; p++)
+    for (unsigned p = 0; p < ksched_policy_count(); p++)
         pol_names[p] = ksched_policy_name((ksched_policy)p);
     if (!strcmp(opt, "--backend"))
         return o->backend = v, 0;
@@ -129,7 +129,7 @@ static int apply(bench_options *o, int argc, char **argv, int *i)
     if (!strcmp(opt, "--workload"))
         return parse_set(v, wl_names, BENCH_WORKLOADS, &o->workloads);
     if (!strcmp(opt, "--policy"))
-        return parse_set(v, pol_names, KSCHED_POLICY_COUNT, &o->policies);
+        return parse_set(v, pol_names, ksched_policy_count(), &o->policies);
     if (!strcmp(opt, "--load"))
         return parse_double(v, 0.01, 100, &o->load);
     if (!strcmp(opt, "--a0"))
@@ -170,7 +170,7 @@ static int run_all(const bench_options *o, const ksched_profile_cache *profiles,
     size_t cap = 0, n = 0;
     uint64_t total = 0;
     for (unsigned w = 0; w < BENCH_WORKLOADS; w++)
-        for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
+        for (int p = 0; p < (int)ksched_policy_count(); p++)
             if (o->workloads & (1u << w)) {
                 cap += runs_of(o, p);
                 total += (uint64_t)runs_of(o, p) * bench_workloads()[w].n * o->instances;
@@ -193,7 +193,7 @@ static int run_all(const bench_options *o, const ksched_profile_cache *profiles,
             rc = -1;
             break;
         }
-        for (int p = 0; !rc && p < KSCHED_POLICY_COUNT; p++)
+        for (int p = 0; !rc && p < (int)ksched_policy_count(); p++)
             for (unsigned r = 0; !rc && r < runs_of(o, p); r++) {
                 rc = bench_run(o, profiles, wl, (ksched_policy)p, o->seed + r, arr, na, alone,
                                prog, done, &res[n], msg, sizeof(msg));

@@ -153,7 +153,7 @@ static FILE *open_plot(const bench_options *o, const char *name, const char *fir
     if (!f)
         return NULL;
     fprintf(f, "%s", first);
-    for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
+    for (int p = 0; p < (int)ksched_policy_count(); p++)
         fprintf(f, " %s", ksched_policy_name((ksched_policy)p));
     fprintf(f, "\n");
     return f;
@@ -181,7 +181,7 @@ static int write_plot_data(const bench_options *o, const bench_result *res, size
             continue;
         double base = mean_total(res, n, wl, KSCHED_BASE);
         fprintf(f, "%s", wl->name);
-        for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
+        for (int p = 0; p < (int)ksched_policy_count(); p++)
             put_value(f, base > 0 ? mean_total(res, n, wl, (ksched_policy)p) / base : 0);
         fprintf(f, "\n");
     }
@@ -215,7 +215,7 @@ static int write_plot_slowdown(const bench_options *o, const bench_result *res, 
             continue;
         for (unsigned k = 0; k < wl->n; k++) {
             fprintf(f, "%s:%s", wl->name, bench_kernels()[wl->kernel[k]].name);
-            for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
+            for (int p = 0; p < (int)ksched_policy_count(); p++)
                 put_value(f, mean_slowdown(res, n, wl, (ksched_policy)p, wl->kernel[k]));
             fprintf(f, "\n");
         }

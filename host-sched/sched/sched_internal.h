@@ -216,7 +216,7 @@ struct ksched {
     unsigned host_running;      /* host functions being run outside the lock */
     uint64_t outstanding;       /* backend submissions in flight */
     uint64_t ops_pending;
-    uint64_t rng;
+    void **policy_state;        /* each policy's private state, by table row (policy.h) */
     ksched_stats stats;
     /* completion queue: filled by backend callbacks from any thread */
     pthread_mutex_t cq_lock;
@@ -303,14 +303,13 @@ int sched_model_waves(ksched *s, const sched_class *a, const sched_class *b,
 void sched_trace_decision(ksched *s, double cp, unsigned considered, unsigned pruned,
                           unsigned widenings);
 int sched_solo_or_whole(ksched *s);
+/* Launches whole kernels, oldest first, on the least busy of the first `lanes` lanes until
+ * they are full (the whole-kernel policies' decision, policies/whole.c). */
+void sched_run_whole(ksched *s, unsigned lanes);
 
 /* sched_aging.c: the bound on waiting of the kernelet policy */
 sched_kernel *sched_overdue(ksched *s, sched_kernel **c, unsigned n);
 
-/* policies/: kernelet.c, opt.c, mc.c */
-void sched_policy_kernelet(ksched *s);
-void sched_policy_opt(ksched *s);
-void sched_policy_mc(ksched *s);
 
 /* sched_drive.c */
 int sched_pump(ksched *s, ksched_err *err);

@@ -6,7 +6,7 @@
  * comes first, beside its best partner. */
 #include <math.h>
 
-#include "sched_internal.h"
+#include "policy.h"
 
 #define MAX_CANDIDATES 256
 #define MAX_WIDENINGS 8
@@ -79,8 +79,9 @@ static sched_kernel *oldest(sched_kernel **c, unsigned n)
     return o;
 }
 
-void sched_policy_kernelet(ksched *s)
+static void kernelet_decide(ksched *s, void *state)
 {
+    (void)state;
     if (sched_solo_or_whole(s))
         return;
     sched_kernel *c[MAX_CANDIDATES];
@@ -108,3 +109,5 @@ void sched_policy_kernelet(ksched *s)
         sched_plan_solo(s, oldest(c, n));
     sched_trace_decision(s, found ? best.cp : 0, considered, n_pruned, widenings);
 }
+
+const sched_policy sched_policy_kernelet = {.name = "kernelet", .decide = kernelet_decide};

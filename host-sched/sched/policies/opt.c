@@ -1,12 +1,13 @@
 /* The oracle (the paper's OPT): every pair of pending classes at every full split is
  * measured by the backend's trial op (cached per pair of classes, as the paper's offline
  * pre-execution), and the pair and split of highest measured CP run. No pruning. */
-#include "sched_internal.h"
+#include "policy.h"
 
 #define MAX_CANDIDATES 256
 
-void sched_policy_opt(ksched *s)
+static void opt_decide(ksched *s, void *state)
 {
+    (void)state;
     if (sched_solo_or_whole(s))
         return;
     sched_kernel *c[MAX_CANDIDATES];
@@ -35,3 +36,5 @@ void sched_policy_opt(ksched *s)
     }
     sched_trace_decision(s, best ? best->cp : 0, n * (n - 1) / 2, 0, 0);
 }
+
+const sched_policy sched_policy_opt = {.name = "opt", .decide = opt_decide, .needs_trial = 1};
