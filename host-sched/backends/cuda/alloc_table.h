@@ -1,4 +1,4 @@
-/* Device allocations of the CUDA backend (host-sched/cuda/, plain C, no Driver API).
+/* Device allocations of the CUDA backend (plain C, no Driver API), on the range table.
  *
  * The backend keeps every allocation it made, sorted by address, so that it can refuse a
  * free of something it never allocated and a copy or memset that leaves its allocation
@@ -11,18 +11,14 @@
 #include <stdint.h>
 
 #include "kernelet/executor.h"
+#include "kernelet/range_table.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct kcuda_alloc {
-    uint64_t addr, size;
-} kcuda_alloc;
-
 typedef struct kcuda_alloc_table {
-    kcuda_alloc *a;             /* sorted by addr, never overlapping */
-    size_t n, cap;
+    krange_table ranges;        /* bare kranges, never overlapping */
     uint64_t in_use;            /* sum of sizes */
 } kcuda_alloc_table;
 

@@ -86,8 +86,9 @@ void kcuda_free_all(kcuda *kc)
 {
     pthread_mutex_lock(&kc->lock);
     kcuda_flush_frees_locked(kc);
-    for (size_t i = 0; i < kc->allocs.n; i++)
-        release(kc, kc->allocs.a[i].addr);  /* fails harmlessly on a lost context */
+    /* each release fails harmlessly on a lost context */
+    for (size_t i = 0; i < krange_count(&kc->allocs.ranges); i++)
+        release(kc, ((const krange *)krange_at(&kc->allocs.ranges, i))->base);
     kcuda_alloc_table_clear(&kc->allocs);
     pthread_mutex_unlock(&kc->lock);
     if (kc->alloc_stream)
