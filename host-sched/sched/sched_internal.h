@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "idmap.h"
+#include "kernelet/range_table.h"
 #include "ksched.h"
 
 #define MSG_LEN 160
@@ -52,8 +53,7 @@ typedef struct sched_stream {
 /* Device memory a tenant may copy to and from: an allocation of its own, or a module
  * variable it looked up (ksched_global_get), which lives as long as its module. */
 typedef struct sched_alloc {
-    kexec_devptr ptr;
-    uint64_t bytes;
+    krange r;                   /* [ptr, ptr + bytes): first, for the range table */
     uint32_t module;            /* 0: an allocation; else the module of the variable */
 } sched_alloc;
 
@@ -79,8 +79,7 @@ typedef struct sched_tenant {
     ksched_tenant_stats st;
     idmap streams, events, modules, functions;
     uint32_t next_stream, next_event, next_module, next_function;
-    sched_alloc *allocs;        /* sorted by ptr; allocations and module variables */
-    size_t n_allocs, cap_allocs;
+    krange_table allocs;        /* sched_alloc: allocations and module variables */
     uint64_t launches_open;     /* launch ops submitted and not finished */
     uint64_t busy;              /* started ops not finished (drain before removal) */
     unsigned pending_kernels;   /* kernels in the pending set */
