@@ -61,6 +61,7 @@ int ksim_new(ksim **out, const ksim_config *cfg, ksched_err *err)
     if (!s)
         return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     s->cfg = *cfg;
+    krange_table_init(&s->allocs, sizeof(sim_alloc));
     s->lanes = calloc(cfg->lanes, sizeof(*s->lanes));
     s->active = calloc(cfg->lanes, sizeof(*s->active));
     char msg[256] = "";

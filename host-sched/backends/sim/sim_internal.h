@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "kernelet/range_table.h"
 #include "sim.h"
 
 /* The truth about one kernel entry. */
@@ -99,7 +100,7 @@ typedef struct job {
 } job;
 
 typedef struct sim_alloc {
-    uint64_t addr, size;
+    krange r;                   /* [addr, addr + size): first, for the range table */
     unsigned char *data;
 } sim_alloc;
 
@@ -139,8 +140,7 @@ struct ksim {
     job *engine_head[3], *engine_tail[3];
     job *profiles_head, *profiles_tail;
     uint64_t in_flight;     /* accepted jobs not yet completed */
-    sim_alloc *allocs;
-    size_t n_allocs, cap_allocs;
+    krange_table allocs;        /* sim_alloc */
     uint64_t next_addr;
     tag_ranges *tags;
     size_t n_tags, cap_tags;     /* open addressing by tag */

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
 #include "sim_internal.h"
 
 #define ALIGN 256u
@@ -11,21 +10,7 @@
 
 sim_alloc *sim_find_alloc(ksim *s, uint64_t addr, uint64_t bytes)
 {
-    size_t lo = 0, hi = s->n_allocs;
-    while (lo < hi) {           /* first allocation starting after addr */
-        size_t mid = (lo + hi) / 2;
-        if (s->allocs[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (!lo)
-        return NULL;
-    sim_alloc *a = &s->allocs[lo - 1];
-    uint64_t off = addr - a->addr;
-    if (off >= a->size || bytes > a->size - off)
-        return NULL;
-    return a;
+    return krange_find(&s->allocs, addr, bytes);
 }
 
 int sim_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *err)
@@ -40,15 +25,18 @@ int sim_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *e
                           "of %llu in use)", (unsigned long long)bytes,
                           (unsigned long long)s->stats.mem_in_use,
                           (unsigned long long)s->cfg.mem_bytes);
-    if (grow_array(&s->allocs, &s->cap_allocs, s->n_allocs + 1, sizeof(*s->allocs)))
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
     unsigned char *data = NULL;
     if (s->cfg.back_memory && !(data = calloc(1, bytes)))
         return kexec_fail(err, KEXEC_ENOMEM, "no host memory to back %llu bytes",
                           (unsigned long long)bytes);
     uint64_t addr = s->next_addr ? s->next_addr : BASE_ADDR;
+    sim_alloc *a = krange_insert(&s->allocs, addr, bytes);
+    if (!a) {
+        free(data);
+        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    }
+    a->data = data;
     s->next_addr = addr + (bytes + ALIGN - 1) / ALIGN * ALIGN + ALIGN; /* a gap catches overruns */
-    s->allocs[s->n_allocs++] = (sim_alloc){.addr = addr, .size = bytes, .data = data};
     s->stats.mem_in_use += bytes;
     *out = addr;
     return 0;
@@ -58,31 +46,27 @@ int sim_mem_free(void *state, kexec_devptr ptr, kexec_error *err)
 {
     ksim *s = state;
     sim_alloc *a = sim_find_alloc(s, ptr, 1);
-    if (!a || a->addr != ptr)
+    if (!a || a->r.base != ptr)
         return kexec_fail(err, KEXEC_EINVAL, "0x%llx is not an allocation",
                           (unsigned long long)ptr);
-    s->stats.mem_in_use -= a->size;
+    s->stats.mem_in_use -= a->r.size;
     free(a->data);
-    size_t i = (size_t)(a - s->allocs);
-    memmove(a, a + 1, (s->n_allocs - i - 1) * sizeof(*a));
-    s->n_allocs--;
+    krange_remove(&s->allocs, a);
     return 0;
 }
 
 void sim_mem_release_all(ksim *s)
 {
-    for (size_t i = 0; i < s->n_allocs; i++)
-        free(s->allocs[i].data);
-    free(s->allocs);
-    s->allocs = NULL;
-    s->n_allocs = s->cap_allocs = 0;
+    for (size_t i = 0; i < krange_count(&s->allocs); i++)
+        free(((sim_alloc *)krange_at(&s->allocs, i))->data);
+    krange_table_clear(&s->allocs);
 }
 
 /* Data of [addr, addr + bytes), or NULL when unbacked or freed since submission. */
 static unsigned char *bytes_at(ksim *s, uint64_t addr, uint64_t bytes)
 {
     sim_alloc *a = sim_find_alloc(s, addr, bytes);
-    return a && a->data ? a->data + (addr - a->addr) : NULL;
+    return a && a->data ? a->data + (addr - a->r.base) : NULL;
 }
 
 void sim_copy_apply(ksim *s, job *j)
