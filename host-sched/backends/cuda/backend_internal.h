@@ -1,4 +1,4 @@
-/* Inside the cuda backend: its state, jobs and queues (host-sched/cuda/). */
+/* Inside the cuda backend: its state, jobs and queues (host-sched/backends/cuda/). */
 #ifndef KERNELET_CUDA_BACKEND_INTERNAL_H
 #define KERNELET_CUDA_BACKEND_INTERNAL_H
 

@@ -1,4 +1,4 @@
-/* Per-GPU calibration file of kerneletd (host-sched/cuda/, plain C, no Driver API).
+/* Per-GPU calibration file of kerneletd (host-sched/backends/cuda/, plain C, no Driver API).
  *
  * The model's memory latency L0 and bandwidth factor a0 (docs/MODEL.md, "Calibration"),
  * and the backend's launch overhead, are measured once per GPU model and kept in a small

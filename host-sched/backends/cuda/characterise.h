@@ -1,4 +1,4 @@
-/* From hardware counters to the paper's kernel characteristics (host-sched/cuda/).
+/* From hardware counters to the paper's kernel characteristics (host-sched/backends/cuda/).
  *
  * Plain arithmetic on the counters of one launch (kprof_counters, filled by profiler.h on
  * a GPU) and a kmodel_gpu, kept apart from the CUPTI code so that it is tested without a

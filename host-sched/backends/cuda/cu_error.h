@@ -1,5 +1,5 @@
-/* Driver API results as executor errors (host-sched/cuda/, plain C: uses cuda.h's enum only,
- * never a driver function, so that it is tested without a GPU).
+/* Driver API results as executor errors (host-sched/backends/cuda/, plain C: uses cuda.h's
+ * enum only, never a driver function, so that it is tested without a GPU).
  *
  * A result maps to a KEXEC_E* code by what it says about the request: bad arguments, memory,
  * module text, a kernel failing on the device, or the device itself. Some results are

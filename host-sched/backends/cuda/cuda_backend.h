@@ -1,5 +1,5 @@
-/* The cuda executor backend of kerneletd (host-sched/cuda/, library kernelet-cuda-backend):
- * executor.h on the CUDA Driver API, one GPU shared by every tenant.
+/* The cuda executor backend of kerneletd (host-sched/backends/cuda/, library
+ * kernelet-cuda-backend): executor.h on the CUDA Driver API, one GPU shared by every tenant.
  *
  * How it works (README.md in this folder has the reasons):
  * - One context, the primary context of the chosen device, for all tenants; every thread

@@ -1,4 +1,4 @@
-/* The device as the executor reports it, from Driver API attributes (host-sched/cuda/,
+/* The device as the executor reports it, from Driver API attributes (host-sched/backends/cuda/,
  * plain C: the attributes come through a callback, so this is tested without a GPU). */
 #ifndef KERNELET_CUDA_DEVICE_ATTRS_H
 #define KERNELET_CUDA_DEVICE_ATTRS_H

@@ -1,4 +1,4 @@
-/* Launch geometry of the CUDA backend (host-sched/cuda/, plain C, no Driver API).
+/* Launch geometry of the CUDA backend (host-sched/backends/cuda/, plain C, no Driver API).
  *
  * Turns one kexec_slice into what cuLaunchKernel gets: a whole kernel keeps its 3-D grid;
  * a slice of `count` blocks from linear block `first` runs the sliced variant as the 1-D

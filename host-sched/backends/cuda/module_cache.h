@@ -1,4 +1,4 @@
-/* Loaded modules by content (host-sched/cuda/, plain C, no Driver API).
+/* Loaded modules by content (host-sched/backends/cuda/, plain C, no Driver API).
  *
  * Tenants load the same PTX again and again (every process of a program, every VM running
  * it). The backend compiles a text once: it keeps what it loaded under the text's hash

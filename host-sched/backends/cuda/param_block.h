@@ -1,4 +1,4 @@
-/* Kernel parameter blocks of the CUDA backend (host-sched/cuda/, plain C, no Driver API).
+/* Kernel parameter blocks of the CUDA backend (host-sched/backends/cuda/, plain C, no Driver API).
  *
  * The scheduler hands the backend a kernel's parameters as one packed block with natural
  * alignment (the form of CU_LAUNCH_PARAM_BUFFER_POINTER). The driver wants the block exactly

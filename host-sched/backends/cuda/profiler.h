@@ -1,4 +1,5 @@
-/* Hardware-counter profiler of kernel launches (host-sched/cuda/, library kernelet-profiler).
+/* Hardware-counter profiler of kernel launches (host-sched/backends/cuda/, library
+ * kernelet-profiler).
  *
  * kerneletd characterises each kernel the first time it sees it: it runs one slice of it
  * under CUPTI's range profiler (kernel replay: CUPTI saves and restores device memory

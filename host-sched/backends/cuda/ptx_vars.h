@@ -1,4 +1,4 @@
-/* Does PTX text define module variables? (host-sched/cuda/, plain C, no Driver API)
+/* Does PTX text define module variables? (host-sched/backends/cuda/, plain C, no Driver API)
  *
  * The backend shares one loaded module between loads of the same text only when the text
  * defines no module-scope variable: a .global or .const declaration at module scope that

@@ -1,4 +1,4 @@
-/* Slice sizes and measurement arithmetic of the CUDA backend (host-sched/cuda/, plain C).
+/* Slice sizes and measurement arithmetic of the CUDA backend (host-sched/backends/cuda/, plain C).
  *
  * - The profiled slice: kerneletd characterises a kernel from one full wave of its blocks
  *   (every SM at its occupancy), or the whole grid when that is smaller.
