@@ -17,12 +17,13 @@
 static void usage(FILE *f)
 {
     ksched_config c;
+    char policies[256];
     ksched_config_default(&c);
     fprintf(f,
         "usage: kernelet-bench [options]\n"
         "  --backend NAME        executor backend (sim; default sim)\n"
         "  --workload LIST       CI,MI,MIX,ALL or all (default all)\n"
-        "  --policy LIST         fifo,base,kernelet,opt,mc or all (default all)\n"
+        "  --policy LIST         %s or all (default all)\n"
         "  --instances N         instances of each kernel (default 1000)\n"
         "  --seed N              arrivals and mc (default 1)\n"
         "  --load X              offered work / serial capacity (default 2.0)\n"
@@ -38,7 +39,7 @@ static void usage(FILE *f)
         "  --out DIR             results folder (default kernelet-bench-results)\n"
         "  --no-plots            CSV only\n"
         "  --quiet               no progress on stderr\n",
-        KERNELET_PROFILES_DIR, c.aging);
+        ksched_policy_list(policies, sizeof(policies), ","), KERNELET_PROFILES_DIR, c.aging);
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)

@@ -62,6 +62,8 @@ unsigned ksched_policy_count(void);
 const char *ksched_policy_name(ksched_policy p);
 /* The policy named name (case-insensitive); KSCHED_EINVAL when unknown. */
 int ksched_policy_parse(const char *name, ksched_policy *out);
+/* Every policy's name, separated by sep, into buf (the names that fit in len); buf. */
+const char *ksched_policy_list(char *buf, size_t len, const char *sep);
 
 /* What happened, for tracing and tests (ksched_config.trace). */
 typedef enum ksched_trace_kind {

@@ -526,6 +526,10 @@ static void test_table_names(void)
     ksched_policy got;
     g_assert_cmpint(ksched_policy_parse("lottery", &got), ==, KSCHED_EINVAL);
     g_assert_null(ksched_policy_name((ksched_policy)ksched_policy_count()));
+    char list[256], small[12];
+    g_assert_true(g_str_has_prefix(ksched_policy_list(list, sizeof(list), ","),
+                                   "fifo,base,kernelet,opt,mc"));
+    g_assert_cmpstr(ksched_policy_list(small, sizeof(small), ", "), ==, "fifo, base");
 }
 
 /* A policy that measures pairs (opt) is refused, at creation and on a switch, by a backend

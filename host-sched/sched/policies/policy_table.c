@@ -1,6 +1,7 @@
 /* The policy table: every policy the scheduler knows, one row each. The first five rows are
  * ksched.h's KSCHED_FIFO .. KSCHED_MC, in that order; a policy added below them is reached
  * by its name (ksched_policy_parse) and needs no constant there. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -45,6 +46,20 @@ int ksched_policy_parse(const char *name, ksched_policy *out)
         }
     }
     return KSCHED_EINVAL;
+}
+
+const char *ksched_policy_list(char *buf, size_t len, const char *sep)
+{
+    size_t at = 0;
+    for (unsigned i = 0; len && i < N_POLICIES; i++) {
+        int n = snprintf(buf + at, len - at, "%s%s", i ? sep : "", table[i]->name);
+        if (n < 0 || (size_t)n >= len - at) {
+            buf[at] = 0;            /* whole names only */
+            break;
+        }
+        at += (size_t)n;
+    }
+    return buf;
 }
 
 int sched_policy_states_new(ksched *s)
