@@ -6,13 +6,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "kernelet/range_table.h"
 #include "libcuda_internal.h"
 
 /* ---- tables of ranges ------------------------------------------------------------------- */
 
 struct dev_range {
-    CUdeviceptr base;
-    size_t size;
+    krange r;               /* [base, base + size): first, for the range table */
     bool global;            /* a module variable: not freed by cuMemFree */
 };
 
@@ -26,73 +26,30 @@ struct host_range {
 
 static struct {
     pthread_rwlock_t lock;
-    struct dev_range *dev;
-    size_t n_dev, cap_dev;
+    krange_table dev;       /* struct dev_range */
     struct host_range *host;
     size_t n_host, cap_host;
-} mem = {.lock = PTHREAD_RWLOCK_INITIALIZER};
-
-/* Index of the first range whose base is above p (ranges sorted by base). */
-static size_t dev_upper(CUdeviceptr p)
-{
-    size_t lo = 0, hi = mem.n_dev;
-
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (mem.dev[mid].base <= p)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static const struct dev_range *dev_find(CUdeviceptr p)
-{
-    size_t i = dev_upper(p);
-
-    if (i == 0)
-        return NULL;
-    const struct dev_range *r = &mem.dev[i - 1];
-    return p - r->base < r->size ? r : NULL;
-}
+} mem = {.lock = PTHREAD_RWLOCK_INITIALIZER,
+         .dev = KRANGE_TABLE_INIT(sizeof(struct dev_range))};
 
 void kcu_device_range_add(CUdeviceptr p, size_t len, bool global)
 {
-    size_t i;
+    struct dev_range *r;
 
     pthread_rwlock_wrlock(&mem.lock);
-    i = dev_upper(p);
-    if (i > 0 && mem.dev[i - 1].base == p) { /* a global looked up twice */
-        pthread_rwlock_unlock(&mem.lock);
-        return;
-    }
-    if (mem.n_dev == mem.cap_dev) {
-        size_t cap = mem.cap_dev ? mem.cap_dev * 2 : 64;
-        struct dev_range *n = realloc(mem.dev, cap * sizeof(*n));
-        if (!n) {
-            pthread_rwlock_unlock(&mem.lock);
-            return;
-        }
-        mem.dev = n;
-        mem.cap_dev = cap;
-    }
-    memmove(&mem.dev[i + 1], &mem.dev[i], (mem.n_dev - i) * sizeof(*mem.dev));
-    mem.dev[i] = (struct dev_range){p, len, global};
-    mem.n_dev++;
+    /* a global looked up twice is there already; without memory the range goes unrecorded */
+    if (!krange_exact(&mem.dev, p) && (r = krange_insert(&mem.dev, p, len)))
+        r->global = global;
     pthread_rwlock_unlock(&mem.lock);
 }
 
 void kcu_device_range_remove(CUdeviceptr p)
 {
-    size_t i;
+    struct dev_range *r;
 
     pthread_rwlock_wrlock(&mem.lock);
-    i = dev_upper(p);
-    if (i > 0 && mem.dev[i - 1].base == p) {
-        memmove(&mem.dev[i - 1], &mem.dev[i], (mem.n_dev - i) * sizeof(*mem.dev));
-        mem.n_dev--;
-    }
+    if ((r = krange_exact(&mem.dev, p)))
+        krange_remove(&mem.dev, r);
     pthread_rwlock_unlock(&mem.lock);
 }
 
@@ -101,12 +58,12 @@ bool kcu_device_lookup(CUdeviceptr p, CUdeviceptr *base, size_t *size)
     const struct dev_range *r;
 
     pthread_rwlock_rdlock(&mem.lock);
-    r = dev_find(p);
+    r = krange_find(&mem.dev, p, 0);
     if (r) {
         if (base)
-            *base = r->base;
+            *base = r->r.base;
         if (size)
-            *size = r->size;
+            *size = r->r.size;
     }
     pthread_rwlock_unlock(&mem.lock);
     return r != NULL;

@@ -1,9 +1,9 @@
 /* kerneletd's cuda backend, as a module kerneletd loads only for --backend cuda
  * (kerneletd-cuda.so): it links NVIDIA's driver (libcuda.so.1), which the daemon itself
- * must not need on machines without a GPU. The backend is host-sched/cuda's. */
+ * must not need on machines without a GPU. The backend is in host-sched/backends/cuda/. */
 #include <stdio.h>
 
-#include "../cuda/cuda_backend.h"
+#include "cuda_backend.h"
 
 int kd_cuda_backend_open(kexec_backend *out, const char *calibration_dir, char *err,
                          size_t errlen);

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sched/sim.h"
+#include "sim.h"
 #include "backends.h"
 
 #ifdef KERNELETD_HAVE_EMU
-#include "backend_emu.h"
+#include "emu_backend.h"
 #endif
 
 static int load_profiles(const char *path, ksched_profile_cache **out, char *err, size_t errlen)

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "../sched/ksched.h"
+#include "ksched.h"
 
 struct kd_backend_options {
     const char *name;           /* "auto" (cuda, else emu), "sim", "emu", "cuda" */

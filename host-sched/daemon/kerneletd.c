@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../server/server.h"
+#include "server.h"
 #include "backends.h"
 
 #define DEFAULT_SOCKET "/run/kernelet/kerneletd.sock"
@@ -25,20 +25,23 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
+    char policies[256];
+
     fprintf(f,
             "usage: kerneletd [options]\n"
             "  --socket PATH        Unix socket to listen on (default %s)\n"
             "  --socket-mode MODE   permissions of the socket, octal (default 0666)\n"
             "  --backend NAME       executor backend: auto (the GPU, else the emulator), %s\n"
             "                       (default auto)\n"
-            "  --policy NAME        fifo, base, kernelet, opt, mc (default kernelet)\n"
+            "  --policy NAME        %s (default kernelet)\n"
             "  --profiles FILE      kernel profiles (the sim's truth; a cache for the others)\n"
             "  --calibration DIR    cuda: GPU calibration files (default: the built-in ones)\n"
             "  --max-connections N  tenants and administrators at once (default 256)\n"
             "  --admin-user USER    may administer besides root and the daemon's user: the\n"
             "                       user QEMU runs as, so that QMP policy reaches the daemon\n"
             "  --help\n",
-            DEFAULT_SOCKET, kd_backends_available());
+            DEFAULT_SOCKET, kd_backends_available(),
+            ksched_policy_list(policies, sizeof(policies), ", "));
 }
 
 struct options {

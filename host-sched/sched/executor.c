@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "executor.h"
+#include "kernelet/executor.h"
 
 const char *kexec_strerror(int code)
 {

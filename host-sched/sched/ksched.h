@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "executor.h"
+#include "kernelet/executor.h"
 #include "profile.h"
 #include "sched_error.h"
 
@@ -42,19 +42,28 @@ extern "C" {
 
 typedef struct ksched ksched;
 
+/* A policy is an index of the policy table (policies/policy_table.c), 0 to
+ * ksched_policy_count() - 1. The paper's five have names here; a policy added to the table
+ * is reached by its name (ksched_policy_parse). */
 typedef enum ksched_policy {
     KSCHED_FIFO = 0,   /* one kernel at a time, whole, in arrival order */
     KSCHED_BASE,       /* kernel consolidation: whole kernels on concurrent lanes */
     KSCHED_KERNELET,   /* the paper's Algorithm 1: pruned pairs, model CP, balanced ratio */
     KSCHED_OPT,        /* oracle: every pair and ratio measured by the backend's trial op */
     KSCHED_MC,         /* random pairs and ratios (seeded) */
-    KSCHED_POLICY_COUNT
 } ksched_policy;
 
-/* "fifo", "base", "kernelet", "opt", "mc"; NULL when out of range. */
+/* The most policies the table may hold (sets of policies fit in an unsigned). */
+#define KSCHED_POLICY_MAX 16
+
+/* How many policies there are. */
+unsigned ksched_policy_count(void);
+/* "fifo", "base", "kernelet", "opt", "mc", ...; NULL when out of range. */
 const char *ksched_policy_name(ksched_policy p);
 /* The policy named name (case-insensitive); KSCHED_EINVAL when unknown. */
 int ksched_policy_parse(const char *name, ksched_policy *out);
+/* Every policy's name, separated by sep, into buf (the names that fit in len); buf. */
+const char *ksched_policy_list(char *buf, size_t len, const char *sep);
 
 /* What happened, for tracing and tests (ksched_config.trace). */
 typedef enum ksched_trace_kind {

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "executor.h"
+#include "kernelet/executor.h"
 #include "sched_error.h"
 
 #ifdef __cplusplus

@@ -3,30 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
+#include "policies/policy.h"
 #include "sched_internal.h"
-
-static const char *const policy_names[KSCHED_POLICY_COUNT] = {
-    "fifo", "base", "kernelet", "opt", "mc",
-};
-
-const char *ksched_policy_name(ksched_policy p)
-{
-    return (unsigned)p < KSCHED_POLICY_COUNT ? policy_names[p] : NULL;
-}
-
-int ksched_policy_parse(const char *name, ksched_policy *out)
-{
-    for (unsigned i = 0; name && out && i < KSCHED_POLICY_COUNT; i++) {
-        if (!strcasecmp(name, policy_names[i])) {
-            *out = (ksched_policy)i;
-            return 0;
-        }
-    }
-    return KSCHED_EINVAL;
-}
 
 void ksched_config_default(ksched_config *c)
 {
@@ -49,7 +29,7 @@ void ksched_config_default(ksched_config *c)
 
 static int config_check(const ksched_config *c, ksched_err *err)
 {
-    if ((unsigned)c->policy >= KSCHED_POLICY_COUNT)
+    if ((unsigned)c->policy >= ksched_policy_count())
         return ksched_fail(err, KSCHED_EINVAL, "unknown policy %d", (int)c->policy);
     if (!(c->alpha_p >= 0 && c->alpha_p <= 1) || !(c->alpha_m >= 0 && c->alpha_m <= 1))
         return ksched_fail(err, KSCHED_EINVAL, "alpha_p and alpha_m must be in [0, 1]");
@@ -111,6 +91,16 @@ static int copy_profiles(ksched *s, const ksched_profile_cache *from, ksched_err
     return rc;
 }
 
+/* KSCHED_EUNSUPPORTED when policy p measures pairs and the backend cannot. */
+static int policy_usable(const ksched *s, ksched_policy p, ksched_err *err)
+{
+    const sched_policy *row = sched_policy_get(p);
+    if (row->needs_trial && !s->be.ops->trial)
+        return ksched_fail(err, KSCHED_EUNSUPPORTED, "policy %s needs the backend's trial op",
+                           row->name);
+    return 0;
+}
+
 int ksched_new(ksched **out, const kexec_backend *backend, const ksched_config *cfg,
                const ksched_profile_cache *profiles, ksched_err *err)
 {
@@ -129,7 +119,6 @@ int ksched_new(ksched **out, const kexec_backend *backend, const ksched_config *
     if (!s)
         return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     s->cfg = *cfg;
-    s->rng = cfg->seed;
     s->next_tenant = 1;
     s->next_op = 1;
     s->aging_next_ns = UINT64_MAX;
@@ -140,13 +129,14 @@ int ksched_new(ksched **out, const kexec_backend *backend, const ksched_config *
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);   /* deadlines are backend ns */
     pthread_cond_init(&s->cq_cond, &ca);
     pthread_condattr_destroy(&ca);
-    if ((rc = attach_backend(s, backend, err)) || (rc = copy_profiles(s, profiles, err))) {
+    if ((rc = attach_backend(s, backend, err)) || (rc = copy_profiles(s, profiles, err)) ||
+        (rc = policy_usable(s, cfg->policy, err))) {
         ksched_free(s);
         return rc;
     }
-    if (cfg->policy == KSCHED_OPT && !s->be.ops->trial) {
+    if (sched_policy_states_new(s) != 0) {
         ksched_free(s);
-        return ksched_fail(err, KSCHED_EUNSUPPORTED, "policy opt needs the backend's trial op");
+        return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     }
     *out = s;
     return 0;
@@ -163,6 +153,7 @@ void ksched_free(ksched *s)
         sched_tenant_release(s, t);
     }
     idmap_free(&s->tenant_ids);
+    sched_policy_states_free(s);
     sched_pairs_free(s);
     sched_classes_free(s);
     while (s->cq_head) {
@@ -186,10 +177,11 @@ void ksched_free(ksched *s)
 
 int ksched_set_policy(ksched *s, ksched_policy p, ksched_err *err)
 {
-    if (!s || (unsigned)p >= KSCHED_POLICY_COUNT)
+    if (!s || !sched_policy_get(p))
         return ksched_fail(err, KSCHED_EINVAL, "unknown policy");
-    if (p == KSCHED_OPT && !s->be.ops->trial)
-        return ksched_fail(err, KSCHED_EUNSUPPORTED, "policy opt needs the backend's trial op");
+    int rc = policy_usable(s, p, err);
+    if (rc)
+        return rc;
     pthread_mutex_lock(&s->lock);
     s->cfg.policy = p;
     s->plan.kind = PLAN_NONE;

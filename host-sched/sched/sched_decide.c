@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "policies/policy.h"
 #include "sched_internal.h"
 
 unsigned sched_backlogged_tenants(const ksched *s)
@@ -233,16 +234,11 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void decide(ksched *s)
+static void decide(ksched *s, const sched_policy *p)
 {
     uint64_t t0 = mono_ns();
     s->aging_next_ns = UINT64_MAX;      /* the kernelet policy sets it again */
-    switch (s->cfg.policy) {
-    case KSCHED_KERNELET: sched_policy_kernelet(s); break;
-    case KSCHED_OPT: sched_policy_opt(s); break;
-    case KSCHED_MC: sched_policy_mc(s); break;
-    default: s->plan.kind = PLAN_NONE; break;
-    }
+    p->decide(s, s->policy_state[s->cfg.policy]);
     uint64_t dt = mono_ns() - t0;
     s->stats.decisions++;
     s->stats.decision_ns_total += dt;
@@ -251,7 +247,7 @@ static void decide(ksched *s)
     s->dirty = 0;
 }
 
-static void dispatch_whole(ksched *s, unsigned lanes)
+void sched_run_whole(ksched *s, unsigned lanes)
 {
     for (;;) {
         uint64_t t0 = mono_ns();
@@ -280,15 +276,16 @@ void sched_dispatch(ksched *s)
     if (!s->n_pending)
         return;
     mark_eligible(s);
-    if (s->cfg.policy == KSCHED_FIFO || s->cfg.policy == KSCHED_BASE) {
-        dispatch_whole(s, s->cfg.policy == KSCHED_FIFO ? 1 : s->cfg.base_lanes);
+    const sched_policy *p = sched_policy_get(s->cfg.policy);
+    if (p->whole_kernels) {
+        p->decide(s, s->policy_state[s->cfg.policy]);
         return;
     }
     for (int round = 0; round < 64 && s->n_pending; round++) {
         /* a kernel passing the aging bound changes the decision as an arrival would */
         if (s->dirty || s->plan.kind == PLAN_NONE ||
             (s->aging_next_ns != UINT64_MAX && sched_now(s) >= s->aging_next_ns)) {
-            decide(s);
+            decide(s, p);
             if (s->plan.kind == PLAN_NONE)
                 return;
         }

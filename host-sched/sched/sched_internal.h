@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "idmap.h"
+#include "kernelet/range_table.h"
 #include "ksched.h"
 
 #define MSG_LEN 160
@@ -52,8 +53,7 @@ typedef struct sched_stream {
 /* Device memory a tenant may copy to and from: an allocation of its own, or a module
  * variable it looked up (ksched_global_get), which lives as long as its module. */
 typedef struct sched_alloc {
-    kexec_devptr ptr;
-    uint64_t bytes;
+    krange r;                   /* [ptr, ptr + bytes): first, for the range table */
     uint32_t module;            /* 0: an allocation; else the module of the variable */
 } sched_alloc;
 
@@ -79,8 +79,7 @@ typedef struct sched_tenant {
     ksched_tenant_stats st;
     idmap streams, events, modules, functions;
     uint32_t next_stream, next_event, next_module, next_function;
-    sched_alloc *allocs;        /* sorted by ptr; allocations and module variables */
-    size_t n_allocs, cap_allocs;
+    krange_table allocs;        /* sched_alloc: allocations and module variables */
     uint64_t launches_open;     /* launch ops submitted and not finished */
     uint64_t busy;              /* started ops not finished (drain before removal) */
     unsigned pending_kernels;   /* kernels in the pending set */
@@ -216,7 +215,7 @@ struct ksched {
     unsigned host_running;      /* host functions being run outside the lock */
     uint64_t outstanding;       /* backend submissions in flight */
     uint64_t ops_pending;
-    uint64_t rng;
+    void **policy_state;        /* each policy's private state, by table row (policy.h) */
     ksched_stats stats;
     /* completion queue: filled by backend callbacks from any thread */
     pthread_mutex_t cq_lock;
@@ -303,14 +302,13 @@ int sched_model_waves(ksched *s, const sched_class *a, const sched_class *b,
 void sched_trace_decision(ksched *s, double cp, unsigned considered, unsigned pruned,
                           unsigned widenings);
 int sched_solo_or_whole(ksched *s);
+/* Launches whole kernels, oldest first, on the least busy of the first `lanes` lanes until
+ * they are full (the whole-kernel policies' decision, policies/whole.c). */
+void sched_run_whole(ksched *s, unsigned lanes);
 
 /* sched_aging.c: the bound on waiting of the kernelet policy */
 sched_kernel *sched_overdue(ksched *s, sched_kernel **c, unsigned n);
 
-/* policy_*.c */
-void sched_policy_kernelet(ksched *s);
-void sched_policy_opt(ksched *s);
-void sched_policy_mc(ksched *s);
 
 /* sched_drive.c */
 int sched_pump(ksched *s, ksched_err *err);

@@ -1,61 +1,32 @@
 /* Device memory of tenants: allocation against the quota, ownership checks, free; module
  * variables that tenants looked up, as memory of theirs while the module is loaded. */
-#include <stdlib.h>
-#include <string.h>
-
-#include "grow.h"
 #include "sched_internal.h"
-
-/* Index of the first allocation of t starting above ptr. */
-static size_t upper(const sched_tenant *t, kexec_devptr ptr)
-{
-    size_t lo = 0, hi = t->n_allocs;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (t->allocs[mid].ptr <= ptr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 int sched_tenant_owns(const sched_tenant *t, kexec_devptr ptr, uint64_t bytes)
 {
-    size_t i = upper(t, ptr);
-    if (!i)
-        return 0;
-    const sched_alloc *a = &t->allocs[i - 1];
-    uint64_t off = ptr - a->ptr;
-    return off < a->bytes && bytes <= a->bytes - off;
+    return krange_find(&t->allocs, ptr, bytes) != NULL;
 }
 
 static int insert_alloc(sched_tenant *t, kexec_devptr ptr, uint64_t bytes, uint32_t module)
 {
-    if (grow_array(&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof(*t->allocs)))
+    sched_alloc *a = krange_insert(&t->allocs, ptr, bytes);
+    if (!a)
         return -1;
-    size_t i = upper(t, ptr);
-    memmove(&t->allocs[i + 1], &t->allocs[i], (t->n_allocs - i) * sizeof(*t->allocs));
-    t->allocs[i] = (sched_alloc){.ptr = ptr, .bytes = bytes, .module = module};
-    t->n_allocs++;
+    a->module = module;
     return 0;
 }
 
-/* The range of t that overlaps [ptr, ptr + bytes), or NULL. The ranges of a tenant do not
- * overlap one another (a variable seen through two modules is the same range twice), so
- * only the last one starting within the range can. */
-static const sched_alloc *overlap(const sched_tenant *t, kexec_devptr ptr, uint64_t bytes)
-{
-    size_t i = upper(t, ptr + bytes - 1);
-    return i && t->allocs[i - 1].ptr + t->allocs[i - 1].bytes > ptr ? &t->allocs[i - 1] : NULL;
-}
-
-/* Whether t already has the variable [ptr, +bytes) of module (looked up before). */
+/* Whether t already has the variable [ptr, +bytes) of module (looked up before): the
+ * entries starting at ptr are the last ones at or before it. */
 static int registered(const sched_tenant *t, uint32_t module, kexec_devptr ptr, uint64_t bytes)
 {
-    for (size_t i = upper(t, ptr); i && t->allocs[i - 1].ptr == ptr; i--)
-        if (t->allocs[i - 1].module == module && t->allocs[i - 1].bytes == bytes)
+    for (size_t i = krange_upper(&t->allocs, ptr); i; i--) {
+        const sched_alloc *a = krange_at(&t->allocs, i - 1);
+        if (a->r.base != ptr)
+            break;
+        if (a->module == module && a->r.size == bytes)
             return 1;
+    }
     return 0;
 }
 
@@ -68,10 +39,12 @@ int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kexec_dev
                            (unsigned long long)bytes);
     if (registered(t, module, ptr, bytes))
         return 0;
+    /* The ranges of a tenant do not overlap one another (a variable seen through two
+     * modules is the same range twice), so the table finds any overlap. */
     for (const sched_tenant *o = s->tenants; o; o = o->next) {
-        const sched_alloc *a = overlap(o, ptr, bytes);
+        const sched_alloc *a = krange_overlap(&o->allocs, ptr, bytes);
         /* the one overlap allowed: the same variable through another module of t */
-        if (a && (o != t || !a->module || a->ptr != ptr || a->bytes != bytes))
+        if (a && (o != t || !a->module || a->r.base != ptr || a->r.size != bytes))
             return ksched_fail(err, KSCHED_EBACKEND, "module variable [0x%llx, +%llu) "
                                "overlaps memory of tenant %u (does the backend share a "
                                "module's variables between loads?)", (unsigned long long)ptr,
@@ -81,13 +54,14 @@ int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kexec_dev
                ? ksched_fail(err, KSCHED_ENOMEM, "out of memory") : 0;
 }
 
+static int of_module(const void *entry, void *module)
+{
+    return ((const sched_alloc *)entry)->module == *(const uint32_t *)module;
+}
+
 void sched_globals_drop(sched_tenant *t, uint32_t module)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < t->n_allocs; i++)
-        if (t->allocs[i].module != module)
-            t->allocs[k++] = t->allocs[i];
-    t->n_allocs = k;
+    krange_remove_if(&t->allocs, of_module, &module);
 }
 
 int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kexec_devptr *out,
@@ -128,17 +102,16 @@ int ksched_mem_free(ksched *s, uint32_t tenant, kexec_devptr ptr, ksched_err *er
     pthread_mutex_lock(&s->lock);
     sched_tenant *t = sched_tenant_find(s, tenant, err);
     int rc = t ? 0 : KSCHED_ENOTFOUND;
-    size_t i = t ? upper(t, ptr) : 0;
-    if (!rc && (!i || t->allocs[i - 1].ptr != ptr || t->allocs[i - 1].module))
+    sched_alloc *a = t ? krange_exact(&t->allocs, ptr) : NULL;
+    if (!rc && (!a || a->module))
         rc = ksched_fail(err, KSCHED_EINVAL, "0x%llx is not an allocation of tenant %u",
                          (unsigned long long)ptr, tenant);
     kexec_error e = {0};
     if (!rc && s->be.ops->mem_free(s->be.state, ptr, &e))
         rc = sched_backend_fail(err, &e, "mem_free");
     if (!rc) {
-        t->st.mem_in_use -= t->allocs[i - 1].bytes;
-        memmove(&t->allocs[i - 1], &t->allocs[i], (t->n_allocs - i) * sizeof(*t->allocs));
-        t->n_allocs--;
+        t->st.mem_in_use -= a->r.size;
+        krange_remove(&t->allocs, a);
     }
     pthread_mutex_unlock(&s->lock);
     return rc;

@@ -57,6 +57,7 @@ int ksched_tenant_add(ksched *s, const char *name, const ksched_tenant_policy *p
         return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     strcpy(t->name, name);
     t->pol = *pol;
+    krange_table_init(&t->allocs, sizeof(sched_alloc));
     t->next_stream = t->next_event = t->next_module = t->next_function = 1;
     pthread_mutex_lock(&s->lock);
     t->id = s->next_tenant++;
@@ -179,10 +180,12 @@ void sched_tenant_release(ksched *s, sched_tenant *t)
     idmap_each(&t->modules, unload_cb, s);
     idmap_free(&t->modules);
     kexec_error e;
-    for (size_t i = 0; i < t->n_allocs; i++)
-        if (!t->allocs[i].module)   /* module variables went with their modules */
-            s->be.ops->mem_free(s->be.state, t->allocs[i].ptr, &e);
-    free(t->allocs);
+    for (size_t i = 0; i < krange_count(&t->allocs); i++) {
+        const sched_alloc *a = krange_at(&t->allocs, i);
+        if (!a->module)             /* module variables went with their modules */
+            s->be.ops->mem_free(s->be.state, a->r.base, &e);
+    }
+    krange_table_clear(&t->allocs);
     free(t);
 }
 

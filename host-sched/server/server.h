@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../sched/ksched.h"
+#include "ksched.h"
 
 #ifdef __cplusplus
 extern "C" {

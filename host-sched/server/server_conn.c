@@ -297,7 +297,7 @@ bool ks_conn_reap(struct ks_conn *c)
     ks_regions_release(c);
     ks_handle_each(&c->handles, free_object, NULL);
     ks_handles_free(&c->handles);
-    free(c->allocs);
+    krange_table_clear(&c->allocs);
     free(c->ctx_errors);
     free(c->out);
     for (struct ks_conn **pc = &s->conns; *pc; pc = &(*pc)->next)

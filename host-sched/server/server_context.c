@@ -72,13 +72,13 @@ static uint32_t release_allocations(struct ks_conn *c, uint32_t context)
     uint32_t first = 0;
     size_t i = 0;
 
-    while (i < c->n_allocs) {
-        const struct ks_alloc *a = &c->allocs[i];
+    while (i < krange_count(&c->allocs)) {
+        const struct ks_alloc *a = krange_at(&c->allocs, i);
         if (a->module != 0 || a->owner != context) {
             i++;
             continue;
         }
-        uint32_t r = ks_memory_release(c, a->base); /* removes entry i */
+        uint32_t r = ks_memory_release(c, a->r.base); /* removes entry i */
         if (!first)
             first = r;
     }

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "kernelet/protocol.h"
+#include "kernelet/range_table.h"
 #include "server.h"
 
 /* CUresult values the server answers with (numbered as in CUDA's cuda.h; the server does
@@ -144,7 +145,7 @@ struct ks_region {
 };
 
 struct ks_alloc {
-    uint64_t base, size;
+    krange r;                   /* [base, base + size): first, for the range table */
     uint64_t module;            /* a module variable: its module's handle; 0 = allocation */
     uint32_t owner;             /* the client context that allocated it */
     bool freeing;               /* MEM_FREE waits for queued work: no new work may use it */
@@ -231,8 +232,7 @@ struct ks_conn {
 
     struct ks_region regions[KERNELET_MAX_REGIONS];
     uint32_t next_region;
-    struct ks_alloc *allocs;
-    size_t n_allocs, cap_allocs;
+    krange_table allocs;        /* struct ks_alloc; zeroed until the first is added */
     uint64_t mem_in_use;
 
     struct ks_handles handles;

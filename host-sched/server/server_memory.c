@@ -1,84 +1,53 @@
 /* Device memory of a tenant: allocations through the scheduler (which enforces the quota),
  * the table every copy and memset is checked against, and frees that wait for the
  * tenant's queued work as cuMemFree does. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "server_internal.h"
-
-/* Index of the first allocation starting above p. */
-static size_t upper(const struct ks_conn *c, uint64_t p)
-{
-    size_t lo = 0, hi = c->n_allocs;
-
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (c->allocs[mid].base <= p)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 static struct ks_alloc *find(const struct ks_conn *c, uint64_t p)
 {
-    size_t i = upper(c, p);
-
-    if (i == 0)
-        return NULL;
-    struct ks_alloc *a = &c->allocs[i - 1];
-    return p - a->base < a->size ? a : NULL;
+    return krange_find(&c->allocs, p, 0);
 }
 
 bool ks_memory_owned(const struct ks_conn *c, uint64_t p, uint64_t len)
 {
     const struct ks_alloc *a = find(c, p);
 
-    return a && !a->freeing && len <= a->size - (p - a->base);
+    return a && !a->freeing && len <= a->r.size - (p - a->r.base);
 }
 
 int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, uint64_t module)
 {
-    size_t i = upper(c, base);
+    struct ks_alloc *a;
 
-    if (i > 0 && c->allocs[i - 1].base == base)
+    if (krange_exact(&c->allocs, base))
         return 0; /* a global asked for twice */
-    if (c->n_allocs >= KS_MAX_ALLOCS)
+    if (krange_count(&c->allocs) >= KS_MAX_ALLOCS)
         return -1;
-    if (c->n_allocs == c->cap_allocs) {
-        size_t cap = c->cap_allocs ? c->cap_allocs * 2 : 32;
-        struct ks_alloc *a = realloc(c->allocs, cap * sizeof(*a));
-        if (!a)
-            return -1;
-        c->allocs = a;
-        c->cap_allocs = cap;
-    }
-    memmove(&c->allocs[i + 1], &c->allocs[i], (c->n_allocs - i) * sizeof(*c->allocs));
-    c->allocs[i] = (struct ks_alloc){.base = base, .size = size, .module = module,
-                                     .owner = c->context};
-    c->n_allocs++;
+    if (!c->allocs.entry_size)
+        krange_table_init(&c->allocs, sizeof(struct ks_alloc));
+    if (!(a = krange_insert(&c->allocs, base, size)))
+        return -1;
+    a->module = module;
+    a->owner = c->context;
     return 0;
 }
 
 void ks_alloc_remove(struct ks_conn *c, uint64_t base)
 {
-    size_t i = upper(c, base);
+    struct ks_alloc *a = krange_exact(&c->allocs, base);
 
-    if (i > 0 && c->allocs[i - 1].base == base) {
-        memmove(&c->allocs[i - 1], &c->allocs[i], (c->n_allocs - i) * sizeof(*c->allocs));
-        c->n_allocs--;
-    }
+    if (a)
+        krange_remove(&c->allocs, a);
+}
+
+static int of_module(const void *entry, void *module)
+{
+    return ((const struct ks_alloc *)entry)->module == *(const uint64_t *)module;
 }
 
 void ks_alloc_remove_module(struct ks_conn *c, uint64_t module)
 {
-    size_t kept = 0;
-
-    for (size_t i = 0; i < c->n_allocs; i++)
-        if (c->allocs[i].module != module)
-            c->allocs[kept++] = c->allocs[i];
-    c->n_allocs = kept;
+    krange_remove_if(&c->allocs, of_module, &module);
 }
 
 void ks_memory_alloc(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
@@ -115,7 +84,7 @@ void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request 
     uint64_t p = r->u.mem_ptr.dptr;
     struct ks_alloc *a = find(c, p);
 
-    if (!a || a->base != p || a->module || a->freeing) {
+    if (!a || a->r.base != p || a->module || a->freeing) {
         ks_reply_cuda(c, KERNELET_OP_MEM_FREE, id, KS_CUDA_INVALID_VALUE, 0);
         return;
     }
@@ -130,9 +99,9 @@ uint32_t ks_memory_release(struct ks_conn *c, uint64_t base)
     uint64_t size;
     int rc;
 
-    if (!a || a->base != base)
+    if (!a || a->r.base != base)
         return KS_CUDA_INVALID_VALUE;
-    size = a->size;
+    size = a->r.size;
     rc = ksched_mem_free(c->srv->cfg.sched, c->tenant, base, &err);
     ks_alloc_remove(c, base);
     c->mem_in_use -= size;

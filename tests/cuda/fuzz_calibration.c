@@ -1,4 +1,4 @@
-/* libFuzzer target: the calibration file parser (host-sched/cuda/calibration.h) on any
+/* libFuzzer target: the calibration file parser (host-sched/backends/cuda/calibration.h) on any
  * bytes; a parsed calibration must format and parse back to the same figures. */
 #include "calibration.h"
 

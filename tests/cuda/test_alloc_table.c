@@ -1,4 +1,4 @@
-/* Unit tests of the allocation table (host-sched/cuda/alloc_table.h). */
+/* Unit tests of the allocation table (host-sched/backends/cuda/alloc_table.h). */
 #include "alloc_table.h"
 
 #include <glib.h>
@@ -20,7 +20,7 @@ static void test_contains(void)
     g_assert_false(kcuda_alloc_contains(&t, 0x3000, 0));
     g_assert_false(kcuda_alloc_contains(&t, 0x30ff, UINT64_MAX));
     kcuda_alloc_table_clear(&t);
-    g_assert_cmpuint(t.n, ==, 0);
+    g_assert_cmpuint(krange_count(&t.ranges), ==, 0);
 }
 
 static void test_overlaps_refused(void)
@@ -48,7 +48,7 @@ static void test_remove(void)
     g_assert_cmpuint(size, ==, 77 * 0x100);
     g_assert_false(kcuda_alloc_contains(&t, 77 * 0x10000, 1));
     g_assert_true(kcuda_alloc_contains(&t, 78 * 0x10000, 78 * 0x100));
-    g_assert_cmpuint(t.n, ==, 199);
+    g_assert_cmpuint(krange_count(&t.ranges), ==, 199);
     g_assert_cmpuint(t.in_use, ==, 0x100ull * (200 * 201 / 2 - 77));
     g_assert_cmpint(kcuda_alloc_remove(&t, 77 * 0x10000, NULL, NULL), ==, KEXEC_EINVAL);
     kcuda_alloc_table_clear(&t);

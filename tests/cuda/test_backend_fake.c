@@ -1,7 +1,7 @@
-/* The cuda backend (host-sched/cuda/cuda_backend.h) on the fake driver (fake/fake_driver.h):
- * its threads, queues, parameter blocks, slices, module cache, memory checks, trial and
- * overhead arithmetic and its handling of a device fault, without a GPU. The expectations
- * come from the fake's exact virtual clock and from counting blocks. */
+/* The cuda backend (host-sched/backends/cuda/cuda_backend.h) on the fake driver
+ * (fake/fake_driver.h): its threads, queues, parameter blocks, slices, module cache, memory
+ * checks, trial and overhead arithmetic and its handling of a device fault, without a GPU. The
+ * expectations come from the fake's exact virtual clock and from counting blocks. */
 #include "cuda_backend.h"
 
 #include <glib.h>

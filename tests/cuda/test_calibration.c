@@ -1,4 +1,4 @@
-/* Unit tests of the per-GPU calibration file (host-sched/cuda/calibration.h). */
+/* Unit tests of the per-GPU calibration file (host-sched/backends/cuda/calibration.h). */
 #include "calibration.h"
 
 #include <glib.h>

@@ -1,4 +1,4 @@
-/* Unit tests of Driver API results as executor errors (host-sched/cuda/cu_error.h). */
+/* Unit tests of Driver API results as executor errors (host-sched/backends/cuda/cu_error.h). */
 #include "cu_error.h"
 
 #include <glib.h>

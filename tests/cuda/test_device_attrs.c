@@ -1,4 +1,4 @@
-/* Unit tests of the device description from attributes (host-sched/cuda/device_attrs.h),
+/* Unit tests of the device description from attributes (host-sched/backends/cuda/device_attrs.h),
  * with the attribute values an H100 SXM reports (fake/fake_h100.c). */
 #include "device_attrs.h"
 

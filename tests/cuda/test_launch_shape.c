@@ -1,5 +1,6 @@
-/* Unit tests of launch geometry (host-sched/cuda/launch_shape.h): a whole kernel keeps its
- * grid, a slice runs as (count, 1, 1) with (first, grid x, y, z); bad launches are refused. */
+/* Unit tests of launch geometry (host-sched/backends/cuda/launch_shape.h): a whole kernel
+ * keeps its grid, a slice runs as (count, 1, 1) with (first, grid x, y, z); bad launches are
+ * refused. */
 #include "launch_shape.h"
 
 #include <glib.h>

@@ -1,4 +1,4 @@
-/* Unit tests of the module cache (host-sched/cuda/module_cache.h): a text loads once, is
+/* Unit tests of the module cache (host-sched/backends/cuda/module_cache.h): a text loads once, is
  * found by content (not by pointer), and leaves with its last holder. */
 #include "module_cache.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests of the parameter layouts and launch blocks (host-sched/cuda/param_block.h).
+/* Unit tests of the parameter layouts and launch blocks (host-sched/backends/cuda/param_block.h).
  * Expected offsets follow PTX's rule (each parameter at a multiple of its alignment); the
  * last test checks the layout against the slicer's own output on the benchmark kernels.
  *   BENCH_PTX_DIR=build/bench test-param-block [--tap] */

@@ -1,4 +1,4 @@
-/* Unit tests of kcuda_ptx_defines_variables (host-sched/cuda/ptx_vars.h): which module
+/* Unit tests of kcuda_ptx_defines_variables (host-sched/backends/cuda/ptx_vars.h): which module
  * texts define module-scope .global or .const variables, and so are never shared. */
 #include "ptx_vars.h"
 

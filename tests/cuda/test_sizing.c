@@ -1,5 +1,5 @@
-/* Unit tests of slice sizes and trial arithmetic (host-sched/cuda/sizing.h); expectations
- * are worked out by hand in the comments. */
+/* Unit tests of slice sizes and trial arithmetic (host-sched/backends/cuda/sizing.h);
+ * expectations are worked out by hand in the comments. */
 #include "sizing.h"
 
 #include <glib.h>

@@ -15,8 +15,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "../../host-sched/sched/sim.h"
-#include "../../host-sched/server/server.h"
+#include "server.h"
+#include "sim.h"
 
 struct harness {
     ksim *sim;

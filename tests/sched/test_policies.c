@@ -363,7 +363,7 @@ static uint64_t run_hash(ksched_policy p, uint64_t seed)
 
 static void test_determinism(void)
 {
-    for (int p = 0; p < KSCHED_POLICY_COUNT; p++)
+    for (int p = 0; p < (int)ksched_policy_count(); p++)
         g_assert_cmpuint(run_hash((ksched_policy)p, 5), ==, run_hash((ksched_policy)p, 5));
     /* mc's choices follow its seed */
     g_assert_cmpuint(run_hash(KSCHED_MC, 5), !=, run_hash(KSCHED_MC, 6));
@@ -502,15 +502,71 @@ static void test_kernelet_beats_base_mix(void)
     ksched_profile_cache_free(pc);
 }
 
+/* ---- the policy table ---- */
+
+/* The paper's five keep their constants; every row is found by its name, any case. */
+static void test_table_names(void)
+{
+    const char *paper[] = {"fifo", "base", "kernelet", "opt", "mc"};
+    const ksched_policy ids[] = {KSCHED_FIFO, KSCHED_BASE, KSCHED_KERNELET, KSCHED_OPT,
+                                 KSCHED_MC};
+    g_assert_cmpuint(ksched_policy_count(), >=, 5);
+    g_assert_cmpuint(ksched_policy_count(), <=, KSCHED_POLICY_MAX);
+    for (unsigned i = 0; i < 5; i++)
+        g_assert_cmpstr(ksched_policy_name(ids[i]), ==, paper[i]);
+    for (unsigned p = 0; p < ksched_policy_count(); p++) {
+        char upper[32];
+        g_strlcpy(upper, ksched_policy_name((ksched_policy)p), sizeof(upper));
+        for (char *c = upper; *c; c++)
+            *c = g_ascii_toupper(*c);
+        ksched_policy got;
+        g_assert_cmpint(ksched_policy_parse(upper, &got), ==, 0);
+        g_assert_cmpint(got, ==, p);
+    }
+    ksched_policy got;
+    g_assert_cmpint(ksched_policy_parse("lottery", &got), ==, KSCHED_EINVAL);
+    g_assert_null(ksched_policy_name((ksched_policy)ksched_policy_count()));
+    char list[256], small[12];
+    g_assert_true(g_str_has_prefix(ksched_policy_list(list, sizeof(list), ","),
+                                   "fifo,base,kernelet,opt,mc"));
+    g_assert_cmpstr(ksched_policy_list(small, sizeof(small), ", "), ==, "fifo, base");
+}
+
+/* A policy that measures pairs (opt) is refused, at creation and on a switch, by a backend
+ * without the trial op; the others are not. */
+static void test_table_needs_trial(void)
+{
+    tenv *t = tenv_policy(KSCHED_KERNELET);
+    kexec_backend_ops no_trial = *t->be.ops;
+    no_trial.trial = NULL;
+    kexec_backend be = {.ops = &no_trial, .state = t->be.state};
+    ksched_config c;
+    ksched_config_default(&c);
+    c.policy = KSCHED_OPT;
+    ksched *s = NULL;
+    ksched_err e;
+    g_assert_cmpint(ksched_new(&s, &be, &c, NULL, &e), ==, KSCHED_EUNSUPPORTED);
+    g_assert_cmpstr(e.msg, ==, "policy opt needs the backend's trial op");
+    c.policy = KSCHED_MC;
+    g_assert_cmpint(ksched_new(&s, &be, &c, NULL, &e), ==, 0);
+    g_assert_cmpint(ksched_set_policy(s, KSCHED_OPT, &e), ==, KSCHED_EUNSUPPORTED);
+    g_assert_cmpint(ksched_get_policy(s), ==, KSCHED_MC);
+    g_assert_cmpint(ksched_set_policy(s, KSCHED_FIFO, &e), ==, 0);
+    ksched_free(s);
+    tenv_free(t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    for (int p = 0; p < KSCHED_POLICY_COUNT; p++) {
+    for (int p = 0; p < (int)ksched_policy_count(); p++) {
         char path[64];
         snprintf(path, sizeof(path), "/policies/blocks-once/%s",
                  ksched_policy_name((ksched_policy)p));
         g_test_add_data_func(path, GINT_TO_POINTER(p), test_blocks_once);
     }
+    g_test_add_func("/policies/table/names", test_table_names);
+    g_test_add_func("/policies/table/needs-trial", test_table_needs_trial);
     g_test_add_func("/policies/profile-whole", test_profile_whole);
     g_test_add_func("/policies/pruning", test_pruning);
     g_test_add_func("/policies/widening", test_widening);

@@ -271,7 +271,7 @@ static void test_event_semantics(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    for (int p = 0; p < KSCHED_POLICY_COUNT; p++) {
+    for (int p = 0; p < (int)ksched_policy_count(); p++) {
         char path[64];
         snprintf(path, sizeof(path), "/streams/order/%s", ksched_policy_name((ksched_policy)p));
         g_test_add_data_func(path, GINT_TO_POINTER(p), test_stream_order);

@@ -1,9 +1,10 @@
-/* backend-check: the cuda executor backend (host-sched/cuda/cuda_backend.h) on a real GPU.
+/* backend-check: the cuda executor backend (host-sched/backends/cuda/cuda_backend.h) on a
+ * real GPU.
  *
  *   backend-check PTX_DIR PROFILES [OUT_DIR]
  *
  * PTX_DIR holds the benchmark kernels' PTX (build/bench), PROFILES is the scheduler's H100
- * data file (host-sched/sched/data/h100-bench.profiles). Checks, in order:
+ * data file (host-sched/profiles/h100-bench.profiles). Checks, in order:
  *  1. count_blocks (tests/cuda/kernels_ptx.h, sliced by the PTX library) on a 3-D grid run
  *     whole and as random slices over every lane: every block counted exactly twice; the
  *     same module text loaded again compiles nothing; bad PTX fails with the JIT's message.

@@ -1,5 +1,5 @@
 /* Shared parts of backend-check, the GPU check of the cuda executor backend
- * (host-sched/cuda/cuda_backend.h): completions, benchmark workloads through the backend's
+ * (host-sched/backends/cuda/cuda_backend.h): completions, benchmark workloads through the backend's
  * ops, sliced PTX from the PTX library. */
 #ifndef KERNELET_TESTS_GPU_BACKEND_CHECK_H
 #define KERNELET_TESTS_GPU_BACKEND_CHECK_H

@@ -9,7 +9,7 @@ dest=${2:-.carry/cuda}
 rm -rf "$dest"
 mkdir -p "$dest/bench"
 for f in tests/gpu/cuda/backend-check tests/gpu/cuda/profile-kernels \
-         host-sched/cuda/kernelet-cuda-calibrate model/model-mem-probe; do
+         host-sched/backends/cuda/kernelet-cuda-calibrate model/model-mem-probe; do
     if [ ! -x "$build/$f" ]; then
         echo "pack.sh: $build/$f is missing: meson compile -C $build" >&2
         exit 1
@@ -17,5 +17,5 @@ for f in tests/gpu/cuda/backend-check tests/gpu/cuda/profile-kernels \
     cp "$build/$f" "$dest/"
 done
 cp "$build"/bench/*.ptx "$dest/bench/"
-cp tests/gpu/cuda/bench_h100.tsv host-sched/sched/data/h100-bench.profiles "$dest/"
+cp tests/gpu/cuda/bench_h100.tsv host-sched/profiles/h100-bench.profiles "$dest/"
 du -sh "$dest"

@@ -1,4 +1,4 @@
-/* GPU check of the profiler (host-sched/cuda/profiler.h): profiles each benchmark kernel
+/* GPU check of the profiler (host-sched/backends/cuda/profiler.h): profiles each benchmark kernel
  * with CUPTI's range profiler, derives PUR, MUR, Rm and the uncoalesced fraction, and
  * compares them with Nsight Compute's figures for the same kernels (bench_h100.tsv):
  * the memory/compute class must match, PUR and MUR must agree within 0.1 or 30%.

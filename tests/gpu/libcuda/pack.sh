@@ -28,8 +28,8 @@ done
 ldd "$build/host-sched/daemon/kerneletd" | awk '/gsl|lz4|zstd/ {print $3}' | while read -r lib; do
     cp -L "$lib" "$dest/lib/"
 done
-cp -r host-sched/cuda/calibration "$dest/calibration"
-cp host-sched/sched/data/h100-bench.profiles "$dest/"
+cp -r host-sched/backends/cuda/calibration "$dest/calibration"
+cp host-sched/profiles/h100-bench.profiles "$dest/"
 cp tests/libcuda/run_with_kerneletd.sh tests/gpu/libcuda/run_interposer.sh \
    tests/gpu/libcuda/run_proto_bench.sh tests/gpu/libcuda/run.sh "$dest/"
 du -sh "$dest"

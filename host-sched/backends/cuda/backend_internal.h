@@ -1,0 +1,217 @@
+/* Inside the cuda backend: its state, jobs and queues (host-sched/backends/cuda/). */
+#ifndef KERNELET_CUDA_BACKEND_INTERNAL_H
+#define KERNELET_CUDA_BACKEND_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "alloc_table.h"
+#include "cu_error.h"
+#include "cuda_backend.h"
+#include "launch_shape.h"
+#include "module_cache.h"
+#include "param_block.h"
+#include "profiler.h"
+
+#define MSG_LEN 256     /* as kexec_error.msg */
+
+/* Queues after the lanes: copies to the device, to the host, on the device (and memsets);
+ * then the exclusive queue (profiles). */
+enum { QC_H2D, QC_D2H, QC_DEV, QC_EXCLUSIVE, QC_COUNT };
+
+typedef enum job_kind {
+    JOB_LAUNCH,
+    JOB_H2D,
+    JOB_D2H,
+    JOB_D2D,
+    JOB_MEMSET,
+    JOB_PROFILE,
+} job_kind;
+
+struct kexec_function {
+    CUfunction f;
+    struct kexec_module *module;
+    char *name;
+    int sliced;                 /* a "<entry>__kslice" variant */
+    kcuda_param_layout layout;
+    kexec_func_info info;
+    unsigned dyn_smem_limit;    /* dynamic shared memory it is set up for */
+    struct kexec_function *next;
+};
+
+struct kexec_module {
+    CUmodule mod;
+    struct kexec_function *fns;
+    int shared;                 /* 0: the text defines variables, this load is one tenant's */
+    kexec_devptr *vars;         /* variables looked up (global_get), registered in kc->vars */
+    size_t n_vars;
+};
+
+typedef struct kcuda_job {
+    struct kcuda_job *next;
+    job_kind kind;
+    unsigned queue;
+    kexec_done_fn done;
+    void *user;
+    CUevent start, end;
+    int issued;                 /* on the device: its end event will complete */
+    int status;                 /* a KEXEC_E* code when it failed before reaching the device */
+    char msg[MSG_LEN];
+    uint64_t issued_ns;         /* when it went to the device (submission until then) */
+    /* JOB_LAUNCH, JOB_PROFILE */
+    const struct kexec_function *fn;
+    kcuda_launch_shape shape;
+    unsigned smem;
+    void *params;               /* owned: the block as the driver gets it */
+    size_t params_size;
+    kexec_profile *profile_out;
+    uint64_t total_blocks;
+    /* copies and memset */
+    kexec_devptr dst, src;
+    void *host_dst;
+    const void *host_src;
+    uint64_t bytes;
+    uint8_t value;
+} kcuda_job;
+
+typedef struct kcuda_queue {
+    struct kcuda *kc;
+    unsigned index;
+    CUstream stream;
+    pthread_t thread;
+    int started;
+    pthread_cond_t wake;
+    kcuda_job *head, *tail;
+} kcuda_queue;
+
+/* A free waiting for the end of a profile or trial (kernel replay restores memory). */
+typedef struct pending_free {
+    struct pending_free *next;
+    kexec_devptr ptr;
+} pending_free;
+
+struct kcuda {
+    kcuda_config cfg;
+    CUdevice dev;
+    CUcontext ctx;
+    int ctx_retained;
+    kexec_device_info info;
+    kcuda_limits limits;
+    kmodel_gpu gpu;             /* the model's view: table, device figures, calibration */
+    int calibrated;
+    kcuda_calibration calib;
+    CUstream alloc_stream;
+    int use_pool;               /* stream-ordered allocation available */
+
+    pthread_mutex_t lock;       /* everything below */
+    pthread_cond_t idle;        /* in_flight fell to 0, or an exclusive operation ended */
+    kcuda_queue *queues;        /* lanes, then QC_COUNT more */
+    unsigned n_queues;
+    unsigned in_flight;         /* jobs in the lane and copy queues */
+    unsigned exclusive;         /* profiles queued or running, trials running */
+    kcuda_job *deferred_head, *deferred_tail;
+    pending_free *frees;
+    int stopping;
+    int broken;
+    char broken_msg[MSG_LEN];
+    CUevent *events;            /* free timing events */
+    size_t n_events, cap_events;
+    kcuda_module_cache *modules;
+    kcuda_alloc_table allocs;
+    kcuda_alloc_table vars;     /* module variables looked up: copies may reach them */
+    kcuda_stats stats;
+
+    /* used by trial and kcuda_time_launch only (the caller's thread) */
+    CUstream trial_stream[2];
+    CUevent *trial_events;      /* [0]: the common start; then one per slice */
+    size_t n_trial_events;
+    struct alone_rate {
+        const struct kexec_function *fn;
+        unsigned grid[3], block[3], smem;
+        uint64_t params_hash;
+        double bps;
+    } alone[4];
+    unsigned alone_next;
+
+    /* used by the exclusive thread only */
+    kprof *prof;
+    int prof_failed;
+    char prof_msg[MSG_LEN];
+};
+
+/* backend.c */
+uint64_t kcuda_now(void);
+int kcuda_cu_fail(kexec_error *err, CUresult r, const char *what);     /* code from r */
+int kcuda_cu_fail_as(kexec_error *err, int code, CUresult r, const char *what);
+int kcuda_bind(kcuda *kc, kexec_error *err);
+int kcuda_refuse_if_broken(kcuda *kc, kexec_error *err);   /* call with the lock held */
+
+/* queue.c */
+int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kexec_done_fn done, void *user,
+                  kcuda_job **out, kexec_error *err);
+void kcuda_job_free(kcuda *kc, kcuda_job *job);
+int kcuda_submit(kcuda *kc, kcuda_job *job, kexec_error *err);
+int kcuda_queues_start(kcuda *kc, kexec_error *err);
+void kcuda_queues_stop(kcuda *kc);
+void kcuda_mark_broken(kcuda *kc, CUresult r, const char *what);
+void kcuda_mark_broken_locked(kcuda *kc, CUresult r, const char *what);
+void kcuda_exclusive_begin(kcuda *kc);          /* waits until nothing else runs */
+void kcuda_exclusive_end(kcuda *kc);            /* issues what waited meanwhile */
+void kcuda_wait_idle_locked(kcuda *kc);
+void kcuda_complete(kcuda *kc, kcuda_job *job, int counted, int status, const char *msg,
+                    uint64_t start_ns, uint64_t end_ns);
+
+/* launch.c */
+CUresult kcuda_allow_smem_locked(struct kexec_function *fn, unsigned smem);
+int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kexec_error *err);
+int kcuda_prepare_launch(kcuda *kc, const kexec_slice *s, kcuda_job *job, kexec_error *err);
+
+/* memory.c */
+void kcuda_issue_copy(kcuda *kc, kcuda_job *job, CUstream stream);
+void kcuda_flush_frees_locked(kcuda *kc);
+void kcuda_free_all(kcuda *kc);
+
+/* module.c */
+void kcuda_unload_all(kcuda *kc);
+const struct kexec_function *kcuda_sliced_sibling(kcuda *kc, const struct kexec_function *fn);
+
+/* measure.c: launches and timing with the device to themselves */
+int kcuda_measure_fail(kcuda *kc, kexec_error *err, CUresult r, const char *what);
+int kcuda_measure_launch(kcuda *kc, const kexec_slice *s, const struct kexec_function *fn,
+                         int whole, uint64_t first, uint64_t count, CUstream st,
+                         kexec_error *err);
+int kcuda_measure_events(kcuda *kc, size_t n, kexec_error *err);
+int kcuda_measure_streams(kcuda *kc, kexec_error *err);
+double kcuda_elapsed_ns(CUevent a, CUevent b);
+void kcuda_measure_release(kcuda *kc);
+
+/* profile_op.c */
+void kcuda_run_profile(kcuda *kc, kcuda_job *job);
+
+/* ops */
+int kcuda_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *err);
+int kcuda_mem_free(void *state, kexec_devptr ptr, kexec_error *err);
+int kcuda_copy_h2d(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
+                   kexec_done_fn done, void *user, kexec_error *err);
+int kcuda_copy_d2h(void *state, void *dst, kexec_devptr src, uint64_t bytes,
+                   kexec_done_fn done, void *user, kexec_error *err);
+int kcuda_copy_d2d(void *state, kexec_devptr dst, kexec_devptr src, uint64_t bytes,
+                   kexec_done_fn done, void *user, kexec_error *err);
+int kcuda_memset_d8(void *state, kexec_devptr dst, uint8_t value, uint64_t bytes,
+                    kexec_done_fn done, void *user, kexec_error *err);
+int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kexec_module **out,
+                          kexec_error *err);
+int kcuda_module_unload(void *state, kexec_module *m, kexec_error *err);
+int kcuda_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
+                       kexec_func_info *info, kexec_error *err);
+int kcuda_global_get(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
+                     uint64_t *bytes, kexec_error *err);
+int kcuda_launch(void *state, const kexec_slice *s, kexec_done_fn done, void *user,
+                 kexec_error *err);
+int kcuda_profile(void *state, const kexec_slice *launch, kexec_profile *out,
+                  kexec_done_fn done, void *user, kexec_error *err);
+int kcuda_trial(void *state, const kexec_trial *t, kexec_trial_result *out, kexec_error *err);
+
+#endif

@@ -1,0 +1,204 @@
+/* Device memory, copies and memsets (see cuda_backend.h). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend_internal.h"
+
+static void release(kcuda *kc, kexec_devptr ptr)
+{
+    if (kc->use_pool)
+        cuMemFreeAsync(ptr, kc->alloc_stream);
+    else
+        cuMemFree(ptr);
+}
+
+int kcuda_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *err)
+{
+    kcuda *kc = state;
+    if (!out || !bytes)
+        return kexec_fail(err, KEXEC_EINVAL, "allocation of 0 bytes");
+    pthread_mutex_lock(&kc->lock);
+    int rc = kcuda_refuse_if_broken(kc, err);
+    pthread_mutex_unlock(&kc->lock);
+    if (rc || (rc = kcuda_bind(kc, err)))
+        return rc;
+    CUdeviceptr p = 0;
+    CUresult r;
+    if (kc->use_pool) {
+        /* the allocation stream only ever holds allocations and frees: this wait is short */
+        r = cuMemAllocAsync(&p, bytes, kc->alloc_stream);
+        if (r == CUDA_SUCCESS)
+            r = cuStreamSynchronize(kc->alloc_stream);
+    } else {
+        r = cuMemAlloc(&p, bytes);
+    }
+    if (r != CUDA_SUCCESS) {
+        char what[64];
+        snprintf(what, sizeof(what), "allocation of %llu bytes", (unsigned long long)bytes);
+        return kcuda_cu_fail(err, r, what);
+    }
+    pthread_mutex_lock(&kc->lock);
+    rc = kcuda_alloc_add(&kc->allocs, p, bytes, err);
+    pthread_mutex_unlock(&kc->lock);
+    if (rc) {
+        release(kc, p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+/* Frees held back while a profile or trial ran (kernel replay restores memory it saved). */
+void kcuda_flush_frees_locked(kcuda *kc)
+{
+    pending_free *f;
+    while ((f = kc->frees)) {
+        kc->frees = f->next;
+        release(kc, f->ptr);
+        free(f);
+    }
+}
+
+int kcuda_mem_free(void *state, kexec_devptr ptr, kexec_error *err)
+{
+    kcuda *kc = state;
+    int rc = kcuda_bind(kc, err);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&kc->lock);
+    rc = kcuda_alloc_remove(&kc->allocs, ptr, NULL, err);
+    int now = !rc && !kc->exclusive;
+    if (!rc && !now) {
+        pending_free *f = malloc(sizeof(*f));
+        if (f) {
+            *f = (pending_free){.next = kc->frees, .ptr = ptr};
+            kc->frees = f;
+        }
+        /* without memory for the note, the allocation stays until the backend goes */
+    }
+    pthread_mutex_unlock(&kc->lock);
+    if (now)
+        release(kc, ptr);
+    return rc;
+}
+
+void kcuda_free_all(kcuda *kc)
+{
+    pthread_mutex_lock(&kc->lock);
+    kcuda_flush_frees_locked(kc);
+    /* each release fails harmlessly on a lost context */
+    for (size_t i = 0; i < krange_count(&kc->allocs.ranges); i++)
+        release(kc, ((const krange *)krange_at(&kc->allocs.ranges, i))->base);
+    kcuda_alloc_table_clear(&kc->allocs);
+    pthread_mutex_unlock(&kc->lock);
+    if (kc->alloc_stream)
+        cuStreamSynchronize(kc->alloc_stream);
+}
+
+static int check_range(kcuda *kc, kexec_devptr p, uint64_t bytes, const char *what,
+                       kexec_error *err)
+{
+    pthread_mutex_lock(&kc->lock);
+    int ok = kcuda_alloc_contains(&kc->allocs, p, bytes) ||
+             kcuda_alloc_contains(&kc->vars, p, bytes);
+    pthread_mutex_unlock(&kc->lock);
+    return ok ? 0 : kexec_fail(err, KEXEC_EINVAL, "%s: [0x%llx, +%llu) is not inside one "
+                               "allocation or module variable", what, (unsigned long long)p,
+                               (unsigned long long)bytes);
+}
+
+/* A copy or memset job for queue qc, checked and submitted. */
+static int submit_copy(kcuda *kc, const kcuda_job *proto, unsigned qc, kexec_done_fn done,
+                       void *user, kexec_error *err)
+{
+    static const char *const what[] = {
+        [JOB_H2D] = "copy to device", [JOB_D2H] = "copy to host",
+        [JOB_D2D] = "copy on device", [JOB_MEMSET] = "memset",
+    };
+    const char *w = what[proto->kind];
+    if (!done)
+        return kexec_fail(err, KEXEC_EINVAL, "no completion callback");
+    if (!proto->bytes)
+        return kexec_fail(err, KEXEC_EINVAL, "%s of 0 bytes", w);
+    if ((proto->kind == JOB_H2D && !proto->host_src) ||
+        (proto->kind == JOB_D2H && !proto->host_dst))
+        return kexec_fail(err, KEXEC_EINVAL, "%s: NULL host pointer", w);
+    int rc = 0;
+    if (proto->kind != JOB_D2H)
+        rc = check_range(kc, proto->dst, proto->bytes, w, err);
+    if (!rc && (proto->kind == JOB_D2H || proto->kind == JOB_D2D))
+        rc = check_range(kc, proto->src, proto->bytes, w, err);
+    kcuda_job *job = NULL;
+    if (!rc)
+        rc = kcuda_bind(kc, err);
+    if (!rc)
+        rc = kcuda_job_new(kc, proto->kind, kc->cfg.lanes + qc, done, user, &job, err);
+    if (rc)
+        return rc;
+    job->dst = proto->dst;
+    job->src = proto->src;
+    job->host_dst = proto->host_dst;
+    job->host_src = proto->host_src;
+    job->bytes = proto->bytes;
+    job->value = proto->value;
+    if ((rc = kcuda_submit(kc, job, err)))
+        kcuda_job_free(kc, job);
+    return rc;
+}
+
+int kcuda_copy_h2d(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
+                   kexec_done_fn done, void *user, kexec_error *err)
+{
+    kcuda_job p = {.kind = JOB_H2D, .dst = dst, .host_src = src, .bytes = bytes};
+    return submit_copy(state, &p, QC_H2D, done, user, err);
+}
+
+int kcuda_copy_d2h(void *state, void *dst, kexec_devptr src, uint64_t bytes,
+                   kexec_done_fn done, void *user, kexec_error *err)
+{
+    kcuda_job p = {.kind = JOB_D2H, .src = src, .host_dst = dst, .bytes = bytes};
+    return submit_copy(state, &p, QC_D2H, done, user, err);
+}
+
+int kcuda_copy_d2d(void *state, kexec_devptr dst, kexec_devptr src, uint64_t bytes,
+                   kexec_done_fn done, void *user, kexec_error *err)
+{
+    kcuda_job p = {.kind = JOB_D2D, .dst = dst, .src = src, .bytes = bytes};
+    return submit_copy(state, &p, QC_DEV, done, user, err);
+}
+
+int kcuda_memset_d8(void *state, kexec_devptr dst, uint8_t value, uint64_t bytes,
+                    kexec_done_fn done, void *user, kexec_error *err)
+{
+    kcuda_job p = {.kind = JOB_MEMSET, .dst = dst, .value = value, .bytes = bytes};
+    return submit_copy(state, &p, QC_DEV, done, user, err);
+}
+
+/* On the queue's thread: pageable host memory may make these calls wait, which is why they
+ * are not made by the caller. */
+void kcuda_issue_copy(kcuda *kc, kcuda_job *job, CUstream stream)
+{
+    job->issued_ns = kcuda_now();
+    CUresult r = cuEventRecord(job->start, stream);
+    if (r == CUDA_SUCCESS) {
+        switch (job->kind) {
+        case JOB_H2D: r = cuMemcpyHtoDAsync(job->dst, job->host_src, job->bytes, stream); break;
+        case JOB_D2H: r = cuMemcpyDtoHAsync(job->host_dst, job->src, job->bytes, stream); break;
+        case JOB_D2D: r = cuMemcpyDtoDAsync(job->dst, job->src, job->bytes, stream); break;
+        default: r = cuMemsetD8Async(job->dst, job->value, job->bytes, stream); break;
+        }
+    }
+    if (r == CUDA_SUCCESS)
+        r = cuEventRecord(job->end, stream);
+    if (r == CUDA_SUCCESS) {
+        job->issued = 1;
+        return;
+    }
+    int sticky = kcuda_error_is_sticky(r);
+    if (sticky)
+        kcuda_mark_broken(kc, r, "a copy");
+    kexec_error e = {0};
+    job->status = kcuda_cu_fail_as(&e, sticky ? KEXEC_ELOST : kcuda_error_code(r), r,
+                                   "copy or memset");
+    snprintf(job->msg, sizeof(job->msg), "%s", e.msg);
+}

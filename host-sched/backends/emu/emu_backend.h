@@ -1,0 +1,14 @@
+/* kerneletd's emu backend: the executor interface over the PTX emulator (emu_backend.c).
+ * The emulator itself is a library of its own (host-sched/emu/, include/kernelet/emu.h):
+ * its tests and emu-bench use it without the executor interface. */
+#ifndef KERNELET_EMU_BACKEND_H
+#define KERNELET_EMU_BACKEND_H
+
+#include <stddef.h>
+
+#include "kernelet/executor.h"
+
+/* 0, or -1 with a message in err. The backend's destroy frees it. */
+int kd_emu_backend_open(kexec_backend *out, char *err, size_t errlen);
+
+#endif

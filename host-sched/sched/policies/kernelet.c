@@ -1,0 +1,113 @@
+/* Kernelet (the paper's Algorithm 1, FindCoSchedule): among the pending kernels, one per
+ * class, the pairs whose PUR and MUR both differ enough (alpha_p, alpha_m) are evaluated
+ * with the model at their balanced slice ratio; the pair of highest CP runs. When every
+ * pair is pruned the thresholds are halved until one survives (after eight halvings, or
+ * when they reach 0, nothing is pruned). A kernel past the aging bound (sched_aging.c)
+ * comes first, beside its best partner. */
+#include <math.h>
+
+#include "policy.h"
+
+#define MAX_CANDIDATES 256
+#define MAX_WIDENINGS 8
+
+typedef struct {
+    sched_kernel *a, *b;
+    unsigned bps[2];
+    double wave_ns[2];
+    double cp;
+} choice;
+
+static int pruned(const sched_kernel *a, const sched_kernel *b, double ap, double am)
+{
+    return fabs(a->cls->prof.pur - b->cls->prof.pur) < ap ||
+           fabs(a->cls->prof.mur - b->cls->prof.mur) < am;
+}
+
+/* Makes (a, b) the best choice when it fits and beats *found's best; 1 when it did. */
+static int consider(ksched *s, sched_kernel *a, sched_kernel *b, int *found, choice *best)
+{
+    const pair_entry *e = sched_pair_model(s, a->cls, b->cls);
+    if (!e || !e->fits || (*found && e->cp <= best->cp))
+        return 0;
+    int swap = e->a != a->cls->index;
+    *best = (choice){.a = a, .b = b, .bps = {e->bps[swap], e->bps[!swap]},
+                     .wave_ns = {e->wave_ns[swap], e->wave_ns[!swap]}, .cp = e->cp};
+    *found = 1;
+    return 1;
+}
+
+/* The best unpruned pair; *n_pruned counts the pruned ones. */
+static int best_pair(ksched *s, sched_kernel **c, unsigned n, double ap, double am,
+                     unsigned *n_pruned, choice *best)
+{
+    int found = 0;
+    *n_pruned = 0;
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = i + 1; j < n; j++) {
+            if (pruned(c[i], c[j], ap, am))
+                (*n_pruned)++;
+            else
+                consider(s, c[i], c[j], &found, best);
+        }
+    return found;
+}
+
+/* An overdue kernel o runs now: beside its best partner by the model (one row of pairs,
+ * none pruned), or alone when no partner gains. */
+static void plan_overdue(ksched *s, sched_kernel *o, sched_kernel **c, unsigned n)
+{
+    choice best;
+    int found = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (c[i] != o)
+            consider(s, o, c[i], &found, &best);
+    if (found && best.cp > s->cfg.min_cp)
+        sched_plan_pair(s, best.a, best.b, best.bps, best.wave_ns);
+    else
+        sched_plan_solo(s, o);
+    s->stats.aged++;
+    sched_trace_decision(s, found ? best.cp : 0, n - 1, 0, 0);
+}
+
+static sched_kernel *oldest(sched_kernel **c, unsigned n)
+{
+    sched_kernel *o = c[0];
+    for (unsigned i = 1; i < n; i++)
+        if (c[i]->seq < o->seq)
+            o = c[i];
+    return o;
+}
+
+static void kernelet_decide(ksched *s, void *state)
+{
+    (void)state;
+    if (sched_solo_or_whole(s))
+        return;
+    sched_kernel *c[MAX_CANDIDATES];
+    unsigned n = sched_pair_candidates(s, c, MAX_CANDIDATES);
+    sched_kernel *overdue = sched_overdue(s, c, n);
+    if (overdue) {
+        plan_overdue(s, overdue, c, n);
+        return;
+    }
+    unsigned considered = n * (n - 1) / 2, n_pruned = 0, widenings = 0;
+    double ap = s->cfg.alpha_p, am = s->cfg.alpha_m;
+    choice best;
+    int found = 0;
+    while (n >= 2) {
+        found = best_pair(s, c, n, ap, am, &n_pruned, &best);
+        if (found || n_pruned < considered || (ap == 0 && am == 0))
+            break;
+        widenings++;            /* everything was pruned: relax the thresholds */
+        ap = widenings >= MAX_WIDENINGS ? 0 : ap / 2;
+        am = widenings >= MAX_WIDENINGS ? 0 : am / 2;
+    }
+    if (found && best.cp > s->cfg.min_cp)
+        sched_plan_pair(s, best.a, best.b, best.bps, best.wave_ns);
+    else
+        sched_plan_solo(s, oldest(c, n));
+    sched_trace_decision(s, found ? best.cp : 0, considered, n_pruned, widenings);
+}
+
+const sched_policy sched_policy_kernelet = {.name = "kernelet", .decide = kernelet_decide};
