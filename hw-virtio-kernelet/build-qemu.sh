@@ -156,8 +156,8 @@ graft() {
     graft_file "$dev/kdev_relay.h" "$tree/hw/virtio/kernelet/kdev_relay.h"
     # libkernelet-proto's blocking socket helpers, for the device's handshake and
     # administration calls.
-    graft_file "$src_root/host-sched/server/proto_io.c" "$tree/hw/virtio/kernelet/proto_io.c"
-    graft_file "$src_root/host-sched/server/proto_internal.h" "$tree/hw/virtio/kernelet/proto_internal.h"
+    graft_file "$src_root/protocol/proto_io.c" "$tree/hw/virtio/kernelet/proto_io.c"
+    graft_file "$src_root/protocol/proto_internal.h" "$tree/hw/virtio/kernelet/proto_internal.h"
     for f in "$dev"/qemu/*; do
         graft_file "$f" "$tree/hw/virtio/kernelet/$(basename "$f")"
     done

@@ -24,8 +24,8 @@
  * except for stream 0, the tenant's legacy default stream. Device pointers are addresses
  * in the daemon's device address space and must lie inside the tenant's allocations.
  *
- * The encoder/decoder that every component shares is libkernelet-proto (host-sched/server/
- * proto_*.c); its functions are declared at the end of this file.
+ * The encoder/decoder that every component shares is libkernelet-proto (protocol/proto_*.c);
+ * its functions are declared at the end of this file.
  */
 #ifndef KERNELET_PROTOCOL_H
 #define KERNELET_PROTOCOL_H
