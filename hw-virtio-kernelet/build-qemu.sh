@@ -157,6 +157,8 @@ graft() {
     # libkernelet-proto's blocking socket helpers, for the device's handshake and
     # administration calls.
     graft_file "$src_root/protocol/proto_io.c" "$tree/hw/virtio/kernelet/proto_io.c"
+    # ...and its opcode table, which says what the device answers, forwards or refuses.
+    graft_file "$src_root/protocol/proto_opcodes.c" "$tree/hw/virtio/kernelet/proto_opcodes.c"
     graft_file "$src_root/protocol/proto_internal.h" "$tree/hw/virtio/kernelet/proto_internal.h"
     for f in "$dev"/qemu/*; do
         graft_file "$f" "$tree/hw/virtio/kernelet/$(basename "$f")"
@@ -165,7 +167,7 @@ graft() {
     for f in "$tree"/hw/virtio/kernelet/*; do
         local name
         name=$(basename "$f")
-        case "$name" in kdev_request.[ch]|kdev_relay.[ch]|proto_io.c|proto_internal.h) continue ;; esac
+        case "$name" in kdev_request.[ch]|kdev_relay.[ch]|proto_io.c|proto_opcodes.c|proto_internal.h) continue ;; esac
         if [ ! -e "$dev/qemu/$name" ]; then
             rm -f "$f"
             say "removed hw/virtio/kernelet/$name"

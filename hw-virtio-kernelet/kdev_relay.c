@@ -17,10 +17,13 @@
 
 bool kdev_relay_local(uint16_t opcode, bool daemon_has_contexts)
 {
-    if (opcode == KERNELET_OP_CONTEXT_CLOSE)
+    const struct kproto_opcode_row *row = kproto_opcode_find(opcode);
+
+    if (!row)
+        return false; /* unknown here, but a newer kerneletd may serve it */
+    if (row->flags & KPROTO_OP_CONTEXT)
         return !daemon_has_contexts; /* else nothing of the context is held: OK */
-    return opcode == KERNELET_OP_HELLO || opcode == KERNELET_OP_GET_INFO ||
-           opcode == KERNELET_OP_DIAG_ECHO_BULK;
+    return (row->flags & KPROTO_OP_DEVICE) != 0;
 }
 
 struct relay {

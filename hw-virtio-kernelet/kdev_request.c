@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernelet/protocol.h"
+
 #define HDR_SIZE ((size_t)sizeof(struct kernelet_req_hdr))
 #define XFER_SIZE ((size_t)sizeof(struct kernelet_xfer))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -35,6 +37,18 @@ void kdev_put_le64(uint8_t *p, uint64_t v)
 {
     kdev_put_le32(p, (uint32_t)v);
     kdev_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+bool kdev_opcode_allowed(uint16_t opcode, unsigned vq)
+{
+    const struct kproto_opcode_row *row = kproto_opcode_find(opcode);
+    bool launch = vq == KERNELET_VQ_LAUNCH;
+
+    if (vq >= KERNELET_VQ_COUNT)
+        return false;
+    if (!row)
+        return !launch;
+    return (row->flags & KPROTO_OP_GUEST) && launch == !!(row->flags & KPROTO_OP_LAUNCH_RING);
 }
 
 void kdev_state_init(struct kdev_state *st)
@@ -289,7 +303,9 @@ static uint32_t echo_bulk(const struct kdev_chain *c, const struct kdev_req *r, 
     return KERNELET_ST_OK;
 }
 
-/* Answers a request on the request queue; *out_len receives the payload size written. */
+/* Answers a request on the request queue that the device serves itself (the opcode
+ * table's KPROTO_OP_DEVICE and KPROTO_OP_CONTEXT rows); *out_len receives the payload size
+ * written. What the device forwards is refused here: no kerneletd is linked. */
 static uint32_t answer_control(struct kdev_state *st, const struct kdev_chain *c,
                                const struct kdev_req *r, uint8_t *out, size_t cap,
                                size_t *out_len, size_t *d2h_written)
@@ -324,11 +340,9 @@ static uint32_t answer_control(struct kdev_state *st, const struct kdev_chain *c
     }
 }
 
-/* Launch ring: only launch batches; they need kerneletd to run. */
+/* Launch ring (launch batches only, kdev_opcode_allowed): they need kerneletd to run. */
 static uint32_t answer_launch(const struct kdev_state *st, const struct kdev_req *r)
 {
-    if (r->opcode != KERNELET_OP_LAUNCH_BATCH)
-        return KERNELET_ST_BAD_OPCODE;
     if (r->length == 0)
         return KERNELET_ST_BAD_REQUEST;
     return st->backend ? KERNELET_ST_BUSY : KERNELET_ST_UNAVAILABLE;
@@ -378,15 +392,13 @@ size_t kdev_serve(struct kdev_state *st, unsigned vq, const struct kdev_chain *c
     }
     status = kdev_decode(c, &r);
     cap = MIN(r.resp_bytes, (size_t)KERNELET_MAX_RESPONSE) - HDR_SIZE;
-    if (status == KERNELET_ST_OK) {
-        if (vq == KERNELET_VQ_REQUEST)
-            status = answer_control(st, c, &r, out, MIN(cap, sizeof(out)), &payload_len,
-                                    &d2h_written);
-        else if (vq == KERNELET_VQ_LAUNCH)
-            status = answer_launch(st, &r);
-        else
-            status = KERNELET_ST_BAD_OPCODE;
-    }
+    if (status == KERNELET_ST_OK && !kdev_opcode_allowed(r.opcode, vq))
+        status = KERNELET_ST_BAD_OPCODE;
+    else if (status == KERNELET_ST_OK && vq == KERNELET_VQ_LAUNCH)
+        status = answer_launch(st, &r);
+    else if (status == KERNELET_ST_OK)
+        status = answer_control(st, c, &r, out, MIN(cap, sizeof(out)), &payload_len,
+                                &d2h_written);
     free(r.payload);
     if (status != KERNELET_ST_OK || !write_all(c, HDR_SIZE, out, payload_len)) {
         st->stats.errors++;

@@ -1,4 +1,4 @@
-/* libkernelet-proto: headers, error texts, opcode names and the message builder. */
+/* libkernelet-proto: headers, error texts and the message builder. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,40 +35,6 @@ const char *kproto_strerror(int code)
     case KPROTO_EOPCODE: return "unknown opcode";
     case KPROTO_EAGAIN: return "incomplete message";
     default: return "unknown error";
-    }
-}
-
-const char *kproto_opcode_name(uint16_t opcode)
-{
-    switch (opcode) {
-    case KERNELET_OP_HELLO: return "HELLO";
-    case KERNELET_OP_GET_INFO: return "GET_INFO";
-    case KERNELET_OP_GET_STATS: return "GET_STATS";
-    case KERNELET_OP_CONTEXT_CLOSE: return "CONTEXT_CLOSE";
-    case KERNELET_OP_SHM_ATTACH: return "SHM_ATTACH";
-    case KERNELET_OP_SHM_DETACH: return "SHM_DETACH";
-    case KERNELET_OP_DEVICE_GET: return "DEVICE_GET";
-    case KERNELET_OP_MEM_ALLOC: return "MEM_ALLOC";
-    case KERNELET_OP_MEM_FREE: return "MEM_FREE";
-    case KERNELET_OP_MEM_GET_INFO: return "MEM_GET_INFO";
-    case KERNELET_OP_MODULE_LOAD: return "MODULE_LOAD";
-    case KERNELET_OP_MODULE_UNLOAD: return "MODULE_UNLOAD";
-    case KERNELET_OP_FUNCTION_GET: return "FUNCTION_GET";
-    case KERNELET_OP_GLOBAL_GET: return "GLOBAL_GET";
-    case KERNELET_OP_LAUNCH_BATCH: return "LAUNCH_BATCH";
-    case KERNELET_OP_STREAM_CREATE: return "STREAM_CREATE";
-    case KERNELET_OP_STREAM_DESTROY: return "STREAM_DESTROY";
-    case KERNELET_OP_STREAM_SYNC: return "STREAM_SYNC";
-    case KERNELET_OP_STREAM_QUERY: return "STREAM_QUERY";
-    case KERNELET_OP_EVENT_CREATE: return "EVENT_CREATE";
-    case KERNELET_OP_EVENT_DESTROY: return "EVENT_DESTROY";
-    case KERNELET_OP_EVENT_SYNC: return "EVENT_SYNC";
-    case KERNELET_OP_EVENT_QUERY: return "EVENT_QUERY";
-    case KERNELET_OP_EVENT_ELAPSED: return "EVENT_ELAPSED";
-    case KERNELET_OP_CTX_SYNC: return "CTX_SYNC";
-    case KERNELET_OP_ADMIN_STATUS: return "ADMIN_STATUS";
-    case KERNELET_OP_ADMIN_SET: return "ADMIN_SET";
-    default: return NULL;
     }
 }
 

@@ -488,21 +488,17 @@ bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *e
     }
     status = kdev_decode(&c, &r);
     if (status == KERNELET_ST_OK && kdev_relay_local(r.opcode, l->fd >= 0 && l->contexts)) {
-        free(r.payload);
-        return false;
-    }
-    if (r.opcode == KERNELET_OP_GET_STATS && status == KERNELET_ST_OK) {
-        kernelet_link_refresh_stats(s);
+        if (r.opcode == KERNELET_OP_GET_STATS) {
+            kernelet_link_refresh_stats(s); /* the device answers with the daemon's counters */
+        }
         free(r.payload);
         return false;
     }
     s->state.stats.requests++;
     if (status == KERNELET_ST_OK) {
-        bool launch = vq == s->launch_vq;
+        unsigned ring = vq == s->launch_vq ? KERNELET_VQ_LAUNCH : KERNELET_VQ_REQUEST;
 
-        if (launch != (r.opcode == KERNELET_OP_LAUNCH_BATCH) ||
-            r.opcode == KERNELET_OP_SHM_ATTACH || r.opcode == KERNELET_OP_SHM_DETACH ||
-            r.opcode == KERNELET_OP_ADMIN_STATUS || r.opcode == KERNELET_OP_ADMIN_SET) {
+        if (!kdev_opcode_allowed(r.opcode, ring)) {
             status = KERNELET_ST_BAD_OPCODE;
         } else if (l->fd < 0) {
             status = KERNELET_ST_UNAVAILABLE;

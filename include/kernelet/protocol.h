@@ -436,6 +436,42 @@ enum {
 /* Static description of a KPROTO_E* code. */
 const char *kproto_strerror(int code);
 
+/* ---- The opcode table -----------------------------------------------------------------
+ * What each opcode may do, in one place: one row per opcode, read by kerneletd's dispatch
+ * (who may send it, whether a sticky error refuses it), the virtio device (answered there or
+ * forwarded, on which virtqueue) and libcuda's virtio transport. Handlers stay with the
+ * component that serves the opcode. An opcode without a row is unknown to every component;
+ * the device still forwards such requests so that a newer kerneletd can serve them. */
+#define KPROTO_OP_GUEST        (1u << 0)  /* a guest may send it through the virtio device */
+#define KPROTO_OP_TENANT       (1u << 1)  /* a tenant's connection to kerneletd may send it */
+#define KPROTO_OP_ADMIN        (1u << 2)  /* an administration connection may send it; with
+                                             neither GUEST nor TENANT: administration only */
+#define KPROTO_OP_DEVICE       (1u << 3)  /* the device answers a guest's request itself */
+#define KPROTO_OP_CONTEXT      (1u << 4)  /* forwarded only to a daemon that keeps guest
+                                             contexts apart (protocol 0.2+); the device
+                                             answers it otherwise */
+#define KPROTO_OP_LAUNCH_RING  (1u << 5)  /* travels on the launch virtqueue; every other
+                                             opcode on the request queue */
+#define KPROTO_OP_AFTER_STICKY (1u << 6)  /* served after a sticky error ended the sender's
+                                             context (queries and teardown) */
+#define KPROTO_OP_FLAGS        0x7fu
+
+struct kproto_opcode_row {
+    uint16_t opcode;
+    uint32_t flags;           /* KPROTO_OP_* */
+    const char *name;         /* "MEM_ALLOC" */
+};
+
+/* The table, sorted by opcode, and its number of rows. */
+extern const struct kproto_opcode_row kproto_opcodes[];
+extern const size_t kproto_opcode_count;
+
+/* The row of opcode, or NULL when the protocol has no such opcode. */
+const struct kproto_opcode_row *kproto_opcode_find(uint16_t opcode);
+
+/* Whether opcode has a row carrying every one of `flags` (KPROTO_OP_*). */
+bool kproto_opcode_has(uint16_t opcode, uint32_t flags);
+
 /* Name of an opcode ("MEM_ALLOC"), or NULL when unknown. */
 const char *kproto_opcode_name(uint16_t opcode);
 
