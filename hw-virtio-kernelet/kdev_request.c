@@ -216,25 +216,23 @@ static uint32_t decode_xfer(const struct kdev_chain *c, struct kdev_req *r)
  * out; returns a kernelet_status. r->id and r->opcode are set as soon as they are read. */
 uint32_t kdev_decode(const struct kdev_chain *c, struct kdev_req *r)
 {
-    uint8_t h[HDR_SIZE];
+    uint8_t raw[HDR_SIZE];
+    struct kernelet_req_hdr h;
     uint64_t expect;
-    uint16_t flags;
     uint32_t status;
+    int rc;
 
     r->resp_bytes = c->in_len;
-    if (!read_all(c, 0, h, HDR_SIZE))
+    if (!read_all(c, 0, raw, HDR_SIZE))
         return KERNELET_ST_BAD_REQUEST;
-    r->opcode = kdev_le16(h + offsetof(struct kernelet_req_hdr, opcode));
-    r->id = kdev_le64(h + offsetof(struct kernelet_req_hdr, request_id));
-    r->length = kdev_le32(h + offsetof(struct kernelet_req_hdr, length));
-    flags = kdev_le16(h + offsetof(struct kernelet_req_hdr, flags));
-    if ((flags & ~KERNELET_REQ_F_XFER) != 0 ||
-        kdev_le32(h + offsetof(struct kernelet_req_hdr, status)) != 0 ||
-        kdev_le32(h + offsetof(struct kernelet_req_hdr, context)) != 0 ||
-        r->length > KERNELET_MAX_REQUEST - HDR_SIZE)
+    rc = kproto_hdr_decode(raw, KPROTO_HOP_GUEST, &h, NULL, 0);
+    r->opcode = h.opcode;
+    r->id = h.request_id;
+    r->length = h.length;
+    if (rc != KPROTO_OK)
         return KERNELET_ST_BAD_REQUEST;
     expect = HDR_SIZE + (uint64_t)r->length;
-    if (flags & KERNELET_REQ_F_XFER) {
+    if (h.flags & KERNELET_REQ_F_XFER) {
         status = decode_xfer(c, r);
         if (status != KERNELET_ST_OK)
             return status;
@@ -268,6 +266,14 @@ static uint32_t reply_info(const struct kdev_state *st, uint8_t *out, size_t cap
     return KERNELET_ST_OK;
 }
 
+/* Whether a DIAG_ECHO_BULK payload is valid: reserved 0, a delay within the limit. */
+static bool echo_ok(const uint8_t *p)
+{
+    return kdev_le32(p + offsetof(struct kernelet_diag_echo, reserved)) == 0 &&
+           kdev_le32(p + offsetof(struct kernelet_diag_echo, delay_ms)) <=
+               KERNELET_DIAG_MAX_DELAY_MS;
+}
+
 /* DIAG_ECHO_BULK: streams the h2d bulk bytes through a checksum and copies the first
  * min(h2d, d2h) of them into the d2h bulk room. */
 static uint32_t echo_bulk(const struct kdev_chain *c, const struct kdev_req *r, uint8_t *out,
@@ -277,8 +283,7 @@ static uint32_t echo_bulk(const struct kdev_chain *c, const struct kdev_req *r, 
     uint64_t h = KDEV_FNV1A64_INIT;
     size_t copy = MIN(r->x.h2d_bytes, r->x.d2h_bytes);
 
-    if (r->length != sizeof(struct kernelet_diag_echo) || kdev_le32(r->payload + 4) != 0 ||
-        kdev_le32(r->payload) > KERNELET_DIAG_MAX_DELAY_MS)
+    if (r->length != sizeof(struct kernelet_diag_echo) || !echo_ok(r->payload))
         return KERNELET_ST_BAD_REQUEST;
     if (cap < sizeof(struct kernelet_diag_echo_result))
         return KERNELET_ST_TOO_SMALL;
@@ -313,9 +318,10 @@ static uint32_t answer_control(struct kdev_state *st, const struct kdev_chain *c
     switch (r->opcode) {
     case KERNELET_OP_HELLO:
         if (r->length != sizeof(struct kernelet_hello) || has_bulk(r) ||
-            kdev_le32(r->payload + 4) != 0)
+            kdev_le32(r->payload + offsetof(struct kernelet_hello, reserved)) != 0)
             return KERNELET_ST_BAD_REQUEST;
-        if ((kdev_le32(r->payload) >> 16) != KERNELET_PROTO_MAJOR)
+        if ((kdev_le32(r->payload + offsetof(struct kernelet_hello, proto_version)) >> 16) !=
+            KERNELET_PROTO_MAJOR)
             return KERNELET_ST_VERSION;
         return reply_info(st, out, cap, out_len);
     case KERNELET_OP_GET_INFO:
@@ -353,7 +359,7 @@ size_t kdev_put_response(struct kdev_state *st, const struct kdev_chain *c,
                            const struct kdev_req *r, uint32_t status, size_t payload_len,
                            size_t used)
 {
-    uint8_t h[HDR_SIZE] = { 0 };
+    uint8_t h[HDR_SIZE];
     uint64_t id = r->id;
     uint32_t length = (uint32_t)payload_len;
     enum kdev_fault fault = st->fault;
@@ -364,10 +370,7 @@ size_t kdev_put_response(struct kdev_state *st, const struct kdev_chain *c,
         id ^= 0x5a5a5a5a5a5a5a5aull;
     if (fault == KDEV_FAULT_BAD_LENGTH)
         length += 4096;
-    kdev_put_le16(h + offsetof(struct kernelet_req_hdr, opcode), r->opcode);
-    kdev_put_le32(h + offsetof(struct kernelet_req_hdr, length), length);
-    kdev_put_le64(h + offsetof(struct kernelet_req_hdr, request_id), id);
-    kdev_put_le32(h + offsetof(struct kernelet_req_hdr, status), status);
+    kproto_hdr_put(h, r->opcode, length, id, status);
     if (!write_all(c, 0, h, HDR_SIZE))
         return 0;
     if (fault == KDEV_FAULT_SHORT_USED)
@@ -417,9 +420,8 @@ uint32_t kdev_hold_ms(unsigned vq, const struct kdev_chain *c)
 
     if (vq == KERNELET_VQ_REQUEST && c->in_len >= HDR_SIZE &&
         kdev_decode(c, &r) == KERNELET_ST_OK && r.opcode == KERNELET_OP_DIAG_ECHO_BULK &&
-        r.length == sizeof(struct kernelet_diag_echo) && kdev_le32(r.payload + 4) == 0 &&
-        kdev_le32(r.payload) <= KERNELET_DIAG_MAX_DELAY_MS)
-        ms = kdev_le32(r.payload);
+        r.length == sizeof(struct kernelet_diag_echo) && echo_ok(r.payload))
+        ms = kdev_le32(r.payload + offsetof(struct kernelet_diag_echo, delay_ms));
     free(r.payload);
     return ms;
 }

@@ -47,21 +47,32 @@ void kproto_hdr_put(void *buf, uint16_t opcode, uint32_t length, uint64_t reques
     memcpy(buf, &h, sizeof(h));
 }
 
-int kproto_hdr_get(const void *buf, bool is_request, struct kernelet_req_hdr *h, char *err,
-                   size_t errlen)
+int kproto_hdr_decode(const void *buf, enum kproto_hop hop, struct kernelet_req_hdr *h,
+                      char *err, size_t errlen)
 {
+    /* Only a guest's request may announce a transfer descriptor (the guest driver's). */
+    uint16_t flags_ok = hop == KPROTO_HOP_GUEST ? KERNELET_REQ_F_XFER : 0;
+
     memcpy(h, buf, sizeof(*h));
-    if (h->flags != 0)
+    if (h->flags & ~flags_ok)
         return kproto_fail(err, errlen, KPROTO_EINVAL, "header flags %#x are not 0", h->flags);
-    if (!is_request && h->context != 0)
-        return kproto_fail(err, errlen, KPROTO_EINVAL, "response context field is not 0");
-    if (is_request && h->status != 0)
+    /* A context is stamped on kerneletd's socket only: by the device, or 0 from libcuda. */
+    if (hop != KPROTO_HOP_REQUEST && h->context != 0)
+        return kproto_fail(err, errlen, KPROTO_EINVAL, "header context field is not 0");
+    if (hop != KPROTO_HOP_RESPONSE && h->status != 0)
         return kproto_fail(err, errlen, KPROTO_EINVAL, "request status %u is not 0",
                            h->status);
     if (h->length > KERNELET_MAX_PAYLOAD)
         return kproto_fail(err, errlen, KPROTO_ERANGE, "payload length %u exceeds %u",
                            h->length, KERNELET_MAX_PAYLOAD);
     return KPROTO_OK;
+}
+
+int kproto_hdr_get(const void *buf, bool is_request, struct kernelet_req_hdr *h, char *err,
+                   size_t errlen)
+{
+    return kproto_hdr_decode(buf, is_request ? KPROTO_HOP_REQUEST : KPROTO_HOP_RESPONSE, h,
+                             err, errlen);
 }
 
 void kproto_msg_begin(struct kproto_msg *m, void *buf, uint32_t cap, uint16_t opcode,

@@ -479,8 +479,21 @@ const char *kproto_opcode_name(uint16_t opcode);
 void kproto_hdr_put(void *buf, uint16_t opcode, uint32_t length, uint64_t request_id,
                     uint32_t status);
 
-/* Reads and checks the header at buf: flags and reserved must be 0, length at most
- * KERNELET_MAX_PAYLOAD; a request must have status 0 (is_request). */
+/* Where a header travels, which decides what its flags, status and context may hold. */
+enum kproto_hop {
+    KPROTO_HOP_REQUEST,    /* a request on kerneletd's socket: no flags, status 0 */
+    KPROTO_HOP_RESPONSE,   /* an answer, on any hop: no flags, context 0 */
+    KPROTO_HOP_GUEST,      /* a request on a virtqueue: flags KERNELET_REQ_F_XFER only,
+                              status 0, context 0 (the device stamps it) */
+};
+
+/* Reads and checks the header at buf for its hop; length at most KERNELET_MAX_PAYLOAD
+ * (KPROTO_ERANGE). *h is filled even when the header is refused, so that the refusal can
+ * be answered to its request id. */
+int kproto_hdr_decode(const void *buf, enum kproto_hop hop, struct kernelet_req_hdr *h,
+                      char *err, size_t errlen);
+
+/* kproto_hdr_decode for kerneletd's socket: a request (is_request) or an answer. */
 int kproto_hdr_get(const void *buf, bool is_request, struct kernelet_req_hdr *h, char *err,
                    size_t errlen);
 
@@ -557,8 +570,21 @@ struct kproto_batch_iter {
 /* Starts walking the records of a decoded LAUNCH_BATCH. */
 void kproto_batch_begin(struct kproto_batch_iter *it, const struct kproto_request *req);
 
-/* The next record: 1 when one was read, 0 at the end (after exactly `count` records with
- * no bytes left over), or KPROTO_EINVAL for a malformed record (the rest is unreadable). */
+/* Starts walking `count` records in the len bytes at records (a LAUNCH_BATCH payload after
+ * its kernelet_batch), for walkers that have not decoded the request (the device, libcuda's
+ * virtio transport). */
+void kproto_batch_walk(struct kproto_batch_iter *it, const uint8_t *records, size_t len,
+                       uint32_t count);
+
+/* The framing of the next record, the rules every walker of a batch shares: its header
+ * into *h and its start into *rec (h->length bytes: at least the header, a multiple of 8,
+ * inside the batch); 1, 0 at the end (after exactly `count` records with no bytes left
+ * over), or KPROTO_EINVAL. The contents are not checked. */
+int kproto_batch_frame(struct kproto_batch_iter *it, struct kernelet_rec_hdr *h,
+                       const uint8_t **rec, char *err, size_t errlen);
+
+/* The next record, framed and its contents checked: 1 when one was read, 0 at the end, or
+ * KPROTO_EINVAL for a malformed record (the rest is unreadable; it->index names it). */
 int kproto_batch_next(struct kproto_batch_iter *it, struct kproto_record *rec, char *err,
                       size_t errlen);
 
