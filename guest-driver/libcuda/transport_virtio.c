@@ -308,7 +308,7 @@ static int forward(struct vdev *v, const uint8_t *msg, size_t len)
     }
     if (rc == -EINVAL || rc == -E2BIG) {
         kcu_log("cannot map a request (opcode 0x%04x) to the device: %s",
-                (unsigned)(msg[0] | msg[1] << 8), strerror(-rc));
+                (unsigned)opcode_of(msg), strerror(-rc));
         rc = local_answer(v, msg, KERNELET_ST_BAD_REQUEST, NULL, 0);
     } else if (rc >= 0) {
         complete_hello(resp, &resp_len);
