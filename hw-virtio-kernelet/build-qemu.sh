@@ -154,10 +154,12 @@ graft() {
     graft_file "$src_root/include/kernelet/protocol.h" "$tree/include/kernelet/protocol.h"
     graft_file "$dev/kdev_relay.c" "$tree/hw/virtio/kernelet/kdev_relay.c"
     graft_file "$dev/kdev_relay.h" "$tree/hw/virtio/kernelet/kdev_relay.h"
-    # libkernelet-proto's blocking socket helpers, for the device's handshake and
-    # administration calls.
-    graft_file "$src_root/host-sched/server/proto_io.c" "$tree/hw/virtio/kernelet/proto_io.c"
-    graft_file "$src_root/host-sched/server/proto_internal.h" "$tree/hw/virtio/kernelet/proto_internal.h"
+    # libkernelet-proto, whole: the device reads headers and frames batches with it, asks
+    # its opcode table what to answer, forward or refuse, and uses its socket helpers for
+    # the handshake and administration calls.
+    for f in "$src_root"/protocol/proto_*.[ch]; do
+        graft_file "$f" "$tree/hw/virtio/kernelet/$(basename "$f")"
+    done
     for f in "$dev"/qemu/*; do
         graft_file "$f" "$tree/hw/virtio/kernelet/$(basename "$f")"
     done
@@ -165,7 +167,8 @@ graft() {
     for f in "$tree"/hw/virtio/kernelet/*; do
         local name
         name=$(basename "$f")
-        case "$name" in kdev_request.[ch]|kdev_relay.[ch]|proto_io.c|proto_internal.h) continue ;; esac
+        case "$name" in kdev_request.[ch]|kdev_relay.[ch]) continue ;;
+            proto_*.[ch]) [ -e "$src_root/protocol/$name" ] && continue ;; esac
         if [ ! -e "$dev/qemu/$name" ]; then
             rm -f "$f"
             say "removed hw/virtio/kernelet/$name"

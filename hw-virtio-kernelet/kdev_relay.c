@@ -2,8 +2,9 @@
  * kdev_relay: prepares a guest request for kerneletd (see kdev_relay.h).
  *
  * Only the fields that name host memory are interpreted here; everything else is left to
- * the daemon, which validates every request again. The walk is at least as strict as the
- * daemon's framing rules, so no record can reach the daemon without having been seen.
+ * the daemon, which validates every request again. Batches are walked with the daemon's
+ * own framing (libkernelet-proto), so no record can reach the daemon without having been
+ * seen.
  */
 #include "kdev_relay.h"
 
@@ -13,14 +14,15 @@
 #include "kdev_request.h"
 #include "kernelet/protocol.h"
 
-#define REC_HDR ((uint32_t)sizeof(struct kernelet_rec_hdr))
-
 bool kdev_relay_local(uint16_t opcode, bool daemon_has_contexts)
 {
-    if (opcode == KERNELET_OP_CONTEXT_CLOSE)
+    const struct kproto_opcode_row *row = kproto_opcode_find(opcode);
+
+    if (!row)
+        return false; /* unknown here, but a newer kerneletd may serve it */
+    if (row->flags & KPROTO_OP_CONTEXT)
         return !daemon_has_contexts; /* else nothing of the context is held: OK */
-    return opcode == KERNELET_OP_HELLO || opcode == KERNELET_OP_GET_INFO ||
-           opcode == KERNELET_OP_DIAG_ECHO_BULK;
+    return (row->flags & KPROTO_OP_DEVICE) != 0;
 }
 
 struct relay {
@@ -110,36 +112,35 @@ static int rewrite_copy(struct relay *r, uint8_t *rec, uint32_t len)
                  span, d2h, !d2h);
 }
 
+/* Walks the records with libkernelet-proto's framing (kerneletd's own), so that every
+ * record the daemon will read has been seen here; their contents are the daemon's to
+ * check, except the host memory that copies name. */
 static int rewrite_batch(struct relay *r, uint8_t *p, uint32_t len)
 {
-    uint32_t count, left, off = sizeof(struct kernelet_batch);
+    struct kernelet_batch b;
+    struct kproto_batch_iter it;
+    struct kernelet_rec_hdr h;
+    const uint8_t *rec;
     int rc;
 
-    if (len < sizeof(struct kernelet_batch)) {
+    if (len < sizeof(b)) {
         snprintf(r->err, r->errlen, "batch of %u bytes", len);
         return KDEV_RELAY_BAD;
     }
-    count = kdev_le32(p);
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t rlen;
-
-        left = len - off;
-        if (left < REC_HDR || (rlen = kdev_le32(p + off + 4)) < REC_HDR || rlen > left ||
-            rlen % 8 != 0) {
-            snprintf(r->err, r->errlen, "batch record %u is malformed", i);
-            return KDEV_RELAY_BAD;
-        }
-        if (kdev_le16(p + off) == KERNELET_REC_COPY &&
-            (rc = rewrite_copy(r, p + off, rlen)) != KDEV_RELAY_OK)
+    memcpy(&b, p, sizeof(b));
+    kproto_batch_walk(&it, p + sizeof(b), len - sizeof(b), b.count);
+    while ((rc = kproto_batch_frame(&it, &h, &rec, r->err, r->errlen)) == 1) {
+        /* rec points into p, which is ours to rewrite */
+        if (h.op == KERNELET_REC_COPY &&
+            (rc = rewrite_copy(r, p + (rec - p), h.length)) != KDEV_RELAY_OK)
             return rc;
-        off += rlen;
     }
-    if (off != len) {
-        snprintf(r->err, r->errlen, "%u bytes after the batch's %u records", len - off, count);
+    if (rc != 0)
         return KDEV_RELAY_BAD;
+    if (r->uses_bulk) {
+        b.flags |= KERNELET_BATCH_COMPLETE;
+        memcpy(p + offsetof(struct kernelet_batch, flags), &b.flags, sizeof(b.flags));
     }
-    if (r->uses_bulk)
-        kdev_put_le32(p + 4, kdev_le32(p + 4) | KERNELET_BATCH_COMPLETE);
     return KDEV_RELAY_OK;
 }
 

@@ -39,9 +39,10 @@ int kdev_relay_rewrite(uint16_t opcode, uint8_t *payload, uint32_t len, uint32_t
                        uint32_t d2h, kdev_bulk_map_fn map, void *opaque, bool *uses_bulk,
                        char *err, size_t errlen);
 
-/* Whether the device answers opcode itself rather than relaying it to kerneletd.
- * daemon_has_contexts: a daemon is connected and keeps guest contexts apart (protocol
- * 0.2+); only then does CONTEXT_CLOSE go to it. */
+/* Whether the device answers opcode itself rather than relaying it to kerneletd (the
+ * opcode table's KPROTO_OP_DEVICE and KPROTO_OP_CONTEXT). daemon_has_contexts: a daemon is
+ * connected and keeps guest contexts apart (protocol 0.2+); only then does CONTEXT_CLOSE
+ * go to it. */
 bool kdev_relay_local(uint16_t opcode, bool daemon_has_contexts);
 
 #endif

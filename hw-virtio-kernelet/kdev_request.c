@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernelet/protocol.h"
+
 #define HDR_SIZE ((size_t)sizeof(struct kernelet_req_hdr))
 #define XFER_SIZE ((size_t)sizeof(struct kernelet_xfer))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -35,6 +37,18 @@ void kdev_put_le64(uint8_t *p, uint64_t v)
 {
     kdev_put_le32(p, (uint32_t)v);
     kdev_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+bool kdev_opcode_allowed(uint16_t opcode, unsigned vq)
+{
+    const struct kproto_opcode_row *row = kproto_opcode_find(opcode);
+    bool launch = vq == KERNELET_VQ_LAUNCH;
+
+    if (vq >= KERNELET_VQ_COUNT)
+        return false;
+    if (!row)
+        return !launch;
+    return (row->flags & KPROTO_OP_GUEST) && launch == !!(row->flags & KPROTO_OP_LAUNCH_RING);
 }
 
 void kdev_state_init(struct kdev_state *st)
@@ -202,25 +216,23 @@ static uint32_t decode_xfer(const struct kdev_chain *c, struct kdev_req *r)
  * out; returns a kernelet_status. r->id and r->opcode are set as soon as they are read. */
 uint32_t kdev_decode(const struct kdev_chain *c, struct kdev_req *r)
 {
-    uint8_t h[HDR_SIZE];
+    uint8_t raw[HDR_SIZE];
+    struct kernelet_req_hdr h;
     uint64_t expect;
-    uint16_t flags;
     uint32_t status;
+    int rc;
 
     r->resp_bytes = c->in_len;
-    if (!read_all(c, 0, h, HDR_SIZE))
+    if (!read_all(c, 0, raw, HDR_SIZE))
         return KERNELET_ST_BAD_REQUEST;
-    r->opcode = kdev_le16(h + offsetof(struct kernelet_req_hdr, opcode));
-    r->id = kdev_le64(h + offsetof(struct kernelet_req_hdr, request_id));
-    r->length = kdev_le32(h + offsetof(struct kernelet_req_hdr, length));
-    flags = kdev_le16(h + offsetof(struct kernelet_req_hdr, flags));
-    if ((flags & ~KERNELET_REQ_F_XFER) != 0 ||
-        kdev_le32(h + offsetof(struct kernelet_req_hdr, status)) != 0 ||
-        kdev_le32(h + offsetof(struct kernelet_req_hdr, context)) != 0 ||
-        r->length > KERNELET_MAX_REQUEST - HDR_SIZE)
+    rc = kproto_hdr_decode(raw, KPROTO_HOP_GUEST, &h, NULL, 0);
+    r->opcode = h.opcode;
+    r->id = h.request_id;
+    r->length = h.length;
+    if (rc != KPROTO_OK)
         return KERNELET_ST_BAD_REQUEST;
     expect = HDR_SIZE + (uint64_t)r->length;
-    if (flags & KERNELET_REQ_F_XFER) {
+    if (h.flags & KERNELET_REQ_F_XFER) {
         status = decode_xfer(c, r);
         if (status != KERNELET_ST_OK)
             return status;
@@ -254,6 +266,14 @@ static uint32_t reply_info(const struct kdev_state *st, uint8_t *out, size_t cap
     return KERNELET_ST_OK;
 }
 
+/* Whether a DIAG_ECHO_BULK payload is valid: reserved 0, a delay within the limit. */
+static bool echo_ok(const uint8_t *p)
+{
+    return kdev_le32(p + offsetof(struct kernelet_diag_echo, reserved)) == 0 &&
+           kdev_le32(p + offsetof(struct kernelet_diag_echo, delay_ms)) <=
+               KERNELET_DIAG_MAX_DELAY_MS;
+}
+
 /* DIAG_ECHO_BULK: streams the h2d bulk bytes through a checksum and copies the first
  * min(h2d, d2h) of them into the d2h bulk room. */
 static uint32_t echo_bulk(const struct kdev_chain *c, const struct kdev_req *r, uint8_t *out,
@@ -263,8 +283,7 @@ static uint32_t echo_bulk(const struct kdev_chain *c, const struct kdev_req *r, 
     uint64_t h = KDEV_FNV1A64_INIT;
     size_t copy = MIN(r->x.h2d_bytes, r->x.d2h_bytes);
 
-    if (r->length != sizeof(struct kernelet_diag_echo) || kdev_le32(r->payload + 4) != 0 ||
-        kdev_le32(r->payload) > KERNELET_DIAG_MAX_DELAY_MS)
+    if (r->length != sizeof(struct kernelet_diag_echo) || !echo_ok(r->payload))
         return KERNELET_ST_BAD_REQUEST;
     if (cap < sizeof(struct kernelet_diag_echo_result))
         return KERNELET_ST_TOO_SMALL;
@@ -289,7 +308,9 @@ static uint32_t echo_bulk(const struct kdev_chain *c, const struct kdev_req *r, 
     return KERNELET_ST_OK;
 }
 
-/* Answers a request on the request queue; *out_len receives the payload size written. */
+/* Answers a request on the request queue that the device serves itself (the opcode
+ * table's KPROTO_OP_DEVICE and KPROTO_OP_CONTEXT rows); *out_len receives the payload size
+ * written. What the device forwards is refused here: no kerneletd is linked. */
 static uint32_t answer_control(struct kdev_state *st, const struct kdev_chain *c,
                                const struct kdev_req *r, uint8_t *out, size_t cap,
                                size_t *out_len, size_t *d2h_written)
@@ -297,9 +318,10 @@ static uint32_t answer_control(struct kdev_state *st, const struct kdev_chain *c
     switch (r->opcode) {
     case KERNELET_OP_HELLO:
         if (r->length != sizeof(struct kernelet_hello) || has_bulk(r) ||
-            kdev_le32(r->payload + 4) != 0)
+            kdev_le32(r->payload + offsetof(struct kernelet_hello, reserved)) != 0)
             return KERNELET_ST_BAD_REQUEST;
-        if ((kdev_le32(r->payload) >> 16) != KERNELET_PROTO_MAJOR)
+        if ((kdev_le32(r->payload + offsetof(struct kernelet_hello, proto_version)) >> 16) !=
+            KERNELET_PROTO_MAJOR)
             return KERNELET_ST_VERSION;
         return reply_info(st, out, cap, out_len);
     case KERNELET_OP_GET_INFO:
@@ -324,11 +346,9 @@ static uint32_t answer_control(struct kdev_state *st, const struct kdev_chain *c
     }
 }
 
-/* Launch ring: only launch batches; they need kerneletd to run. */
+/* Launch ring (launch batches only, kdev_opcode_allowed): they need kerneletd to run. */
 static uint32_t answer_launch(const struct kdev_state *st, const struct kdev_req *r)
 {
-    if (r->opcode != KERNELET_OP_LAUNCH_BATCH)
-        return KERNELET_ST_BAD_OPCODE;
     if (r->length == 0)
         return KERNELET_ST_BAD_REQUEST;
     return st->backend ? KERNELET_ST_BUSY : KERNELET_ST_UNAVAILABLE;
@@ -339,7 +359,7 @@ size_t kdev_put_response(struct kdev_state *st, const struct kdev_chain *c,
                            const struct kdev_req *r, uint32_t status, size_t payload_len,
                            size_t used)
 {
-    uint8_t h[HDR_SIZE] = { 0 };
+    uint8_t h[HDR_SIZE];
     uint64_t id = r->id;
     uint32_t length = (uint32_t)payload_len;
     enum kdev_fault fault = st->fault;
@@ -350,10 +370,7 @@ size_t kdev_put_response(struct kdev_state *st, const struct kdev_chain *c,
         id ^= 0x5a5a5a5a5a5a5a5aull;
     if (fault == KDEV_FAULT_BAD_LENGTH)
         length += 4096;
-    kdev_put_le16(h + offsetof(struct kernelet_req_hdr, opcode), r->opcode);
-    kdev_put_le32(h + offsetof(struct kernelet_req_hdr, length), length);
-    kdev_put_le64(h + offsetof(struct kernelet_req_hdr, request_id), id);
-    kdev_put_le32(h + offsetof(struct kernelet_req_hdr, status), status);
+    kproto_hdr_put(h, r->opcode, length, id, status);
     if (!write_all(c, 0, h, HDR_SIZE))
         return 0;
     if (fault == KDEV_FAULT_SHORT_USED)
@@ -378,15 +395,13 @@ size_t kdev_serve(struct kdev_state *st, unsigned vq, const struct kdev_chain *c
     }
     status = kdev_decode(c, &r);
     cap = MIN(r.resp_bytes, (size_t)KERNELET_MAX_RESPONSE) - HDR_SIZE;
-    if (status == KERNELET_ST_OK) {
-        if (vq == KERNELET_VQ_REQUEST)
-            status = answer_control(st, c, &r, out, MIN(cap, sizeof(out)), &payload_len,
-                                    &d2h_written);
-        else if (vq == KERNELET_VQ_LAUNCH)
-            status = answer_launch(st, &r);
-        else
-            status = KERNELET_ST_BAD_OPCODE;
-    }
+    if (status == KERNELET_ST_OK && !kdev_opcode_allowed(r.opcode, vq))
+        status = KERNELET_ST_BAD_OPCODE;
+    else if (status == KERNELET_ST_OK && vq == KERNELET_VQ_LAUNCH)
+        status = answer_launch(st, &r);
+    else if (status == KERNELET_ST_OK)
+        status = answer_control(st, c, &r, out, MIN(cap, sizeof(out)), &payload_len,
+                                &d2h_written);
     free(r.payload);
     if (status != KERNELET_ST_OK || !write_all(c, HDR_SIZE, out, payload_len)) {
         st->stats.errors++;
@@ -405,9 +420,8 @@ uint32_t kdev_hold_ms(unsigned vq, const struct kdev_chain *c)
 
     if (vq == KERNELET_VQ_REQUEST && c->in_len >= HDR_SIZE &&
         kdev_decode(c, &r) == KERNELET_ST_OK && r.opcode == KERNELET_OP_DIAG_ECHO_BULK &&
-        r.length == sizeof(struct kernelet_diag_echo) && kdev_le32(r.payload + 4) == 0 &&
-        kdev_le32(r.payload) <= KERNELET_DIAG_MAX_DELAY_MS)
-        ms = kdev_le32(r.payload);
+        r.length == sizeof(struct kernelet_diag_echo) && echo_ok(r.payload))
+        ms = kdev_le32(r.payload + offsetof(struct kernelet_diag_echo, delay_ms));
     free(r.payload);
     return ms;
 }

@@ -98,6 +98,11 @@ size_t kdev_put_response(struct kdev_state *st, const struct kdev_chain *c,
                          const struct kdev_req *r, uint32_t status, size_t payload_len,
                          size_t used);
 
+/* Whether a guest may send opcode on virtqueue vq (the opcode table's KPROTO_OP_GUEST and
+ * KPROTO_OP_LAUNCH_RING). Opcodes the table does not know pass on the request queue: a
+ * newer kerneletd may serve them, and it refuses what it does not know. */
+bool kdev_opcode_allowed(uint16_t opcode, unsigned vq);
+
 /* Fills `st` with the default policy and an unconnected backend. */
 void kdev_state_init(struct kdev_state *st);
 

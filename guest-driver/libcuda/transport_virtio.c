@@ -211,11 +211,20 @@ static int detach(struct vdev *v, const uint8_t *msg, size_t len)
 
 /* ---- submissions --------------------------------------------------------------------- */
 
+static uint16_t opcode_of(const uint8_t *msg)
+{
+    struct kernelet_req_hdr h;
+
+    memcpy(&h, msg, sizeof(h));
+    return h.opcode;
+}
+
 /* One chunk through the driver; resp gets the answer (resp_len bytes). 0 or -errno. */
 static int submit(struct vdev *v, const struct kvb_chunk *c, uint8_t *resp, uint32_t *resp_len)
 {
     struct kernelet_ioc_submit s = {
-        .queue = c->is_batch ? KERNELET_VQ_LAUNCH : KERNELET_VQ_REQUEST,
+        .queue = kproto_opcode_has(opcode_of(c->msg), KPROTO_OP_LAUNCH_RING)
+                     ? KERNELET_VQ_LAUNCH : KERNELET_VQ_REQUEST,
         .flags = KERNELET_SUBMIT_F_KILLABLE,
         .req_addr = (uintptr_t)c->msg, .req_len = c->len,
         .resp_addr = (uintptr_t)resp, .resp_cap = KERNELET_MAX_RESPONSE,
@@ -299,7 +308,7 @@ static int forward(struct vdev *v, const uint8_t *msg, size_t len)
     }
     if (rc == -EINVAL || rc == -E2BIG) {
         kcu_log("cannot map a request (opcode 0x%04x) to the device: %s",
-                (unsigned)(msg[0] | msg[1] << 8), strerror(-rc));
+                (unsigned)opcode_of(msg), strerror(-rc));
         rc = local_answer(v, msg, KERNELET_ST_BAD_REQUEST, NULL, 0);
     } else if (rc >= 0) {
         complete_hello(resp, &resp_len);
@@ -326,20 +335,25 @@ static int hello(struct vdev *v, const uint8_t *msg, size_t len)
     return forward(v, bare, sizeof(bare));
 }
 
+/* What the device takes from a guest (the opcode table's KPROTO_OP_GUEST, and opcodes the
+ * table does not know, for a newer daemon) goes to it; of the rest this transport serves
+ * the socket's regions itself and refuses what a guest may not send. */
 static int handle(struct vdev *v, const uint8_t *msg, size_t len, int fd)
 {
     struct kernelet_req_hdr h;
 
     memcpy(&h, msg, sizeof(h));
+    if (h.opcode == KERNELET_OP_HELLO)
+        return hello(v, msg, len);
+    if (kproto_opcode_has(h.opcode, KPROTO_OP_GUEST) || !kproto_opcode_find(h.opcode))
+        return forward(v, msg, len);
     switch (h.opcode) {
     case KERNELET_OP_SHM_ATTACH:
         return attach(v, msg, fd);
     case KERNELET_OP_SHM_DETACH:
         return detach(v, msg, len);
-    case KERNELET_OP_HELLO:
-        return hello(v, msg, len);
     default:
-        return forward(v, msg, len);
+        return local_answer(v, msg, KERNELET_ST_BAD_OPCODE, NULL, 0);
     }
 }
 

@@ -18,12 +18,13 @@ int kvb_begin(struct kvb_splitter *s, const void *msg, size_t len, uint32_t max_
                                .region = region, .arg = arg};
     if (h.opcode == KERNELET_OP_LAUNCH_BATCH) {
         struct kernelet_batch b;
+
         if (h.length < sizeof(b))
             return -EINVAL;
         memcpy(&b, s->msg + KERNELET_HDR_SIZE, sizeof(b));
-        s->count = b.count;
         s->flags = b.flags;
-        s->pos = KERNELET_HDR_SIZE + sizeof(b);
+        kproto_batch_walk(&s->it, s->msg + KERNELET_HDR_SIZE + sizeof(b),
+                          h.length - sizeof(b), b.count);
     }
     return 0;
 }
@@ -124,9 +125,9 @@ static void next_piece(const struct kvb_splitter *s, const struct kernelet_rec_c
     }
 }
 
-/* Appends the next piece of the copy at s->pos, or nothing (0) when the chunk is full. */
+/* Appends the next piece of copy record `index`, or nothing (0) when the chunk is full. */
 static int copy_piece(struct kvb_splitter *s, struct kvb_chunk *c, struct kproto_msg *m,
-                      const struct kernelet_rec_copy *r)
+                      const struct kernelet_rec_copy *r, uint32_t index)
 {
     bool d2h = r->kind == KERNELET_COPY_DTOH;
     uint64_t host_pitch = d2h ? r->dst_pitch : r->src_pitch;
@@ -167,7 +168,7 @@ static int copy_piece(struct kvb_splitter *s, struct kvb_chunk *c, struct kproto
     }
     p.h.length = sizeof(p);
     kproto_msg_put(m, &p, sizeof(p), 1);
-    c->orig_index[c->n_records++] = s->index;
+    c->orig_index[c->n_records++] = index;
     if (pc.cols < r->width - s->col) {
         s->col += pc.cols;
     } else {
@@ -184,26 +185,26 @@ static bool is_bulk_copy(const struct kernelet_rec_copy *r)
            r->region != KERNELET_REGION_INLINE;
 }
 
-/* Appends the record at s->pos, or its next piece; 0 when the chunk is full. */
+/* Appends the next record, or its next piece; 0 when the chunk is full. Records are framed
+ * by libkernelet-proto, as kerneletd frames them; s->it moves past a record only once all
+ * of it is in a chunk. */
 static int add_record(struct kvb_splitter *s, struct kvb_chunk *c, struct kproto_msg *m)
 {
+    struct kproto_batch_iter at = s->it;
     struct kernelet_rec_hdr h;
     struct kernelet_rec_copy r;
+    const uint8_t *rec;
     int rc;
 
-    if (s->len - s->pos < sizeof(h))
-        return -EINVAL;
-    memcpy(&h, s->msg + s->pos, sizeof(h));
-    if (h.length < sizeof(h) || h.length % 8 || h.length > s->len - s->pos)
+    if (kproto_batch_frame(&at, &h, &rec, NULL, 0) != 1)
         return -EINVAL;
     if (h.op == KERNELET_REC_COPY && h.length >= sizeof(r)) {
-        memcpy(&r, s->msg + s->pos, sizeof(r));
+        memcpy(&r, rec, sizeof(r));
         if (is_bulk_copy(&r)) {
-            if ((rc = copy_piece(s, c, m, &r)) <= 0)
+            if ((rc = copy_piece(s, c, m, &r, at.index)) <= 0)
                 return rc;
             if (s->row == r.height) {
-                s->pos += h.length;
-                s->index++;
+                s->it = at;
                 s->row = 0;
             }
             return 1;
@@ -211,24 +212,25 @@ static int add_record(struct kvb_splitter *s, struct kvb_chunk *c, struct kproto
     }
     if (kproto_msg_room(m) < h.length)
         return 0;
-    kproto_msg_put(m, s->msg + s->pos, h.length, 1);
-    c->orig_index[c->n_records++] = s->index;
-    s->pos += h.length;
-    s->index++;
+    kproto_msg_put(m, rec, h.length, 1);
+    c->orig_index[c->n_records++] = at.index;
+    s->it = at;
     return 1;
 }
 
 static int batch_chunk(struct kvb_splitter *s, struct kvb_chunk *c)
 {
     struct kernelet_req_hdr h;
+    struct kernelet_rec_hdr rh;
     struct kernelet_batch b;
     struct kproto_msg m;
+    const uint8_t *rest;
     int rc = 1;
 
     memcpy(&h, s->msg, sizeof(h));
     kproto_msg_begin(&m, c->msg, sizeof(c->msg), h.opcode, h.request_id, 0);
     kproto_msg_reserve(&m, sizeof(b));
-    while (s->index < s->count && (rc = add_record(s, c, &m)) > 0)
+    while (s->it.remaining > 0 && (rc = add_record(s, c, &m)) > 0)
         ;
     if (rc < 0)
         return rc;
@@ -240,7 +242,7 @@ static int batch_chunk(struct kvb_splitter *s, struct kvb_chunk *c)
                                 .flags = s->flags | (c->has_bulk ? KERNELET_BATCH_COMPLETE : 0)};
     memcpy(c->msg + KERNELET_HDR_SIZE, &b, sizeof(b));
     c->len = kproto_msg_end(&m);
-    if (s->index == s->count && s->pos != s->len)
+    if (s->it.remaining == 0 && kproto_batch_frame(&s->it, &rh, &rest, NULL, 0) != 0)
         return -EINVAL; /* bytes after the last record */
     return 1;
 }
@@ -256,7 +258,7 @@ int kvb_next(struct kvb_splitter *s, struct kvb_chunk *out)
     memcpy(&h, s->msg, sizeof(h));
     out->is_batch = h.opcode == KERNELET_OP_LAUNCH_BATCH;
     rc = out->is_batch ? batch_chunk(s, out) : single(s, out);
-    if (rc < 0 || !out->is_batch || s->index >= s->count)
+    if (rc < 0 || !out->is_batch || s->it.remaining == 0)
         s->done = true;
     return rc;
 }

@@ -57,9 +57,10 @@ struct kvb_splitter {
     kvb_region_fn region;
     void *arg;
     bool done;
-    /* batches: the next record (or the rest of it) */
-    uint32_t count, flags, index;
-    size_t pos;
+    /* batches: the records (it stands before the next one) and how much of a copy record
+     * earlier chunks took */
+    uint32_t flags;
+    struct kproto_batch_iter it;
     uint64_t row, col;
 };
 

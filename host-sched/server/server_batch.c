@@ -303,7 +303,7 @@ static uint32_t submit_record(struct ks_conn *c, const struct kproto_record *rec
 static void batch_end(struct ks_conn *c, uint32_t code, uint32_t index)
 {
     struct ks_tracker *t = c->stalled_tracker;
-    uint64_t id = c->stalled_hdr.request_id;
+    uint64_t id = c->stalled_id;
 
     c->stalled = false;
     c->stalled_tracker = NULL;
@@ -350,16 +350,15 @@ static bool run(struct ks_conn *c)
     }
 }
 
-void ks_batch(struct ks_conn *c, uint64_t id, const struct kernelet_req_hdr *h,
-              const struct kproto_request *r)
+void ks_batch(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
-    c->stalled_hdr = *h;
+    c->stalled_id = id;
+    c->stalled_context = c->context;
     c->stalled_req = *r;
     c->stalled_tracker = NULL;
-    (void)id;
     if ((r->u.batch.batch.flags & KERNELET_BATCH_COMPLETE) &&
-        !(c->stalled_tracker = ks_tracker_new(c, h->request_id, KERNELET_OP_LAUNCH_BATCH))) {
-        ks_reply_cuda(c, KERNELET_OP_LAUNCH_BATCH, h->request_id, KS_CUDA_OUT_OF_MEMORY, 0);
+        !(c->stalled_tracker = ks_tracker_new(c, id, KERNELET_OP_LAUNCH_BATCH))) {
+        ks_reply_cuda(c, KERNELET_OP_LAUNCH_BATCH, id, KS_CUDA_OUT_OF_MEMORY, 0);
         return;
     }
     kproto_batch_begin(&c->stalled_it, &c->stalled_req);
@@ -369,6 +368,6 @@ void ks_batch(struct ks_conn *c, uint64_t id, const struct kernelet_req_hdr *h,
 
 bool ks_batch_resume(struct ks_conn *c)
 {
-    c->context = c->stalled_hdr.context; /* its operations belong to the batch's context */
+    c->context = c->stalled_context; /* its operations belong to the batch's context */
     return run(c);
 }

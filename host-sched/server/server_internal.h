@@ -250,7 +250,8 @@ struct ks_conn {
 
     /* A batch stopped by the tenant's max-inflight limit, resumed as launches complete. */
     bool stalled;
-    struct kernelet_req_hdr stalled_hdr;
+    uint64_t stalled_id;              /* request id and context of the stalled batch */
+    uint32_t stalled_context;
     struct kproto_request stalled_req;
     struct kproto_batch_iter stalled_it;
     struct ks_tracker *stalled_tracker;
@@ -303,6 +304,12 @@ int ks_conn_take_fd(struct ks_conn *c);
 /* Handles one complete message at c->in (len bytes). */
 void ks_dispatch(struct ks_conn *c, size_t len);
 
+/* What serves one decoded request (id: its request id; c->context is its context). */
+typedef void ks_handler(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+
+/* The handler of opcode, or NULL when kerneletd serves no such opcode. */
+ks_handler *ks_handler_of(uint16_t opcode);
+
 /* ---- handlers (one file per area) ------------------------------------------------------- */
 
 void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
@@ -337,8 +344,7 @@ void ks_function_get(struct ks_conn *c, uint64_t id, const struct kproto_request
 void ks_global_get(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 void ks_module_free(struct ks_obj *o);
 
-void ks_batch(struct ks_conn *c, uint64_t id, const struct kernelet_req_hdr *h,
-              const struct kproto_request *r);
+void ks_batch(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 /* Continues a stalled batch; true when it finished (answered or failed). */
 bool ks_batch_resume(struct ks_conn *c);
 

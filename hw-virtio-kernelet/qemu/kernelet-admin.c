@@ -38,25 +38,24 @@ int kernelet_call(int fd, uint16_t op, const void *payload, uint32_t len, int pa
                   void *resp, size_t cap, uint32_t *resp_len)
 {
     g_autofree uint8_t *ans = g_malloc(KERNELET_MAX_REQUEST);
-    uint8_t h[HDR_SIZE] = { 0 };
+    uint8_t h[HDR_SIZE];
     struct iovec iov[2] = { { h, HDR_SIZE }, { (void *)payload, len } };
+    struct kernelet_req_hdr a;
     size_t n;
 
-    kdev_put_le16(h, op);
-    kdev_put_le32(h + 4, len);
-    kdev_put_le64(h + 8, 1);
+    kproto_hdr_put(h, op, len, 1, 0);
     if (kproto_send(fd, iov, len ? 2 : 1, pass_fd) != 0 ||
-        kproto_recv(fd, ans, KERNELET_MAX_REQUEST, &n) != 0 || kdev_le16(ans) != op) {
+        kproto_recv(fd, ans, KERNELET_MAX_REQUEST, &n) != 0 ||
+        kproto_hdr_get(ans, false, &a, NULL, 0) != KPROTO_OK || a.opcode != op) {
         return -1;
     }
-    n -= HDR_SIZE;
     if (resp && cap) {
-        memcpy(resp, ans + HDR_SIZE, MIN(n, cap));
+        memcpy(resp, ans + HDR_SIZE, MIN(a.length, cap));
     }
     if (resp_len) {
-        *resp_len = n;
+        *resp_len = a.length;
     }
-    return (int)kdev_le32(ans + 16);
+    return (int)a.status;
 }
 
 /* HELLO on a fresh connection; ans receives info + session. */
@@ -140,17 +139,19 @@ void kernelet_link_refresh_stats(VirtIOKernelet *s)
         return;
     }
     for (;;) {
-        uint32_t len = 0, n;
+        struct kernelet_admin_status st;
+        uint32_t len = 0;
 
         if (kernelet_call(l->admin_fd, KERNELET_OP_ADMIN_STATUS, &req, sizeof(req), -1, ans,
-                          KERNELET_MAX_REQUEST, &len) != KERNELET_ST_OK || len < head) {
+                          KERNELET_MAX_REQUEST, &len) != KERNELET_ST_OK ||
+            kproto_response_check(KERNELET_OP_ADMIN_STATUS, ans, len, NULL, 0) != KPROTO_OK) {
             return;
         }
-        n = kdev_le32(ans);
-        if (n == 0 || (uint64_t)n * each > len - head) {
+        memcpy(&st, ans, head);
+        if (st.n_tenants == 0) {
             return;
         }
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t i = 0; i < st.n_tenants; i++) {
             struct kernelet_tenant_status t;
 
             memcpy(&t, ans + head + i * each, each);
@@ -162,6 +163,6 @@ void kernelet_link_refresh_stats(VirtIOKernelet *s)
                 return;
             }
         }
-        req.first += n;
+        req.first += st.n_tenants;
     }
 }

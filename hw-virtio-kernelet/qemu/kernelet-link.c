@@ -255,25 +255,23 @@ static void dispatch_answers(VirtIOKernelet *s)
     size_t off = 0;
 
     while (l->in_len - off >= HDR_SIZE) {
-        const uint8_t *h = l->in + off;
-        uint32_t len = kdev_le32(h + 4);
-        uint64_t id = kdev_le64(h + 8);
+        struct kernelet_req_hdr h;
         KerneletPending *p;
 
-        if (len > KERNELET_MAX_REQUEST - HDR_SIZE) {
+        if (kproto_hdr_get(l->in + off, false, &h, NULL, 0) != KPROTO_OK) {
             link_down(s, "malformed answer");
             return;
         }
-        if (l->in_len - off < HDR_SIZE + len) {
+        if (l->in_len - off < HDR_SIZE + h.length) {
             break;
         }
         QTAILQ_FOREACH(p, &l->pending, next) {
-            if (p->wire_id == id) {
-                complete(s, p, kdev_le32(h + 16), h + HDR_SIZE, len);
+            if (p->wire_id == h.request_id) {
+                complete(s, p, h.status, l->in + off + HDR_SIZE, h.length);
                 break;
             }
         }
-        off += HDR_SIZE + len;
+        off += HDR_SIZE + h.length;
     }
     memmove(l->in, l->in + off, l->in_len - off);
     l->in_len -= off;
@@ -458,15 +456,13 @@ static uint32_t prepare(VirtIOKernelet *s, VirtQueueElement *elem, struct kdev_r
 static void send_request(VirtIOKernelet *s, KerneletPending *p, const uint8_t *payload)
 {
     KerneletLink *l = &s->link;
-    uint8_t h[HDR_SIZE] = { 0 };
+    struct kernelet_req_hdr h = {
+        .opcode = p->req.opcode, .length = p->req.length, .request_id = p->wire_id,
+        /* An older daemon refuses a context in the header. */
+        .context = l->contexts ? p->req.x.context : 0,
+    };
 
-    kdev_put_le16(h, p->req.opcode);
-    kdev_put_le32(h + 4, p->req.length);
-    kdev_put_le64(h + 8, p->wire_id);
-    if (l->contexts) {
-        kdev_put_le32(h + offsetof(struct kernelet_req_hdr, context), p->req.x.context);
-    }
-    g_byte_array_append(l->out, h, HDR_SIZE);
+    g_byte_array_append(l->out, (const uint8_t *)&h, HDR_SIZE);
     g_byte_array_append(l->out, payload, p->req.length);
     flush_out(s);
 }
@@ -488,21 +484,17 @@ bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *e
     }
     status = kdev_decode(&c, &r);
     if (status == KERNELET_ST_OK && kdev_relay_local(r.opcode, l->fd >= 0 && l->contexts)) {
-        free(r.payload);
-        return false;
-    }
-    if (r.opcode == KERNELET_OP_GET_STATS && status == KERNELET_ST_OK) {
-        kernelet_link_refresh_stats(s);
+        if (r.opcode == KERNELET_OP_GET_STATS) {
+            kernelet_link_refresh_stats(s); /* the device answers with the daemon's counters */
+        }
         free(r.payload);
         return false;
     }
     s->state.stats.requests++;
     if (status == KERNELET_ST_OK) {
-        bool launch = vq == s->launch_vq;
+        unsigned ring = vq == s->launch_vq ? KERNELET_VQ_LAUNCH : KERNELET_VQ_REQUEST;
 
-        if (launch != (r.opcode == KERNELET_OP_LAUNCH_BATCH) ||
-            r.opcode == KERNELET_OP_SHM_ATTACH || r.opcode == KERNELET_OP_SHM_DETACH ||
-            r.opcode == KERNELET_OP_ADMIN_STATUS || r.opcode == KERNELET_OP_ADMIN_SET) {
+        if (!kdev_opcode_allowed(r.opcode, ring)) {
             status = KERNELET_ST_BAD_OPCODE;
         } else if (l->fd < 0) {
             status = KERNELET_ST_UNAVAILABLE;

@@ -24,8 +24,8 @@
  * except for stream 0, the tenant's legacy default stream. Device pointers are addresses
  * in the daemon's device address space and must lie inside the tenant's allocations.
  *
- * The encoder/decoder that every component shares is libkernelet-proto (host-sched/server/
- * proto_*.c); its functions are declared at the end of this file.
+ * The encoder/decoder that every component shares is libkernelet-proto (protocol/proto_*.c);
+ * its functions are declared at the end of this file.
  */
 #ifndef KERNELET_PROTOCOL_H
 #define KERNELET_PROTOCOL_H
@@ -436,6 +436,42 @@ enum {
 /* Static description of a KPROTO_E* code. */
 const char *kproto_strerror(int code);
 
+/* ---- The opcode table -----------------------------------------------------------------
+ * What each opcode may do, in one place: one row per opcode, read by kerneletd's dispatch
+ * (who may send it, whether a sticky error refuses it), the virtio device (answered there or
+ * forwarded, on which virtqueue) and libcuda's virtio transport. Handlers stay with the
+ * component that serves the opcode. An opcode without a row is unknown to every component;
+ * the device still forwards such requests so that a newer kerneletd can serve them. */
+#define KPROTO_OP_GUEST        (1u << 0)  /* a guest may send it through the virtio device */
+#define KPROTO_OP_TENANT       (1u << 1)  /* a tenant's connection to kerneletd may send it */
+#define KPROTO_OP_ADMIN        (1u << 2)  /* an administration connection may send it; with
+                                             neither GUEST nor TENANT: administration only */
+#define KPROTO_OP_DEVICE       (1u << 3)  /* the device answers a guest's request itself */
+#define KPROTO_OP_CONTEXT      (1u << 4)  /* forwarded only to a daemon that keeps guest
+                                             contexts apart (protocol 0.2+); the device
+                                             answers it otherwise */
+#define KPROTO_OP_LAUNCH_RING  (1u << 5)  /* travels on the launch virtqueue; every other
+                                             opcode on the request queue */
+#define KPROTO_OP_AFTER_STICKY (1u << 6)  /* served after a sticky error ended the sender's
+                                             context (queries and teardown) */
+#define KPROTO_OP_FLAGS        0x7fu
+
+struct kproto_opcode_row {
+    uint16_t opcode;
+    uint32_t flags;           /* KPROTO_OP_* */
+    const char *name;         /* "MEM_ALLOC" */
+};
+
+/* The table, sorted by opcode, and its number of rows. */
+extern const struct kproto_opcode_row kproto_opcodes[];
+extern const size_t kproto_opcode_count;
+
+/* The row of opcode, or NULL when the protocol has no such opcode. */
+const struct kproto_opcode_row *kproto_opcode_find(uint16_t opcode);
+
+/* Whether opcode has a row carrying every one of `flags` (KPROTO_OP_*). */
+bool kproto_opcode_has(uint16_t opcode, uint32_t flags);
+
 /* Name of an opcode ("MEM_ALLOC"), or NULL when unknown. */
 const char *kproto_opcode_name(uint16_t opcode);
 
@@ -443,8 +479,21 @@ const char *kproto_opcode_name(uint16_t opcode);
 void kproto_hdr_put(void *buf, uint16_t opcode, uint32_t length, uint64_t request_id,
                     uint32_t status);
 
-/* Reads and checks the header at buf: flags and reserved must be 0, length at most
- * KERNELET_MAX_PAYLOAD; a request must have status 0 (is_request). */
+/* Where a header travels, which decides what its flags, status and context may hold. */
+enum kproto_hop {
+    KPROTO_HOP_REQUEST,    /* a request on kerneletd's socket: no flags, status 0 */
+    KPROTO_HOP_RESPONSE,   /* an answer, on any hop: no flags, context 0 */
+    KPROTO_HOP_GUEST,      /* a request on a virtqueue: flags KERNELET_REQ_F_XFER only,
+                              status 0, context 0 (the device stamps it) */
+};
+
+/* Reads and checks the header at buf for its hop; length at most KERNELET_MAX_PAYLOAD
+ * (KPROTO_ERANGE). *h is filled even when the header is refused, so that the refusal can
+ * be answered to its request id. */
+int kproto_hdr_decode(const void *buf, enum kproto_hop hop, struct kernelet_req_hdr *h,
+                      char *err, size_t errlen);
+
+/* kproto_hdr_decode for kerneletd's socket: a request (is_request) or an answer. */
 int kproto_hdr_get(const void *buf, bool is_request, struct kernelet_req_hdr *h, char *err,
                    size_t errlen);
 
@@ -521,8 +570,21 @@ struct kproto_batch_iter {
 /* Starts walking the records of a decoded LAUNCH_BATCH. */
 void kproto_batch_begin(struct kproto_batch_iter *it, const struct kproto_request *req);
 
-/* The next record: 1 when one was read, 0 at the end (after exactly `count` records with
- * no bytes left over), or KPROTO_EINVAL for a malformed record (the rest is unreadable). */
+/* Starts walking `count` records in the len bytes at records (a LAUNCH_BATCH payload after
+ * its kernelet_batch), for walkers that have not decoded the request (the device, libcuda's
+ * virtio transport). */
+void kproto_batch_walk(struct kproto_batch_iter *it, const uint8_t *records, size_t len,
+                       uint32_t count);
+
+/* The framing of the next record, the rules every walker of a batch shares: its header
+ * into *h and its start into *rec (h->length bytes: at least the header, a multiple of 8,
+ * inside the batch); 1, 0 at the end (after exactly `count` records with no bytes left
+ * over), or KPROTO_EINVAL. The contents are not checked. */
+int kproto_batch_frame(struct kproto_batch_iter *it, struct kernelet_rec_hdr *h,
+                       const uint8_t **rec, char *err, size_t errlen);
+
+/* The next record, framed and its contents checked: 1 when one was read, 0 at the end, or
+ * KPROTO_EINVAL for a malformed record (the rest is unreadable; it->index names it). */
 int kproto_batch_next(struct kproto_batch_iter *it, struct kproto_record *rec, char *err,
                       size_t errlen);
 

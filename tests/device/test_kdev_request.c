@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "kdev_request.h"
+#include "kdev_relay.h"
+#include "kernelet/protocol.h"
 
 #define HDR sizeof(struct kernelet_req_hdr)
 
@@ -49,6 +51,33 @@ static uint32_t roundtrip(unsigned vq, size_t req_len, size_t cap)
     g_assert_cmpuint(n, <=, cap);
     g_assert_cmpuint(n, ==, HDR + resp_length());
     return resp_status();
+}
+
+/* Without kerneletd the device serves exactly what the opcode table says it answers itself,
+ * on the queue the table names; everything else is BAD_OPCODE (or, for a launch batch,
+ * UNAVAILABLE). An empty payload is malformed for some, but never an unknown opcode. */
+static void test_opcode_table(void)
+{
+    setup();
+    for (uint32_t op = 0; op <= UINT16_MAX; op++) {
+        const struct kproto_opcode_row *row = kproto_opcode_find((uint16_t)op);
+        bool local = kdev_relay_local((uint16_t)op, false);
+        bool launch = row && (row->flags & KPROTO_OP_LAUNCH_RING);
+        uint32_t on_request, on_launch;
+
+        on_request = roundtrip(KERNELET_VQ_REQUEST, make_req((uint16_t)op, 0, op), sizeof(resp));
+        on_launch = roundtrip(KERNELET_VQ_LAUNCH, make_req((uint16_t)op, 0, op), sizeof(resp));
+        if ((on_request != KERNELET_ST_BAD_OPCODE) != local ||
+            (on_launch != KERNELET_ST_BAD_OPCODE) != launch)
+            g_error("opcode %#06x: request queue %u, launch ring %u, table %#x", op,
+                    on_request, on_launch, row ? row->flags : 0);
+        g_assert_true(kdev_opcode_allowed((uint16_t)op, KERNELET_VQ_REQUEST) ==
+                      (row ? (row->flags & KPROTO_OP_GUEST) && !launch : true));
+        g_assert_false(kdev_opcode_allowed((uint16_t)op, KERNELET_VQ_COUNT));
+    }
+    /* CONTEXT_CLOSE goes to a daemon that keeps contexts apart. */
+    g_assert_false(kdev_relay_local(KERNELET_OP_CONTEXT_CLOSE, true));
+    g_assert_true(kdev_relay_local(KERNELET_OP_GET_STATS, true));
 }
 
 static void test_get_info(void)
@@ -311,5 +340,6 @@ int main(int argc, char **argv)
     g_test_add_func("/kdev/policy_check", test_policy_check);
     g_test_add_func("/kdev/config_and_quota", test_config_and_quota);
     g_test_add_func("/kdev/random_requests", test_random_requests);
+    g_test_add_func("/kdev/opcode_table", test_opcode_table);
     return g_test_run();
 }

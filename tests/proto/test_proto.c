@@ -54,6 +54,30 @@ static void test_header(void)
     raw[20] = 0;
     kproto_hdr_put(raw, KERNELET_OP_MEM_ALLOC, KERNELET_MAX_PAYLOAD + 1, 1, 0);
     g_assert_cmpint(kproto_hdr_get(raw, true, &h, err, sizeof err), ==, KPROTO_ERANGE);
+    g_assert_cmpuint(h.request_id, ==, 1); /* filled for the refusal's answer */
+}
+
+/* A guest's request on a virtqueue: only the transfer flag, and no context (the device
+ * stamps it on the socket). */
+static void test_header_guest(void)
+{
+    struct kernelet_req_hdr h;
+    uint8_t raw[24] = {0};
+
+    kproto_hdr_put(raw, KERNELET_OP_MEM_ALLOC, 16, 7, 0);
+    g_assert_cmpint(kproto_hdr_decode(raw, KPROTO_HOP_GUEST, &h, NULL, 0), ==, 0);
+    raw[2] = KERNELET_REQ_F_XFER;
+    g_assert_cmpint(kproto_hdr_decode(raw, KPROTO_HOP_GUEST, &h, NULL, 0), ==, 0);
+    g_assert_cmpuint(h.flags, ==, KERNELET_REQ_F_XFER);
+    g_assert_cmpint(kproto_hdr_decode(raw, KPROTO_HOP_REQUEST, &h, NULL, 0), ==, KPROTO_EINVAL);
+    raw[2] = 2;
+    g_assert_cmpint(kproto_hdr_decode(raw, KPROTO_HOP_GUEST, &h, NULL, 0), ==, KPROTO_EINVAL);
+    raw[2] = 0;
+    raw[20] = 1;
+    g_assert_cmpint(kproto_hdr_decode(raw, KPROTO_HOP_GUEST, &h, NULL, 0), ==, KPROTO_EINVAL);
+    raw[20] = 0;
+    raw[16] = 1;
+    g_assert_cmpint(kproto_hdr_decode(raw, KPROTO_HOP_GUEST, &h, NULL, 0), ==, KPROTO_EINVAL);
 }
 
 static void test_hello(void)
@@ -221,6 +245,38 @@ static int walk(struct kproto_request *r, struct kproto_record *recs, int max)
     while ((rc = kproto_batch_next(&it, &recs[n < max ? n : max - 1], err, sizeof err)) == 1)
         n++;
     return rc < 0 ? rc : n;
+}
+
+/* The framing alone: lengths and count, whatever the records hold. */
+static void test_batch_frames(void)
+{
+    uint8_t recs[64] = {0};
+    struct kernelet_rec_hdr h = {.op = 77, .flags = 1, .length = 24};
+    struct kproto_batch_iter it;
+    const uint8_t *p;
+
+    memcpy(recs, &h, sizeof h);
+    h.length = 16;
+    memcpy(recs + 24, &h, sizeof h);
+    kproto_batch_walk(&it, recs, 40, 2);
+    g_assert_cmpint(kproto_batch_frame(&it, &h, &p, NULL, 0), ==, 1);
+    g_assert_true(p == recs);
+    g_assert_cmpuint(h.length, ==, 24);
+    g_assert_cmpint(kproto_batch_frame(&it, &h, &p, NULL, 0), ==, 1);
+    g_assert_true(p == recs + 24);
+    g_assert_cmpuint(it.index, ==, 1);
+    g_assert_cmpint(kproto_batch_frame(&it, &h, &p, NULL, 0), ==, 0);
+    kproto_batch_walk(&it, recs, 48, 2); /* 8 bytes after the last record */
+    kproto_batch_frame(&it, &h, &p, NULL, 0);
+    kproto_batch_frame(&it, &h, &p, NULL, 0);
+    g_assert_cmpint(kproto_batch_frame(&it, &h, &p, NULL, 0), ==, KPROTO_EINVAL);
+    kproto_batch_walk(&it, recs, 40, 3); /* a record short */
+    kproto_batch_frame(&it, &h, &p, NULL, 0);
+    kproto_batch_frame(&it, &h, &p, NULL, 0);
+    g_assert_cmpint(kproto_batch_frame(&it, &h, &p, NULL, 0), ==, KPROTO_EINVAL);
+    g_assert_cmpuint(it.index, ==, 2);
+    kproto_batch_walk(&it, recs, 20, 1); /* length 24 beyond 20 bytes */
+    g_assert_cmpint(kproto_batch_frame(&it, &h, &p, NULL, 0), ==, KPROTO_EINVAL);
 }
 
 static void launch_rec(uint8_t *out, size_t *n, uint32_t param_bytes)
@@ -462,6 +518,8 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/proto/header", test_header);
+    g_test_add_func("/proto/header-guest", test_header_guest);
+    g_test_add_func("/proto/batch-frames", test_batch_frames);
     g_test_add_func("/proto/hello", test_hello);
     g_test_add_func("/proto/fixed-sizes", test_fixed_sizes);
     g_test_add_func("/proto/events-streams", test_events_streams);

@@ -1,4 +1,4 @@
-/* libkernelet-proto: headers, error texts, opcode names and the message builder. */
+/* libkernelet-proto: headers, error texts and the message builder. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,40 +38,6 @@ const char *kproto_strerror(int code)
     }
 }
 
-const char *kproto_opcode_name(uint16_t opcode)
-{
-    switch (opcode) {
-    case KERNELET_OP_HELLO: return "HELLO";
-    case KERNELET_OP_GET_INFO: return "GET_INFO";
-    case KERNELET_OP_GET_STATS: return "GET_STATS";
-    case KERNELET_OP_CONTEXT_CLOSE: return "CONTEXT_CLOSE";
-    case KERNELET_OP_SHM_ATTACH: return "SHM_ATTACH";
-    case KERNELET_OP_SHM_DETACH: return "SHM_DETACH";
-    case KERNELET_OP_DEVICE_GET: return "DEVICE_GET";
-    case KERNELET_OP_MEM_ALLOC: return "MEM_ALLOC";
-    case KERNELET_OP_MEM_FREE: return "MEM_FREE";
-    case KERNELET_OP_MEM_GET_INFO: return "MEM_GET_INFO";
-    case KERNELET_OP_MODULE_LOAD: return "MODULE_LOAD";
-    case KERNELET_OP_MODULE_UNLOAD: return "MODULE_UNLOAD";
-    case KERNELET_OP_FUNCTION_GET: return "FUNCTION_GET";
-    case KERNELET_OP_GLOBAL_GET: return "GLOBAL_GET";
-    case KERNELET_OP_LAUNCH_BATCH: return "LAUNCH_BATCH";
-    case KERNELET_OP_STREAM_CREATE: return "STREAM_CREATE";
-    case KERNELET_OP_STREAM_DESTROY: return "STREAM_DESTROY";
-    case KERNELET_OP_STREAM_SYNC: return "STREAM_SYNC";
-    case KERNELET_OP_STREAM_QUERY: return "STREAM_QUERY";
-    case KERNELET_OP_EVENT_CREATE: return "EVENT_CREATE";
-    case KERNELET_OP_EVENT_DESTROY: return "EVENT_DESTROY";
-    case KERNELET_OP_EVENT_SYNC: return "EVENT_SYNC";
-    case KERNELET_OP_EVENT_QUERY: return "EVENT_QUERY";
-    case KERNELET_OP_EVENT_ELAPSED: return "EVENT_ELAPSED";
-    case KERNELET_OP_CTX_SYNC: return "CTX_SYNC";
-    case KERNELET_OP_ADMIN_STATUS: return "ADMIN_STATUS";
-    case KERNELET_OP_ADMIN_SET: return "ADMIN_SET";
-    default: return NULL;
-    }
-}
-
 void kproto_hdr_put(void *buf, uint16_t opcode, uint32_t length, uint64_t request_id,
                     uint32_t status)
 {
@@ -81,21 +47,32 @@ void kproto_hdr_put(void *buf, uint16_t opcode, uint32_t length, uint64_t reques
     memcpy(buf, &h, sizeof(h));
 }
 
-int kproto_hdr_get(const void *buf, bool is_request, struct kernelet_req_hdr *h, char *err,
-                   size_t errlen)
+int kproto_hdr_decode(const void *buf, enum kproto_hop hop, struct kernelet_req_hdr *h,
+                      char *err, size_t errlen)
 {
+    /* Only a guest's request may announce a transfer descriptor (the guest driver's). */
+    uint16_t flags_ok = hop == KPROTO_HOP_GUEST ? KERNELET_REQ_F_XFER : 0;
+
     memcpy(h, buf, sizeof(*h));
-    if (h->flags != 0)
+    if (h->flags & ~flags_ok)
         return kproto_fail(err, errlen, KPROTO_EINVAL, "header flags %#x are not 0", h->flags);
-    if (!is_request && h->context != 0)
-        return kproto_fail(err, errlen, KPROTO_EINVAL, "response context field is not 0");
-    if (is_request && h->status != 0)
+    /* A context is stamped on kerneletd's socket only: by the device, or 0 from libcuda. */
+    if (hop != KPROTO_HOP_REQUEST && h->context != 0)
+        return kproto_fail(err, errlen, KPROTO_EINVAL, "header context field is not 0");
+    if (hop != KPROTO_HOP_RESPONSE && h->status != 0)
         return kproto_fail(err, errlen, KPROTO_EINVAL, "request status %u is not 0",
                            h->status);
     if (h->length > KERNELET_MAX_PAYLOAD)
         return kproto_fail(err, errlen, KPROTO_ERANGE, "payload length %u exceeds %u",
                            h->length, KERNELET_MAX_PAYLOAD);
     return KPROTO_OK;
+}
+
+int kproto_hdr_get(const void *buf, bool is_request, struct kernelet_req_hdr *h, char *err,
+                   size_t errlen)
+{
+    return kproto_hdr_decode(buf, is_request ? KPROTO_HOP_REQUEST : KPROTO_HOP_RESPONSE, h,
+                             err, errlen);
 }
 
 void kproto_msg_begin(struct kproto_msg *m, void *buf, uint32_t cap, uint16_t opcode,

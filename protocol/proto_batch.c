@@ -141,55 +141,82 @@ static int check_event(const uint8_t *p, uint32_t len, struct kproto_record *r, 
     return KPROTO_OK;
 }
 
+void kproto_batch_walk(struct kproto_batch_iter *it, const uint8_t *records, size_t len,
+                       uint32_t count)
+{
+    it->next = records;
+    it->left = len;
+    it->remaining = count;
+    it->index = UINT32_MAX;
+}
+
 void kproto_batch_begin(struct kproto_batch_iter *it, const struct kproto_request *req)
 {
-    it->next = req->u.batch.records;
-    it->left = req->u.batch.records_len;
-    it->remaining = req->u.batch.batch.count;
-    it->index = UINT32_MAX;
+    kproto_batch_walk(it, req->u.batch.records, req->u.batch.records_len,
+                      req->u.batch.batch.count);
+}
+
+int kproto_batch_frame(struct kproto_batch_iter *it, struct kernelet_rec_hdr *h,
+                       const uint8_t **rec, char *err, size_t errlen)
+{
+    if (it->remaining == 0)
+        return it->left == 0 ? 0 : FAIL("%zu bytes after the last record", it->left);
+    it->index++;
+    if (it->left < sizeof(*h))
+        return FAIL("record %u: only %zu bytes left", it->index, it->left);
+    memcpy(h, it->next, sizeof(*h));
+    if (h->length < sizeof(*h) || h->length % 8 || h->length > it->left)
+        return FAIL("record %u: length %u is invalid (%zu bytes left)", it->index, h->length,
+                    it->left);
+    *rec = it->next;
+    it->next += h->length;
+    it->left -= h->length;
+    it->remaining--;
+    return 1;
+}
+
+/* Checks the contents of one framed record of h->length bytes at p. */
+static int check_record(const struct kernelet_rec_hdr *h, const uint8_t *p, uint32_t index,
+                        struct kproto_record *rec, char *err, size_t errlen)
+{
+    if (h->flags)
+        return FAIL("record %u: flags %#x are not 0", index, h->flags);
+    memset(rec, 0, sizeof(*rec));
+    rec->op = h->op;
+    rec->stream = h->stream;
+    switch (h->op) {
+    case KERNELET_REC_LAUNCH:
+        return check_launch(p, h->length, rec, err, errlen);
+    case KERNELET_REC_COPY:
+        return check_copy(p, h->length, rec, err, errlen);
+    case KERNELET_REC_MEMSET:
+        return check_memset(p, h->length, rec, err, errlen);
+    case KERNELET_REC_EVENT_RECORD:
+    case KERNELET_REC_STREAM_WAIT:
+        return check_event(p, h->length, rec, err, errlen);
+    default:
+        return FAIL("record %u: unknown operation %u", index, h->op);
+    }
 }
 
 int kproto_batch_next(struct kproto_batch_iter *it, struct kproto_record *rec, char *err,
                       size_t errlen)
 {
+    /* The iterator moves on only past a valid record (a malformed one ends the batch, and
+     * its index names the record that failed). */
+    struct kproto_batch_iter at = *it;
     struct kernelet_rec_hdr h;
-    int rc;
+    const uint8_t *p;
+    int rc = kproto_batch_frame(&at, &h, &p, err, errlen);
 
-    if (it->remaining == 0)
-        return it->left == 0 ? 0 : FAIL("%zu bytes after the last record", it->left);
-    it->index++;
-    if (it->left < sizeof(h))
-        return FAIL("record %u: only %zu bytes left", it->index, it->left);
-    memcpy(&h, it->next, sizeof(h));
-    if (h.length < sizeof(h) || h.length % 8 || h.length > it->left)
-        return FAIL("record %u: length %u is invalid (%zu bytes left)", it->index, h.length,
-                    it->left);
-    if (h.flags)
-        return FAIL("record %u: flags %#x are not 0", it->index, h.flags);
-    memset(rec, 0, sizeof(*rec));
-    rec->op = h.op;
-    rec->stream = h.stream;
-    switch (h.op) {
-    case KERNELET_REC_LAUNCH:
-        rc = check_launch(it->next, h.length, rec, err, errlen);
-        break;
-    case KERNELET_REC_COPY:
-        rc = check_copy(it->next, h.length, rec, err, errlen);
-        break;
-    case KERNELET_REC_MEMSET:
-        rc = check_memset(it->next, h.length, rec, err, errlen);
-        break;
-    case KERNELET_REC_EVENT_RECORD:
-    case KERNELET_REC_STREAM_WAIT:
-        rc = check_event(it->next, h.length, rec, err, errlen);
-        break;
-    default:
-        rc = FAIL("record %u: unknown operation %u", it->index, h.op);
-    }
-    if (rc)
+    if (rc <= 0) {
+        it->index = at.index;
         return rc;
-    it->next += h.length;
-    it->left -= h.length;
-    it->remaining--;
+    }
+    if ((rc = check_record(&h, p, at.index, rec, err, errlen))) {
+        it->index = at.index;
+        return rc;
+    }
+    *it = at;
     return 1;
 }
