@@ -111,6 +111,11 @@ static int check_kernel(kprof *kp, const kw_kernel *k, const char *dir, const re
     return !(ok_class && ok_pur && ok_mur && ok_rm);
 }
 
+static void print_name(const char *name, void *ctx)
+{
+    fprintf(ctx, "%s\n", name);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 4) {
@@ -135,6 +140,16 @@ int main(int argc, char **argv)
     if (kprof_open(ctx, 0, &kp, msg, sizeof msg) != KPROF_OK) {
         fprintf(stderr, "profiler: %s\n", msg);
         return 1;
+    }
+    char chosen[4096];
+    kprof_describe(kp, chosen, sizeof chosen);
+    printf("metrics: %s\n", chosen);
+    const char *list = getenv("KPROF_LIST_METRICS");   /* a file for every name the chip offers */
+    FILE *lf = list ? fopen(list, "w") : NULL;
+    if (lf) {
+        if (kprof_each_base_metric(kp, print_name, lf, msg, sizeof msg) != KPROF_OK)
+            fprintf(stderr, "base metrics: %s\n", msg);
+        fclose(lf);
     }
     FILE *csv = argc > 3 ? fopen(argv[3], "w") : NULL;
     if (csv)
