@@ -78,6 +78,11 @@ static int get_attr(void *user, CUdevice_attribute a, int *v)
 /* Driver, device and its primary context. */
 static int open_device(kcuda *kc, kexec_error *err)
 {
+    /* Lazy loading (CUDA 12's default) loads each function at its first launch: a tenant's
+     * first slice, a profile or a trial would then time the load, and a daemon wants its
+     * cost at module load, where the tenant waits for it anyway. An operator's own setting
+     * wins. Set before the first cuInit, which reads it. */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     CUresult r = cuInit(0);
     if (r != CUDA_SUCCESS)
         return kcuda_cu_fail_as(err, KEXEC_EDEVICE, r, "cuInit");

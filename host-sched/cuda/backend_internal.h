@@ -124,7 +124,9 @@ struct kcuda {
     kcuda_stats stats;
 
     /* used by trial and kcuda_time_launch only (the caller's thread) */
-    CUstream trial_stream[2];
+    CUstream trial_stream[3];   /* the two kernels' streams; [2] opens the gate */
+    CUdeviceptr trial_gate;     /* 4 bytes the trial streams wait on (0 = no gate) */
+    int trial_gate_failed;      /* stream memory operations refused: run without it */
     CUevent *trial_events;      /* [0]: the common start; then one per slice */
     size_t n_trial_events;
     struct alone_rate {
@@ -184,6 +186,11 @@ int kcuda_measure_launch(kcuda *kc, const kexec_slice *s, const struct kexec_fun
                          kexec_error *err);
 int kcuda_measure_events(kcuda *kc, size_t n, kexec_error *err);
 int kcuda_measure_streams(kcuda *kc, kexec_error *err);
+/* Holds both trial streams until kcuda_gate_open: the work queued behind it then runs as
+ * fast as the GPU goes, not as fast as the host submits. Returns 1 when the gate is in
+ * place, 0 when the driver refuses stream memory operations (then nothing waits). */
+int kcuda_gate_close(kcuda *kc);
+void kcuda_gate_open(kcuda *kc);
 double kcuda_elapsed_ns(CUevent a, CUevent b);
 void kcuda_measure_release(kcuda *kc);
 
