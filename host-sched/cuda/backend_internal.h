@@ -3,6 +3,7 @@
 #define KERNELET_CUDA_BACKEND_INTERNAL_H
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <cuda.h>
@@ -68,6 +69,7 @@ typedef struct kcuda_job {
     size_t params_size;
     kexec_profile *profile_out;
     uint64_t total_blocks;
+    uint64_t wave_blocks;       /* sliced with a residency cap: blocks per device launch */
     /* copies and memset */
     kexec_devptr dst, src;
     void *host_dst;
@@ -122,6 +124,9 @@ struct kcuda {
     kcuda_alloc_table allocs;
     kcuda_alloc_table vars;     /* module variables looked up: copies may reach them */
     kcuda_stats stats;
+
+    FILE *timeline;             /* KERNELET_CUDA_TIMELINE (timeline.c); NULL: off */
+    CUevent timeline_base;
 
     /* used by trial and kcuda_time_launch only (the caller's thread) */
     CUstream trial_stream[3];   /* the two kernels' streams; [2] opens the gate */
@@ -193,6 +198,11 @@ int kcuda_gate_close(kcuda *kc);
 void kcuda_gate_open(kcuda *kc);
 double kcuda_elapsed_ns(CUevent a, CUevent b);
 void kcuda_measure_release(kcuda *kc);
+
+/* timeline.c: opened at start when KERNELET_CUDA_TIMELINE names a file; a no-op otherwise */
+void kcuda_timeline_open(kcuda *kc);
+void kcuda_timeline_note(kcuda *kc, const kcuda_job *job);
+void kcuda_timeline_close(kcuda *kc);
 
 /* profile_op.c */
 void kcuda_run_profile(kcuda *kc, kcuda_job *job);

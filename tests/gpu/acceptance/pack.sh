@@ -27,5 +27,5 @@ for p in $progs burn stream; do cp "$build/bench/$p" "$dest/bench/"; done
 cp "$build"/bench/*.ptx "$dest/bench/ptx/"
 cp -r host-sched/cuda/calibration "$dest/calibration"
 cp tests/gpu/cuda/bench_h100.tsv host-sched/sched/data/h100-bench.profiles "$dest/"
-cp tests/gpu/tenants/kernelet-tenants tests/gpu/acceptance/run.sh "$dest/"
+cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/acceptance/run.sh "$dest/"
 du -sh "$dest"

@@ -23,6 +23,16 @@ tool() { LD_LIBRARY_PATH="$klib" "$@"; }
     >"$work/machine.txt" 2>&1
 cat "$work/machine.txt"
 stage() { echo "== $* ($(date -u +%T))"; }
+# A tool with its libraries and a time limit, under gdb where the machine has it, so that a
+# crash leaves its backtrace in the log (gdb itself keeps the machine's libraries).
+traced() {
+    if command -v gdb >/dev/null 2>&1; then
+        timeout 300 gdb -q -batch -ex "set environment LD_LIBRARY_PATH $klib" -ex run -ex bt \
+            -ex quit --args "$@"
+    else
+        LD_LIBRARY_PATH="$klib" timeout 300 "$@"
+    fi
+}
 
 stage calibration
 tool "$carry/bin/model-mem-probe" 3350 >"$work/calibration/probe.txt" 2>"$work/calibration/probe.err"
@@ -31,13 +41,13 @@ tool "$carry/bin/kernelet-cuda-calibrate" --dir "$work/calibration" <"$work/cali
 cat "$work"/calibration/*.calib 2>/dev/null | head -20
 
 stage profile-kernels
-KPROF_LIST_METRICS="$work/metrics-offered.txt" tool timeout 300 "$carry/bin/profile-kernels" \
+KPROF_LIST_METRICS="$work/metrics-offered.txt" traced "$carry/bin/profile-kernels" \
     "$carry/bench/ptx" "$carry/bench_h100.tsv" "$work/profile-kernels.csv" \
     >"$work/profile-kernels.txt" 2>&1
 echo "profile-kernels: exit $?"; cat "$work/profile-kernels.txt"
 
 stage backend-check
-tool timeout 300 "$carry/bin/backend-check" "$carry/bench/ptx" "$carry/h100-bench.profiles" "$work" \
+traced "$carry/bin/backend-check" "$carry/bench/ptx" "$carry/h100-bench.profiles" "$work" \
     >"$work/backend-check.txt" 2>&1
 echo "backend-check: exit $?"; tail -40 "$work/backend-check.txt"
 
