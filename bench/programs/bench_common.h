@@ -5,7 +5,10 @@
  * Every program accepts --small, --seed=N, --repeat=N and its own --name=value sizes; it
  * prints exactly one line on stdout:
  *   RESULT name=<kernel> verified=<yes|no> kernel_ms=<median> repeats=<n> grid=XxYxZ
- *          block=XxYxZ <sizes...>
+ *          block=XxYxZ <sizes...> t0_ns=<T> t1_ns=<T>
+ * where t0_ns and t1_ns (CLOCK_MONOTONIC, one clock for every process of the machine) bound
+ * the timed launches, so that a harness running several programs at once can tell the
+ * span of their GPU work apart from their start-up.
  * and exits 0 when verified, 1 when the output does not match the CPU reference, 2 on a
  * usage or CUDA error. */
 #ifndef BENCH_COMMON_H
@@ -16,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define BENCH_CHECK(call)                                                                   \
     do {                                                                                    \
@@ -124,11 +129,40 @@ static int bench_cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Bounds of the timed launches, for the result line (CLOCK_MONOTONIC ns). */
+static unsigned long long bench_t0_ns, bench_t1_ns;
+
+static unsigned long long bench_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
+
+/* With BENCH_BARRIER=DIR set (by a harness running several programs at once), says ready
+ * (DIR/ready.PID) and waits for DIR/go, so that the timed launches of every program start
+ * together, after all of them have started up. Gives up after a minute. */
+static void bench_barrier(void)
+{
+    const char *dir = getenv("BENCH_BARRIER");
+    if (!dir || !*dir)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ready.%ld", dir, (long)getpid());
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+    snprintf(path, sizeof path, "%s/go", dir);
+    struct timespec nap = {0, 200000};
+    for (int i = 0; i < 300000 && access(path, F_OK) != 0; i++)
+        nanosleep(&nap, NULL);
+}
+
 /* Times one launch per repeat with CUDA events after one untimed warm-up launch (whose
  * output is the one verified; every launch writes the same output). Returns the median. */
 typedef void (*bench_launch_fn)(void *ctx);
 
-static float bench_time_median(bench_launch_fn launch, void *ctx, int repeat)
+static inline float bench_time_median(bench_launch_fn launch, void *ctx, int repeat)
 {
     float ms[BENCH_MAX_REPEAT];
     cudaEvent_t start, stop;
@@ -137,6 +171,8 @@ static float bench_time_median(bench_launch_fn launch, void *ctx, int repeat)
     launch(ctx);
     BENCH_CHECK(cudaGetLastError());
     BENCH_CHECK(cudaDeviceSynchronize());
+    bench_barrier();
+    bench_t0_ns = bench_now_ns();
     for (int r = 0; r < repeat; r++) {
         BENCH_CHECK(cudaEventRecord(start, 0));
         launch(ctx);
@@ -145,10 +181,30 @@ static float bench_time_median(bench_launch_fn launch, void *ctx, int repeat)
         BENCH_CHECK(cudaEventSynchronize(stop));
         BENCH_CHECK(cudaEventElapsedTime(&ms[r], start, stop));
     }
+    bench_t1_ns = bench_now_ns();
     BENCH_CHECK(cudaEventDestroy(start));
     BENCH_CHECK(cudaEventDestroy(stop));
     qsort(ms, (size_t)repeat, sizeof ms[0], bench_cmp_float);
     return ms[repeat / 2];
+}
+
+/* Queues `launches` launches back to back, as an application's pipeline does, after one
+ * untimed warm-up launch, and waits once at the end. Returns the mean milliseconds per
+ * launch over the span (host clock: the span of all of them, queueing included). */
+static inline float bench_time_pipeline(bench_launch_fn launch, void *ctx, int launches)
+{
+    launch(ctx);
+    BENCH_CHECK(cudaGetLastError());
+    BENCH_CHECK(cudaDeviceSynchronize());
+    bench_barrier();
+    bench_t0_ns = bench_now_ns();
+    for (int r = 0; r < launches; r++) {
+        launch(ctx);
+        BENCH_CHECK(cudaGetLastError());
+    }
+    BENCH_CHECK(cudaDeviceSynchronize());
+    bench_t1_ns = bench_now_ns();
+    return (float)((double)(bench_t1_ns - bench_t0_ns) / 1e6 / launches);
 }
 
 /* Prints the result line; returns the exit status. */
@@ -158,9 +214,9 @@ static int bench_report(const char *name, size_t mismatches, const char *why, fl
     if (mismatches)
         fprintf(stderr, "%s: %zu mismatching elements; first: %s\n", name, mismatches, why);
     printf("RESULT name=%s verified=%s kernel_ms=%.4f repeats=%d grid=%ux%ux%u block=%ux%ux%u "
-           "%s\n",
+           "%s t0_ns=%llu t1_ns=%llu\n",
            name, mismatches ? "no" : "yes", ms, repeat, grid.x, grid.y, grid.z, block.x,
-           block.y, block.z, sizes);
+           block.y, block.z, sizes, bench_t0_ns, bench_t1_ns);
     return mismatches ? 1 : 0;
 }
 

@@ -110,7 +110,7 @@ static void assign_lanes(ksched *s, sched_plan *p, int n)
         p->lane[0] = p->lane[1] = 0;
         return;
     }
-    int l0 = p->k[0]->lane, l1 = n > 1 ? p->k[1]->lane : -1;
+    int l0 = sched_kernel_lane(p->k[0]), l1 = n > 1 ? sched_kernel_lane(p->k[1]) : -1;
     if (l0 > 1)
         l0 = -1;            /* a lane of another policy: queue in a pair lane from now on */
     if (l1 > 1)
@@ -198,7 +198,8 @@ int sched_solo_or_whole(ksched *s)
 static int run_kernel(ksched *s, sched_plan *p, int i)
 {
     sched_kernel *k = p->k[i];
-    unsigned lane = k->lane >= 0 ? (unsigned)k->lane : p->lane[i];
+    int pinned = sched_kernel_lane(k);
+    unsigned lane = pinned >= 0 ? (unsigned)pinned : p->lane[i];
     int launched = 0;
     while (k->in_class && p->budget[i] && s->lanes[lane].in_flight < s->cfg.pipeline_depth) {
         uint64_t n = p->slice[i] < p->budget[i] ? p->slice[i] : p->budget[i];
@@ -252,8 +253,10 @@ void sched_run_whole(ksched *s, unsigned lanes)
     for (;;) {
         uint64_t t0 = mono_ns();
         sched_kernel *k = sched_oldest_eligible(s, 0);
-        int lane = -1;
-        for (unsigned l = 0; k && l < lanes && l < s->n_lanes; l++)
+        int lane = -1, pinned = k ? sched_kernel_lane(k) : -1;
+        if (pinned >= 0 && s->lanes[pinned].in_flight < s->cfg.pipeline_depth)
+            lane = pinned;      /* behind its stream predecessor, wherever that runs */
+        for (unsigned l = 0; k && pinned < 0 && l < lanes && l < s->n_lanes; l++)
             if (s->lanes[l].in_flight < s->cfg.pipeline_depth &&
                 (lane < 0 || s->lanes[l].in_flight < s->lanes[lane].in_flight))
                 lane = (int)l;

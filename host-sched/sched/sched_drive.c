@@ -78,12 +78,13 @@ int sched_pump(ksched *s, ksched_err *err)
         }
         sched_streams_start(s);
         sched_dispatch(s);
-        sched_streams_start(s);
+        /* launches started here (pipelined behind those just dispatched) go out this round */
+        int started = sched_streams_start(s);
         sched_tenants_reap(s);
         pthread_mutex_lock(&s->cq_lock);
         int more = s->cq_head != NULL;
         pthread_mutex_unlock(&s->cq_lock);
-        if (!more && !s->work_head)
+        if (!more && !s->work_head && !started)
             return 0;
     }
 }

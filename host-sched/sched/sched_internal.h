@@ -124,6 +124,9 @@ typedef struct sched_kernel {
     uint64_t done_blocks;
     unsigned in_flight;         /* slices (and a profile request) outstanding */
     int lane;                   /* the lane of its slices in flight, else -1 */
+    int lane_pin;               /* started before its stream predecessor completed: the lane
+                                   the predecessor's slices still run in, where its own must
+                                   queue behind them (sched_stream.c), else -1 */
     int whole_only;
     int in_class;               /* linked into its class's pending list */
     uint64_t first_start_ns, last_end_ns;
@@ -246,7 +249,7 @@ void sched_fail_pending_lost(ksched *s);
 
 /* sched_stream.c: operations in stream order */
 void sched_stream_wake(ksched *s, sched_stream *st);
-void sched_streams_start(ksched *s);
+int sched_streams_start(ksched *s);
 void sched_op_complete(ksched *s, sched_op *op, int status, const char *msg);
 void sched_op_finish(ksched *s, sched_op *op, int status, const char *msg);
 void sched_backend_done(void *user, const kexec_completion *c);
@@ -267,6 +270,9 @@ void sched_globals_drop(sched_tenant *t, uint32_t module);
 /* sched_kernel.c: launches as kernels in the pending set */
 int sched_kernel_start(ksched *s, sched_op *op);
 void sched_kernel_cancel(ksched *s, sched_kernel *k, int status, const char *msg);
+/* The lane k must use now: its slices' lane while some are in flight, else the lane its
+ * stream predecessor runs in (lane_pin), else -1 (any). */
+int sched_kernel_lane(const sched_kernel *k);
 int sched_kernel_launch(ksched *s, sched_kernel *k, uint64_t count, unsigned lane,
                         unsigned cap);
 void sched_slice_done(ksched *s, sched_sub *sub);

@@ -96,7 +96,7 @@ int sched_kernel_start(ksched *s, sched_op *op)
     *k = (sched_kernel){.op = op, .tenant = t, .fn = f, .state = K_PENDING,
                         .seq = s->next_seq++, .pending_ns = sched_now(s),
                         .total = kexec_grid_blocks(op->op.u.launch.grid),
-                        .lane = -1};
+                        .lane = -1, .lane_pin = -1};
     if (!(k->cls = sched_class_of(s, f, &op->op, NULL))) {
         free(k);
         return KSCHED_ENOMEM;
@@ -167,8 +167,14 @@ int sched_kernel_launch(ksched *s, sched_kernel *k, uint64_t count, unsigned lan
     if (k->next == k->total) {
         k->state = K_DRAINING;
         sched_kernel_unlink(s, k);
+        sched_stream_wake(s, k->op->stream);    /* its successor may start (sched_stream.c) */
     }
     return 0;
+}
+
+int sched_kernel_lane(const sched_kernel *k)
+{
+    return k->lane >= 0 ? k->lane : k->lane_pin;
 }
 
 /* Completes the launch op once nothing of k is in flight and nothing is left to run. */

@@ -73,22 +73,21 @@ int ksched_tenant_add(ksched *s, const char *name, const ksched_tenant_policy *p
     return 0;
 }
 
-/* Cancels what has not started in st; a started launch stops getting slices. */
+/* Cancels what has not started in st; started launches (the head, and launches pipelined
+ * behind it) stop getting slices and complete when their slices in flight do. */
 static void cancel_stream(uint32_t id, void *val, void *user)
 {
     (void)id;
     ksched *s = user;
     sched_stream *st = val;
-    sched_op *head = st->head;
-    if (!head)
-        return;
-    sched_op *rest = head;
-    if (head->started) {
-        rest = head->next;
-        head->next = NULL;
-        st->tail = head;
+    sched_op *last_started = NULL;
+    for (sched_op *op = st->head; op && op->started; op = op->next)
+        last_started = op;
+    sched_op *rest = last_started ? last_started->next : st->head;
+    if (last_started) {
+        last_started->next = NULL;
+        st->tail = last_started;
     } else {
-        head = NULL;
         st->head = st->tail = NULL;
     }
     while (rest) {
@@ -96,8 +95,11 @@ static void cancel_stream(uint32_t id, void *val, void *user)
         sched_op_finish(s, rest, KSCHED_ECANCELED, "tenant removed");
         rest = n;
     }
-    if (head && head->op.kind == KSCHED_OP_LAUNCH && head->kernel)
-        sched_kernel_cancel(s, head->kernel, KSCHED_ECANCELED, "tenant removed");
+    for (sched_op *op = st->head, *n; op; op = n) {
+        n = op->next;       /* canceling may complete op and free it */
+        if (op->op.kind == KSCHED_OP_LAUNCH && op->kernel)
+            sched_kernel_cancel(s, op->kernel, KSCHED_ECANCELED, "tenant removed");
+    }
 }
 
 int ksched_tenant_remove(ksched *s, uint32_t tenant, ksched_err *err)

@@ -475,6 +475,53 @@ static void test_launch_whole_and_slices(void)
     be.ops->destroy(be.state);
 }
 
+/* A slice with a residency cap goes to the device one wave (cap x SMs blocks) per launch,
+ * in order on its lane, each block once; without a cap it is one launch. */
+static void test_capped_slice_waves(void)
+{
+    kexec_backend be = open_backend(NULL);
+    void *st = be.state;
+    kernels k = load_kernels(&be);
+    const unsigned grid[3] = {700, 1, 1};
+    const size_t total = 700, first = 50, count = 600;    /* 132 SMs: 5 waves at cap 1 */
+    kexec_devptr counts;
+    kexec_error e = {0};
+    g_assert_cmpint(be.ops->mem_alloc(st, total * 4, &counts, &e), ==, 0);
+    waiter w;
+    waiter_init(&w);
+    ticket t0 = {&w, 0, 0};
+    g_assert_cmpint(be.ops->memset_d8(st, counts, 0, total * 4, on_done, &t0, &e), ==, 0);
+    waiter_wait(&w, 1);
+    count_params p = {.counts = counts, .tag = 1, .padding = 0xdeadbeef};
+    kexec_slice s = count_launch(&k, grid, &p);
+    s.fn = k.count_sliced;
+    s.sliced = 1;
+    s.first = first;
+    s.count = count;
+    s.max_blocks_per_sm = 1;
+    fake_stats before, after;
+    fake_driver_stats(&before);
+    ticket t1 = {&w, 0, 1};
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t1, &e), ==, 0);
+    waiter_wait(&w, 2);
+    fake_driver_stats(&after);
+    g_assert_cmpuint(after.launches - before.launches, ==, 5);
+    g_assert_cmpuint(after.last_grid[0], ==, count - 4 * 132);
+    s.max_blocks_per_sm = 0;                /* no cap: one launch */
+    ticket t2 = {&w, 0, 2};
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t2, &e), ==, 0);
+    waiter_wait(&w, 3);
+    fake_driver_stats(&before);
+    g_assert_cmpuint(before.launches - after.launches, ==, 1);
+    g_assert_cmpuint(w.failed, ==, 0);
+    uint32_t *host = read_counts(&be, counts, total);
+    for (size_t i = 0; i < total; i++)
+        if (host[i] != (i >= first && i < first + count ? 2u : 0u))
+            g_error("block %zu counted %u times", i, host[i]);
+    g_free(host);
+    be.ops->destroy(be.state);
+}
+
 /* Two kernels side by side: the fake runs streams without contention, so each runs at its
  * own slice rate (s blocks per FAKE_LAUNCH_NS + s x FAKE_BLOCK_NS), and alone at its whole
  * rate (N blocks per FAKE_LAUNCH_NS + N x FAKE_BLOCK_NS). */
@@ -653,6 +700,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
     g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);
     g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);
+    g_test_add_func("/cuda/backend-fake/capped-slice-waves", test_capped_slice_waves);
     g_test_add_func("/cuda/backend-fake/trial", test_trial);
     g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);
     g_test_add_func("/cuda/backend-fake/profile-refusals", test_profile_refusals);

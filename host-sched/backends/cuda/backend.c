@@ -17,6 +17,8 @@ void kcuda_config_default(kcuda_config *c)
     c->measure_overhead = 1;
     c->slice_overhead_bound = 0.02;
     c->blocking_sync = 1;
+    const char *waves = getenv("KERNELET_CUDA_WAVES");
+    c->cap_by_waves = !(waves && !strcmp(waves, "0"));
 }
 
 uint64_t kcuda_now(void)
@@ -78,6 +80,11 @@ static int get_attr(void *user, CUdevice_attribute a, int *v)
 /* Driver, device and its primary context. */
 static int open_device(kcuda *kc, kexec_error *err)
 {
+    /* Lazy loading (CUDA 12's default) loads each function at its first launch: a tenant's
+     * first slice, a profile or a trial would then time the load, and a daemon wants its
+     * cost at module load, where the tenant waits for it anyway. An operator's own setting
+     * wins. Set before the first cuInit, which reads it. */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     CUresult r = cuInit(0);
     if (r != CUDA_SUCCESS)
         return kcuda_cu_fail_as(err, KEXEC_EDEVICE, r, "cuInit");
@@ -159,6 +166,7 @@ static void kcuda_free_state(kcuda *kc)
     if (kc->ctx_retained) {
         cuCtxSetCurrent(kc->ctx);
         kcuda_measure_release(kc);
+        kcuda_timeline_close(kc);
         kcuda_unload_all(kc);
         kcuda_free_all(kc);
         for (size_t i = 0; i < kc->n_events; i++)
@@ -208,6 +216,8 @@ int kcuda_new(kcuda **out, const kcuda_config *cfg, kexec_error *err)
     kc->cfg.calibration_dir = NULL;     /* read only here; the string is the caller's */
     if (!rc)
         rc = setup_memory(kc, err);
+    if (!rc)
+        kcuda_timeline_open(kc);
     if (!rc)
         rc = kcuda_queues_start(kc, err);
     if (!rc && !kc->info.slice_overhead_ns && kc->cfg.measure_overhead)

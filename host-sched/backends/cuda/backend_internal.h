@@ -3,6 +3,7 @@
 #define KERNELET_CUDA_BACKEND_INTERNAL_H
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <cuda.h>
@@ -68,6 +69,7 @@ typedef struct kcuda_job {
     size_t params_size;
     kexec_profile *profile_out;
     uint64_t total_blocks;
+    uint64_t wave_blocks;       /* sliced with a residency cap: blocks per device launch */
     /* copies and memset */
     kexec_devptr dst, src;
     void *host_dst;
@@ -123,8 +125,13 @@ struct kcuda {
     kcuda_alloc_table vars;     /* module variables looked up: copies may reach them */
     kcuda_stats stats;
 
+    FILE *timeline;             /* KERNELET_CUDA_TIMELINE (timeline.c); NULL: off */
+    CUevent timeline_base;
+
     /* used by trial and kcuda_time_launch only (the caller's thread) */
-    CUstream trial_stream[2];
+    CUstream trial_stream[3];   /* the two kernels' streams; [2] opens the gate */
+    CUdeviceptr trial_gate;     /* 4 bytes the trial streams wait on (0 = no gate) */
+    int trial_gate_failed;      /* stream memory operations refused: run without it */
     CUevent *trial_events;      /* [0]: the common start; then one per slice */
     size_t n_trial_events;
     struct alone_rate {
@@ -184,8 +191,18 @@ int kcuda_measure_launch(kcuda *kc, const kexec_slice *s, const struct kexec_fun
                          kexec_error *err);
 int kcuda_measure_events(kcuda *kc, size_t n, kexec_error *err);
 int kcuda_measure_streams(kcuda *kc, kexec_error *err);
+/* Holds both trial streams until kcuda_gate_open: the work queued behind it then runs as
+ * fast as the GPU goes, not as fast as the host submits. Returns 1 when the gate is in
+ * place, 0 when the driver refuses stream memory operations (then nothing waits). */
+int kcuda_gate_close(kcuda *kc);
+void kcuda_gate_open(kcuda *kc);
 double kcuda_elapsed_ns(CUevent a, CUevent b);
 void kcuda_measure_release(kcuda *kc);
+
+/* timeline.c: opened at start when KERNELET_CUDA_TIMELINE names a file; a no-op otherwise */
+void kcuda_timeline_open(kcuda *kc);
+void kcuda_timeline_note(kcuda *kc, const kcuda_job *job);
+void kcuda_timeline_close(kcuda *kc);
 
 /* profile_op.c */
 void kcuda_run_profile(kcuda *kc, kcuda_job *job);

@@ -70,6 +70,12 @@ typedef struct kcuda_config {
     double slice_overhead_bound; /* the p of the minimum slice rule; default 0.02 */
     int blocking_sync;           /* 1 (default): completion threads sleep while they wait;
                                     0: they spin (less latency, a core each) */
+    int cap_by_waves;            /* 1 (default; KERNELET_CUDA_WAVES=0 in the environment
+                                    turns it off, for comparisons): a slice with a residency
+                                    cap (kexec_slice.max_blocks_per_sm) goes to the device as
+                                    launches of one wave each (cap x SMs blocks) queued back
+                                    to back, so that the hardware cannot give the slice more
+                                    of an SM than the cap while its partner waits */
 } kcuda_config;
 
 /* Counters for tests and the daemon's statistics. */

@@ -1,6 +1,7 @@
 /* The launch op: whole kernels and slices on their lane's stream (see cuda_backend.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend_internal.h"
 
@@ -23,7 +24,29 @@ int kcuda_prepare_launch(kcuda *kc, const kexec_slice *s, kcuda_job *job, kexec_
     job->fn = fn;
     job->smem = s->smem;
     job->total_blocks = kexec_grid_blocks(s->grid);
+    job->wave_blocks = kc->cfg.cap_by_waves && job->shape.sliced && s->max_blocks_per_sm
+                           ? (uint64_t)s->max_blocks_per_sm * kc->info.sms : 0;
     return 0;
+}
+
+/* The slice as launches of at most wave_blocks blocks each, in order on one stream: the
+ * sliced variant's first-block parameter moves on by one launch's blocks each time (the
+ * driver copies the parameters during the call, so one buffer serves them all). */
+static CUresult launch_waves(kcuda_job *job, CUstream stream, void **extra)
+{
+    const unsigned *b = job->shape.block;
+    uint32_t first = job->shape.extra[0], left = job->shape.grid[0];
+    size_t at = kcuda_param_extra_offset(&job->fn->layout, job->params_size);
+    CUresult r = CUDA_SUCCESS;
+    while (left && r == CUDA_SUCCESS) {
+        uint32_t n = left < job->wave_blocks ? left : (uint32_t)job->wave_blocks;
+        memcpy((unsigned char *)job->params + at, &first, sizeof(first));
+        r = cuLaunchKernel(job->fn->f, n, 1, 1, b[0], b[1], b[2], job->smem, stream, NULL,
+                           extra);
+        first += n;
+        left -= n;
+    }
+    return r;
 }
 
 /* Dynamic shared memory beyond the default needs the function's opt-in. */
@@ -54,8 +77,10 @@ int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kexec_error *
     }
     if (r == CUDA_SUCCESS) {
         what = "cuLaunchKernel";
-        r = cuLaunchKernel(fn->f, g[0], g[1], g[2], b[0], b[1], b[2], job->smem, stream, NULL,
-                           size ? extra : NULL);
+        r = job->wave_blocks && g[0] > job->wave_blocks
+                ? launch_waves(job, stream, extra)
+                : cuLaunchKernel(fn->f, g[0], g[1], g[2], b[0], b[1], b[2], job->smem, stream,
+                                 NULL, size ? extra : NULL);
     }
     if (r == CUDA_SUCCESS) {
         what = "cuEventRecord";

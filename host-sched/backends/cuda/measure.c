@@ -64,7 +64,7 @@ int kcuda_measure_events(kcuda *kc, size_t n, kexec_error *err)
 
 int kcuda_measure_streams(kcuda *kc, kexec_error *err)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         CUresult r = kc->trial_stream[i] ? CUDA_SUCCESS
                                          : cuStreamCreate(&kc->trial_stream[i],
                                                           CU_STREAM_NON_BLOCKING);
@@ -72,6 +72,33 @@ int kcuda_measure_streams(kcuda *kc, kexec_error *err)
             return kcuda_cu_fail(err, r, "cuStreamCreate");
     }
     return 0;
+}
+
+/* Stream memory operations may be off (an old driver, a virtualised GPU): a refusal is
+ * remembered and the trial runs ungated, submitting as it goes. */
+int kcuda_gate_close(kcuda *kc)
+{
+    if (kc->trial_gate_failed)
+        return 0;
+    CUresult r = kc->trial_gate ? CUDA_SUCCESS : cuMemAlloc(&kc->trial_gate, sizeof(uint32_t));
+    if (r == CUDA_SUCCESS)
+        r = cuStreamWriteValue32(kc->trial_stream[2], kc->trial_gate, 0, 0);
+    if (r == CUDA_SUCCESS)
+        r = cuStreamSynchronize(kc->trial_stream[2]);
+    for (int i = 0; i < 2 && r == CUDA_SUCCESS; i++)
+        r = cuStreamWaitValue32(kc->trial_stream[i], kc->trial_gate, 1, CU_STREAM_WAIT_VALUE_GEQ);
+    if (r != CUDA_SUCCESS) {
+        kc->trial_gate_failed = 1;
+        kcuda_gate_open(kc);   /* a stream that did start waiting must not wait forever */
+        return 0;
+    }
+    return 1;
+}
+
+void kcuda_gate_open(kcuda *kc)
+{
+    if (kc->trial_gate)
+        cuStreamWriteValue32(kc->trial_stream[2], kc->trial_gate, 1, 0);
 }
 
 double kcuda_elapsed_ns(CUevent a, CUevent b)
@@ -139,7 +166,10 @@ void kcuda_measure_release(kcuda *kc)
     free(kc->trial_events);
     kc->trial_events = NULL;
     kc->n_trial_events = 0;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         if (kc->trial_stream[i])
             cuStreamDestroy(kc->trial_stream[i]);
+    if (kc->trial_gate)
+        cuMemFree(kc->trial_gate);
+    kc->trial_gate = 0;
 }

@@ -51,6 +51,11 @@ int kcuda_param_layout_from(const size_t *offsets, const size_t *sizes, size_t n
     return 0;
 }
 
+size_t kcuda_param_extra_offset(const kcuda_param_layout *layout, size_t size)
+{
+    return layout->known ? layout->extra_offset : size - 4 * EXTRA;
+}
+
 void kcuda_param_layout_unknown(int sliced, kcuda_param_layout *out)
 {
     if (out)

@@ -50,6 +50,10 @@ int kcuda_param_block(const kcuda_param_layout *layout, const void *params, size
                       const uint32_t extra[KEXEC_SLICE_EXTRA_PARAMS], void **out,
                       size_t *out_size, kexec_error *err);
 
+/* Where the four slice values begin in a block built by kcuda_param_block for a sliced
+ * layout (size: the block's size, for a layout the driver did not report). */
+size_t kcuda_param_extra_offset(const kcuda_param_layout *layout, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
  * device memory in between), decodes and evaluates the metrics.
  */
 #include "profiler.h"
+#include "profiler_metrics.h"
 
 #include <cstdarg>
 #include <cstdio>
@@ -19,44 +20,12 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
-namespace {
-
-/* Order matters: kprof_measure reads the values back by these indexes. */
-enum metric_index {
-    M_INST,
-    M_GLD, M_GST, M_GRED, M_GATOM, M_LLD, M_LST,
-    M_REQ_LD, M_REQ_ST, M_SEC_LD, M_SEC_ST, M_L2_MISS,
-    M_DRAM_RD, M_DRAM_WR,
-    M_CYCLES,
-    M_DURATION,
-    M_COUNT
-};
-
-const char *const metric_names[M_COUNT + 1] = {
-    "sm__inst_executed.sum",
-    "smsp__inst_executed_op_global_ld.sum",
-    "smsp__inst_executed_op_global_st.sum",
-    "smsp__inst_executed_op_global_red.sum",
-    "smsp__inst_executed_op_global_atom.sum",
-    "smsp__inst_executed_op_local_ld.sum",
-    "smsp__inst_executed_op_local_st.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-    /* sectors from L1 that missed L2: the DRAM-reaching share of the model's Rm */
-    "lts__t_sectors_srcunit_tex_lookup_miss.sum",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "sm__cycles_elapsed.avg",
-    "gpu__time_duration.sum",
-    nullptr,
-};
-
-} // namespace
-
 struct kprof {
     CUcontext ctx;
+    kprof_metric_choice choice;
+    const char *names[KPROF_Q_COUNT];   /* the chosen names, packed */
+    kprof_quantity quantity[KPROF_Q_COUNT]; /* names[i] measures quantity[i] */
+    size_t n_names;
     CUpti_RangeProfiler_Object *range;
     CUpti_Profiler_Host_Object *host;
     uint8_t *config;
@@ -104,14 +73,38 @@ static int counter_availability(CUcontext ctx, uint8_t **image, char *msg, size_
     return KPROF_OK;
 }
 
-/* Adds the metrics one by one so that an unknown name is reported by name. */
+/* CUPTI's answer for one name: a metric this chip lacks is INVALID_METRIC_NAME. */
+static int metric_supported(const char *name, void *host)
+{
+    CUpti_Profiler_Host_GetMetricProperties_Params mp = {};
+    mp.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
+    mp.pHostObject = static_cast<CUpti_Profiler_Host_Object *>(host);
+    mp.pMetricName = name;
+    return cuptiProfilerHostGetMetricProperties(&mp) == CUPTI_SUCCESS;
+}
+
+/* Chooses the chip's names for every quantity and packs them for the calls below. */
+static int choose_metrics(kprof *p, char *msg, size_t msglen)
+{
+    if (kprof_choose_metrics(metric_supported, p->host, &p->choice, msg, msglen))
+        return KPROF_ECUPTI;
+    p->n_names = 0;
+    for (int q = 0; q < KPROF_Q_COUNT; q++)
+        if (p->choice.name[q]) {
+            p->names[p->n_names] = p->choice.name[q];
+            p->quantity[p->n_names++] = static_cast<kprof_quantity>(q);
+        }
+    return KPROF_OK;
+}
+
+/* Adds the metrics one by one so that a name CUPTI still refuses is reported by name. */
 static int add_metrics(kprof *p, char *msg, size_t msglen)
 {
-    for (int i = 0; i < M_COUNT; i++) {
+    for (size_t i = 0; i < p->n_names; i++) {
         CUpti_Profiler_Host_ConfigAddMetrics_Params a = {};
         a.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
         a.pHostObject = p->host;
-        const char *name = metric_names[i];
+        const char *name = p->names[i];
         a.ppMetricNames = &name;
         a.numMetrics = 1;
         CUptiResult r = cuptiProfilerHostConfigAddMetrics(&a);
@@ -132,7 +125,9 @@ static int build_config(kprof *p, const char *chip, const uint8_t *avail, char *
     CUPTI_TRY(cuptiProfilerHostInitialize(&hi), "host initialise");
     p->host = hi.pHostObject;
 
-    int rc = add_metrics(p, msg, msglen);
+    int rc = choose_metrics(p, msg, msglen);
+    if (rc == KPROF_OK)
+        rc = add_metrics(p, msg, msglen);
     if (rc)
         return rc;
     CUpti_Profiler_Host_GetConfigImageSize_Params sz = {};
@@ -157,8 +152,8 @@ static int counter_data_size(kprof *p, char *msg, size_t msglen)
     CUpti_RangeProfiler_GetCounterDataSize_Params s = {};
     s.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
     s.pRangeProfilerObject = p->range;
-    s.pMetricNames = const_cast<const char **>(metric_names);
-    s.numMetrics = M_COUNT;
+    s.pMetricNames = p->names;
+    s.numMetrics = p->n_names;
     s.maxNumOfRanges = 1;
     s.maxNumRangeTreeNodes = 1;
     CUPTI_TRY(cuptiRangeProfilerGetCounterDataSize(&s), "counter data size");
@@ -271,7 +266,7 @@ static int run_launch(kprof *p, CUfunction f, const unsigned grid[3], const unsi
     return KPROF_OK;
 }
 
-static int evaluate(kprof *p, const uint8_t *counter_data, double values[M_COUNT], char *msg,
+static int evaluate(kprof *p, const uint8_t *counter_data, double values[KPROF_Q_COUNT], char *msg,
                     size_t msglen)
 {
     CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {};
@@ -280,24 +275,28 @@ static int evaluate(kprof *p, const uint8_t *counter_data, double values[M_COUNT
     ev.pCounterDataImage = counter_data;
     ev.counterDataImageSize = p->counter_data_size;
     ev.rangeIndex = 0;
-    ev.ppMetricNames = const_cast<const char **>(metric_names);
-    ev.numMetrics = M_COUNT;
-    ev.pMetricValues = values;
+    ev.ppMetricNames = p->names;
+    ev.numMetrics = p->n_names;
+    double packed[KPROF_Q_COUNT] = {0};
+    ev.pMetricValues = packed;
     CUPTI_TRY(cuptiProfilerHostEvaluateToGpuValues(&ev), "evaluate");
+    for (size_t i = 0; i < p->n_names; i++)    /* quantities left out stay 0 */
+        values[p->quantity[i]] = packed[i];
     return KPROF_OK;
 }
 
-static void fill_counters(const double v[M_COUNT], kprof_counters *out)
+static void fill_counters(const double v[KPROF_Q_COUNT], kprof_counters *out)
 {
-    out->warp_insts = v[M_INST];
-    out->mem_insts = v[M_GLD] + v[M_GST] + v[M_GRED] + v[M_GATOM] + v[M_LLD] + v[M_LST];
-    out->global_requests = v[M_REQ_LD] + v[M_REQ_ST];
-    out->global_sectors = v[M_SEC_LD] + v[M_SEC_ST];
-    out->l2_miss_sectors = v[M_L2_MISS];
-    out->dram_read_bytes = v[M_DRAM_RD];
-    out->dram_write_bytes = v[M_DRAM_WR];
-    out->sm_cycles = v[M_CYCLES];
-    out->duration_ns = v[M_DURATION];
+    out->warp_insts = v[KPROF_Q_INST];
+    out->mem_insts = v[KPROF_Q_GLOBAL_LD] + v[KPROF_Q_GLOBAL_ST] + v[KPROF_Q_GLOBAL_RED] +
+                     v[KPROF_Q_GLOBAL_ATOM] + v[KPROF_Q_LOCAL_LD] + v[KPROF_Q_LOCAL_ST];
+    out->global_requests = v[KPROF_Q_REQUESTS_LD] + v[KPROF_Q_REQUESTS_ST];
+    out->global_sectors = v[KPROF_Q_SECTORS_LD] + v[KPROF_Q_SECTORS_ST];
+    out->l2_miss_sectors = v[KPROF_Q_L2_MISS_SECTORS];
+    out->dram_read_bytes = v[KPROF_Q_DRAM_READ];
+    out->dram_write_bytes = v[KPROF_Q_DRAM_WRITE];
+    out->sm_cycles = v[KPROF_Q_CYCLES];
+    out->duration_ns = v[KPROF_Q_DURATION];
 }
 
 extern "C" int kprof_measure(kprof *p, CUfunction f, const unsigned grid[3],
@@ -311,7 +310,7 @@ extern "C" int kprof_measure(kprof *p, CUfunction f, const unsigned grid[3],
     uint8_t *data = static_cast<uint8_t *>(calloc(1, p->counter_data_size));
     if (!data)
         return fail(msg, msglen, KPROF_ENOMEM, "out of memory");
-    double values[M_COUNT] = {0};
+    double values[KPROF_Q_COUNT] = {0};
     int rc = configure(p, data, msg, msglen);
     if (rc == KPROF_OK)
         rc = run_launch(p, f, grid, block, smem_bytes, params, extra, msg, msglen);
@@ -323,9 +322,26 @@ extern "C" int kprof_measure(kprof *p, CUfunction f, const unsigned grid[3],
     return rc;
 }
 
-extern "C" const char *const *kprof_metric_names(void)
+extern "C" size_t kprof_describe(const kprof *p, char *buf, size_t len)
 {
-    return metric_names;
+    return kprof_describe_choice(p ? &p->choice : nullptr, buf, len);
+}
+
+extern "C" int kprof_each_base_metric(kprof *p, void (*fn)(const char *name, void *ctx),
+                                      void *ctx, char *msg, size_t msglen)
+{
+    if (!p || !p->host || !fn)
+        return fail(msg, msglen, KPROF_EINVAL, "NULL argument");
+    for (int t = 0; t < CUPTI_METRIC_TYPE__COUNT; t++) {
+        CUpti_Profiler_Host_GetBaseMetrics_Params bm = {};
+        bm.structSize = CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE;
+        bm.pHostObject = p->host;
+        bm.metricType = static_cast<CUpti_MetricType>(t);
+        CUPTI_TRY(cuptiProfilerHostGetBaseMetrics(&bm), "base metrics");
+        for (size_t i = 0; i < bm.numMetrics; i++)
+            fn(bm.ppMetricNames[i], ctx);
+    }
+    return KPROF_OK;
 }
 
 extern "C" void kprof_close(kprof *p)

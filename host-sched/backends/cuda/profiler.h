@@ -35,8 +35,13 @@ int kprof_measure(kprof *p, CUfunction f, const unsigned grid[3], const unsigned
                   unsigned smem_bytes, void **params, void **extra, kprof_counters *out,
                   char *msg, size_t msglen);
 
-/* The metric names kprof_measure collects (NULL-terminated), for documentation and tests. */
-const char *const *kprof_metric_names(void);
+/* Which metric measures each quantity on this chip, and which quantities are missing
+ * (profiler_metrics.h), as text in buf; returns the length needed, as snprintf does. */
+size_t kprof_describe(const kprof *p, char *buf, size_t len);
+
+/* Calls fn with every base metric name the chip offers (for finding names on a new GPU). */
+int kprof_each_base_metric(kprof *p, void (*fn)(const char *name, void *ctx), void *ctx,
+                           char *msg, size_t msglen);
 
 void kprof_close(kprof *p);
 

@@ -240,6 +240,8 @@ static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
         if (start < job->issued_ns)     /* it cannot have started before it was issued */
             start = job->issued_ns;
     }
+    if (r == CUDA_SUCCESS)
+        kcuda_timeline_note(kc, job);
     char msg[2 * MSG_LEN];
     int status = job->status;
     if (status)

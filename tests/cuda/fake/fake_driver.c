@@ -235,6 +235,19 @@ EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
     return r;
 }
 
+/* Stream memory operations: the fake's streams never wait, so a gate costs no time. */
+EXPORT CUresult cuStreamWaitValue32(CUstream s, CUdeviceptr addr, cuuint32_t v, unsigned flags)
+{
+    (void)s, (void)addr, (void)v, (void)flags;
+    LOCKED(lost());
+}
+
+EXPORT CUresult cuStreamWriteValue32(CUstream s, CUdeviceptr addr, cuuint32_t v, unsigned flags)
+{
+    (void)s, (void)addr, (void)v, (void)flags;
+    LOCKED(lost());
+}
+
 EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
 {
     (void)flags;

@@ -398,6 +398,7 @@ static void check_fault(kexec_backend *be, const test_kernels *k)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* what ran is on record even if a check crashes */
     if (argc < 3 || argc > 4) {
         fprintf(stderr, "usage: %s PTX_DIR PROFILES [OUT_DIR]\n", argv[0]);
         return 2;

@@ -111,8 +111,14 @@ static int check_kernel(kprof *kp, const kw_kernel *k, const char *dir, const re
     return !(ok_class && ok_pur && ok_mur && ok_rm);
 }
 
+static void print_name(const char *name, void *ctx)
+{
+    fprintf(ctx, "%s\n", name);
+}
+
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* what ran is on record even if a check crashes */
     if (argc < 3 || argc > 4) {
         fprintf(stderr, "usage: %s PTX_DIR REFERENCE.tsv [CSV_OUT]\n", argv[0]);
         return 2;
@@ -135,6 +141,16 @@ int main(int argc, char **argv)
     if (kprof_open(ctx, 0, &kp, msg, sizeof msg) != KPROF_OK) {
         fprintf(stderr, "profiler: %s\n", msg);
         return 1;
+    }
+    char chosen[4096];
+    kprof_describe(kp, chosen, sizeof chosen);
+    printf("metrics: %s\n", chosen);
+    const char *list = getenv("KPROF_LIST_METRICS");   /* a file for every name the chip offers */
+    FILE *lf = list ? fopen(list, "w") : NULL;
+    if (lf) {
+        if (kprof_each_base_metric(kp, print_name, lf, msg, sizeof msg) != KPROF_OK)
+            fprintf(stderr, "base metrics: %s\n", msg);
+        fclose(lf);
     }
     FILE *csv = argc > 3 ? fopen(argv[3], "w") : NULL;
     if (csv)

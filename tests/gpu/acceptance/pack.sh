@@ -1,0 +1,31 @@
+#!/bin/sh
+# Packs one round of the scheduling acceptance on the H100 (issue: Kernelet on the H100) into
+# one folder to carry to the GPU machine:
+#   tests/gpu/acceptance/pack.sh [BUILD_DIR] [DEST]      (defaults: build, .carry/acceptance)
+# Programs go through scripts/device-pack, which copies every shared library they need
+# except glibc's and NVIDIA's into lib/ (the GPU machine has no GSL, GLib, LZ4 or ZSTD).
+set -eu
+build=${1:-build}
+dest=${2:-.carry/acceptance}
+need() { [ -e "$build/$1" ] || { echo "pack.sh: $build/$1 is missing: meson compile -C $build" >&2; exit 1; }; }
+progs="pc sad spmv st mm mriq bs tea"
+for f in host-sched/daemon/kerneletd host-sched/daemon/kerneletd-cuda.so \
+         host-sched/daemon/kernelet-ctl guest-driver/libcuda/libcuda.so.1 \
+         tests/gpu/cuda/backend-check tests/gpu/cuda/profile-kernels \
+         host-sched/cuda/kernelet-cuda-calibrate model/model-mem-probe bench/burn bench/stream; do
+    need "$f"
+done
+for p in $progs; do need "bench/$p"; done
+rm -rf "$dest"
+scripts/device-pack "$dest" "$build/host-sched/daemon/kerneletd" \
+    "$build/host-sched/daemon/kerneletd-cuda.so" "$build/host-sched/daemon/kernelet-ctl" \
+    "$build/tests/gpu/cuda/backend-check" "$build/tests/gpu/cuda/profile-kernels" \
+    "$build/host-sched/cuda/kernelet-cuda-calibrate" "$build/model/model-mem-probe" >/dev/null
+mkdir -p "$dest/libcuda" "$dest/bench/ptx"
+cp "$build/guest-driver/libcuda/libcuda.so.1" "$dest/libcuda/"
+for p in $progs burn stream; do cp "$build/bench/$p" "$dest/bench/"; done
+cp "$build"/bench/*.ptx "$dest/bench/ptx/"
+cp -r host-sched/cuda/calibration "$dest/calibration"
+cp tests/gpu/cuda/bench_h100.tsv host-sched/sched/data/h100-bench.profiles "$dest/"
+cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/acceptance/run.sh "$dest/"
+du -sh "$dest"
