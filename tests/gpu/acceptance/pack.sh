@@ -12,7 +12,7 @@ progs="pc sad spmv st mm mriq bs tea"
 for f in host-sched/daemon/kerneletd host-sched/daemon/kerneletd-cuda.so \
          host-sched/daemon/kernelet-ctl guest-driver/libcuda/libcuda.so.1 \
          tests/gpu/cuda/backend-check tests/gpu/cuda/profile-kernels \
-         host-sched/cuda/kernelet-cuda-calibrate model/model-mem-probe bench/burn bench/stream; do
+         host-sched/backends/cuda/kernelet-cuda-calibrate model/model-mem-probe bench/burn bench/stream; do
     need "$f"
 done
 for p in $progs; do need "bench/$p"; done
@@ -20,12 +20,12 @@ rm -rf "$dest"
 scripts/device-pack "$dest" "$build/host-sched/daemon/kerneletd" \
     "$build/host-sched/daemon/kerneletd-cuda.so" "$build/host-sched/daemon/kernelet-ctl" \
     "$build/tests/gpu/cuda/backend-check" "$build/tests/gpu/cuda/profile-kernels" \
-    "$build/host-sched/cuda/kernelet-cuda-calibrate" "$build/model/model-mem-probe" >/dev/null
+    "$build/host-sched/backends/cuda/kernelet-cuda-calibrate" "$build/model/model-mem-probe" >/dev/null
 mkdir -p "$dest/libcuda" "$dest/bench/ptx"
 cp "$build/guest-driver/libcuda/libcuda.so.1" "$dest/libcuda/"
 for p in $progs burn stream; do cp "$build/bench/$p" "$dest/bench/"; done
 cp "$build"/bench/*.ptx "$dest/bench/ptx/"
-cp -r host-sched/cuda/calibration "$dest/calibration"
-cp tests/gpu/cuda/bench_h100.tsv host-sched/sched/data/h100-bench.profiles "$dest/"
+cp -r host-sched/backends/cuda/calibration "$dest/calibration"
+cp tests/gpu/cuda/bench_h100.tsv host-sched/profiles/h100-bench.profiles "$dest/"
 cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/acceptance/run.sh "$dest/"
 du -sh "$dest"
