@@ -1,9 +1,12 @@
 /* See kw_cuda.h. */
 #include "kw_cuda.h"
 
+#include <execinfo.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int kwc_failed(CUresult r, const char *what, char *msg, size_t msglen)
 {
@@ -138,4 +141,26 @@ void kwc_release(kwc_run *r)
     if (r->have_instance)
         r->in.kernel->destroy(&r->in);
     memset(r, 0, sizeof *r);
+}
+
+static void crash_report(int sig)
+{
+    void *frames[64];
+    char head[64];
+    int n = snprintf(head, sizeof head, "\n*** signal %d; backtrace:\n", sig);
+    if (write(STDERR_FILENO, head, (size_t)n) < 0)
+        _exit(128 + sig);
+    int depth = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, depth, STDERR_FILENO);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void kwc_crash_backtraces(void)
+{
+    void *warm[1];
+    backtrace(warm, 1);     /* loads libgcc now, not inside the handler */
+    signal(SIGSEGV, crash_report);
+    signal(SIGBUS, crash_report);
+    signal(SIGABRT, crash_report);
 }

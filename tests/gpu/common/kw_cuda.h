@@ -35,6 +35,11 @@ CUresult kwc_launch(kwc_run *r, CUstream s);
 /* Zeroes the outputs again (between runs whose outputs are compared). */
 CUresult kwc_clear_outputs(kwc_run *r);
 
+/* On SIGSEGV, SIGBUS or SIGABRT prints the signal and a backtrace (function names where
+ * the program was linked with -rdynamic, library+offset otherwise) to stderr before dying:
+ * the GPU machine has no debugger, and a crash inside the driver or CUPTI must say so. */
+void kwc_crash_backtraces(void);
+
 /* Copies outputs back and verifies them against the CPU reference; 0 when they match. */
 int kwc_verify(kwc_run *r, char *why, size_t whylen);
 

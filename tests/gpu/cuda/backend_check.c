@@ -26,6 +26,7 @@
 
 #include "../../cuda/kernels_ptx.h"
 #include "backend_check.h"
+#include "kw_cuda.h"
 
 #define GRID_X 37
 #define GRID_Y 11
@@ -399,6 +400,7 @@ static void check_fault(kexec_backend *be, const test_kernels *k)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* what ran is on record even if a check crashes */
+    kwc_crash_backtraces();
     if (argc < 3 || argc > 4) {
         fprintf(stderr, "usage: %s PTX_DIR PROFILES [OUT_DIR]\n", argv[0]);
         return 2;

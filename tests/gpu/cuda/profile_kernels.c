@@ -119,6 +119,7 @@ static void print_name(const char *name, void *ctx)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* what ran is on record even if a check crashes */
+    kwc_crash_backtraces();
     if (argc < 3 || argc > 4) {
         fprintf(stderr, "usage: %s PTX_DIR REFERENCE.tsv [CSV_OUT]\n", argv[0]);
         return 2;
