@@ -107,10 +107,21 @@ ensure_pristine() {
 # then copies into the shared tree only the files whose content differs. Files the last
 # run's series touched and this one does not are restored or removed, and so are device
 # files another checkout added.
+# Runs qemu-series.py, its output lines into the array named $1 (mapfile alone would
+# not notice the script failing).
+series_tool() {
+    local -n into=$1
+    local out
+    shift
+    out=$(python3 "$src_root/hw-virtio-kernelet/qemu-series.py" "$@") ||
+        { say "error: qemu-series.py $* failed" >&2; exit 1; }
+    mapfile -t into <<<"$out"
+}
+
 apply_series() {
-    local dev="$src_root/hw-virtio-kernelet" stage="$work/stage" p f
+    local stage="$work/stage" p f
     local touched patches
-    mapfile -t touched < <(python3 "$dev/qemu-series.py" touched)
+    series_tool touched touched
     ensure_pristine "${touched[@]}"
     rm -rf "$stage"
     mkdir -p "$stage/tree"
@@ -118,7 +129,7 @@ apply_series() {
         mkdir -p "$stage/tree/$(dirname "$p")"
         cp "$work/pristine/$p" "$stage/tree/$p"
     done
-    mapfile -t patches < <(python3 "$dev/qemu-series.py" export "$stage/patches")
+    series_tool patches export "$stage/patches"
     for p in "${patches[@]}"; do
         if ! patch -d "$stage/tree" -p1 --fuzz=0 --batch --silent -i "$p"; then
             say "error: $(basename "$p") does not apply to QEMU $qemu_version" >&2
