@@ -176,6 +176,14 @@ static int set(int fd, int argc, char **argv)
     return 0;
 }
 
+static int is_number(const char *s)
+{
+    char *end;
+
+    strtod(s, &end);
+    return end != s && *end == 0;
+}
+
 /* "--watch N" as "--watch=N": getopt takes an optional argument only in the second form,
  * and nvidia-smi users type the first. */
 static char **join_watch_argument(int *argc, char **argv)
@@ -186,9 +194,7 @@ static char **join_watch_argument(int *argc, char **argv)
     if (!out)
         return argv;
     for (int i = 0; i < *argc; i++) {
-        char *end;
-        if (strcmp(argv[i], "--watch") == 0 && i + 1 < *argc &&
-            (strtod(argv[i + 1], &end), *end == 0 && end != argv[i + 1])) {
+        if (strcmp(argv[i], "--watch") == 0 && i + 1 < *argc && is_number(argv[i + 1])) {
             size_t len = strlen(argv[i + 1]) + sizeof("--watch=");
             if ((out[n] = malloc(len)))
                 snprintf(out[n++], len, "--watch=%s", argv[++i]);
