@@ -5,11 +5,12 @@
 #
 # 1. fetches QEMU 10.0.2's source from Debian (deb-src of bookworm-backports, set up by
 #    scripts/bootstrap) into a cache outside the build directory, checked by sha256;
-# 2. unpacks it once (one tree for all checkouts on the machine) and patches four spots of
-#    QEMU's tree (the Kconfig symbol, a meson subdir, the virtio name table, the -device
-#    short form) and the edk2 pitfall (see below);
-# 3. grafts hw-virtio-kernelet/ into hw/virtio/kernelet/, copying only files that changed,
-#    so ninja recompiles only those;
+# 2. unpacks it once (one tree for all checkouts on the machine);
+# 3. applies the patch series hw-virtio-kernelet/patches (QEMU's changes, in the form QEMU
+#    takes upstream; its first patch, the device's files, generated now from this
+#    checkout by qemu-series.py) to pristine copies of the files it touches, strictly, and
+#    copies into the shared tree only files whose content changed, so ninja recompiles
+#    only those;
 # 4. configures a lean x86_64 system emulator once (again only if its flags change) and
 #    builds qemu-system-x86_64 with ninja, whose [n/N] lines show progress;
 # 5. copies the binary to OUTPUT.
@@ -21,15 +22,13 @@ set -euo pipefail
 src_root=$(cd "$1" && pwd)
 output=$2
 
-qemu_version=10.0.2
-debian_version="1:10.0.2+ds-2+deb13u1~bpo12+1"
-tarball="qemu_${qemu_version}+ds.orig.tar.xz"
-tarball_sha256=0901da33844a331bf8b3602b9c1fbd178e60b737c8e3ade678255bd090c9b9f1
+# shellcheck source=qemu-source.env
+. "$src_root/hw-virtio-kernelet/qemu-source.env"
 
 cache=${KERNELET_QEMU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kernelet/qemu}
 jobs=${KERNELET_QEMU_JOBS:-2}
 # One tree and build for every checkout on this machine, used under a lock: each run
-# grafts its own device sources (and removes files it does not have), so a checkout with
+# applies its own series (and takes back what it does not have), so a checkout with
 # other sources costs a recompile of those few files, not a whole QEMU build.
 work="$cache/qemu-$qemu_version"
 tree="$work/src"
@@ -70,62 +69,6 @@ verify() {
     fi
 }
 
-# Inserts line `new` after the first line matching `anchor` in `file`, once: `marker` is a
-# string whose presence says the patch is already there.
-insert_after() {
-    local file=$1 anchor=$2 new=$3 marker=$4
-    grep -qF -- "$marker" "$file" && return 0
-    grep -qF -- "$anchor" "$file" || { say "error: anchor '$anchor' not in $file" >&2; exit 1; }
-    ANCHOR=$anchor NEW=$new python3 - "$file" <<'PY'
-import os, sys
-path = sys.argv[1]
-text = open(path).read()
-anchor, new = os.environ["ANCHOR"], os.environ["NEW"]
-i = text.index(anchor)
-j = text.index("\n", i) + 1
-open(path, "w").write(text[:j] + new + "\n" + text[j:])
-PY
-}
-
-# Replaces the whole line `old` by `new` in `file`, only where it is still there: files
-# that are already patched keep their mtime, so neither meson nor ninja redo work.
-replace_line() {
-    local file=$1 old=$2 new=$3
-    grep -qxF -- "$old" "$file" || return 0
-    OLD=$old NEW=$new python3 - "$file" <<'PY'
-import os, sys
-path = sys.argv[1]
-lines = open(path).read().split("\n")
-lines = [os.environ["NEW"] if l == os.environ["OLD"] else l for l in lines]
-open(path, "w").write("\n".join(lines))
-PY
-}
-
-patch_tree() {
-    # Kconfig symbol, on by default wherever virtio is.
-    grep -q VIRTIO_KERNELET "$tree/hw/virtio/Kconfig" ||
-        printf '\nconfig VIRTIO_KERNELET\n    bool\n    default y\n    depends on VIRTIO\n' \
-            >>"$tree/hw/virtio/Kconfig"
-    # Our meson.build adds to the source sets, so it must come after both are declared.
-    insert_after "$tree/hw/virtio/meson.build" "virtio_pci_ss.add(when: 'CONFIG_VIRTIO_NSM'" \
-        "subdir('kernelet')" "subdir('kernelet')"
-    # virtio_init() asserts that the device id has a name in this table.
-    insert_after "$tree/hw/virtio/virtio.c" '#include "hw/virtio/virtio.h"' \
-        '#include "kernelet/virtio_kernelet.h"' 'kernelet/virtio_kernelet.h'
-    replace_line "$tree/hw/virtio/virtio.c" '    [VIRTIO_ID_GPIO] = "virtio-gpio"' \
-        '    [VIRTIO_ID_GPIO] = "virtio-gpio",'
-    insert_after "$tree/hw/virtio/virtio.c" '[VIRTIO_ID_GPIO] = "virtio-gpio",' \
-        '    [KERNELET_VIRTIO_ID] = "virtio-kernelet",' '[KERNELET_VIRTIO_ID]'
-    # -device virtio-kernelet as the short form of virtio-kernelet-pci, like virtio-rng.
-    insert_after "$tree/system/qdev-monitor.c" '{ "virtio-rng-pci", "virtio-rng", QEMU_ARCH_VIRTIO_PCI },' \
-        '    { "virtio-kernelet-pci", "virtio-kernelet", QEMU_ARCH_VIRTIO_PCI },' '"virtio-kernelet-pci"'
-    # Debian's +ds tarball has no firmware blobs, but pc-bios/meson.build unpacks the edk2
-    # ones whenever bzip2 is installed and then fails on the missing files. Firmware comes
-    # from Debian's seabios and qemu-system-data instead (see --firmwarepath).
-    replace_line "$tree/pc-bios/meson.build" 'if unpack_edk2_blobs' \
-        "if unpack_edk2_blobs and fs.exists('edk2-x86_64-code.fd.bz2')"
-}
-
 unpack() {
     [ -f "$tree/.kernelet-unpacked" ] && return 0
     say "unpacking $tarball into $tree"
@@ -136,42 +79,84 @@ unpack() {
     touch "$tree/.kernelet-unpacked"
 }
 
-# Copies src to dst only when the content differs, so unchanged files keep their mtime.
-graft_file() {
+# Copies src to dst only when the content differs, so unchanged files keep their mtime
+# and ninja recompiles only what changed.
+sync_file() {
     local src=$1 dst=$2
     mkdir -p "$(dirname "$dst")"
     if ! cmp -s "$src" "$dst"; then
         cp "$src" "$dst"
-        say "grafted ${dst#"$tree"/}"
+        say "updated ${dst#"$tree"/}"
     fi
 }
 
-graft() {
-    local dev="$src_root/hw-virtio-kernelet"
-    graft_file "$src_root/include/kernelet/virtio_kernelet.h" "$tree/include/kernelet/virtio_kernelet.h"
-    graft_file "$dev/kdev_request.c" "$tree/hw/virtio/kernelet/kdev_request.c"
-    graft_file "$dev/kdev_request.h" "$tree/hw/virtio/kernelet/kdev_request.h"
-    graft_file "$src_root/include/kernelet/protocol.h" "$tree/include/kernelet/protocol.h"
-    graft_file "$dev/kdev_relay.c" "$tree/hw/virtio/kernelet/kdev_relay.c"
-    graft_file "$dev/kdev_relay.h" "$tree/hw/virtio/kernelet/kdev_relay.h"
-    # libkernelet-proto, whole: the device reads headers and frames batches with it, asks
-    # its opcode table what to answer, forward or refuse, and uses its socket helpers for
-    # the handshake and administration calls.
-    for f in "$src_root"/protocol/proto_*.[ch]; do
-        graft_file "$f" "$tree/hw/virtio/kernelet/$(basename "$f")"
+# Pristine copies of the QEMU files the series modifies, taken from the tarball once:
+# patches are applied to these, never to the shared tree that another checkout changed.
+ensure_pristine() {
+    local missing=() p
+    for p in "$@"; do
+        [ -f "$work/pristine/$p" ] || missing+=("qemu-$qemu_version/$p")
     done
-    for f in "$dev"/qemu/*; do
-        graft_file "$f" "$tree/hw/virtio/kernelet/$(basename "$f")"
+    [ ${#missing[@]} -eq 0 ] && return 0
+    mkdir -p "$work/pristine"
+    tar -C "$work/pristine" -xJf "$cache/dl/$tarball" --strip-components=1 "${missing[@]}"
+}
+
+# Applies the series (hw-virtio-kernelet/patches, its first patch generated now from this
+# checkout's device files) to pristine copies in a staging tree, strictly (no fuzz), and
+# then copies into the shared tree only the files whose content differs. Files the last
+# run's series touched and this one does not are restored or removed, and so are device
+# files another checkout added.
+# Runs qemu-series.py, its output lines into the array named $1 (mapfile alone would
+# not notice the script failing).
+series_tool() {
+    local -n into=$1
+    local out
+    shift
+    out=$(python3 "$src_root/hw-virtio-kernelet/qemu-series.py" "$@") ||
+        { say "error: qemu-series.py $* failed" >&2; exit 1; }
+    mapfile -t into <<<"$out"
+}
+
+apply_series() {
+    local stage="$work/stage" p f
+    local touched patches
+    series_tool touched touched
+    ensure_pristine "${touched[@]}"
+    rm -rf "$stage"
+    mkdir -p "$stage/tree"
+    for p in "${touched[@]}"; do
+        mkdir -p "$stage/tree/$(dirname "$p")"
+        cp "$work/pristine/$p" "$stage/tree/$p"
     done
-    # Files another checkout grafted that this one does not have.
-    for f in "$tree"/hw/virtio/kernelet/*; do
-        local name
-        name=$(basename "$f")
-        case "$name" in kdev_request.[ch]|kdev_relay.[ch]) continue ;;
-            proto_*.[ch]) [ -e "$src_root/protocol/$name" ] && continue ;; esac
-        if [ ! -e "$dev/qemu/$name" ]; then
-            rm -f "$f"
-            say "removed hw/virtio/kernelet/$name"
+    series_tool patches export "$stage/patches"
+    for p in "${patches[@]}"; do
+        if ! patch -d "$stage/tree" -p1 --fuzz=0 --batch --silent -i "$p"; then
+            say "error: $(basename "$p") does not apply to QEMU $qemu_version" >&2
+            exit 1
+        fi
+    done
+    (cd "$stage/tree" && find . -type f | sed 's|^\./||' | sort) >"$work/series-files.new"
+    while read -r f; do
+        sync_file "$stage/tree/$f" "$tree/$f"
+    done <"$work/series-files.new"
+    forget_files "$work/series-files.new"
+    mv "$work/series-files.new" "$work/series-files"
+}
+
+# Puts back what the previous series changed and the new one (list in $1) does not.
+forget_files() {
+    local now=$1 f
+    {
+        [ -f "$work/series-files" ] && cat "$work/series-files"
+        (cd "$tree" && find hw/virtio/kernelet include/kernelet -type f 2>/dev/null)
+    } | sort -u | while read -r f; do
+        grep -qxF -- "$f" "$now" && continue
+        if [ -f "$work/pristine/$f" ]; then
+            sync_file "$work/pristine/$f" "$tree/$f"
+        elif [ -e "$tree/$f" ]; then
+            rm -f "$tree/$f"
+            say "removed $f"
         fi
     done
 }
@@ -207,8 +192,7 @@ configure() {
 fetch
 verify
 unpack
-patch_tree
-graft
+apply_series
 configure
 say "building qemu-system-x86_64 with ninja -j$jobs"
 ninja -C "$build" -j"$jobs" qemu-system-x86_64

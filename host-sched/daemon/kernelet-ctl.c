@@ -1,122 +1,105 @@
-/* kernelet-ctl: the operator's view of kerneletd.
- *   kernelet-ctl [--socket PATH] status
+/* kernelet-ctl: the operator's view of kerneletd, as handy as nvidia-smi.
+ *   kernelet-ctl [--socket PATH] [--json] [--watch [SECONDS]] [status]
+ *   kernelet-ctl [--socket PATH] metrics [--listen HOST:PORT]
  *   kernelet-ctl [--socket PATH] set TENANT key=value...   (weight, priority, quota,
  *                                                           max-inflight, slicing=on|off)
- * It talks the administration part of the protocol (docs/PROTOCOL.md). */
+ * It talks the administration part of the protocol (docs/PROTOCOL.md); docs/OPERATORS.md
+ * describes the output. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "kernelet/protocol.h"
+#include "ctl.h"
 
 #define DEFAULT_SOCKET "/run/kernelet/kerneletd.sock"
+/* Utilisation is GPU time over wall time between two samples; a one-shot status samples
+ * over this long (nvidia-smi's own window is of this order). */
+#define UTIL_WINDOW_S 0.5
 
-static uint8_t answer[KERNELET_MAX_REQUEST];
+#define USAGE \
+    "usage: kernelet-ctl [--socket PATH] [--json] [--watch [SECONDS]] [status]\n" \
+    "       kernelet-ctl [--socket PATH] metrics [--listen HOST:PORT]\n" \
+    "       kernelet-ctl [--socket PATH] set TENANT key=value...\n"
 
-/* Sends one request and reads its answer; the status, or -1 on a transport failure. The
- * payload stays in `answer`, its length in *len. */
-static int call(int fd, uint16_t op, const void *payload, size_t n, size_t *len)
+struct options {
+    const char *socket;
+    const char *listen;
+    int json;
+    double watch_s;           /* 0: once */
+    const char *command;
+    int argc;                 /* the command's own arguments */
+    char **argv;
+};
+
+static void sleep_s(double s)
 {
-    static uint64_t id;
-    uint8_t hdr[KERNELET_HDR_SIZE];
-    struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, n}};
-    struct kernelet_req_hdr h;
-    size_t got;
-
-    kproto_hdr_put(hdr, op, (uint32_t)n, ++id, 0);
-    if (kproto_send(fd, iov, n ? 2 : 1, -1) != 0 || kproto_recv(fd, answer, sizeof(answer), &got) != 0)
-        return -1;
-    if (kproto_hdr_get(answer, false, &h, NULL, 0) != 0 || h.request_id != id || h.opcode != op)
-        return -1;
-    *len = h.length;
-    if (h.status == KERNELET_ST_OK &&
-        kproto_response_check(op, answer + KERNELET_HDR_SIZE, h.length, NULL, 0) != 0)
-        return -1;
-    return (int)h.status;
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
 }
 
-static int connect_admin(const char *path)
+static void show(const struct options *o, const struct ctl_snapshot *before,
+                 const struct ctl_snapshot *now)
 {
-    struct {
-        struct kernelet_hello hello;
-        struct kernelet_hello_tenant tenant;
-    } hello = {{.proto_version = KERNELET_PROTO_VERSION}, {.flags = KERNELET_HELLO_ADMIN}};
-    size_t len;
-    int fd = kproto_connect(path), st;
-
-    if (fd < 0) {
-        fprintf(stderr, "kernelet-ctl: cannot connect to %s: %s\n", path, strerror(-fd));
-        return -1;
+    if (o->json) {
+        ctl_show_json(stdout, before, now); /* one object a line: JSON Lines under --watch */
+    } else {
+        if (o->watch_s > 0 && isatty(STDOUT_FILENO))
+            fputs("\033[H\033[2J", stdout); /* redraw in place, like watch(1) */
+        else if (o->watch_s > 0 && before)
+            fputc('\n', stdout);
+        ctl_show_table(stdout, before, now);
     }
-    strcpy(hello.tenant.name, "kernelet-ctl");
-    if ((st = call(fd, KERNELET_OP_HELLO, &hello, sizeof(hello), &len)) != KERNELET_ST_OK) {
-        fprintf(stderr, "kernelet-ctl: kerneletd refused the administration connection (%d)%s\n",
-                st, st == KERNELET_ST_BAD_REQUEST ? ": run as root or as kerneletd's user" : "");
-        close(fd);
-        return -1;
-    }
-    return fd;
+    fflush(stdout);
 }
 
-static void human_bytes(uint64_t b, char *out, size_t n)
+/* status, once or every watch_s seconds; each frame's utilisation is measured since the
+ * frame before (the first one over UTIL_WINDOW_S or the watch period, if shorter). */
+static int status(int fd, const struct options *o)
 {
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
+    struct ctl_snapshot before, now;
+    double first = o->watch_s > 0 && o->watch_s < UTIL_WINDOW_S ? o->watch_s : UTIL_WINDOW_S;
 
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(out, n, u ? "%.1f%s" : "%.0f%s", v, unit[u]);
-}
-
-static int status(int fd)
-{
-    struct kernelet_admin_status_req q = {0};
-    struct kernelet_admin_status s;
-    size_t len;
-    int st;
-
-    if ((st = call(fd, KERNELET_OP_ADMIN_STATUS, &q, sizeof(q), &len)) != KERNELET_ST_OK) {
-        fprintf(stderr, "kernelet-ctl: status failed (%d)\n", st);
+    if (ctl_snapshot_take(fd, &before) != 0)
         return 1;
+    sleep_s(first);
+    for (;;) {
+        if (ctl_snapshot_take(fd, &now) != 0) {
+            ctl_snapshot_free(&before);
+            return 1;
+        }
+        show(o, &before, &now);
+        ctl_snapshot_free(&before);
+        before = now;
+        if (o->watch_s <= 0)
+            break;
+        sleep_s(o->watch_s);
     }
-    memcpy(&s, answer + KERNELET_HDR_SIZE, sizeof(s));
-    printf("kerneletd: backend %s, policy %s, up %.1f s, %u tenant(s)\n", s.backend, s.policy,
-           (double)s.uptime_ns / 1e9, s.total_tenants);
-    printf("scheduler: %" PRIu64 " decisions, %" PRIu64 " co-scheduled pairs, %" PRIu64
-           " solo, %" PRIu64 " slices, %" PRIu64 " kernels completed\n",
-           s.decisions, s.coschedules, s.solo, s.slices, s.kernels_completed);
-    printf("%-6s %-16s %7s %6s %4s %9s %8s %9s %6s %9s %9s %9s %10s %9s %s\n", "ID", "NAME",
-           "PID", "WEIGHT", "PRIO", "QUOTA", "INFLIGHT", "MEM", "QUEUED", "LAUNCHED", "DONE",
-           "COSCHED", "GPU-MS", "COPIED", "FLAGS");
-    for (uint32_t i = 0; i < s.n_tenants; i++) {
-        struct kernelet_tenant_status t;
-        char quota[16], mem[16], copied[16];
-        memcpy(&t, answer + KERNELET_HDR_SIZE + sizeof(s) + i * sizeof(t), sizeof(t));
-        t.name[sizeof(t.name) - 1] = 0;
-        if (t.mem_quota)
-            human_bytes(t.mem_quota, quota, sizeof(quota));
-        else
-            strcpy(quota, "-");
-        human_bytes(t.mem_in_use, mem, sizeof(mem));
-        human_bytes(t.bytes_copied, copied, sizeof(copied));
-        printf("%-6" PRIu64 " %-16s %7u %6u %4u %9s %8u %9s %6u %9" PRIu64 " %9" PRIu64
-               " %9" PRIu64 " %10.3f %9s %s%s%s\n",
-               t.id, t.name, t.pid, t.weight, t.priority, quota, t.max_inflight, mem, t.queued,
-               t.launches,
-               t.completed, t.coscheduled, (double)t.gpu_time_ns / 1e6, copied,
-               (t.flags & KERNELET_TENANT_SLICING) ? "slicing " : "",
-               (t.flags & KERNELET_TENANT_STICKY) ? "FAULTED " : "",
-               (t.flags & KERNELET_TENANT_VM) ? "vm" : "");
-    }
+    ctl_snapshot_free(&before);
     return 0;
+}
+
+/* metrics: printed once for node_exporter's textfile collector (kernelet_up 0 and exit
+ * status 1 when the daemon does not answer, so that a stale file says so), or served. */
+static int metrics(const struct options *o)
+{
+    struct ctl_snapshot s;
+    int fd, ok;
+
+    if (o->listen)
+        return ctl_metrics_serve(o->listen, o->socket);
+    fd = ctl_connect(o->socket, 0);
+    ok = fd >= 0 && ctl_snapshot_take(fd, &s) == 0;
+    ctl_metrics_write(stdout, ok ? &s : NULL);
+    if (ok)
+        ctl_snapshot_free(&s);
+    if (fd >= 0)
+        close(fd);
+    return ok ? 0 : 1;
 }
 
 /* key=value into q; false when the pair is not understood. */
@@ -171,10 +154,6 @@ static int set(int fd, int argc, char **argv)
     size_t len;
     int st;
 
-    if (argc < 2) {
-        fprintf(stderr, "kernelet-ctl: set TENANT key=value...\n");
-        return 2;
-    }
     q.tenant = strtoull(argv[0], &end, 10);
     if (*end) {
         fprintf(stderr, "kernelet-ctl: bad tenant id '%s'\n", argv[0]);
@@ -186,7 +165,7 @@ static int set(int fd, int argc, char **argv)
                             "quota=BYTES max-inflight=1..65536 slicing=on|off)\n", argv[i]);
             return 2;
         }
-    st = call(fd, KERNELET_OP_ADMIN_SET, &q, sizeof(q), &len);
+    st = ctl_call(fd, KERNELET_OP_ADMIN_SET, &q, sizeof(q), NULL, 0, &len);
     if (st != KERNELET_ST_OK) {
         fprintf(stderr, "kernelet-ctl: set refused (%s)\n",
                 st == KERNELET_ST_BAD_REQUEST ? "a value is out of range"
@@ -197,32 +176,84 @@ static int set(int fd, int argc, char **argv)
     return 0;
 }
 
-int main(int argc, char **argv)
+static int is_number(const char *s)
 {
-    static const struct option longs[] = {{"socket", required_argument, NULL, 's'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
-    const char *path = getenv("KERNELET_SOCKET");
-    int ch, fd, rc;
+    char *end;
 
-    if (!path || !*path)
-        path = DEFAULT_SOCKET;
-    while ((ch = getopt_long(argc, argv, "+", longs, NULL)) != -1) {
-        if (ch == 's')
-            path = optarg;
-        else {
-            printf("usage: kernelet-ctl [--socket PATH] status | set TENANT key=value...\n");
-            return ch == 'h' ? 0 : 2;
+    strtod(s, &end);
+    return end != s && *end == 0;
+}
+
+/* "--watch N" as "--watch=N": getopt takes an optional argument only in the second form,
+ * and nvidia-smi users type the first. */
+static char **join_watch_argument(int *argc, char **argv)
+{
+    char **out = calloc((size_t)*argc + 1, sizeof(*out));
+    int n = 0;
+
+    if (!out)
+        return argv;
+    for (int i = 0; i < *argc; i++) {
+        if (strcmp(argv[i], "--watch") == 0 && i + 1 < *argc && is_number(argv[i + 1])) {
+            size_t len = strlen(argv[i + 1]) + sizeof("--watch=");
+            if ((out[n] = malloc(len)))
+                snprintf(out[n++], len, "--watch=%s", argv[++i]);
+            continue;
+        }
+        out[n++] = argv[i];
+    }
+    *argc = n;
+    return out;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    static const struct option longs[] = {
+        {"socket", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
+        {"watch", optional_argument, NULL, 'w'},  {"listen", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    char *end;
+    int ch;
+
+    while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        switch (ch) {
+        case 's': o->socket = optarg; break;
+        case 'j': o->json = 1; break;
+        case 'l': o->listen = optarg; break;
+        case 'w':
+            o->watch_s = optarg ? strtod(optarg, &end) : 2.0;
+            if ((optarg && *end) || o->watch_s < 0.1 || o->watch_s > 86400)
+                return -1;
+            break;
+        case 'h': fputs(USAGE, stdout); exit(0);
+        default: return -1;
         }
     }
-    if (optind >= argc || (strcmp(argv[optind], "status") && strcmp(argv[optind], "set"))) {
-        fprintf(stderr, "usage: kernelet-ctl [--socket PATH] status | set TENANT key=value...\n");
+    o->command = optind < argc ? argv[optind++] : "status";
+    o->argc = argc - optind;
+    o->argv = argv + optind;
+    if (strcmp(o->command, "status") == 0 || strcmp(o->command, "metrics") == 0)
+        return o->argc == 0 ? 0 : -1;
+    return strcmp(o->command, "set") == 0 && o->argc >= 2 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {.socket = getenv("KERNELET_SOCKET")};
+    int fd, rc;
+
+    if (!o.socket || !*o.socket)
+        o.socket = DEFAULT_SOCKET;
+    argv = join_watch_argument(&argc, argv);
+    if (parse(argc, argv, &o) != 0) {
+        fputs(USAGE, stderr);
         return 2;
     }
-    if ((fd = connect_admin(path)) < 0)
+    if (strcmp(o.command, "metrics") == 0)
+        return metrics(&o);
+    if ((fd = ctl_connect(o.socket, 0)) < 0)
         return 1;
-    rc = strcmp(argv[optind], "status") == 0 ? status(fd)
-                                             : set(fd, argc - optind - 1, argv + optind + 1);
+    rc = strcmp(o.command, "status") == 0 ? status(fd, &o) : set(fd, o.argc, o.argv);
     close(fd);
     return rc;
 }

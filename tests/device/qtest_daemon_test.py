@@ -10,6 +10,7 @@ reconnected. Prints TAP.
 
 usage: qtest_daemon_test.py QEMU KERNELETD KERNELET_CTL
 """
+import json
 import os
 import random
 import socket
@@ -210,13 +211,14 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     qmp.cmd("qom-set", path=path, property="priority", value=2)
     qmp.cmd("qom-set", path=path, property="max-inflight", value=16)
     qmp.cmd("qom-set", path=path, property="slicing", value=False)
-    out = subprocess.run([ctl, "--socket", sock, "status"], capture_output=True, text=True).stdout
-    row = next((line.split() for line in out.splitlines() if f" {TENANT} " in line), None)
+    out = subprocess.run([ctl, "--socket", sock, "--json"], capture_output=True,
+                         text=True).stdout
+    row = next((t for t in json.loads(out)["tenants"] if t["name"] == TENANT), None)
     check("QMP policy appears in kernelet-ctl status (weight, priority, max-inflight, slicing)",
-          row is not None and row[3:5] == ["300", "2"] and row[6] == "16"
-          and "slicing" not in row, out)
+          row is not None and row["policy"] == {"weight": 300, "priority": 2,
+                                                "max_inflight": 16, "slicing": False}, out)
     qmp.cmd("qom-set", path=path, property="slicing", value=True)
-    check("kernelet-ctl status marks the tenant as a VM", row is not None and row[-1] == "vm",
+    check("kernelet-ctl status marks the tenant as a VM", row is not None and row["kind"] == "vm",
           out)
     copied = qmp.cmd("qom-get", path=path, property="bytes-copied")
     mem = qmp.cmd("qom-get", path=path, property="mem-in-use")
@@ -246,10 +248,11 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     check("daemon restarted: device reconnects", wait_flag(dev, 1), hex(config_flags(dev)))
     st, _, _, _, _ = request(dev, 0, OP_MEM_ALLOC, struct.pack("<QII", 4096, 0, 0))
     check("after reconnection: MEM_ALLOC OK", st == ST["OK"], st)
-    out = subprocess.run([ctl, "--socket", sock, "status"], capture_output=True, text=True).stdout
-    row = next((line.split() for line in out.splitlines() if f" {TENANT} " in line), None)
-    check("after reconnection: the policy is sent again",
-          row is not None and row[3:5] == ["300", "2"], out)
+    out = subprocess.run([ctl, "--socket", sock, "--json"], capture_output=True,
+                         text=True).stdout
+    row = next((t for t in json.loads(out)["tenants"] if t["name"] == TENANT), None)
+    check("after reconnection: the policy is sent again", row is not None and
+          (row["policy"]["weight"], row["policy"]["priority"]) == (300, 2), out)
     return daemon
 
 

@@ -1,5 +1,7 @@
-/* A tenant for ctl_test.sh: says HELLO as "ctl-tenant" on the socket given, then holds the
- * connection until its standard input ends. */
+/* A tenant for ctl_test.sh and ctl_output_test.py: says HELLO as "ctl-tenant" (or the
+ * name given) on the socket given, then holds the connection until its standard input
+ * ends.
+ *   ctl_tenant SOCKET [NAME] */
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -20,9 +22,9 @@ int main(int argc, char **argv)
     size_t len;
     int fd;
 
-    if (argc != 2 || (fd = kproto_connect(argv[1])) < 0)
+    if (argc < 2 || argc > 3 || (fd = kproto_connect(argv[1])) < 0)
         return 2;
-    strcpy(hello.tenant.name, "ctl-tenant");
+    snprintf(hello.tenant.name, sizeof(hello.tenant.name), "%s", argc == 3 ? argv[2] : "ctl-tenant");
     kproto_hdr_put(hdr, KERNELET_OP_HELLO, sizeof(hello), 1, 0);
     if (kproto_send(fd, iov, 2, -1) || kproto_recv(fd, answer, sizeof(answer), &len) ||
         kproto_hdr_get(answer, false, &h, NULL, 0) || h.status != KERNELET_ST_OK)

@@ -32,7 +32,10 @@ id=$("$ctl" --socket "$sock" status | awk '$2 == "ctl-tenant" {print $1}')
     || fail "set exit $?"
 row=$("$ctl" --socket "$sock" status | awk -v id="$id" '$1 == id')
 echo "$row"
-echo "$row" | grep -Eq "^$id +ctl-tenant +[0-9]+ +300 +2 +64.0MiB +16 " || fail "policy not applied: $row"
+# ID NAME KIND PID UTIL MEMORY/QUOTA QUEUED LAUNCHED DONE PAIRED ERRORS GPU-S COPIED WEIGHT
+# PRIO INFLIGHT FLAGS
+policy=$(echo "$row" | awk '{print $3, $6, $14, $15, $16}')
+[ "$policy" = "process 0B/64.0MiB 300 2 16" ] || fail "policy not applied: $row"
 echo "$row" | grep -q "slicing" && fail "slicing still on: $row"
 
 "$ctl" --socket "$sock" set "$id" weight=0 && fail "weight 0 accepted"
