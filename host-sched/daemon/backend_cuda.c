@@ -5,15 +5,15 @@
 
 #include "cuda_backend.h"
 
-int kd_cuda_backend_open(kexec_backend *out, const char *calibration_dir, char *err,
+int kd_cuda_backend_open(kbackend *out, const char *calibration_dir, char *err,
                          size_t errlen);
 
-__attribute__((visibility("default"))) int kd_cuda_backend_open(kexec_backend *out,
+__attribute__((visibility("default"))) int kd_cuda_backend_open(kbackend *out,
                                                                 const char *calibration_dir,
                                                                 char *err, size_t errlen)
 {
     kcuda_config cfg;
-    kexec_error e;
+    kbackend_error e;
     kcuda *kc;
 
     kcuda_config_default(&cfg);

@@ -31,7 +31,7 @@ static int load_profiles(const char *path, ksched_profile_cache **out, char *err
     return 0;
 }
 
-static int open_sim(ksched_profile_cache *profiles, kexec_backend *out, char *err, size_t errlen)
+static int open_sim(ksched_profile_cache *profiles, kbackend *out, char *err, size_t errlen)
 {
     ksim_config cfg;
     ksched_err e;
@@ -65,10 +65,10 @@ static void *load(const char *path, char *err, size_t errlen)
     return h;
 }
 
-static int open_cuda(const struct kd_backend_options *o, kexec_backend *out, char *err,
+static int open_cuda(const struct kd_backend_options *o, kbackend *out, char *err,
                      size_t errlen)
 {
-    int (*open_fn)(kexec_backend *, const char *, char *, size_t);
+    int (*open_fn)(kbackend *, const char *, char *, size_t);
     const char *env = getenv("KERNELETD_CUDA_MODULE");
     char path[PATH_MAX + 32], self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -108,7 +108,7 @@ static int open_cuda(const struct kd_backend_options *o, kexec_backend *out, cha
 
 /* "auto": the GPU when there is one, else the emulator. Never the sim, whose kernels
  * compute nothing: a tenant must not get made-up results from a default. */
-static int open_auto(const struct kd_backend_options *o, kexec_backend *out, char *err,
+static int open_auto(const struct kd_backend_options *o, kbackend *out, char *err,
                      size_t errlen)
 {
     (void)o;
@@ -124,7 +124,7 @@ static int open_auto(const struct kd_backend_options *o, kexec_backend *out, cha
 #endif
 }
 
-int kd_backend_open(const struct kd_backend_options *o, kexec_backend *out,
+int kd_backend_open(const struct kd_backend_options *o, kbackend *out,
                     ksched_profile_cache **profiles, char *err, size_t errlen)
 {
     if (load_profiles(o->profiles, profiles, err, errlen) != 0)

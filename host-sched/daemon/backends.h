@@ -14,7 +14,7 @@ struct kd_backend_options {
 
 /* Opens the backend; *profiles (may stay NULL) gets the profile cache read for it.
  * 0, or -1 with a message in err. */
-int kd_backend_open(const struct kd_backend_options *o, kexec_backend *out,
+int kd_backend_open(const struct kd_backend_options *o, kbackend *out,
                     ksched_profile_cache **profiles, char *err, size_t errlen);
 
 /* The backends this kerneletd was built with, "sim emu ..." */

@@ -118,12 +118,12 @@ static int parse(int argc, char **argv, struct options *o)
 int main(int argc, char **argv)
 {
     struct options o;
-    kexec_backend backend;
+    kbackend backend;
     ksched_profile_cache *profiles = NULL;
     ksched_config scfg;
     ksched *sched = NULL;
     ksched_err serr;
-    kexec_error kerr;
+    kbackend_error kerr;
     struct kserver_config cfg = {0};
     struct kserver *srv = NULL;
     struct kserver_tally *tally = NULL;

@@ -85,7 +85,7 @@ int bench_arrivals(const bench_workload *wl, unsigned n, double lambda_per_ns, u
 /* bench_backend.c: the executor backends the harness can run on. */
 typedef struct bench_backend bench_backend;
 int bench_backend_new(const bench_options *o, const ksched_profile_cache *profiles,
-                      bench_backend **out, kexec_backend *be, char *msg, size_t len);
+                      bench_backend **out, kbackend *be, char *msg, size_t len);
 void bench_backend_free(bench_backend *b);
 /* The module text holding the kernels' entries and sliced variants for this backend. */
 int bench_module_text(const bench_backend *b, const bench_kernel *k, char **text, size_t *len,

@@ -1,6 +1,6 @@
 /* The executor backends the harness runs on. Only the sim is built into the harness so
  * far; a backend that computes real data (cuda, emu) plugs in here: it creates its
- * kexec_backend, gives the module text (the bench PTX with the slicer's variants) and
+ * kbackend, gives the module text (the bench PTX with the slicer's variants) and
  * sets computes_data so that the harness verifies every output. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@ struct bench_backend {
 };
 
 static int sim_new(const bench_options *o, const ksched_profile_cache *profiles,
-                   bench_backend *b, kexec_backend *be, char *msg, size_t len)
+                   bench_backend *b, kbackend *be, char *msg, size_t len)
 {
     ksim_config c;
     ksim_config_default(&c);
@@ -39,7 +39,7 @@ static int sim_new(const bench_options *o, const ksched_profile_cache *profiles,
 }
 
 int bench_backend_new(const bench_options *o, const ksched_profile_cache *profiles,
-                      bench_backend **out, kexec_backend *be, char *msg, size_t len)
+                      bench_backend **out, kbackend *be, char *msg, size_t len)
 {
     if (strcmp(o->backend, "sim")) {
         snprintf(msg, len, "backend '%s' is not built into kernelet-bench (available: sim)",
@@ -80,7 +80,7 @@ int bench_module_text(const bench_backend *b, const bench_kernel *k, char **text
         return -1;
     }
     int n = snprintf(t, cap, ".visible .entry %s()\n.visible .entry %s%s()\n", k->entry,
-                     k->entry, KEXEC_SLICE_SUFFIX);
+                     k->entry, KBACKEND_SLICE_SUFFIX);
     *text = t;
     *len = (size_t)n;
     return 0;

@@ -21,7 +21,7 @@ typedef struct slot {
  * weights or priorities get between the policy and its choices. */
 typedef struct setup {
     bench_backend *bb;
-    kexec_backend be;
+    kbackend be;
     ksched *s;
     uint32_t tenant;
     uint32_t function[BENCH_KERNELS];
@@ -132,7 +132,7 @@ static void summarise(const setup *st, const double alone_ns[], bench_result *r)
         }
         if (x->end_ns > last)
             last = x->end_ns;
-        if (bench_backend_blocks_once(st->bb, x->op, kexec_grid_blocks(bk->grid)) == 0)
+        if (bench_backend_blocks_once(st->bb, x->op, kbackend_grid_blocks(bk->grid)) == 0)
             r->block_errors++;
         double slowdown = (double)(x->end_ns - x->arrival_ns) / alone_ns[x->kernel];
         sum[x->kernel] += slowdown;

@@ -5,24 +5,24 @@
 
 #include "kernelet/executor.h"
 
-const char *kexec_strerror(int code)
+const char *kbackend_strerror(int code)
 {
     switch (code) {
-    case KEXEC_OK: return "success";
-    case KEXEC_EINVAL: return "invalid argument";
-    case KEXEC_ENOMEM: return "out of host memory";
-    case KEXEC_EDEVMEM: return "out of device memory";
-    case KEXEC_ENOTFOUND: return "function not found";
-    case KEXEC_ELAUNCH: return "kernel failed on the device";
-    case KEXEC_EUNSUPPORTED: return "operation not supported by the backend";
-    case KEXEC_EDEVICE: return "device error";
-    case KEXEC_EMODULE: return "module refused";
-    case KEXEC_ELOST: return "device context lost; recreate the backend";
+    case KBACKEND_OK: return "success";
+    case KBACKEND_EINVAL: return "invalid argument";
+    case KBACKEND_ENOMEM: return "out of host memory";
+    case KBACKEND_EDEVMEM: return "out of device memory";
+    case KBACKEND_ENOTFOUND: return "function not found";
+    case KBACKEND_ELAUNCH: return "kernel failed on the device";
+    case KBACKEND_EUNSUPPORTED: return "operation not supported by the backend";
+    case KBACKEND_EDEVICE: return "device error";
+    case KBACKEND_EMODULE: return "module refused";
+    case KBACKEND_ELOST: return "device context lost; recreate the backend";
     default: return "unknown error";
     }
 }
 
-int kexec_fail(kexec_error *err, int code, const char *fmt, ...)
+int kbackend_fail(kbackend_error *err, int code, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
@@ -34,11 +34,11 @@ int kexec_fail(kexec_error *err, int code, const char *fmt, ...)
     return code;
 }
 
-int kexec_backend_validate(const kexec_backend *b, kexec_error *err)
+int kbackend_validate(const kbackend *b, kbackend_error *err)
 {
     if (!b || !b->ops)
-        return kexec_fail(err, KEXEC_EINVAL, "no backend");
-    const kexec_backend_ops *o = b->ops;
+        return kbackend_fail(err, KBACKEND_EINVAL, "no backend");
+    const kbackend_ops *o = b->ops;
     const struct { const void *fn; const char *name; } need[] = {
         {(const void *)o->destroy, "destroy"},
         {(const void *)o->device_info, "device_info"},
@@ -56,18 +56,18 @@ int kexec_backend_validate(const kexec_backend *b, kexec_error *err)
     };
     for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
         if (!need[i].fn)
-            return kexec_fail(err, KEXEC_EINVAL, "backend %s lacks the %s operation",
+            return kbackend_fail(err, KBACKEND_EINVAL, "backend %s lacks the %s operation",
                               o->name ? o->name : "(unnamed)", need[i].name);
     return 0;
 }
 
-void kexec_device_model_options(const kexec_device_info *info, kmodel_options *opt)
+void kbackend_device_model_options(const kbackend_device_info *info, kmodel_options *opt)
 {
     if (info && opt && info->a0 > 0 && info->a0 <= 1)
         opt->latency.a0 = info->a0;
 }
 
-uint64_t kexec_grid_blocks(const unsigned grid[3])
+uint64_t kbackend_grid_blocks(const unsigned grid[3])
 {
     return (uint64_t)grid[0] * grid[1] * grid[2];
 }
@@ -84,10 +84,10 @@ static const kmodel_gpu *gpu_of_capability(int major, int minor)
     return NULL;
 }
 
-int kexec_device_gpu(const kexec_device_info *info, kmodel_gpu *out, kexec_error *err)
+int kbackend_device_gpu(const kbackend_device_info *info, kmodel_gpu *out, kbackend_error *err)
 {
     if (!info || !out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     if (info->model_gpu) {
         *out = *info->model_gpu;
         return 0;
@@ -96,7 +96,7 @@ int kexec_device_gpu(const kexec_device_info *info, kmodel_gpu *out, kexec_error
     if (!base)
         base = gpu_of_capability(info->cc_major, info->cc_minor);
     if (!base)
-        return kexec_fail(err, KEXEC_EINVAL,
+        return kbackend_fail(err, KBACKEND_EINVAL,
                           "no model parameters for device '%s' (compute capability %d.%d)",
                           info->name, info->cc_major, info->cc_minor);
     kmodel_gpu g = *base;
@@ -113,7 +113,7 @@ int kexec_device_gpu(const kexec_device_info *info, kmodel_gpu *out, kexec_error
     if (info->mem_bandwidth_gbs > 0) g.mem_bandwidth_gbs = info->mem_bandwidth_gbs;
     char msg[200];
     if (kmodel_gpu_validate(&g, msg, sizeof(msg)))
-        return kexec_fail(err, KEXEC_EINVAL, "device '%s': %s", info->name, msg);
+        return kbackend_fail(err, KBACKEND_EINVAL, "device '%s': %s", info->name, msg);
     *out = g;
     return 0;
 }

@@ -125,7 +125,7 @@ void ksched_config_default(ksched_config *c);
  * ksched_free). profiles may be NULL; else the scheduler copies its records into its own
  * cache. Fails when the backend lacks an op, its device cannot be mapped to the model, or
  * the configuration is out of range. */
-int ksched_new(ksched **out, const kexec_backend *backend, const ksched_config *cfg,
+int ksched_new(ksched **out, const kbackend *backend, const ksched_config *cfg,
                const ksched_profile_cache *profiles, ksched_err *err);
 
 /* Stops the dispatcher thread, cancels everything queued (callbacks are not called),
@@ -196,9 +196,9 @@ int ksched_event_query(ksched *s, uint32_t tenant, uint32_t event, int *done,
 
 /* ---- memory and modules (synchronous) ---- */
 
-int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kexec_devptr *out,
+int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr *out,
                      ksched_err *err);
-int ksched_mem_free(ksched *s, uint32_t tenant, kexec_devptr ptr, ksched_err *err);
+int ksched_mem_free(ksched *s, uint32_t tenant, kbackend_devptr ptr, ksched_err *err);
 
 /* Loads PTX (with the slicer's __kslice variants already added, see executor.h). */
 int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
@@ -208,7 +208,7 @@ int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err
 typedef struct ksched_function_info {
     int sliceable;          /* the module has the entry's sliced variant */
     uint64_t module_hash;   /* kernel identity: module hash and entry */
-    kexec_func_info attrs;
+    kbackend_func_info attrs;
 } ksched_function_info;
 
 /* The function entry of module (and its sliced variant when present). */
@@ -223,7 +223,7 @@ int ksched_function_get(ksched *s, uint32_t tenant, uint32_t module, const char 
  * the backend cannot look variables up, KSCHED_EBACKEND when the backend's range overlaps
  * memory of another tenant. */
 int ksched_global_get(ksched *s, uint32_t tenant, uint32_t module, const char *name,
-                      kexec_devptr *addr, uint64_t *bytes, ksched_err *err);
+                      kbackend_devptr *addr, uint64_t *bytes, ksched_err *err);
 
 /* ---- operations ---- */
 
@@ -248,10 +248,10 @@ typedef struct ksched_op {
             const void *params;         /* packed parameter block; copied at submission */
             size_t params_size;         /* at most 32 KiB */
         } launch;
-        struct { kexec_devptr dst; const void *src; uint64_t bytes; } h2d;
-        struct { void *dst; kexec_devptr src; uint64_t bytes; } d2h;
-        struct { kexec_devptr dst, src; uint64_t bytes; } d2d;
-        struct { kexec_devptr dst; uint8_t value; uint64_t bytes; } memset;
+        struct { kbackend_devptr dst; const void *src; uint64_t bytes; } h2d;
+        struct { void *dst; kbackend_devptr src; uint64_t bytes; } d2h;
+        struct { kbackend_devptr dst, src; uint64_t bytes; } d2d;
+        struct { kbackend_devptr dst; uint8_t value; uint64_t bytes; } memset;
         uint32_t event;
         struct { void (*fn)(void *user); void *user; } host;
     } u;
@@ -262,8 +262,8 @@ typedef struct ksched_op_result {
     ksched_op_kind kind;
     uint32_t tenant, stream;
     int status;             /* 0 or a KSCHED_E* code */
-    int backend_status;     /* with KSCHED_EBACKEND: the backend's KEXEC_E* code (a kernel
-                               that failed on the device: KEXEC_ELAUNCH) */
+    int backend_status;     /* with KSCHED_EBACKEND: the backend's KBACKEND_E* code (a kernel
+                               that failed on the device: KBACKEND_ELAUNCH) */
     const char *msg;        /* "" on success; valid during the callback */
     uint64_t submit_ns;     /* backend clock when submitted */
     uint64_t start_ns;      /* when its work started on the device (first slice) */
@@ -280,10 +280,10 @@ int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *
 
 /* ---- a lost device ---- */
 
-/* 1 when the backend reported the device lost (KEXEC_ELOST; msg, may be NULL, gets its
+/* 1 when the backend reported the device lost (KBACKEND_ELOST; msg, may be NULL, gets its
  * message), else 0. From then on every kernel not yet handed out fails with
- * KSCHED_EBACKEND (backend_status KEXEC_ELOST), work in flight completes with the backend's
- * KEXEC_ELOST, and ksched_submit, ksched_mem_alloc, ksched_module_load and
+ * KSCHED_EBACKEND (backend_status KBACKEND_ELOST), work in flight completes with the backend's
+ * KBACKEND_ELOST, and ksched_submit, ksched_mem_alloc, ksched_module_load and
  * ksched_global_get answer KSCHED_ELOST. Nothing comes back: the caller (the daemon)
  * removes the tenants or frees the scheduler, destroys the backend and creates both anew. */
 int ksched_lost(ksched *s, char *msg, size_t msglen);
@@ -328,7 +328,7 @@ void ksched_model_options(ksched *s, kmodel_options *out);
 /* The profile the scheduler uses for (module_hash, entry), copied to *out; KSCHED_ENOTFOUND
  * when it has none. */
 int ksched_profile_lookup(ksched *s, uint64_t module_hash, const char *entry,
-                          kexec_profile *out);
+                          kbackend_profile *out);
 
 #ifdef __cplusplus
 }

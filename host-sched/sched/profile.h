@@ -1,6 +1,6 @@
 /* Kernel profiles by kernel identity (library kernelet-sched).
  *
- * The scheduler needs each kernel's characteristics (kexec_profile: PUR, MUR, Rm, ...)
+ * The scheduler needs each kernel's characteristics (kbackend_profile: PUR, MUR, Rm, ...)
  * before it can pair it. A profile is found by kernel identity: the 64-bit hash of the
  * module's PTX text (ksched_hash) and the entry name. On a miss the scheduler asks the
  * backend's profile op (CUPTI on the GPU; the sim answers from its data file) and stores the
@@ -38,7 +38,7 @@ typedef struct ksched_profile_cache ksched_profile_cache;
 uint64_t ksched_hash(const void *data, size_t len);
 
 /* 0 when p is a usable profile, else KSCHED_EINVAL with the reason in err. */
-int ksched_profile_validate(const kexec_profile *p, ksched_err *err);
+int ksched_profile_validate(const kbackend_profile *p, ksched_err *err);
 
 /* 0 when name is a valid PTX identifier of at most KSCHED_ENTRY_MAX characters. */
 int ksched_entry_validate(const char *name, ksched_err *err);
@@ -48,18 +48,18 @@ void ksched_profile_cache_free(ksched_profile_cache *c);
 
 /* Stores (a copy of) p for (module_hash, entry), replacing an older one. */
 int ksched_profile_cache_put(ksched_profile_cache *c, uint64_t module_hash, const char *entry,
-                             const kexec_profile *p, ksched_err *err);
+                             const kbackend_profile *p, ksched_err *err);
 
 /* The profile of (module_hash, entry), else of (0, entry), else NULL. The pointer stays
  * valid until the next put or free. */
-const kexec_profile *ksched_profile_cache_get(const ksched_profile_cache *c,
+const kbackend_profile *ksched_profile_cache_get(const ksched_profile_cache *c,
                                               uint64_t module_hash, const char *entry);
 
 /* Number of profiles held. */
 size_t ksched_profile_cache_count(const ksched_profile_cache *c);
 
 /* Entry name and profile of record i (< count), in insertion order; NULL when out of range. */
-const kexec_profile *ksched_profile_cache_at(const ksched_profile_cache *c, size_t i,
+const kbackend_profile *ksched_profile_cache_at(const ksched_profile_cache *c, size_t i,
                                              const char **entry, uint64_t *module_hash);
 
 /* Parses a data file's text (len bytes) into c, with module hash 0. Nothing is added when
@@ -72,7 +72,7 @@ int ksched_profile_load_file(ksched_profile_cache *c, const char *path, ksched_e
 
 /* Writes the data-file line of (entry, p) into buf, with a newline; returns the length
  * snprintf would have written (>= buflen means truncated). */
-int ksched_profile_format(const char *entry, const kexec_profile *p, char *buf,
+int ksched_profile_format(const char *entry, const kbackend_profile *p, char *buf,
                           size_t buflen);
 
 #ifdef __cplusplus

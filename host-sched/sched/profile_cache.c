@@ -1,4 +1,4 @@
-/* The profile cache: kernel identity (module hash, entry) -> kexec_profile. */
+/* The profile cache: kernel identity (module hash, entry) -> kbackend_profile. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 typedef struct {
     uint64_t module_hash;
     char *entry;
-    kexec_profile p;
+    kbackend_profile p;
 } record;
 
 struct ksched_profile_cache {
@@ -35,7 +35,7 @@ static int in_unit(double v)
     return isfinite(v) && v >= 0 && v <= 1;
 }
 
-int ksched_profile_validate(const kexec_profile *p, ksched_err *err)
+int ksched_profile_validate(const kbackend_profile *p, ksched_err *err)
 {
     if (!p)
         return ksched_fail(err, KSCHED_EINVAL, "no profile");
@@ -130,7 +130,7 @@ static int grow_slots(ksched_profile_cache *c)
 }
 
 int ksched_profile_cache_put(ksched_profile_cache *c, uint64_t module_hash, const char *entry,
-                             const kexec_profile *p, ksched_err *err)
+                             const kbackend_profile *p, ksched_err *err)
 {
     if (!c)
         return ksched_fail(err, KSCHED_EINVAL, "NULL cache");
@@ -156,7 +156,7 @@ int ksched_profile_cache_put(ksched_profile_cache *c, uint64_t module_hash, cons
     return 0;
 }
 
-const kexec_profile *ksched_profile_cache_get(const ksched_profile_cache *c,
+const kbackend_profile *ksched_profile_cache_get(const ksched_profile_cache *c,
                                               uint64_t module_hash, const char *entry)
 {
     if (!c || !entry || !c->nslots)
@@ -172,7 +172,7 @@ size_t ksched_profile_cache_count(const ksched_profile_cache *c)
     return c ? c->n : 0;
 }
 
-const kexec_profile *ksched_profile_cache_at(const ksched_profile_cache *c, size_t i,
+const kbackend_profile *ksched_profile_cache_at(const ksched_profile_cache *c, size_t i,
                                              const char **entry, uint64_t *module_hash)
 {
     if (!c || i >= c->n)

@@ -12,7 +12,7 @@
 
 typedef struct {
     char entry[KSCHED_ENTRY_MAX + 1];
-    kexec_profile p;
+    kbackend_profile p;
 } parsed;
 
 static int parse_double(const char *s, double *out)
@@ -187,7 +187,7 @@ int ksched_profile_load_file(ksched_profile_cache *c, const char *path, ksched_e
     return rc;
 }
 
-int ksched_profile_format(const char *entry, const kexec_profile *p, char *buf, size_t buflen)
+int ksched_profile_format(const char *entry, const kbackend_profile *p, char *buf, size_t buflen)
 {
     return snprintf(buf, buflen,
                     "profile entry=%s rm=%.6g insts=%.6g pur=%.6g mur=%.6g unc=%.6g wpb=%u "

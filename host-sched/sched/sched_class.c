@@ -43,7 +43,7 @@ uint64_t sched_class_min_slice(ksched *s, const sched_class *c)
     return (waves ? waves : 1) * sms;
 }
 
-void sched_class_set_profile(ksched *s, sched_class *c, const kexec_profile *p)
+void sched_class_set_profile(ksched *s, sched_class *c, const kbackend_profile *p)
 {
     uint64_t threads = (uint64_t)c->block[0] * c->block[1] * c->block[2];
     c->prof = *p;
@@ -87,7 +87,7 @@ sched_class *sched_class_of(ksched *s, sched_function *f, const ksched_op *op,
     memcpy(c->block, op->u.launch.block, sizeof(c->block));
     c->smem = op->u.launch.smem;
     c->attrs = f->attrs;
-    const kexec_profile *p = ksched_profile_cache_get(s->profiles, c->module_hash, c->entry);
+    const kbackend_profile *p = ksched_profile_cache_get(s->profiles, c->module_hash, c->entry);
     if (p)
         sched_class_set_profile(s, c, p);
     s->classes[s->n_classes++] = c;

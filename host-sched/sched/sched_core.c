@@ -47,17 +47,17 @@ static int config_check(const ksched_config *c, ksched_err *err)
     return 0;
 }
 
-int sched_backend_fail(ksched_err *err, const kexec_error *e, const char *what)
+int sched_backend_fail(ksched_err *err, const kbackend_error *e, const char *what)
 {
     return ksched_fail(err, KSCHED_EBACKEND, "%s: %s", what,
-                       e->msg[0] ? e->msg : kexec_strerror(e->code));
+                       e->msg[0] ? e->msg : kbackend_strerror(e->code));
 }
 
 /* Connects to the backend: device, model context, lanes. */
-static int attach_backend(ksched *s, const kexec_backend *be, ksched_err *err)
+static int attach_backend(ksched *s, const kbackend *be, ksched_err *err)
 {
-    kexec_error e = {0};
-    if (kexec_backend_validate(be, &e))
+    kbackend_error e = {0};
+    if (kbackend_validate(be, &e))
         return ksched_fail(err, KSCHED_EINVAL, "%s", e.msg);
     s->be = *be;
     if (be->ops->device_info(be->state, &s->dev, &e))
@@ -66,10 +66,10 @@ static int attach_backend(ksched *s, const kexec_backend *be, ksched_err *err)
         return ksched_fail(err, KSCHED_EINVAL, "backend offers no launch lanes");
     if (s->dev.virtual_time && !be->ops->progress)
         return ksched_fail(err, KSCHED_EINVAL, "virtual-time backend without progress");
-    if (kexec_device_gpu(&s->dev, &s->gpu, &e))
+    if (kbackend_device_gpu(&s->dev, &s->gpu, &e))
         return ksched_fail(err, KSCHED_EINVAL, "%s", e.msg);
     if (s->cfg.device_a0)
-        kexec_device_model_options(&s->dev, &s->cfg.model);
+        kbackend_device_model_options(&s->dev, &s->cfg.model);
     char msg[256] = "";
     int rc = kmodel_ctx_new(&s->model, &s->gpu, &s->cfg.model, msg, sizeof(msg));
     if (rc)
@@ -85,7 +85,7 @@ static int copy_profiles(ksched *s, const ksched_profile_cache *from, ksched_err
     int rc = ksched_profile_cache_new(&s->profiles, err);
     const char *entry;
     uint64_t hash;
-    const kexec_profile *p;
+    const kbackend_profile *p;
     for (size_t i = 0; !rc && (p = ksched_profile_cache_at(from, i, &entry, &hash)); i++)
         rc = ksched_profile_cache_put(s->profiles, hash, entry, p, err);
     return rc;
@@ -101,7 +101,7 @@ static int policy_usable(const ksched *s, ksched_policy p, ksched_err *err)
     return 0;
 }
 
-int ksched_new(ksched **out, const kexec_backend *backend, const ksched_config *cfg,
+int ksched_new(ksched **out, const kbackend *backend, const ksched_config *cfg,
                const ksched_profile_cache *profiles, ksched_err *err)
 {
     if (!out)
@@ -239,12 +239,12 @@ void ksched_get_stats(ksched *s, ksched_stats *out)
 }
 
 int ksched_profile_lookup(ksched *s, uint64_t module_hash, const char *entry,
-                          kexec_profile *out)
+                          kbackend_profile *out)
 {
     if (!s || !entry || !out)
         return KSCHED_EINVAL;
     pthread_mutex_lock(&s->lock);
-    const kexec_profile *p = ksched_profile_cache_get(s->profiles, module_hash, entry);
+    const kbackend_profile *p = ksched_profile_cache_get(s->profiles, module_hash, entry);
     if (p)
         *out = *p;
     pthread_mutex_unlock(&s->lock);

@@ -10,7 +10,7 @@
 #include "sched_internal.h"
 
 /* Called by the backend from any thread: only queues the result and wakes the driver. */
-void sched_backend_done(void *user, const kexec_completion *c)
+void sched_backend_done(void *user, const kbackend_completion *c)
 {
     sched_sub *sub = user;
     ksched *s = sub->s;
@@ -157,7 +157,7 @@ static int stopping(ksched *s)
 /* Virtual time: lets the backend run to its next event (not past until). */
 static int advance(ksched *s, uint64_t until, ksched_err *err)
 {
-    kexec_error e = {0};
+    kbackend_error e = {0};
     int rc = s->be.ops->progress(s->be.state, until, &e);
     if (rc < 0)
         return sched_backend_fail(err, &e, "progress");

@@ -19,7 +19,7 @@ enum {
     KSCHED_ESTATE = -8,       /* not possible now (tenant being removed, thread running) */
     KSCHED_EUNSUPPORTED = -9, /* the policy or call needs an op the backend lacks */
     KSCHED_EIO = -10,         /* a file could not be read */
-    KSCHED_ELOST = -11,       /* the backend lost the device (KEXEC_ELOST): every tenant's
+    KSCHED_ELOST = -11,       /* the backend lost the device (KBACKEND_ELOST): every tenant's
                                  device state is gone; recreate scheduler and backend */
 };
 

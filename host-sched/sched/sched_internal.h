@@ -59,7 +59,7 @@ typedef struct sched_alloc {
 
 typedef struct sched_module {
     uint32_t id;
-    kexec_module *mod;
+    kbackend_module *mod;
     uint64_t hash;
     unsigned users;             /* functions handed out (freed with the module) */
 } sched_module;
@@ -68,8 +68,8 @@ typedef struct sched_function {
     uint32_t id;
     sched_module *module;
     char entry[KSCHED_ENTRY_MAX + 1];
-    kexec_function *fn, *sliced;
-    kexec_func_info attrs;
+    kbackend_function *fn, *sliced;
+    kbackend_func_info attrs;
 } sched_function;
 
 typedef struct sched_tenant {
@@ -98,10 +98,10 @@ typedef struct sched_class {
     char entry[KSCHED_ENTRY_MAX + 1];
     unsigned block[3];
     unsigned smem;
-    kexec_func_info attrs;      /* of the function it was first seen with */
+    kbackend_func_info attrs;      /* of the function it was first seen with */
     int profiled;               /* 1: prof and k valid; -1: no profile to be had */
     int profiling;              /* a profile request is in flight */
-    kexec_profile prof;
+    kbackend_profile prof;
     kmodel_kernel k;
     unsigned max_blocks;        /* blocks per SM alone */
     uint64_t min_slice;         /* blocks */
@@ -130,7 +130,7 @@ typedef struct sched_kernel {
     int whole_only;
     int in_class;               /* linked into its class's pending list */
     uint64_t first_start_ns, last_end_ns;
-    kexec_profile prof_out;     /* the backend's profile op writes here */
+    kbackend_profile prof_out;     /* the backend's profile op writes here */
     struct sched_kernel *cls_prev, *cls_next;
 } sched_kernel;
 
@@ -192,8 +192,8 @@ typedef struct notify {
 
 struct ksched {
     pthread_mutex_t lock;
-    kexec_backend be;
-    kexec_device_info dev;
+    kbackend be;
+    kbackend_device_info dev;
     kmodel_gpu gpu;
     kmodel_ctx *model;
     ksched_config cfg;
@@ -228,7 +228,7 @@ struct ksched {
     /* dispatcher thread */
     pthread_t thread;
     int thread_running, thread_stop;
-    /* the backend answered KEXEC_ELOST: the device state is gone (ksched_lost) */
+    /* the backend answered KBACKEND_ELOST: the device state is gone (ksched_lost) */
     int lost;
     char lost_msg[MSG_LEN];
 };
@@ -237,14 +237,14 @@ struct ksched {
 sched_tenant *sched_tenant_find(ksched *s, uint32_t id, ksched_err *err);
 void sched_kick(ksched *s);
 uint64_t sched_now(ksched *s);
-int sched_backend_fail(ksched_err *err, const kexec_error *e, const char *what);
-/* As sched_backend_fail, noting a lost device first (KEXEC_ELOST). */
-int sched_backend_fail_s(ksched *s, ksched_err *err, const kexec_error *e, const char *what);
-/* Notes a backend answer: KEXEC_ELOST makes the scheduler lost (sched_lost.c). */
+int sched_backend_fail(ksched_err *err, const kbackend_error *e, const char *what);
+/* As sched_backend_fail, noting a lost device first (KBACKEND_ELOST). */
+int sched_backend_fail_s(ksched *s, ksched_err *err, const kbackend_error *e, const char *what);
+/* Notes a backend answer: KBACKEND_ELOST makes the scheduler lost (sched_lost.c). */
 void sched_note_backend(ksched *s, int code, const char *msg);
 /* With the lock held: KSCHED_ELOST when lost, else 0. */
 int sched_refuse_if_lost(ksched *s, ksched_err *err);
-/* Lost: every kernel of the pending set fails (KSCHED_EBACKEND, backend KEXEC_ELOST). */
+/* Lost: every kernel of the pending set fails (KSCHED_EBACKEND, backend KBACKEND_ELOST). */
 void sched_fail_pending_lost(ksched *s);
 
 /* sched_stream.c: operations in stream order */
@@ -252,7 +252,7 @@ void sched_stream_wake(ksched *s, sched_stream *st);
 int sched_streams_start(ksched *s);
 void sched_op_complete(ksched *s, sched_op *op, int status, const char *msg);
 void sched_op_finish(ksched *s, sched_op *op, int status, const char *msg);
-void sched_backend_done(void *user, const kexec_completion *c);
+void sched_backend_done(void *user, const kbackend_completion *c);
 void sched_events_changed(ksched *s, sched_tenant *t);
 void sched_notify_push(ksched *s, notify *n);
 void sched_stream_free(sched_stream *st);
@@ -262,8 +262,8 @@ void sched_tenant_release(ksched *s, sched_tenant *t);
 void sched_tenants_reap(ksched *s);
 
 /* sched_memory.c */
-int sched_tenant_owns(const sched_tenant *t, kexec_devptr ptr, uint64_t bytes);
-int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kexec_devptr ptr,
+int sched_tenant_owns(const sched_tenant *t, kbackend_devptr ptr, uint64_t bytes);
+int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kbackend_devptr ptr,
                           uint64_t bytes, ksched_err *err);
 void sched_globals_drop(sched_tenant *t, uint32_t module);
 
@@ -282,7 +282,7 @@ void sched_kernel_unlink(ksched *s, sched_kernel *k);
 /* sched_class.c */
 sched_class *sched_class_of(ksched *s, sched_function *f, const ksched_op *op,
                             ksched_err *err);
-void sched_class_set_profile(ksched *s, sched_class *c, const kexec_profile *p);
+void sched_class_set_profile(ksched *s, sched_class *c, const kbackend_profile *p);
 void sched_classes_free(ksched *s);
 uint64_t sched_class_min_slice(ksched *s, const sched_class *c);
 double sched_class_block_ns(ksched *s, const sched_class *c);

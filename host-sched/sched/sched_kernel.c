@@ -67,13 +67,13 @@ static int request_profile(ksched *s, sched_kernel *k)
     /* the sliced variant lets the profiler run (and keep) a few blocks; a kernel that must
      * run whole is given unsliced, so that it runs none */
     int sliced = !k->whole_only;
-    kexec_slice sl = {.fn = sliced ? k->fn->sliced : k->fn->fn, .sliced = sliced, .first = 0,
+    kbackend_slice sl = {.fn = sliced ? k->fn->sliced : k->fn->fn, .sliced = sliced, .first = 0,
                       .count = k->total,
                       .smem = op->u.launch.smem, .params = op->u.launch.params,
                       .params_size = op->u.launch.params_size, .tag = k->op->id};
     memcpy(sl.grid, op->u.launch.grid, sizeof(sl.grid));
     memcpy(sl.block, op->u.launch.block, sizeof(sl.block));
-    kexec_error e;
+    kbackend_error e;
     if (s->be.ops->profile(s->be.state, &sl, &k->prof_out, sched_backend_done, sub, &e)) {
         free(sub);
         return -1;
@@ -95,7 +95,7 @@ int sched_kernel_start(ksched *s, sched_op *op)
         return f ? KSCHED_ENOMEM : KSCHED_ENOTFOUND;
     *k = (sched_kernel){.op = op, .tenant = t, .fn = f, .state = K_PENDING,
                         .seq = s->next_seq++, .pending_ns = sched_now(s),
-                        .total = kexec_grid_blocks(op->op.u.launch.grid),
+                        .total = kbackend_grid_blocks(op->op.u.launch.grid),
                         .lane = -1, .lane_pin = -1};
     if (!(k->cls = sched_class_of(s, f, &op->op, NULL))) {
         free(k);
@@ -139,13 +139,13 @@ int sched_kernel_launch(ksched *s, sched_kernel *k, uint64_t count, unsigned lan
         return KSCHED_ENOMEM;
     *sub = (sched_sub){.kind = SUB_SLICE, .s = s, .kernel = k, .first = first, .count = count,
                        .lane = lane};
-    kexec_slice sl = {.fn = sliced ? k->fn->sliced : k->fn->fn, .sliced = sliced,
+    kbackend_slice sl = {.fn = sliced ? k->fn->sliced : k->fn->fn, .sliced = sliced,
                       .first = first, .count = count, .smem = op->u.launch.smem,
                       .params = op->u.launch.params, .params_size = op->u.launch.params_size,
                       .lane = lane, .max_blocks_per_sm = cap, .tag = k->op->id};
     memcpy(sl.grid, op->u.launch.grid, sizeof(sl.grid));
     memcpy(sl.block, op->u.launch.block, sizeof(sl.block));
-    kexec_error e = {0};
+    kbackend_error e = {0};
     int rc = s->be.ops->launch(s->be.state, &sl, sched_backend_done, sub, &e);
     if (rc) {
         free(sub);
@@ -228,7 +228,7 @@ void sched_slice_done(ksched *s, sched_sub *sub)
     trace_slice(s, KSCHED_TRACE_SLICE_DONE, k, sub, 0);
     if (sub->status) {
         char msg[MSG_LEN];
-        snprintf(msg, sizeof(msg), "%s", sub->msg[0] ? sub->msg : kexec_strerror(sub->status));
+        snprintf(msg, sizeof(msg), "%s", sub->msg[0] ? sub->msg : kbackend_strerror(sub->status));
         if (!k->op->status)
             k->op->backend_status = sub->status;
         sched_kernel_cancel(s, k, KSCHED_EBACKEND, msg);
@@ -279,7 +279,7 @@ void sched_profile_done(ksched *s, sched_sub *sub)
     s->outstanding--;
     c->profiling = 0;
     k->state = K_PENDING;
-    const kexec_profile *p = &k->prof_out;
+    const kbackend_profile *p = &k->prof_out;
     int ok = !sub->status && !ksched_profile_validate(p, NULL) &&
              !ksched_profile_cache_put(s->profiles, c->module_hash, c->entry, p, NULL);
     for (unsigned i = 0; i < s->n_classes; i++) {

@@ -1,4 +1,4 @@
-/* A lost device (KEXEC_ELOST, executor.h): the scheduler fails every tenant's work and
+/* A lost device (KBACKEND_ELOST, executor.h): the scheduler fails every tenant's work and
  * refuses new work; the daemon recreates scheduler and backend (docs/SCHEDULER.md). */
 #include <stdio.h>
 
@@ -6,15 +6,15 @@
 
 void sched_note_backend(ksched *s, int code, const char *msg)
 {
-    if (code != KEXEC_ELOST || s->lost)
+    if (code != KBACKEND_ELOST || s->lost)
         return;
     s->lost = 1;
     snprintf(s->lost_msg, sizeof(s->lost_msg), "%s",
-             msg && *msg ? msg : kexec_strerror(KEXEC_ELOST));
+             msg && *msg ? msg : kbackend_strerror(KBACKEND_ELOST));
     s->dirty = 1;
 }
 
-int sched_backend_fail_s(ksched *s, ksched_err *err, const kexec_error *e, const char *what)
+int sched_backend_fail_s(ksched *s, ksched_err *err, const kbackend_error *e, const char *what)
 {
     sched_note_backend(s, e->code, e->msg);
     return sched_backend_fail(err, e, what);
@@ -36,7 +36,7 @@ void sched_fail_pending_lost(ksched *s)
         while (c->head) {
             sched_kernel *k = c->head;
             if (!k->op->status)
-                k->op->backend_status = KEXEC_ELOST;
+                k->op->backend_status = KBACKEND_ELOST;
             sched_kernel_cancel(s, k, KSCHED_EBACKEND, msg);
         }
     }

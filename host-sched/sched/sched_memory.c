@@ -2,12 +2,12 @@
  * variables that tenants looked up, as memory of theirs while the module is loaded. */
 #include "sched_internal.h"
 
-int sched_tenant_owns(const sched_tenant *t, kexec_devptr ptr, uint64_t bytes)
+int sched_tenant_owns(const sched_tenant *t, kbackend_devptr ptr, uint64_t bytes)
 {
     return krange_find(&t->allocs, ptr, bytes) != NULL;
 }
 
-static int insert_alloc(sched_tenant *t, kexec_devptr ptr, uint64_t bytes, uint32_t module)
+static int insert_alloc(sched_tenant *t, kbackend_devptr ptr, uint64_t bytes, uint32_t module)
 {
     sched_alloc *a = krange_insert(&t->allocs, ptr, bytes);
     if (!a)
@@ -18,7 +18,7 @@ static int insert_alloc(sched_tenant *t, kexec_devptr ptr, uint64_t bytes, uint3
 
 /* Whether t already has the variable [ptr, +bytes) of module (looked up before): the
  * entries starting at ptr are the last ones at or before it. */
-static int registered(const sched_tenant *t, uint32_t module, kexec_devptr ptr, uint64_t bytes)
+static int registered(const sched_tenant *t, uint32_t module, kbackend_devptr ptr, uint64_t bytes)
 {
     for (size_t i = krange_upper(&t->allocs, ptr); i; i--) {
         const sched_alloc *a = krange_at(&t->allocs, i - 1);
@@ -30,7 +30,7 @@ static int registered(const sched_tenant *t, uint32_t module, kexec_devptr ptr, 
     return 0;
 }
 
-int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kexec_devptr ptr,
+int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kbackend_devptr ptr,
                           uint64_t bytes, ksched_err *err)
 {
     if (!ptr || !bytes || ptr + bytes < ptr)
@@ -64,7 +64,7 @@ void sched_globals_drop(sched_tenant *t, uint32_t module)
     krange_remove_if(&t->allocs, of_module, &module);
 }
 
-int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kexec_devptr *out,
+int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr *out,
                      ksched_err *err)
 {
     if (!s || !out || !bytes)
@@ -79,8 +79,8 @@ int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kexec_devptr *o
         rc = ksched_fail(err, KSCHED_EQUOTA, "tenant %u: %llu bytes in use, %llu asked, quota "
                          "%llu", tenant, (unsigned long long)t->st.mem_in_use,
                          (unsigned long long)bytes, (unsigned long long)t->pol.mem_quota);
-    kexec_devptr ptr = 0;
-    kexec_error e = {0};
+    kbackend_devptr ptr = 0;
+    kbackend_error e = {0};
     if (!rc && s->be.ops->mem_alloc(s->be.state, bytes, &ptr, &e))
         rc = sched_backend_fail_s(s, err, &e, "mem_alloc");
     if (!rc && insert_alloc(t, ptr, bytes, 0)) {
@@ -95,7 +95,7 @@ int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kexec_devptr *o
     return rc;
 }
 
-int ksched_mem_free(ksched *s, uint32_t tenant, kexec_devptr ptr, ksched_err *err)
+int ksched_mem_free(ksched *s, uint32_t tenant, kbackend_devptr ptr, ksched_err *err)
 {
     if (!s)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
@@ -106,7 +106,7 @@ int ksched_mem_free(ksched *s, uint32_t tenant, kexec_devptr ptr, ksched_err *er
     if (!rc && (!a || a->module))
         rc = ksched_fail(err, KSCHED_EINVAL, "0x%llx is not an allocation of tenant %u",
                          (unsigned long long)ptr, tenant);
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (!rc && s->be.ops->mem_free(s->be.state, ptr, &e))
         rc = sched_backend_fail(err, &e, "mem_free");
     if (!rc) {

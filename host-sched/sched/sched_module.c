@@ -23,7 +23,7 @@ int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
     sched_module *m = rc ? NULL : calloc(1, sizeof(*m));
     if (!rc && !m)
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (!rc && s->be.ops->module_load_ptx(s->be.state, ptx, len, &m->mod, &e))
         rc = sched_backend_fail_s(s, err, &e, "module_load_ptx");
     if (!rc) {
@@ -84,7 +84,7 @@ int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err
                 idmap_del(&t->functions, q.ids[i]);
             }
         } while (q.n_ids == 64);
-        kexec_error e = {0};
+        kbackend_error e = {0};
         if (s->be.ops->module_unload(s->be.state, m->mod, &e))
             rc = sched_backend_fail(err, &e, "module_unload");
         sched_globals_drop(t, module);
@@ -98,18 +98,18 @@ int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err
 /* Looks up entry and entry__kslice in the backend. */
 static int resolve(ksched *s, sched_function *f, const char *entry, ksched_err *err)
 {
-    kexec_error e = {0};
-    const kexec_backend_ops *o = s->be.ops;
+    kbackend_error e = {0};
+    const kbackend_ops *o = s->be.ops;
     if (o->function_get(s->be.state, f->module->mod, entry, &f->fn, &f->attrs, &e))
-        return e.code == KEXEC_ENOTFOUND
+        return e.code == KBACKEND_ENOTFOUND
                    ? ksched_fail(err, KSCHED_ENOTFOUND, "%s", e.msg)
                    : sched_backend_fail(err, &e, "function_get");
-    char sliced[KSCHED_ENTRY_MAX + sizeof(KEXEC_SLICE_SUFFIX)];
-    snprintf(sliced, sizeof(sliced), "%s%s", entry, KEXEC_SLICE_SUFFIX);
-    e = (kexec_error){0};
+    char sliced[KSCHED_ENTRY_MAX + sizeof(KBACKEND_SLICE_SUFFIX)];
+    snprintf(sliced, sizeof(sliced), "%s%s", entry, KBACKEND_SLICE_SUFFIX);
+    e = (kbackend_error){0};
     if (o->function_get(s->be.state, f->module->mod, sliced, &f->sliced, NULL, &e)) {
         f->sliced = NULL;
-        if (e.code != KEXEC_ENOTFOUND)
+        if (e.code != KBACKEND_ENOTFOUND)
             return sched_backend_fail(err, &e, "function_get (sliced variant)");
     }
     return 0;
@@ -168,7 +168,7 @@ int ksched_function_get(ksched *s, uint32_t tenant, uint32_t module, const char 
 }
 
 int ksched_global_get(ksched *s, uint32_t tenant, uint32_t module, const char *name,
-                      kexec_devptr *addr, uint64_t *bytes, ksched_err *err)
+                      kbackend_devptr *addr, uint64_t *bytes, ksched_err *err)
 {
     if (!s)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
@@ -186,11 +186,11 @@ int ksched_global_get(ksched *s, uint32_t tenant, uint32_t module, const char *n
                  ? ksched_fail(err, KSCHED_EUNSUPPORTED, "backend %s has no module variables",
                                s->be.ops->name ? s->be.ops->name : "?")
              : 0;
-    kexec_devptr p = 0;
+    kbackend_devptr p = 0;
     uint64_t n = 0;
-    kexec_error be = {0};
+    kbackend_error be = {0};
     if (!rc && s->be.ops->global_get(s->be.state, m->mod, name, &p, &n, &be))
-        rc = be.code == KEXEC_ENOTFOUND ? ksched_fail(err, KSCHED_ENOTFOUND, "%s", be.msg)
+        rc = be.code == KBACKEND_ENOTFOUND ? ksched_fail(err, KSCHED_ENOTFOUND, "%s", be.msg)
                                         : sched_backend_fail_s(s, err, &be, "global_get");
     if (!rc)
         rc = sched_global_register(s, t, module, p, n, err);

@@ -110,11 +110,11 @@ int sched_full_splits(ksched *s, const sched_class *a, const sched_class *b,
     return (int)n;
 }
 
-static void trial_shape(const sched_kernel *k, kexec_slice *sl)
+static void trial_shape(const sched_kernel *k, kbackend_slice *sl)
 {
     const ksched_op *op = &k->op->op;
     const sched_function *f = k->fn;
-    *sl = (kexec_slice){.fn = f->fn, .sliced = 0, .first = 0, .count = k->total,
+    *sl = (kbackend_slice){.fn = f->fn, .sliced = 0, .first = 0, .count = k->total,
                         .smem = op->u.launch.smem, .params = op->u.launch.params,
                         .params_size = op->u.launch.params_size};
     for (int i = 0; i < 3; i++) {
@@ -124,10 +124,10 @@ static void trial_shape(const sched_kernel *k, kexec_slice *sl)
 }
 
 /* Measured CP of one split and the time of one wave of each, or -2 when the trial failed. */
-static double trial_cp(ksched *s, const kexec_trial *t, double wave_ns[2])
+static double trial_cp(ksched *s, const kbackend_trial *t, double wave_ns[2])
 {
-    kexec_trial_result r;
-    kexec_error e;
+    kbackend_trial_result r;
+    kbackend_error e;
     if (s->be.ops->trial(s->be.state, t, &r, &e) || !(r.alone_bps[0] > 0) ||
         !(r.alone_bps[1] > 0) || !(r.together_bps[0] > 0) || !(r.together_bps[1] > 0))
         return -2;
@@ -148,7 +148,7 @@ const pair_entry *sched_pair_trial(ksched *s, sched_kernel *kx, sched_kernel *ky
         return NULL;
     unsigned splits[64][2];
     int n = sched_full_splits(s, a, b, splits, 64);
-    kexec_trial t;
+    kbackend_trial t;
     trial_shape(ka, &t.kernel[0]);
     trial_shape(kb, &t.kernel[1]);
     e->cp = -2;

@@ -165,10 +165,10 @@ static int submit_copy(ksched *s, sched_op *op)
         return 1;
     }
     *sub = (sched_sub){.kind = SUB_COPY, .s = s, .op = op};
-    const kexec_backend_ops *o = s->be.ops;
+    const kbackend_ops *o = s->be.ops;
     void *b = s->be.state;
     const ksched_op *x = &op->op;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     int rc;
     switch (x->kind) {
     case KSCHED_OP_COPY_H2D:
@@ -337,7 +337,7 @@ static int check_launch(ksched *s, sched_tenant *t, const ksched_op *op, ksched_
     return 0;
 }
 
-static int check_range(const sched_tenant *t, kexec_devptr p, uint64_t bytes,
+static int check_range(const sched_tenant *t, kbackend_devptr p, uint64_t bytes,
                        ksched_err *err)
 {
     if (!bytes)

@@ -164,7 +164,7 @@ static void unload_cb(uint32_t id, void *val, void *user)
     (void)id;
     ksched *s = user;
     sched_module *m = val;
-    kexec_error e;
+    kbackend_error e;
     s->be.ops->module_unload(s->be.state, m->mod, &e);
     free(m);
 }
@@ -181,7 +181,7 @@ void sched_tenant_release(ksched *s, sched_tenant *t)
     idmap_free(&t->functions);
     idmap_each(&t->modules, unload_cb, s);
     idmap_free(&t->modules);
-    kexec_error e;
+    kbackend_error e;
     for (size_t i = 0; i < krange_count(&t->allocs); i++) {
         const sched_alloc *a = krange_at(&t->allocs, i);
         if (!a->module)             /* module variables went with their modules */

@@ -44,7 +44,7 @@ struct kserver_config {
     unsigned socket_mode;       /* permissions of the socket file, e.g. 0666 */
     ksched *sched;              /* driven by its dispatcher thread (ksched_thread_start) */
     const char *backend_name;   /* for status: "sim", "emu", "cuda" */
-    kexec_device_info device;   /* the backend's device */
+    kbackend_device_info device;   /* the backend's device */
     unsigned max_connections;   /* 0 = 256 */
     uint64_t max_output_bytes;  /* answers queued per connection before it stops being
                                    read; 0 = 4 MiB */

@@ -65,7 +65,7 @@ static void uuid_from_name(const char *name, uint8_t uuid[16])
     uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
 }
 
-void ks_device_describe(const kexec_device_info *info, struct kernelet_device *d)
+void ks_device_describe(const kbackend_device_info *info, struct kernelet_device *d)
 {
     memset(d, 0, sizeof(*d));
     for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)

@@ -413,6 +413,6 @@ uint32_t ks_cuda_of_completion(int status, const char *msg, bool launch);
 
 /* ---- server_device.c ---------------------------------------------------------------------- */
 
-void ks_device_describe(const kexec_device_info *info, struct kernelet_device *out);
+void ks_device_describe(const kbackend_device_info *info, struct kernelet_device *out);
 
 #endif

@@ -53,7 +53,7 @@ void ks_alloc_remove_module(struct ks_conn *c, uint64_t module)
 void ks_memory_alloc(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
     uint64_t size = r->u.mem_alloc.size;
-    kexec_devptr p;
+    kbackend_devptr p;
     ksched_err err;
     int rc;
 

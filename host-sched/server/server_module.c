@@ -366,7 +366,7 @@ void ks_global_get(struct ks_conn *c, uint64_t id, const struct kproto_request *
     struct ks_obj *mo = ks_handle_get(&c->handles, r->u.name.req.module, KS_MODULE);
     uint32_t len = r->u.name.req.name_len; /* 1..KERNELET_MAX_SYMBOL, no NUL: the decoder */
     char name[KERNELET_MAX_SYMBOL + 1];
-    kexec_devptr p;
+    kbackend_devptr p;
     uint64_t size;
     ksched_err err;
     int rc;

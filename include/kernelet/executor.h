@@ -1,7 +1,7 @@
 /* The executor interface: what the scheduler needs from a GPU (its helpers, executor.c,
  * are in library kernelet-sched, host-sched/sched/). Each backend (cuda, emu and sim, one
- * folder each under host-sched/backends/) fills a kexec_backend_ops table and hands the
- * scheduler a kexec_backend {ops, state}.
+ * folder each under host-sched/backends/) fills a kbackend_ops table and hands the
+ * scheduler a kbackend {ops, state}.
  *
  * Contract, for backend writers:
  *
@@ -20,15 +20,15 @@
  *   functions or events waited on by a thread).
  *
  * - Virtual time. A backend whose clock only moves when asked (the sim) sets
- *   kexec_device_info.virtual_time and provides progress(): it runs the device up to the
+ *   kbackend_device_info.virtual_time and provides progress(): it runs the device up to the
  *   next event (or up to `until_ns`) and delivers the completions of that event from inside
  *   progress. Real-time backends leave progress NULL.
  *
- * - Lanes. Launches carry a lane in [0, kexec_device_info.lanes). Launches in one lane run
+ * - Lanes. Launches carry a lane in [0, kbackend_device_info.lanes). Launches in one lane run
  *   in submission order (a CUDA stream per lane, say); launches in different lanes may run
  *   concurrently. Copies and memsets have no lane; the scheduler orders them itself.
  *
- * - Slicing. A kernel's sliced variant is the PTX entry "<entry>__kslice" (KEXEC_SLICE_SUFFIX,
+ * - Slicing. A kernel's sliced variant is the PTX entry "<entry>__kslice" (KBACKEND_SLICE_SUFFIX,
  *   the slicer's KPTX_SLICE_SUFFIX in kernelet/ptx.h): the original parameters followed by
  *   four .u32 parameters — first linear block id, original grid x, y, z. The scheduler loads
  *   PTX that already holds these variants and asks for both functions. To run a slice of
@@ -38,18 +38,18 @@
  *   alignment; the backend knows the parameter layout). A launch of the unsliced function
  *   runs the original 3-D grid, with first = 0 and count = the grid's block count.
  *
- * - Errors. Functions return 0 or a negative KEXEC_E* code, and on failure fill a
- *   kexec_error (which may be NULL) with a message; they never print or abort. A kernel
- *   that fails on the device completes with status KEXEC_ELAUNCH and a message; the backend
+ * - Errors. Functions return 0 or a negative KBACKEND_E* code, and on failure fill a
+ *   kbackend_error (which may be NULL) with a message; they never print or abort. A kernel
+ *   that fails on the device completes with status KBACKEND_ELAUNCH and a message; the backend
  *   must stay usable for other work if it can at all.
  *
  * - Lost device. When it cannot (a sticky fault: on CUDA an illegal address or a trap
  *   poisons the whole context, every tenant's), the backend marks itself lost: the work in
- *   flight at that moment completes with KEXEC_ELOST (the faulting kernel cannot be told
+ *   flight at that moment completes with KBACKEND_ELOST (the faulting kernel cannot be told
  *   from the others; the message names the device's error), and from then on every op that
- *   needs the device is refused with KEXEC_ELOST. Only destroy, mem_free and module_unload
+ *   needs the device is refused with KBACKEND_ELOST. Only destroy, mem_free and module_unload
  *   (which succeed, releasing host-side records) are still usable. The scheduler, on the
- *   first KEXEC_ELOST, fails the work of every tenant and refuses new work (ksched.h,
+ *   first KBACKEND_ELOST, fails the work of every tenant and refuses new work (ksched.h,
  *   ksched_lost); whoever created the backend (the daemon) destroys the scheduler and the
  *   backend and creates new ones (docs/SCHEDULER.md, "Lost device").
  */
@@ -66,39 +66,39 @@ extern "C" {
 #endif
 
 /* Name suffix of a kernel's sliced variant (equal to KPTX_SLICE_SUFFIX). */
-#define KEXEC_SLICE_SUFFIX "__kslice"
+#define KBACKEND_SLICE_SUFFIX "__kslice"
 /* Extra .u32 parameters of a sliced variant: first block, grid x, grid y, grid z. */
-#define KEXEC_SLICE_EXTRA_PARAMS 4
+#define KBACKEND_SLICE_EXTRA_PARAMS 4
 
 /* Error codes (negative); 0 is success. */
 enum {
-    KEXEC_OK = 0,
-    KEXEC_EINVAL = -1,       /* bad argument: NULL, out of range, unknown device pointer */
-    KEXEC_ENOMEM = -2,       /* host memory exhausted */
-    KEXEC_EDEVMEM = -3,      /* device memory exhausted */
-    KEXEC_ENOTFOUND = -4,    /* no such function in the module */
-    KEXEC_ELAUNCH = -5,      /* a kernel failed on the device (fault, trap, timeout) */
-    KEXEC_EUNSUPPORTED = -6, /* the backend does not offer this operation */
-    KEXEC_EDEVICE = -7,      /* any other device or driver failure */
-    KEXEC_EMODULE = -8,      /* the module text was refused (PTX syntax, JIT failure) */
-    KEXEC_ELOST = -9,        /* the device context was lost: every allocation, module and
+    KBACKEND_OK = 0,
+    KBACKEND_EINVAL = -1,       /* bad argument: NULL, out of range, unknown device pointer */
+    KBACKEND_ENOMEM = -2,       /* host memory exhausted */
+    KBACKEND_EDEVMEM = -3,      /* device memory exhausted */
+    KBACKEND_ENOTFOUND = -4,    /* no such function in the module */
+    KBACKEND_ELAUNCH = -5,      /* a kernel failed on the device (fault, trap, timeout) */
+    KBACKEND_EUNSUPPORTED = -6, /* the backend does not offer this operation */
+    KBACKEND_EDEVICE = -7,      /* any other device or driver failure */
+    KBACKEND_EMODULE = -8,      /* the module text was refused (PTX syntax, JIT failure) */
+    KBACKEND_ELOST = -9,        /* the device context was lost: every allocation, module and
                                 queued work of this backend is gone; recreate it */
 };
 
 /* A device address. 0 is never a valid allocation. */
-typedef uint64_t kexec_devptr;
+typedef uint64_t kbackend_devptr;
 
 /* Backend-defined handles; the scheduler only passes them back. */
-typedef struct kexec_module kexec_module;
-typedef struct kexec_function kexec_function;
+typedef struct kbackend_module kbackend_module;
+typedef struct kbackend_function kbackend_function;
 
-typedef struct kexec_error {
-    int code;          /* the KEXEC_E* code returned */
+typedef struct kbackend_error {
+    int code;          /* the KBACKEND_E* code returned */
     char msg[256];     /* what went wrong, one line */
-} kexec_error;
+} kbackend_error;
 
 /* The device as the backend reports it. */
-typedef struct kexec_device_info {
+typedef struct kbackend_device_info {
     char name[64];              /* "NVIDIA H100 80GB HBM3", "sim H100" */
     int cc_major, cc_minor;     /* compute capability (9, 0 for Hopper) */
     unsigned sms;
@@ -122,19 +122,19 @@ typedef struct kexec_device_info {
     double a0;                   /* the model's bandwidth factor a0 (measured / peak
                                     bandwidth, (0, 1]; docs/MODEL.md "Calibration"): the
                                     cuda backend's calibration file, the sim's truth;
-                                    0 = unknown (kexec_device_model_options) */
-} kexec_device_info;
+                                    0 = unknown (kbackend_device_model_options) */
+} kbackend_device_info;
 
 /* What a function handle is, from function_get. */
-typedef struct kexec_func_info {
+typedef struct kbackend_func_info {
     unsigned regs_per_thread;       /* 0 = unknown */
     unsigned static_smem;           /* bytes of static shared memory */
     unsigned max_threads_per_block; /* 0 = unknown */
-} kexec_func_info;
+} kbackend_func_info;
 
 /* One launch: a slice of a kernel, or a whole kernel. */
-typedef struct kexec_slice {
-    const kexec_function *fn;   /* the sliced variant when sliced, else the entry itself */
+typedef struct kbackend_slice {
+    const kbackend_function *fn;   /* the sliced variant when sliced, else the entry itself */
     int sliced;                 /* 1: run blocks [first, first + count) as a 1-D grid */
     uint64_t first;             /* first linear block id (0 when not sliced) */
     uint64_t count;             /* blocks (the grid's block count when not sliced) */
@@ -145,25 +145,25 @@ typedef struct kexec_slice {
                                    (as CU_LAUNCH_PARAM_BUFFER_POINTER); valid only during
                                    the call: copy it */
     size_t params_size;
-    unsigned lane;              /* < kexec_device_info.lanes */
+    unsigned lane;              /* < kbackend_device_info.lanes */
     unsigned max_blocks_per_sm; /* residency cap hint for co-scheduling, 0 = none: keep at
                                    most this many blocks of this launch on one SM (sim:
                                    exact; a real GPU may approximate it or ignore it) */
     uint64_t tag;               /* the original launch's id, the same for all its slices */
-} kexec_slice;
+} kbackend_slice;
 
 /* The result of one submission. */
-typedef struct kexec_completion {
-    int status;                 /* 0 or a KEXEC_E* code */
+typedef struct kbackend_completion {
+    int status;                 /* 0 or a KBACKEND_E* code */
     const char *msg;            /* "" on success; valid only during the callback */
     uint64_t start_ns, end_ns;  /* when the work ran, backend clock */
-} kexec_completion;
+} kbackend_completion;
 
-typedef void (*kexec_done_fn)(void *user, const kexec_completion *c);
+typedef void (*kbackend_done_fn)(void *user, const kbackend_completion *c);
 
 /* A kernel's characteristics (paper: PUR, MUR, Rm from a profiled slice). A backend that
  * can profile fills this from counters; the sim from its data file. */
-typedef struct kexec_profile {
+typedef struct kbackend_profile {
     double pur;                 /* pipeline utilisation ratio, [0, 1] */
     double mur;                 /* memory-bandwidth utilisation ratio, [0, 1] */
     double rm;                  /* memory instructions that reach DRAM / instructions,
@@ -178,7 +178,7 @@ typedef struct kexec_profile {
                                    profiling and must not run again (0 when none ran); for
                                    an unsliced launch 0 or its whole count (the launch ran
                                    as its own profile and is complete) */
-} kexec_profile;
+} kbackend_profile;
 
 /* A co-scheduling trial for the oracle policy: two kernels side by side with a fixed number
  * of blocks per SM each, measured apart from the real work's completions.
@@ -190,47 +190,47 @@ typedef struct kexec_profile {
  * whose outputs are a function of their inputs (a block run again writes the same values:
  * out = f(in), no accumulation in place, no atomics on outputs), as all eight benchmark
  * kernels are. opt is an evaluation oracle; do not use it with arbitrary tenant kernels. */
-typedef struct kexec_trial {
-    kexec_slice kernel[2];      /* launch shapes; first/count/lane/tag are ignored */
+typedef struct kbackend_trial {
+    kbackend_slice kernel[2];      /* launch shapes; first/count/lane/tag are ignored */
     unsigned blocks_per_sm[2];  /* >= 1 each */
-} kexec_trial;
+} kbackend_trial;
 
-typedef struct kexec_trial_result {
+typedef struct kbackend_trial_result {
     double together_bps[2];     /* blocks per second of each kernel while side by side */
     double alone_bps[2];        /* blocks per second of each kernel alone, full occupancy */
-} kexec_trial_result;
+} kbackend_trial_result;
 
-typedef struct kexec_backend_ops {
+typedef struct kbackend_ops {
     const char *name;           /* "sim", "cuda", "emu" */
     /* Releases the backend; nothing may be in flight. */
     void (*destroy)(void *state);
-    int (*device_info)(void *state, kexec_device_info *out, kexec_error *err);
+    int (*device_info)(void *state, kbackend_device_info *out, kbackend_error *err);
     /* The backend's clock in ns (virtual for the sim, CLOCK_MONOTONIC for real devices). */
     uint64_t (*now_ns)(void *state);
 
-    int (*mem_alloc)(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *err);
-    int (*mem_free)(void *state, kexec_devptr ptr, kexec_error *err);
+    int (*mem_alloc)(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err);
+    int (*mem_free)(void *state, kbackend_devptr ptr, kbackend_error *err);
     /* Asynchronous copies and fill; host memory must stay valid until done. */
-    int (*copy_h2d)(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
-                    kexec_done_fn done, void *user, kexec_error *err);
-    int (*copy_d2h)(void *state, void *dst, kexec_devptr src, uint64_t bytes,
-                    kexec_done_fn done, void *user, kexec_error *err);
-    int (*copy_d2d)(void *state, kexec_devptr dst, kexec_devptr src, uint64_t bytes,
-                    kexec_done_fn done, void *user, kexec_error *err);
-    int (*memset_d8)(void *state, kexec_devptr dst, uint8_t value, uint64_t bytes,
-                     kexec_done_fn done, void *user, kexec_error *err);
+    int (*copy_h2d)(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
+                    kbackend_done_fn done, void *user, kbackend_error *err);
+    int (*copy_d2h)(void *state, void *dst, kbackend_devptr src, uint64_t bytes,
+                    kbackend_done_fn done, void *user, kbackend_error *err);
+    int (*copy_d2d)(void *state, kbackend_devptr dst, kbackend_devptr src, uint64_t bytes,
+                    kbackend_done_fn done, void *user, kbackend_error *err);
+    int (*memset_d8)(void *state, kbackend_devptr dst, uint8_t value, uint64_t bytes,
+                     kbackend_done_fn done, void *user, kbackend_error *err);
 
     /* Loads PTX text (len bytes, need not be NUL-terminated) and compiles it for the device. */
-    int (*module_load_ptx)(void *state, const char *ptx, size_t len, kexec_module **out,
-                           kexec_error *err);
+    int (*module_load_ptx)(void *state, const char *ptx, size_t len, kbackend_module **out,
+                           kbackend_error *err);
     /* Unloads; no launch of its functions may be in flight. */
-    int (*module_unload)(void *state, kexec_module *m, kexec_error *err);
-    /* The function named entry; KEXEC_ENOTFOUND when the module has none. info may be NULL. */
-    int (*function_get)(void *state, kexec_module *m, const char *entry, kexec_function **out,
-                        kexec_func_info *info, kexec_error *err);
+    int (*module_unload)(void *state, kbackend_module *m, kbackend_error *err);
+    /* The function named entry; KBACKEND_ENOTFOUND when the module has none. info may be NULL. */
+    int (*function_get)(void *state, kbackend_module *m, const char *entry, kbackend_function **out,
+                        kbackend_func_info *info, kbackend_error *err);
     /* Launches one slice (or whole kernel). */
-    int (*launch)(void *state, const kexec_slice *s, kexec_done_fn done, void *user,
-                  kexec_error *err);
+    int (*launch)(void *state, const kbackend_slice *s, kbackend_done_fn done, void *user,
+                  kbackend_error *err);
 
     /* Optional (NULL when unsupported). Characterises the kernel of launch (the whole
      * launch; fn is the sliced variant when launch->sliced) and fills *out before done is
@@ -241,56 +241,56 @@ typedef struct kexec_backend_ops {
      * own profile (blocks_done = count): the launch is then complete and the scheduler
      * does not run it again, so an unsliceable kernel is profiled without running twice.
      * Blocks count as run only when done reports status 0. */
-    int (*profile)(void *state, const kexec_slice *launch, kexec_profile *out,
-                   kexec_done_fn done, void *user, kexec_error *err);
+    int (*profile)(void *state, const kbackend_slice *launch, kbackend_profile *out,
+                   kbackend_done_fn done, void *user, kbackend_error *err);
     /* Optional. Measures a co-schedule synchronously (the oracle policy needs it); may rerun
-     * real blocks on real data: see kexec_trial. */
-    int (*trial)(void *state, const kexec_trial *t, kexec_trial_result *out, kexec_error *err);
+     * real blocks on real data: see kbackend_trial. */
+    int (*trial)(void *state, const kbackend_trial *t, kbackend_trial_result *out, kbackend_error *err);
     /* Virtual-time backends only: advance to the next event, but not past until_ns, and
      * deliver its completions. Returns 1 when it delivered completions, 0 when nothing
      * completes by until_ns (the clock then stands at until_ns, or stays where it is when
-     * nothing is in flight and until_ns is UINT64_MAX), or a KEXEC_E* code. */
-    int (*progress)(void *state, uint64_t until_ns, kexec_error *err);
+     * nothing is in flight and until_ns is UINT64_MAX), or a KBACKEND_E* code. */
+    int (*progress)(void *state, uint64_t until_ns, kbackend_error *err);
 
-    /* Optional (NULL: the scheduler answers KEXEC_EUNSUPPORTED / KSCHED_EUNSUPPORTED).
+    /* Optional (NULL: the scheduler answers KBACKEND_EUNSUPPORTED / KSCHED_EUNSUPPORTED).
      * The device address and size in bytes of the module-scope variable name of m (a
      * .global or .const variable: CUDA's __device__ and __constant__, cuModuleGetGlobal);
-     * addr and bytes may each be NULL. KEXEC_ENOTFOUND when m defines no such variable
+     * addr and bytes may each be NULL. KBACKEND_ENOTFOUND when m defines no such variable
      * (an .extern declaration defines none). The range must stay valid until m is
      * unloaded, and it must belong to this load of the module alone: a backend that
      * shares compiled code between loads of the same text must not share variables
      * between them (each load is one tenant's; the scheduler refuses a range that
      * overlaps memory of another tenant). */
-    int (*global_get)(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
-                      uint64_t *bytes, kexec_error *err);
-} kexec_backend_ops;
+    int (*global_get)(void *state, kbackend_module *m, const char *name, kbackend_devptr *addr,
+                      uint64_t *bytes, kbackend_error *err);
+} kbackend_ops;
 
-typedef struct kexec_backend {
-    const kexec_backend_ops *ops;
+typedef struct kbackend {
+    const kbackend_ops *ops;
     void *state;
-} kexec_backend;
+} kbackend;
 
 /* Static description of an error code. */
-const char *kexec_strerror(int code);
+const char *kbackend_strerror(int code);
 
 /* Fills err (may be NULL) with code and a printf-style message; returns code. */
-int kexec_fail(kexec_error *err, int code, const char *fmt, ...)
+int kbackend_fail(kbackend_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Checks that a backend has every mandatory op; 0 or KEXEC_EINVAL naming the missing one. */
-int kexec_backend_validate(const kexec_backend *b, kexec_error *err);
+/* Checks that a backend has every mandatory op; 0 or KBACKEND_EINVAL naming the missing one. */
+int kbackend_validate(const kbackend *b, kbackend_error *err);
 
 /* The model's view of a device: info->model_gpu when set; else the built-in GPU of the
  * same name or compute capability (for what a device cannot report: schedulers, peak IPC,
- * latency) with every figure the device did report; name then points into info. KEXEC_EINVAL when the figures are inconsistent or no built-in GPU matches. */
-int kexec_device_gpu(const kexec_device_info *info, kmodel_gpu *out, kexec_error *err);
+ * latency) with every figure the device did report; name then points into info. KBACKEND_EINVAL when the figures are inconsistent or no built-in GPU matches. */
+int kbackend_device_gpu(const kbackend_device_info *info, kmodel_gpu *out, kbackend_error *err);
 
 /* The device's share of the model options: opt->latency.a0 = info->a0 when the device
  * reports one in (0, 1]; everything else of opt unchanged. */
-void kexec_device_model_options(const kexec_device_info *info, kmodel_options *opt);
+void kbackend_device_model_options(const kbackend_device_info *info, kmodel_options *opt);
 
 /* Blocks in a grid (product of the three dimensions). */
-uint64_t kexec_grid_blocks(const unsigned grid[3]);
+uint64_t kbackend_grid_blocks(const unsigned grid[3]);
 
 #ifdef __cplusplus
 }

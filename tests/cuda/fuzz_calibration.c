@@ -9,7 +9,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     kcuda_calibration c, back;
-    kexec_error e;
+    kbackend_error e;
     if (kcuda_calibration_parse((const char *)data, size, &c, &e))
         return 0;
     char buf[2048];

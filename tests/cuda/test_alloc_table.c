@@ -27,12 +27,12 @@ static void test_overlaps_refused(void)
 {
     kcuda_alloc_table t = {0};
     g_assert_cmpint(kcuda_alloc_add(&t, 0x1000, 0x1000, NULL), ==, 0);
-    g_assert_cmpint(kcuda_alloc_add(&t, 0x1800, 0x10, NULL), ==, KEXEC_EINVAL);
-    g_assert_cmpint(kcuda_alloc_add(&t, 0x800, 0x801, NULL), ==, KEXEC_EINVAL);
+    g_assert_cmpint(kcuda_alloc_add(&t, 0x1800, 0x10, NULL), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(kcuda_alloc_add(&t, 0x800, 0x801, NULL), ==, KBACKEND_EINVAL);
     g_assert_cmpint(kcuda_alloc_add(&t, 0x800, 0x800, NULL), ==, 0);     /* touches only */
-    g_assert_cmpint(kcuda_alloc_add(&t, 0, 16, NULL), ==, KEXEC_EINVAL);
-    g_assert_cmpint(kcuda_alloc_add(&t, 0x9000, 0, NULL), ==, KEXEC_EINVAL);
-    g_assert_cmpint(kcuda_alloc_add(&t, UINT64_MAX - 4, 16, NULL), ==, KEXEC_EINVAL);
+    g_assert_cmpint(kcuda_alloc_add(&t, 0, 16, NULL), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(kcuda_alloc_add(&t, 0x9000, 0, NULL), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(kcuda_alloc_add(&t, UINT64_MAX - 4, 16, NULL), ==, KBACKEND_EINVAL);
     kcuda_alloc_table_clear(&t);
 }
 
@@ -42,15 +42,15 @@ static void test_remove(void)
     for (uint64_t i = 1; i <= 200; i++)     /* grows the array more than once */
         g_assert_cmpint(kcuda_alloc_add(&t, i * 0x10000, 0x100 * i, NULL), ==, 0);
     uint64_t size = 0;
-    kexec_error e = {0};
-    g_assert_cmpint(kcuda_alloc_remove(&t, 0x10010, &size, &e), ==, KEXEC_EINVAL);
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_alloc_remove(&t, 0x10010, &size, &e), ==, KBACKEND_EINVAL);
     g_assert_cmpint(kcuda_alloc_remove(&t, 77 * 0x10000, &size, NULL), ==, 0);
     g_assert_cmpuint(size, ==, 77 * 0x100);
     g_assert_false(kcuda_alloc_contains(&t, 77 * 0x10000, 1));
     g_assert_true(kcuda_alloc_contains(&t, 78 * 0x10000, 78 * 0x100));
     g_assert_cmpuint(krange_count(&t.ranges), ==, 199);
     g_assert_cmpuint(t.in_use, ==, 0x100ull * (200 * 201 / 2 - 77));
-    g_assert_cmpint(kcuda_alloc_remove(&t, 77 * 0x10000, NULL, NULL), ==, KEXEC_EINVAL);
+    g_assert_cmpint(kcuda_alloc_remove(&t, 77 * 0x10000, NULL, NULL), ==, KBACKEND_EINVAL);
     kcuda_alloc_table_clear(&t);
 }
 

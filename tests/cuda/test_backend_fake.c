@@ -44,7 +44,7 @@ static void waiter_init(waiter *w)
     w->min_start = UINT64_MAX;
 }
 
-static void on_done(void *user, const kexec_completion *c)
+static void on_done(void *user, const kbackend_completion *c)
 {
     ticket *t = user;
     waiter *w = t->w;
@@ -74,19 +74,19 @@ static void waiter_wait(waiter *w, unsigned n)
 
 /* ---- set-up ---------------------------------------------------------------------------- */
 
-static kexec_backend open_backend(const char *calibration_dir)
+static kbackend open_backend(const char *calibration_dir)
 {
     kcuda_config cfg;
     kcuda_config_default(&cfg);
     cfg.lanes = LANES;
     cfg.calibration_dir = calibration_dir;
     kcuda *kc;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (kcuda_new(&kc, &cfg, &e))
         g_error("kcuda_new: %s", e.msg);
-    kexec_backend be;
+    kbackend be;
     kcuda_backend(kc, &be);
-    g_assert_cmpint(kexec_backend_validate(&be, NULL), ==, 0);
+    g_assert_cmpint(kbackend_validate(&be, NULL), ==, 0);
     return be;
 }
 
@@ -105,16 +105,16 @@ static char *sliced_module_text(size_t *len)
 }
 
 typedef struct kernels {
-    kexec_module *mod;
-    kexec_function *count, *count_sliced, *fault;
+    kbackend_module *mod;
+    kbackend_function *count, *count_sliced, *fault;
 } kernels;
 
-static kernels load_kernels(const kexec_backend *be)
+static kernels load_kernels(const kbackend *be)
 {
     size_t len;
     char *text = sliced_module_text(&len);
     kernels k;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_cmpint(be->ops->module_load_ptx(be->state, text, len, &k.mod, &e), ==, 0);
     g_assert_cmpint(be->ops->function_get(be->state, k.mod, "count_blocks", &k.count, NULL, &e),
                     ==, 0);
@@ -133,15 +133,15 @@ typedef struct count_params {
     uint32_t padding;
 } count_params;
 
-static kexec_slice count_launch(const kernels *k, const unsigned grid[3], const count_params *p)
+static kbackend_slice count_launch(const kernels *k, const unsigned grid[3], const count_params *p)
 {
-    kexec_slice s = {.fn = k->count, .grid = {grid[0], grid[1], grid[2]}, .block = {32, 1, 1},
+    kbackend_slice s = {.fn = k->count, .grid = {grid[0], grid[1], grid[2]}, .block = {32, 1, 1},
                      .count = (uint64_t)grid[0] * grid[1] * grid[2], .params = p,
                      .params_size = sizeof(*p)};
     return s;
 }
 
-static uint32_t *read_counts(const kexec_backend *be, kexec_devptr d, size_t n)
+static uint32_t *read_counts(const kbackend *be, kbackend_devptr d, size_t n)
 {
     uint32_t *host = g_new0(uint32_t, n);
     waiter w;
@@ -162,8 +162,8 @@ static void test_device_and_calibration(void)
     g_assert_true(g_file_set_contents(path, "device=" FAKE_DEVICE_NAME "\n"
                                       "dram_latency_cycles=400\na0=0.9\nslice_overhead_ns=2500\n",
                                       -1, NULL));
-    kexec_backend be = open_backend(dir);
-    kexec_device_info in;
+    kbackend be = open_backend(dir);
+    kbackend_device_info in;
     g_assert_cmpint(be.ops->device_info(be.state, &in, NULL), ==, 0);
     g_assert_cmpstr(in.name, ==, FAKE_DEVICE_NAME);
     g_assert_cmpuint(in.sms, ==, 132);
@@ -179,7 +179,7 @@ static void test_device_and_calibration(void)
     g_assert_cmpfloat(in.a0, ==, 0.9);
     kmodel_options mo;
     kmodel_options_default(&mo);
-    kexec_device_model_options(&in, &mo);
+    kbackend_device_model_options(&in, &mo);
     g_assert_cmpfloat(mo.latency.a0, ==, 0.9);
     g_assert_null(be.ops->progress);
     be.ops->destroy(be.state);
@@ -193,8 +193,8 @@ static void test_device_and_calibration(void)
  * FAKE_LAUNCH_NS per launch and nothing else differs. */
 static void test_overhead_measured(void)
 {
-    kexec_backend be = open_backend(NULL);
-    kexec_device_info in;
+    kbackend be = open_backend(NULL);
+    kbackend_device_info in;
     g_assert_cmpint(be.ops->device_info(be.state, &in, NULL), ==, 0);
     g_assert_null(in.model_gpu);
     g_assert_cmpfloat(in.a0, ==, 0);                        /* no calibration: unknown */
@@ -205,14 +205,14 @@ static void test_overhead_measured(void)
 
 static void test_memory(void)
 {
-    kexec_backend be = open_backend(NULL);
+    kbackend be = open_backend(NULL);
     void *st = be.state;
-    kexec_devptr a, b;
-    kexec_error e = {0};
+    kbackend_devptr a, b;
+    kbackend_error e = {0};
     g_assert_cmpint(be.ops->mem_alloc(st, 4096, &a, &e), ==, 0);
     g_assert_cmpint(be.ops->mem_alloc(st, 4096, &b, &e), ==, 0);
-    g_assert_cmpint(be.ops->mem_alloc(st, 0, &b, &e), ==, KEXEC_EINVAL);
-    g_assert_cmpint(be.ops->mem_alloc(st, (uint64_t)1 << 40, &b, &e), ==, KEXEC_EDEVMEM);
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, &b, &e), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(be.ops->mem_alloc(st, (uint64_t)1 << 40, &b, &e), ==, KBACKEND_EDEVMEM);
     kcuda_stats s;
     kcuda_get_stats(st, &s);
     g_assert_cmpuint(s.mem_in_use, ==, 8192);
@@ -239,14 +239,14 @@ static void test_memory(void)
     g_assert_cmpmem(out + 110, 4096 - 110, in + 110, 4096 - 110);
 
     /* refused before the driver sees them; done is never called for them */
-    g_assert_cmpint(be.ops->copy_h2d(st, a + 1, in, 4096, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->copy_h2d(st, a + 1, in, 4096, on_done, &t, &e), ==, KBACKEND_EINVAL);
     g_assert_nonnull(strstr(e.msg, "not inside one allocation"));
-    g_assert_cmpint(be.ops->copy_d2h(st, out, a, 0, on_done, &t, &e), ==, KEXEC_EINVAL);
-    g_assert_cmpint(be.ops->copy_d2h(st, NULL, a, 16, on_done, &t, &e), ==, KEXEC_EINVAL);
-    g_assert_cmpint(be.ops->memset_d8(st, 0x1000, 0, 16, on_done, &t, &e), ==, KEXEC_EINVAL);
-    g_assert_cmpint(be.ops->mem_free(st, a + 8, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->copy_d2h(st, out, a, 0, on_done, &t, &e), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(be.ops->copy_d2h(st, NULL, a, 16, on_done, &t, &e), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(be.ops->memset_d8(st, 0x1000, 0, 16, on_done, &t, &e), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(be.ops->mem_free(st, a + 8, &e), ==, KBACKEND_EINVAL);
     g_assert_cmpint(be.ops->mem_free(st, a, &e), ==, 0);
-    g_assert_cmpint(be.ops->mem_free(st, a, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->mem_free(st, a, &e), ==, KBACKEND_EINVAL);
     g_assert_cmpuint(w.done, ==, 4);
     be.ops->destroy(be.state);     /* frees b */
     fake_stats fs;
@@ -256,19 +256,19 @@ static void test_memory(void)
 
 static void test_modules(void)
 {
-    kexec_backend be = open_backend(NULL);
+    kbackend be = open_backend(NULL);
     void *st = be.state;
     fake_stats before, after;
     fake_driver_stats(&before);
     size_t len;
     char *text = sliced_module_text(&len);
-    kexec_module *m1, *m2;
-    kexec_error e = {0};
+    kbackend_module *m1, *m2;
+    kbackend_error e = {0};
     g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m1, &e), ==, 0);
     char *copy = g_memdup2(text, len);  /* not NUL-terminated: len bytes only */
     g_assert_cmpint(be.ops->module_load_ptx(st, copy, len, &m2, &e), ==, 0);
     g_assert_true(m1 == m2);
-    kexec_module *m3;                   /* with its NUL: still the same text */
+    kbackend_module *m3;                   /* with its NUL: still the same text */
     g_assert_cmpint(be.ops->module_load_ptx(st, text, len + 1, &m3, &e), ==, 0);
     g_assert_true(m3 == m1);
     g_assert_cmpint(be.ops->module_unload(st, m3, &e), ==, 0);
@@ -278,39 +278,39 @@ static void test_modules(void)
     kcuda_get_stats(st, &s);
     g_assert_cmpuint(s.module_cache_hits, ==, 2);
 
-    kexec_function *f, *f2;
-    kexec_func_info info;
+    kbackend_function *f, *f2;
+    kbackend_func_info info;
     g_assert_cmpint(be.ops->function_get(st, m1, "count_blocks", &f, &info, &e), ==, 0);
     g_assert_cmpuint(info.regs_per_thread, ==, 32);
     g_assert_cmpuint(info.max_threads_per_block, ==, 1024);
     g_assert_cmpint(be.ops->function_get(st, m1, "count_blocks", &f2, NULL, &e), ==, 0);
     g_assert_true(f == f2);
-    g_assert_cmpint(be.ops->function_get(st, m1, "nothing", &f, NULL, &e), ==, KEXEC_ENOTFOUND);
+    g_assert_cmpint(be.ops->function_get(st, m1, "nothing", &f, NULL, &e), ==, KBACKEND_ENOTFOUND);
     g_assert_nonnull(strstr(e.msg, "nothing"));
 
     g_assert_cmpint(be.ops->module_unload(st, m1, &e), ==, 0);
     g_assert_cmpint(be.ops->function_get(st, m2, "fault", &f, NULL, &e), ==, 0); /* still held */
     g_assert_cmpint(be.ops->module_unload(st, m2, &e), ==, 0);
-    g_assert_cmpint(be.ops->module_unload(st, m2, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->module_unload(st, m2, &e), ==, KBACKEND_EINVAL);
 
     const char bad[] = ".version 7.5\n.target sm_75\n.address_size 64\n.visible .entry x(\n";
-    g_assert_cmpint(be.ops->module_load_ptx(st, bad, strlen(bad), &m1, &e), ==, KEXEC_EMODULE);
+    g_assert_cmpint(be.ops->module_load_ptx(st, bad, strlen(bad), &m1, &e), ==, KBACKEND_EMODULE);
     g_assert_nonnull(strstr(e.msg, "CUDA_ERROR_INVALID_PTX"));
     g_assert_nonnull(strstr(e.msg, "line"));
     const char nul[] = ".version 7.5\0junk";
-    g_assert_cmpint(be.ops->module_load_ptx(st, nul, sizeof(nul), &m1, &e), ==, KEXEC_EMODULE);
+    g_assert_cmpint(be.ops->module_load_ptx(st, nul, sizeof(nul), &m1, &e), ==, KBACKEND_EMODULE);
     g_free(copy);
     free(text);
     be.ops->destroy(be.state);
 }
 
-static void copy_sync(const kexec_backend *be, int to_device, kexec_devptr d, void *h,
+static void copy_sync(const kbackend *be, int to_device, kbackend_devptr d, void *h,
                       uint64_t bytes)
 {
     waiter w;
     waiter_init(&w);
     ticket t = {&w, 0, 0};
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_cmpint(to_device ? be->ops->copy_h2d(be->state, d, h, bytes, on_done, &t, &e)
                               : be->ops->copy_d2h(be->state, h, d, bytes, on_done, &t, &e),
                     ==, 0);
@@ -322,7 +322,7 @@ static void copy_sync(const kexec_backend *be, int to_device, kexec_devptr d, vo
  * its own); its variables are reachable by copies until their module goes. */
 static void test_module_variables(void)
 {
-    kexec_backend be = open_backend(NULL);
+    kbackend be = open_backend(NULL);
     void *st = be.state;
     fake_stats before, after;
     fake_driver_stats(&before);
@@ -330,8 +330,8 @@ static void test_module_variables(void)
     gchar *text = g_strconcat(kcuda_test_vars_ptx, ".extern .global .align 4 .u32 elsewhere;\n",
                               NULL);
     size_t len = strlen(text);
-    kexec_module *m1, *m2;
-    kexec_error e = {0};
+    kbackend_module *m1, *m2;
+    kbackend_error e = {0};
     g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m1, &e), ==, 0);
     g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m2, &e), ==, 0);
     g_assert_true(m1 != m2);
@@ -342,7 +342,7 @@ static void test_module_variables(void)
     g_assert_cmpuint(s.module_cache_hits, ==, 0);
     g_assert_cmpuint(s.modules_private, ==, 2);
 
-    kexec_devptr c1, c2, t1;
+    kbackend_devptr c1, c2, t1;
     uint64_t bytes = 0;
     g_assert_cmpint(be.ops->global_get(st, m1, "counter", &c1, &bytes, &e), ==, 0);
     g_assert_cmpuint(bytes, ==, 4);
@@ -350,13 +350,13 @@ static void test_module_variables(void)
     g_assert_cmphex(c1, !=, c2);
     g_assert_cmpint(be.ops->global_get(st, m1, "table", &t1, &bytes, &e), ==, 0);
     g_assert_cmpuint(bytes, ==, 16);
-    kexec_devptr again;                 /* a second look-up: the same range */
+    kbackend_devptr again;                 /* a second look-up: the same range */
     g_assert_cmpint(be.ops->global_get(st, m1, "counter", &again, NULL, &e), ==, 0);
     g_assert_cmphex(again, ==, c1);
-    g_assert_cmpint(be.ops->global_get(st, m1, "elsewhere", NULL, NULL, &e), ==, KEXEC_ENOTFOUND);
-    g_assert_cmpint(be.ops->global_get(st, m1, "nothing", NULL, NULL, &e), ==, KEXEC_ENOTFOUND);
+    g_assert_cmpint(be.ops->global_get(st, m1, "elsewhere", NULL, NULL, &e), ==, KBACKEND_ENOTFOUND);
+    g_assert_cmpint(be.ops->global_get(st, m1, "nothing", NULL, NULL, &e), ==, KBACKEND_ENOTFOUND);
     g_assert_nonnull(strstr(e.msg, "nothing"));
-    g_assert_cmpint(be.ops->global_get(st, m1, "", NULL, NULL, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->global_get(st, m1, "", NULL, NULL, &e), ==, KBACKEND_EINVAL);
 
     /* each load's counter holds what was written to it */
     uint32_t v1 = 0x11111111, v2 = 0x22222222, r1 = 0, r2 = 0;
@@ -373,12 +373,12 @@ static void test_module_variables(void)
     waiter w;
     waiter_init(&w);
     ticket t = {&w, 0, 0};
-    g_assert_cmpint(be.ops->copy_h2d(st, c1, &v1, 8, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->copy_h2d(st, c1, &v1, 8, on_done, &t, &e), ==, KBACKEND_EINVAL);
 
     /* unloaded: its variables are no longer reachable; the other load's still are */
     g_assert_cmpint(be.ops->module_unload(st, m1, &e), ==, 0);
-    g_assert_cmpint(be.ops->copy_h2d(st, c1, &v1, 4, on_done, &t, &e), ==, KEXEC_EINVAL);
-    g_assert_cmpint(be.ops->global_get(st, m1, "counter", NULL, NULL, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->copy_h2d(st, c1, &v1, 4, on_done, &t, &e), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(be.ops->global_get(st, m1, "counter", NULL, NULL, &e), ==, KBACKEND_EINVAL);
     copy_sync(&be, 0, c2, &r2, 4);
     g_assert_cmphex(r2, ==, v2);
     g_assert_cmpuint(w.done, ==, 0);
@@ -386,11 +386,11 @@ static void test_module_variables(void)
     /* a text without variables stays shared and has none to give */
     size_t plen;
     char *plain = sliced_module_text(&plen);
-    kexec_module *p1, *p2;
+    kbackend_module *p1, *p2;
     g_assert_cmpint(be.ops->module_load_ptx(st, plain, plen, &p1, &e), ==, 0);
     g_assert_cmpint(be.ops->module_load_ptx(st, plain, plen, &p2, &e), ==, 0);
     g_assert_true(p1 == p2);
-    g_assert_cmpint(be.ops->global_get(st, p1, "counter", NULL, NULL, &e), ==, KEXEC_ENOTFOUND);
+    g_assert_cmpint(be.ops->global_get(st, p1, "counter", NULL, NULL, &e), ==, KBACKEND_ENOTFOUND);
     free(plain);
     g_free(text);
     be.ops->destroy(be.state);          /* unloads m2 and p1 */
@@ -400,13 +400,13 @@ static void test_module_variables(void)
  * counted twice, never more, and each lane completes in submission order. */
 static void test_launch_whole_and_slices(void)
 {
-    kexec_backend be = open_backend(NULL);
+    kbackend be = open_backend(NULL);
     void *st = be.state;
     kernels k = load_kernels(&be);
     const unsigned grid[3] = {7, 5, 3};
     const size_t total = 105;
-    kexec_devptr counts;
-    kexec_error e = {0};
+    kbackend_devptr counts;
+    kbackend_error e = {0};
     g_assert_cmpint(be.ops->mem_alloc(st, total * 4, &counts, &e), ==, 0);
     waiter w;
     waiter_init(&w);
@@ -416,7 +416,7 @@ static void test_launch_whole_and_slices(void)
     waiter_wait(&w, 1);
 
     count_params p = {.counts = counts, .tag = 1, .padding = 0xdeadbeef};
-    kexec_slice s = count_launch(&k, grid, &p);
+    kbackend_slice s = count_launch(&k, grid, &p);
     ticket tickets[64];
     unsigned n = 0;
     tickets[n] = (ticket){&w, 0, 1};
@@ -460,13 +460,13 @@ static void test_launch_whole_and_slices(void)
     /* refused launches: no completion */
     unsigned done = w.done;
     s.lane = LANES;
-    g_assert_cmpint(be.ops->launch(st, &s, on_done, &zero, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &zero, &e), ==, KBACKEND_EINVAL);
     s.lane = 0;
     s.fn = k.count;
-    g_assert_cmpint(be.ops->launch(st, &s, on_done, &zero, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &zero, &e), ==, KBACKEND_EINVAL);
     s = count_launch(&k, grid, &p);
     s.params_size = 8;
-    g_assert_cmpint(be.ops->launch(st, &s, on_done, &zero, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &zero, &e), ==, KBACKEND_EINVAL);
     g_assert_nonnull(strstr(e.msg, "takes 12"));
     g_assert_cmpuint(w.done, ==, done);
     kcuda_stats ks;
@@ -479,13 +479,13 @@ static void test_launch_whole_and_slices(void)
  * in order on its lane, each block once; without a cap it is one launch. */
 static void test_capped_slice_waves(void)
 {
-    kexec_backend be = open_backend(NULL);
+    kbackend be = open_backend(NULL);
     void *st = be.state;
     kernels k = load_kernels(&be);
     const unsigned grid[3] = {700, 1, 1};
     const size_t total = 700, first = 50, count = 600;    /* 132 SMs: 5 waves at cap 1 */
-    kexec_devptr counts;
-    kexec_error e = {0};
+    kbackend_devptr counts;
+    kbackend_error e = {0};
     g_assert_cmpint(be.ops->mem_alloc(st, total * 4, &counts, &e), ==, 0);
     waiter w;
     waiter_init(&w);
@@ -493,7 +493,7 @@ static void test_capped_slice_waves(void)
     g_assert_cmpint(be.ops->memset_d8(st, counts, 0, total * 4, on_done, &t0, &e), ==, 0);
     waiter_wait(&w, 1);
     count_params p = {.counts = counts, .tag = 1, .padding = 0xdeadbeef};
-    kexec_slice s = count_launch(&k, grid, &p);
+    kbackend_slice s = count_launch(&k, grid, &p);
     s.fn = k.count_sliced;
     s.sliced = 1;
     s.first = first;
@@ -527,17 +527,17 @@ static void test_capped_slice_waves(void)
  * rate (N blocks per FAKE_LAUNCH_NS + N x FAKE_BLOCK_NS). */
 static void test_trial(void)
 {
-    kexec_backend be = open_backend(NULL);
+    kbackend be = open_backend(NULL);
     void *st = be.state;
     kernels k = load_kernels(&be);
-    kexec_devptr counts;
+    kbackend_devptr counts;
     g_assert_cmpint(be.ops->mem_alloc(st, 2640 * 4, &counts, NULL), ==, 0);
     count_params p = {.counts = counts};
-    kexec_trial t = {.blocks_per_sm = {1, 2}};
+    kbackend_trial t = {.blocks_per_sm = {1, 2}};
     t.kernel[0] = count_launch(&k, (const unsigned[3]){1320, 1, 1}, &p);
     t.kernel[1] = count_launch(&k, (const unsigned[3]){2640, 1, 1}, &p);
-    kexec_trial_result r;
-    kexec_error e = {0};
+    kbackend_trial_result r;
+    kbackend_error e = {0};
     g_assert_cmpint(be.ops->trial(st, &t, &r, &e), ==, 0);
     const double n[2] = {1320, 2640}, size[2] = {132, 264};
     for (int i = 0; i < 2; i++) {
@@ -547,7 +547,7 @@ static void test_trial(void)
         g_assert_cmpfloat_with_epsilon(r.together_bps[i], together, together * 1e-4);
     }
     t.blocks_per_sm[1] = 0;
-    g_assert_cmpint(be.ops->trial(st, &t, &r, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->trial(st, &t, &r, &e), ==, KBACKEND_EINVAL);
     kcuda_stats ks;
     kcuda_get_stats(st, &ks);
     g_assert_cmpuint(ks.trials, ==, 1);
@@ -558,18 +558,18 @@ static void test_trial(void)
  * one FAKE_LAUNCH_NS per slice more. */
 static void test_time_launch(void)
 {
-    kexec_backend be = open_backend(NULL);
+    kbackend be = open_backend(NULL);
     kernels k = load_kernels(&be);
-    kexec_devptr counts;
+    kbackend_devptr counts;
     g_assert_cmpint(be.ops->mem_alloc(be.state, 1000 * 4, &counts, NULL), ==, 0);
     waiter w;
     waiter_init(&w);
     ticket t = {&w, 0, 0};
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_cmpint(be.ops->memset_d8(be.state, counts, 0, 4000, on_done, &t, &e), ==, 0);
     waiter_wait(&w, 1);
     count_params p = {.counts = counts};
-    kexec_slice s = count_launch(&k, (const unsigned[3]){10, 10, 10}, &p);
+    kbackend_slice s = count_launch(&k, (const unsigned[3]){10, 10, 10}, &p);
     double whole, sliced;
     g_assert_cmpint(kcuda_time_launch(be.state, &s, 0, 3, &whole, &e), ==, 0);
     g_assert_cmpfloat_with_epsilon(whole, FAKE_LAUNCH_NS + 1000 * FAKE_BLOCK_NS, 1);
@@ -580,44 +580,44 @@ static void test_time_launch(void)
         g_assert_cmpuint(host[i], ==, 8);
     g_free(host);
     s.fn = k.count_sliced;
-    g_assert_cmpint(kcuda_time_launch(be.state, &s, 0, 3, &whole, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(kcuda_time_launch(be.state, &s, 0, 3, &whole, &e), ==, KBACKEND_EINVAL);
     be.ops->destroy(be.state);
 }
 
 static void test_profile_refusals(void)
 {
-    kexec_backend be = open_backend(NULL);
+    kbackend be = open_backend(NULL);
     kernels k = load_kernels(&be);
     count_params p = {0};
-    kexec_slice s = count_launch(&k, (const unsigned[3]){10, 1, 1}, &p);
-    kexec_profile prof;
+    kbackend_slice s = count_launch(&k, (const unsigned[3]){10, 1, 1}, &p);
+    kbackend_profile prof;
     waiter w;
     waiter_init(&w);
     ticket t = {&w, 0, 0};
-    kexec_error e = {0};
+    kbackend_error e = {0};
     s.sliced = 1;                       /* the unsliced function as a slice */
-    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KBACKEND_EINVAL);
     s.sliced = 0;
     s.fn = k.count_sliced;              /* and the other way round */
-    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KBACKEND_EINVAL);
     s.fn = k.count_sliced;
     s.sliced = 1;
     s.first = 3;
     s.count = 7;
-    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, KBACKEND_EINVAL);
     g_assert_cmpuint(w.done, ==, 0);
     be.ops->destroy(be.state);
 }
 
 /* A whole (unsliced) launch is accepted for profiling (it would run once, as its own
  * profile: blocks_done = count). Without counters (no CUPTI device here) it completes with
- * KEXEC_EUNSUPPORTED and runs no block, and later profiles are refused at once. */
+ * KBACKEND_EUNSUPPORTED and runs no block, and later profiles are refused at once. */
 static void test_profile_whole_without_counters(void)
 {
-    kexec_backend be = open_backend(NULL);
+    kbackend be = open_backend(NULL);
     kernels k = load_kernels(&be);
-    kexec_devptr d;
-    kexec_error e = {0};
+    kbackend_devptr d;
+    kbackend_error e = {0};
     g_assert_cmpint(be.ops->mem_alloc(be.state, 40, &d, &e), ==, 0);
     waiter w;
     waiter_init(&w);
@@ -625,49 +625,49 @@ static void test_profile_whole_without_counters(void)
     g_assert_cmpint(be.ops->memset_d8(be.state, d, 0, 40, on_done, &t, &e), ==, 0);
     waiter_wait(&w, 1);
     count_params p = {.counts = d};
-    kexec_slice s = count_launch(&k, (const unsigned[3]){10, 1, 1}, &p);
-    kexec_profile prof = {.blocks_done = 99};
+    kbackend_slice s = count_launch(&k, (const unsigned[3]){10, 1, 1}, &p);
+    kbackend_profile prof = {.blocks_done = 99};
     g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==, 0);
     waiter_wait(&w, 2);
-    g_assert_cmpint(w.last_status, ==, KEXEC_EUNSUPPORTED);
+    g_assert_cmpint(w.last_status, ==, KBACKEND_EUNSUPPORTED);
     uint32_t *host = read_counts(&be, d, 10);
     for (int i = 0; i < 10; i++)
         g_assert_cmpuint(host[i], ==, 0);
     g_free(host);
     g_assert_cmpint(be.ops->profile(be.state, &s, &prof, on_done, &t, &e), ==,
-                    KEXEC_EUNSUPPORTED);
+                    KBACKEND_EUNSUPPORTED);
     be.ops->destroy(be.state);
 }
 
-/* A fault loses the context: the launch completes with KEXEC_ELOST naming the error,
+/* A fault loses the context: the launch completes with KBACKEND_ELOST naming the error,
  * everything after is refused, and a new backend (after destroy resets the context) works. */
 static void test_fault(void)
 {
-    kexec_backend be = open_backend(NULL);
+    kbackend be = open_backend(NULL);
     void *st = be.state;
     kernels k = load_kernels(&be);
     uint32_t value = 5;
-    kexec_slice s = {.fn = k.fault, .grid = {1, 1, 1}, .block = {1, 1, 1}, .count = 1,
+    kbackend_slice s = {.fn = k.fault, .grid = {1, 1, 1}, .block = {1, 1, 1}, .count = 1,
                      .params = &value, .params_size = 4, .lane = 1};
     waiter w;
     waiter_init(&w);
     ticket t = {&w, 1, 0};
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_false(kcuda_broken(st, NULL, 0));
     g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, 0);
     waiter_wait(&w, 1);
-    g_assert_cmpint(w.last_status, ==, KEXEC_ELOST);
+    g_assert_cmpint(w.last_status, ==, KBACKEND_ELOST);
     g_assert_nonnull(strstr(w.last_msg, "CUDA_ERROR_ILLEGAL_ADDRESS"));
     g_assert_nonnull(strstr(w.last_msg, "fault"));
     char why[256];
     g_assert_true(kcuda_broken(st, why, sizeof(why)));
     g_assert_nonnull(strstr(why, "ILLEGAL_ADDRESS"));
-    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, KEXEC_ELOST);
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, KBACKEND_ELOST);
     g_assert_nonnull(strstr(e.msg, "context lost"));
-    kexec_devptr d;
-    g_assert_cmpint(be.ops->mem_alloc(st, 64, &d, &e), ==, KEXEC_ELOST);
+    kbackend_devptr d;
+    g_assert_cmpint(be.ops->mem_alloc(st, 64, &d, &e), ==, KBACKEND_ELOST);
     g_assert_cmpint(be.ops->module_load_ptx(st, kcuda_test_vars_ptx, strlen(kcuda_test_vars_ptx),
-                                            &k.mod, &e), ==, KEXEC_ELOST);
+                                            &k.mod, &e), ==, KBACKEND_ELOST);
     g_assert_cmpuint(w.done, ==, 1);
     fake_stats before, after;
     fake_driver_stats(&before);

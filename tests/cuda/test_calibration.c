@@ -19,7 +19,7 @@ static const char PROBE[] =
 static void test_probe_output(void)
 {
     kcuda_calibration c;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_cmpint(kcuda_calibration_parse(PROBE, strlen(PROBE), &c, &e), ==, 0);
     g_assert_cmpstr(c.device, ==, "NVIDIA H100 80GB HBM3");
     g_assert_cmpfloat(c.l0_cycles, ==, 418.4);
@@ -38,7 +38,7 @@ static void test_comments_blanks_unknown_keys(void)
                         "future_figure=12\n dram_latency_cycles=400\na0=1\n"
                         "slice_overhead_ns=3500";   /* no final newline */
     kcuda_calibration c;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_cmpint(kcuda_calibration_parse(text, strlen(text), &c, &e), ==, 0);
     g_assert_cmpstr(c.device, ==, "GPU X");
     g_assert_cmpfloat(c.a0, ==, 1);
@@ -48,8 +48,8 @@ static void test_comments_blanks_unknown_keys(void)
 static void expect_bad(const char *text, const char *words)
 {
     kcuda_calibration c;
-    kexec_error e = {0};
-    g_assert_cmpint(kcuda_calibration_parse(text, strlen(text), &c, &e), ==, KEXEC_EINVAL);
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_calibration_parse(text, strlen(text), &c, &e), ==, KBACKEND_EINVAL);
     if (!strstr(e.msg, words))
         g_error("message '%s' lacks '%s'", e.msg, words);
 }
@@ -78,7 +78,7 @@ static void test_refusals(void)
     g_string_free(g, TRUE);
     const char nul[] = "device=X\0\ndram_latency_cycles=400\na0=0.5\n";
     kcuda_calibration c;
-    g_assert_cmpint(kcuda_calibration_parse(nul, sizeof(nul) - 1, &c, NULL), ==, KEXEC_EINVAL);
+    g_assert_cmpint(kcuda_calibration_parse(nul, sizeof(nul) - 1, &c, NULL), ==, KBACKEND_EINVAL);
 }
 
 static void test_format_round_trip(void)
@@ -110,10 +110,10 @@ static void test_file_name(void)
     g_assert_cmpint(kcuda_calibration_file_name("  a/../b--c  ", buf, sizeof(buf), NULL), ==, 0);
     g_assert_cmpstr(buf, ==, "a_b_c.calib");
     g_assert_cmpint(kcuda_calibration_file_name("../..", buf, sizeof(buf), NULL), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
     char tiny[8];
     g_assert_cmpint(kcuda_calibration_file_name("abcdef", tiny, sizeof(tiny), NULL), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
     g_assert_cmpint(kcuda_calibration_file_name("a", tiny, sizeof(tiny), NULL), ==, 0);
     g_assert_cmpstr(tiny, ==, "a.calib");
 }
@@ -123,20 +123,20 @@ static void test_load(void)
     gchar *dir = g_dir_make_tmp("kcuda-calib-XXXXXX", NULL);
     g_assert_nonnull(dir);
     kcuda_calibration c;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_cmpint(kcuda_calibration_load(dir, "NVIDIA H100 80GB HBM3", &c, &e), ==,
-                    KEXEC_ENOTFOUND);
+                    KBACKEND_ENOTFOUND);
     gchar *path = g_build_filename(dir, "NVIDIA_H100_80GB_HBM3.calib", NULL);
     g_assert_true(g_file_set_contents(path, PROBE, -1, NULL));
     g_assert_cmpint(kcuda_calibration_load(dir, "NVIDIA H100 80GB HBM3", &c, &e), ==, 0);
     g_assert_cmpfloat(c.l0_cycles, ==, 418.4);
     /* the same file name, another device inside */
     g_assert_cmpint(kcuda_calibration_load(dir, "NVIDIA/H100 80GB HBM3", &c, &e), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
     g_assert_nonnull(strstr(e.msg, "not 'NVIDIA/H100"));
     g_assert_true(g_file_set_contents(path, "device=NVIDIA H100 80GB HBM3\na0=2\n", -1, NULL));
     g_assert_cmpint(kcuda_calibration_load(dir, "NVIDIA H100 80GB HBM3", &c, &e), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
     g_assert_nonnull(strstr(e.msg, "line 2"));
     g_remove(path);
     g_rmdir(dir);
@@ -150,7 +150,7 @@ static void test_committed_h100(void)
     const char *dir = g_getenv("KCUDA_CALIBRATION_DIR");    /* set by meson test */
     g_assert_nonnull(dir);
     kcuda_calibration c;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (kcuda_calibration_load(dir, "NVIDIA H100 80GB HBM3", &c, &e))
         g_error("%s", e.msg);
     g_assert_cmpuint(c.sms, ==, 132);

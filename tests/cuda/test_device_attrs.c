@@ -18,7 +18,7 @@ static int h100_attr(void *user, CUdevice_attribute a, int *v)
 
 static void test_h100(void)
 {
-    kexec_device_info in = {0};
+    kbackend_device_info in = {0};
     kcuda_limits lim = {0};
     g_assert_cmpint(kcuda_device_attrs(h100_attr, NULL, &in, &lim, NULL), ==, 0);
     g_assert_cmpint(in.cc_major, ==, 9);
@@ -41,7 +41,7 @@ static void test_h100(void)
     /* the model accepts this description as an H100 */
     kmodel_gpu g;
     g_strlcpy(in.name, "NVIDIA H100 80GB HBM3", sizeof(in.name));
-    g_assert_cmpint(kexec_device_gpu(&in, &g, NULL), ==, 0);
+    g_assert_cmpint(kbackend_device_gpu(&in, &g, NULL), ==, 0);
     g_assert_cmpuint(g.sms, ==, 132);
     g_assert_cmpfloat(g.peak_ipc, ==, kmodel_gpu_lookup("H100")->peak_ipc);
 }
@@ -49,10 +49,10 @@ static void test_h100(void)
 static void test_missing_attribute(void)
 {
     fake f = {.missing = CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH};
-    kexec_device_info in = {0};
+    kbackend_device_info in = {0};
     kcuda_limits lim = {0};
-    kexec_error e = {0};
-    g_assert_cmpint(kcuda_device_attrs(h100_attr, &f, &in, &lim, &e), ==, KEXEC_EDEVICE);
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_device_attrs(h100_attr, &f, &in, &lim, &e), ==, KBACKEND_EDEVICE);
     g_assert_nonnull(g_strstr_len(e.msg, -1, "bus width"));
 }
 

@@ -14,14 +14,14 @@ static const kcuda_limits H100 = {
     .max_grid = {2147483647u, 65535, 65535},
 };
 
-static kexec_slice whole(void)
+static kbackend_slice whole(void)
 {
-    return (kexec_slice){.grid = {10, 20, 3}, .block = {16, 16, 1}, .count = 600};
+    return (kbackend_slice){.grid = {10, 20, 3}, .block = {16, 16, 1}, .count = 600};
 }
 
 static void test_whole(void)
 {
-    kexec_slice s = whole();
+    kbackend_slice s = whole();
     s.lane = 3;
     kcuda_launch_shape sh;
     g_assert_cmpint(kcuda_launch_shape_of(&s, 0, 0, &H100, &sh, NULL), ==, 0);
@@ -32,7 +32,7 @@ static void test_whole(void)
 
 static void test_slice(void)
 {
-    kexec_slice s = whole();
+    kbackend_slice s = whole();
     s.sliced = 1;
     s.first = 577;
     s.count = 23;                      /* the last 23 of 600 blocks */
@@ -48,20 +48,20 @@ static void test_slice(void)
     g_assert_cmpuint(sh.extra[3], ==, 3);
 }
 
-static void expect_refused(const kexec_slice *s, int fn_sliced, unsigned fn_max,
+static void expect_refused(const kbackend_slice *s, int fn_sliced, unsigned fn_max,
                            const char *words)
 {
     kcuda_launch_shape sh;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_cmpint(kcuda_launch_shape_of(s, fn_sliced, fn_max, &H100, &sh, &e), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
     if (!strstr(e.msg, words))
         g_error("message '%s' lacks '%s'", e.msg, words);
 }
 
 static void test_refusals(void)
 {
-    kexec_slice s = whole();
+    kbackend_slice s = whole();
     s.lane = 4;
     expect_refused(&s, 0, 0, "lane 4");
     s = whole();
@@ -77,7 +77,7 @@ static void test_refusals(void)
     expect_refused(&s, 0, 512, "limit 512");
     s = whole();
     s.grid[1] = 70000;
-    s.count = kexec_grid_blocks(s.grid);
+    s.count = kbackend_grid_blocks(s.grid);
     expect_refused(&s, 0, 0, "grid dimension 1");
     s = whole();
     s.count = 599;
@@ -90,7 +90,7 @@ static void test_refusals(void)
 
 static void test_slice_refusals(void)
 {
-    kexec_slice s = whole();
+    kbackend_slice s = whole();
     s.sliced = 1;
     s.count = 0;
     expect_refused(&s, 1, 0, "outside");
@@ -112,7 +112,7 @@ static void test_slice_refusals(void)
 /* A sliced kernel's original grid is never launched: only the slice must fit the limits. */
 static void test_slice_of_tall_grid(void)
 {
-    kexec_slice s = whole();
+    kbackend_slice s = whole();
     s.sliced = 1;
     s.grid[1] = 70000;
     s.first = 100;

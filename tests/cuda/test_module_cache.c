@@ -41,8 +41,8 @@ static void test_holders(void)
     g_assert_cmpint(kcuda_module_cache_release(c, &pa, NULL), ==, 0);
     g_assert_cmpuint(kcuda_module_cache_count(c), ==, 0);
     g_assert_null(kcuda_module_cache_acquire(c, A, strlen(A)));
-    kexec_error e = {0};
-    g_assert_cmpint(kcuda_module_cache_release(c, &pa, &e), ==, KEXEC_EINVAL);
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_module_cache_release(c, &pa, &e), ==, KBACKEND_EINVAL);
     g_assert_cmpuint(kcuda_module_cache_hash(c, &pa), ==, 0);
     kcuda_module_cache_free(c);
 }
@@ -52,9 +52,9 @@ static void test_refusals(void)
     kcuda_module_cache *c;
     g_assert_cmpint(kcuda_module_cache_new(&c, NULL), ==, 0);
     int pa;
-    g_assert_cmpint(kcuda_module_cache_add(c, A, strlen(A), NULL, NULL), ==, KEXEC_EINVAL);
+    g_assert_cmpint(kcuda_module_cache_add(c, A, strlen(A), NULL, NULL), ==, KBACKEND_EINVAL);
     g_assert_cmpint(kcuda_module_cache_add(c, A, strlen(A), &pa, NULL), ==, 0);
-    g_assert_cmpint(kcuda_module_cache_add(c, B, strlen(B), &pa, NULL), ==, KEXEC_EINVAL);
+    g_assert_cmpint(kcuda_module_cache_add(c, B, strlen(B), &pa, NULL), ==, KBACKEND_EINVAL);
     kcuda_module_cache_free(c);
 }
 
@@ -102,7 +102,7 @@ static void test_private(void)
     g_assert_cmpint(kcuda_module_cache_shared(c, &shared), ==, 1);
     g_assert_true(kcuda_module_cache_acquire(c, A, strlen(A)) == &shared);
     g_assert_cmpint(kcuda_module_cache_release(c, &p1, NULL), ==, 0);
-    g_assert_cmpint(kcuda_module_cache_release(c, &p1, NULL), ==, KEXEC_EINVAL);
+    g_assert_cmpint(kcuda_module_cache_release(c, &p1, NULL), ==, KBACKEND_EINVAL);
     g_assert_cmpint(kcuda_module_cache_release(c, &p2, NULL), ==, 0);
     g_assert_cmpint(kcuda_module_cache_shared(c, &p2), ==, 0);
     g_assert_cmpint(kcuda_module_cache_release(c, &shared, NULL), ==, 1);

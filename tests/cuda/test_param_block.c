@@ -18,7 +18,7 @@ static void test_plain_layout_drops_tail_padding(void)
 {
     size_t off[] = {0, 8}, size[] = {8, 4};
     kcuda_param_layout l;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_cmpint(kcuda_param_layout_from(off, size, 2, 0, &l, &e), ==, 0);
     g_assert_true(l.known);
     g_assert_false(l.sliced);
@@ -43,8 +43,8 @@ static void test_short_block_refused(void)
     unsigned char params[8] = {0};
     void *b = (void *)1;
     size_t n = 99;
-    kexec_error e = {0};
-    g_assert_cmpint(kcuda_param_block(&l, params, 8, NULL, &b, &n, &e), ==, KEXEC_EINVAL);
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_param_block(&l, params, 8, NULL, &b, &n, &e), ==, KBACKEND_EINVAL);
     g_assert_null(b);
     g_assert_nonnull(strstr(e.msg, "takes 12"));
 }
@@ -54,7 +54,7 @@ static void test_sliced_layout_aligns_extras(void)
 {
     size_t off[] = {0, 8, 12, 16, 20, 24}, size[] = {8, 1, 4, 4, 4, 4};
     kcuda_param_layout l;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_cmpint(kcuda_param_layout_from(off, size, 6, 1, &l, &e), ==, 0);
     g_assert_cmpuint(l.orig_bytes, ==, 9);
     g_assert_cmpuint(l.extra_offset, ==, 12);
@@ -92,18 +92,18 @@ static void test_sliced_without_original_params(void)
 static void test_sliced_layout_checks_extras(void)
 {
     kcuda_param_layout l;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     size_t off3[] = {0, 4, 8}, size3[] = {4, 4, 4};
-    g_assert_cmpint(kcuda_param_layout_from(off3, size3, 3, 1, &l, &e), ==, KEXEC_EINVAL);
+    g_assert_cmpint(kcuda_param_layout_from(off3, size3, 3, 1, &l, &e), ==, KBACKEND_EINVAL);
     size_t off_wide[] = {0, 8, 12, 16, 20}, size_wide[] = {8, 4, 4, 4, 8};
     g_assert_cmpint(kcuda_param_layout_from(off_wide, size_wide, 5, 1, &l, &e), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
     size_t off_gap[] = {0, 8, 16, 20, 24}, size_gap[] = {8, 4, 4, 4, 4};
     g_assert_cmpint(kcuda_param_layout_from(off_gap, size_gap, 5, 1, &l, &e), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
     size_t off_back[] = {8, 0}, size_back[] = {8, 8};
     g_assert_cmpint(kcuda_param_layout_from(off_back, size_back, 2, 0, &l, &e), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
 }
 
 static void test_mismatched_extras_refused(void)
@@ -115,9 +115,9 @@ static void test_mismatched_extras_refused(void)
     void *b;
     size_t n;
     g_assert_cmpint(kcuda_param_block(&plain, params, 8, EXTRA4, &b, &n, NULL), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
     g_assert_cmpint(kcuda_param_block(&sliced, params, 8, NULL, &b, &n, NULL), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
 }
 
 /* Without the driver's layout the block is taken as given, extras at the next 4 bytes. */
@@ -152,8 +152,8 @@ static void test_limit(void)
     unsigned char *params = g_malloc0(big);
     void *b;
     size_t n;
-    kexec_error e = {0};
-    g_assert_cmpint(kcuda_param_block(&l, params, big, EXTRA4, &b, &n, &e), ==, KEXEC_EINVAL);
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_param_block(&l, params, big, EXTRA4, &b, &n, &e), ==, KBACKEND_EINVAL);
     g_assert_nonnull(strstr(e.msg, "limit"));
     g_free(params);
 }
@@ -176,7 +176,7 @@ static void check_kernel(const char *dir, const kw_kernel *k)
     kptx_kernel_info orig, si;
     g_assert_cmpint(kptx_kernel_info_get(m, k->entry, &orig, &pe), ==, 0);
     g_assert_cmpint(kptx_kernel_info_get(m, sliced, &si, &pe), ==, 0);
-    g_assert_cmpuint(si.n_params, ==, orig.n_params + KEXEC_SLICE_EXTRA_PARAMS);
+    g_assert_cmpuint(si.n_params, ==, orig.n_params + KBACKEND_SLICE_EXTRA_PARAMS);
     size_t off[64], size[64];
     g_assert_cmpuint(si.n_params, <=, 64);
     for (unsigned i = 0; i < si.n_params; i++) {
@@ -184,7 +184,7 @@ static void check_kernel(const char *dir, const kw_kernel *k)
         size[i] = si.params[i].size;
     }
     kcuda_param_layout l;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     g_assert_cmpint(kcuda_param_layout_from(off, size, si.n_params, 1, &l, &e), ==, 0);
     g_assert_cmpuint(l.orig_bytes, ==, orig.param_bytes);
     g_assert_cmpuint(l.extra_offset, ==, (orig.param_bytes + 3) / 4 * 4);

@@ -21,7 +21,7 @@ static const char PROFILES[] =
 
 typedef struct tenant {
     uint32_t id, module, fn;
-    kexec_devptr counts[LAUNCHES];
+    kbackend_devptr counts[LAUNCHES];
 } tenant;
 
 static void count_done(void *user, const ksched_op_result *r)
@@ -109,10 +109,10 @@ static void test_two_tenants_sliced(void)
     kcuda_config_default(&cfg);
     cfg.lanes = 4;
     kcuda *kc;
-    kexec_error ke = {0};
+    kbackend_error ke = {0};
     if (kcuda_new(&kc, &cfg, &ke))
         g_error("kcuda_new: %s", ke.msg);
-    kexec_backend be;
+    kbackend be;
     kcuda_backend(kc, &be);
 
     ksched_profile_cache *profiles;
@@ -149,10 +149,10 @@ static void test_two_tenants_sliced(void)
     be.ops->destroy(be.state);
 }
 
-static ksched *sched_on_fake(kexec_backend *be)
+static ksched *sched_on_fake(kbackend *be)
 {
     kcuda *kc;
-    kexec_error ke = {0};
+    kbackend_error ke = {0};
     if (kcuda_new(&kc, NULL, &ke))
         g_error("kcuda_new: %s", ke.msg);
     kcuda_backend(kc, be);
@@ -167,11 +167,11 @@ static ksched *sched_on_fake(kexec_backend *be)
  * addresses), each copies to and from its own, and neither may touch the other's. */
 static void test_module_variables_per_tenant(void)
 {
-    kexec_backend be;
+    kbackend be;
     ksched *s = sched_on_fake(&be);
     ksched_err e = {0};
     uint32_t t[2], mod[2];
-    kexec_devptr var[2];
+    kbackend_devptr var[2];
     uint64_t bytes = 0;
     unsigned failed = 0;
     for (int i = 0; i < 2; i++) {

@@ -22,7 +22,7 @@ struct harness {
     ksim *sim;
     char dir[256];
     char socket[300];
-    kexec_backend backend;
+    kbackend backend;
     ksched *sched;
     struct kserver *srv;
     struct kserver_tally *tally;
@@ -72,12 +72,12 @@ static void *serve(void *arg)
 struct harness *harness_start(void)
 {
     struct harness *h = g_new0(struct harness, 1);
-    kexec_profile prof = {.pur = 0.5, .mur = 0.2, .rm = 0.05, .insts_per_warp = 100,
+    kbackend_profile prof = {.pur = 0.5, .mur = 0.2, .rm = 0.05, .insts_per_warp = 100,
                           .warps_per_block = 4, .regs_per_thread = 16};
     struct kserver_config cfg = {0};
     ksched_config scfg;
     ksched_err err;
-    kexec_error kerr;
+    kbackend_error kerr;
     char msg[256];
     ksim *sim;
 

@@ -18,7 +18,7 @@ static char *reprint(const ksched_profile_cache *c, size_t *len)
         abort();
     for (size_t i = 0; i < n; i++) {
         const char *entry;
-        const kexec_profile *p = ksched_profile_cache_at(c, i, &entry, NULL);
+        const kbackend_profile *p = ksched_profile_cache_at(c, i, &entry, NULL);
         int w = ksched_profile_format(entry, p, text + used, cap - used);
         if (w < 0 || (size_t)w >= cap - used)
             abort();

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     sim_scan sc;
-    kexec_error err = {0};
+    kbackend_error err = {0};
     const char *text = (const char *)data;
     if (sim_scan_ptx(text, size, &sc, &err)) {
         if (!memchr(err.msg, 0, sizeof(err.msg)) || !err.msg[0])

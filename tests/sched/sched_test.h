@@ -12,14 +12,14 @@
 
 typedef struct tenv {
     ksim *sim;
-    kexec_backend be;
+    kbackend be;
     ksched *s;
 } tenv;
 
 /* A kernel's truth: rm, instructions per warp, PUR, MUR (32 registers, no shared memory). */
-static inline kexec_profile test_profile(double rm, double insts, double pur, double mur)
+static inline kbackend_profile test_profile(double rm, double insts, double pur, double mur)
 {
-    kexec_profile p = {.pur = pur, .mur = mur, .rm = rm, .insts_per_warp = insts,
+    kbackend_profile p = {.pur = pur, .mur = mur, .rm = rm, .insts_per_warp = insts,
                        .regs_per_thread = 32};
     return p;
 }
@@ -27,9 +27,9 @@ static inline kexec_profile test_profile(double rm, double insts, double pur, do
 /* The test kernels: compute-bound, memory-bound, in between. */
 static inline void tenv_standard_kernels(tenv *t)
 {
-    kexec_profile comp = test_profile(0.002, 3000, 0.85, 0.05);
-    kexec_profile mem = test_profile(0.2, 300, 0.05, 0.7);
-    kexec_profile mid = test_profile(0.05, 300, 0.45, 0.35);
+    kbackend_profile comp = test_profile(0.002, 3000, 0.85, 0.05);
+    kbackend_profile mem = test_profile(0.2, 300, 0.05, 0.7);
+    kbackend_profile mid = test_profile(0.05, 300, 0.45, 0.35);
     g_assert_cmpint(ksim_add_kernel(t->sim, "comp", &comp, NULL), ==, 0);
     g_assert_cmpint(ksim_add_kernel(t->sim, "mem", &mem, NULL), ==, 0);
     g_assert_cmpint(ksim_add_kernel(t->sim, "mid", &mid, NULL), ==, 0);

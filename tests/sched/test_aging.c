@@ -16,7 +16,7 @@
  * 0.7); comp and mem pair well. */
 static void add_bad(tenv *t)
 {
-    kexec_profile bad = test_profile(0.05, 300, 0.5, 0.65);
+    kbackend_profile bad = test_profile(0.05, 300, 0.5, 0.65);
     g_assert_cmpint(ksim_add_kernel(t->sim, "bad", &bad, NULL), ==, 0);
 }
 

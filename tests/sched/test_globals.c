@@ -20,10 +20,10 @@ static uint32_t load_module(tenv *t, uint32_t tenant)
     return m;
 }
 
-static kexec_devptr lookup(tenv *t, uint32_t tenant, uint32_t module, const char *name,
+static kbackend_devptr lookup(tenv *t, uint32_t tenant, uint32_t module, const char *name,
                            uint64_t expect_bytes)
 {
-    kexec_devptr addr = 0;
+    kbackend_devptr addr = 0;
     uint64_t bytes = 0;
     ksched_err e = {0};
     if (ksched_global_get(t->s, tenant, module, name, &addr, &bytes, &e))
@@ -32,7 +32,7 @@ static kexec_devptr lookup(tenv *t, uint32_t tenant, uint32_t module, const char
     return addr;
 }
 
-static ksched_op h2d(kexec_devptr dst, const void *src, uint64_t bytes)
+static ksched_op h2d(kbackend_devptr dst, const void *src, uint64_t bytes)
 {
     ksched_op op = {.kind = KSCHED_OP_COPY_H2D};
     op.u.h2d.dst = dst;
@@ -41,7 +41,7 @@ static ksched_op h2d(kexec_devptr dst, const void *src, uint64_t bytes)
     return op;
 }
 
-static ksched_op d2h(void *dst, kexec_devptr src, uint64_t bytes)
+static ksched_op d2h(void *dst, kbackend_devptr src, uint64_t bytes)
 {
     ksched_op op = {.kind = KSCHED_OP_COPY_D2H};
     op.u.d2h.dst = dst;
@@ -73,8 +73,8 @@ static void test_copies(void)
 {
     tenv *t = tenv_policy(KSCHED_KERNELET);
     uint32_t a = tenv_tenant(t, "a"), m = load_module(t, a);
-    kexec_devptr counter = lookup(t, a, m, "counter", 4);
-    kexec_devptr coeffs = lookup(t, a, m, "coeffs", 64);
+    kbackend_devptr counter = lookup(t, a, m, "counter", 4);
+    kbackend_devptr coeffs = lookup(t, a, m, "coeffs", 64);
     g_assert_cmpuint(lookup(t, a, m, "counter", 4), ==, counter);   /* again: the same */
     uint32_t v = 0;
     ksched_op op = d2h(&v, counter, 4);
@@ -97,7 +97,7 @@ static void test_copies(void)
     op.u.memset.value = 7;
     op.u.memset.bytes = 24;
     g_assert_cmpint(run_op(t, a, &op), ==, 0);
-    kexec_devptr buf;
+    kbackend_devptr buf;
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 64, &buf, NULL), ==, 0);
     op = (ksched_op){.kind = KSCHED_OP_COPY_D2D};
     op.u.d2d.dst = buf;
@@ -124,14 +124,14 @@ static void test_isolation(void)
     tenv *t = tenv_policy(KSCHED_FIFO);
     uint32_t a = tenv_tenant(t, "a"), b = tenv_tenant(t, "b");
     uint32_t ma = load_module(t, a), mb = load_module(t, b);
-    kexec_devptr ca = lookup(t, a, ma, "counter", 4);
+    kbackend_devptr ca = lookup(t, a, ma, "counter", 4);
     uint32_t v = 5;
     ksched_op op = h2d(ca, &v, 4);
     g_assert_cmpint(submit_status(t, b, &op), ==, KSCHED_EINVAL);    /* b: not its memory */
     op = d2h(&v, ca, 4);
     g_assert_cmpint(submit_status(t, b, &op), ==, KSCHED_EINVAL);
     /* b's own load of the same text has a variable of its own */
-    kexec_devptr cb = lookup(t, b, mb, "counter", 4);
+    kbackend_devptr cb = lookup(t, b, mb, "counter", 4);
     g_assert_cmpuint(cb, !=, ca);
     op = h2d(ca, &v, 4);
     g_assert_cmpint(submit_status(t, b, &op), ==, KSCHED_EINVAL);
@@ -147,7 +147,7 @@ static void test_isolation(void)
     g_assert_cmpuint(rx, ==, 1000);
     g_assert_cmpuint(ry, ==, 2000);
     /* module ids are the tenant's own: b has no second module */
-    kexec_devptr addr;
+    kbackend_devptr addr;
     ksched_err e;
     g_assert_cmpint(ksched_global_get(t->s, b, mb + 1, "counter", &addr, NULL, &e), ==,
                     KSCHED_ENOTFOUND);
@@ -158,7 +158,7 @@ static void test_lookup_errors(void)
 {
     tenv *t = tenv_policy(KSCHED_FIFO);
     uint32_t a = tenv_tenant(t, "a"), m = load_module(t, a);
-    kexec_devptr addr = 0;
+    kbackend_devptr addr = 0;
     uint64_t bytes = 0;
     ksched_err e = {0};
     g_assert_cmpint(ksched_global_get(t->s, a, m, "nosuch", &addr, &bytes, &e), ==,
@@ -202,7 +202,7 @@ static void test_unload(void)
 {
     tenv *t = tenv_policy(KSCHED_FIFO);
     uint32_t a = tenv_tenant(t, "a"), m = load_module(t, a);
-    kexec_devptr counter = lookup(t, a, m, "counter", 4);
+    kbackend_devptr counter = lookup(t, a, m, "counter", 4);
     g_assert_cmpuint(sim_mem(t), ==, 4 + 64);
     /* a copy queued (nothing starts before a driver runs) when the module goes */
     uint32_t v = 9;
@@ -218,7 +218,7 @@ static void test_unload(void)
     /* and nothing new reaches the range */
     g_assert_cmpint(submit_status(t, a, &op), ==, KSCHED_EINVAL);
     /* the same holds for an allocation freed while a copy to it waits */
-    kexec_devptr p;
+    kbackend_devptr p;
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 16, &p, NULL), ==, 0);
     rec late2 = {0};
     op = h2d(p, &v, 4);
@@ -234,9 +234,9 @@ static void test_removal(void)
     tenv *t = tenv_policy(KSCHED_FIFO);
     uint32_t a = tenv_tenant(t, "a"), b = tenv_tenant(t, "b");
     uint32_t m = load_module(t, a);
-    kexec_devptr counter = lookup(t, a, m, "counter", 4);
+    kbackend_devptr counter = lookup(t, a, m, "counter", 4);
     g_assert_cmpint(ksched_tenant_remove(t->s, a, NULL), ==, 0);
-    kexec_devptr addr;
+    kbackend_devptr addr;
     ksched_err e;
     g_assert_cmpint(ksched_global_get(t->s, a, m, "counter", &addr, NULL, &e), ==,
                     KSCHED_ESTATE);
@@ -252,13 +252,13 @@ static void test_removal(void)
 
 /* The sim's ops without global_get; and with one that gives every module the variable of
  * the first lookup, as a backend would that shares a module's variables between loads. */
-static const kexec_backend_ops *sim_ops;
-static kexec_backend_ops test_ops;
-static kexec_devptr shared_addr;
+static const kbackend_ops *sim_ops;
+static kbackend_ops test_ops;
+static kbackend_devptr shared_addr;
 static uint64_t shared_bytes;
 
-static int shared_global_get(void *state, kexec_module *m, const char *name,
-                             kexec_devptr *addr, uint64_t *bytes, kexec_error *err)
+static int shared_global_get(void *state, kbackend_module *m, const char *name,
+                             kbackend_devptr *addr, uint64_t *bytes, kbackend_error *err)
 {
     if (!shared_addr) {
         int rc = sim_ops->global_get(state, m, name, &shared_addr, &shared_bytes, err);
@@ -271,8 +271,8 @@ static int shared_global_get(void *state, kexec_module *m, const char *name,
 }
 
 /* A scheduler on the sim whose global_get op is replaced by global_get. */
-static tenv *env_with_global_get(int (*global_get)(void *, kexec_module *, const char *,
-                                                   kexec_devptr *, uint64_t *, kexec_error *))
+static tenv *env_with_global_get(int (*global_get)(void *, kbackend_module *, const char *,
+                                                   kbackend_devptr *, uint64_t *, kbackend_error *))
 {
     tenv *t = g_new0(tenv, 1);
     g_assert_cmpint(ksim_new(&t->sim, NULL, NULL), ==, 0);
@@ -292,7 +292,7 @@ static void test_backend_without_op(void)
 {
     tenv *t = env_with_global_get(NULL);
     uint32_t a = tenv_tenant(t, "a"), m = load_module(t, a);
-    kexec_devptr addr;
+    kbackend_devptr addr;
     ksched_err e;
     g_assert_cmpint(ksched_global_get(t->s, a, m, "counter", &addr, NULL, &e), ==,
                     KSCHED_EUNSUPPORTED);
@@ -305,11 +305,11 @@ static void test_backend_sharing(void)
     tenv *t = env_with_global_get(shared_global_get);
     uint32_t a = tenv_tenant(t, "a"), b = tenv_tenant(t, "b");
     uint32_t ma = load_module(t, a), ma2 = load_module(t, a), mb = load_module(t, b);
-    kexec_devptr ca = lookup(t, a, ma, "counter", 4);
+    kbackend_devptr ca = lookup(t, a, ma, "counter", 4);
     /* a second module of the same tenant with the same range: allowed, and it stays
      * reachable while either module is loaded */
     g_assert_cmpuint(lookup(t, a, ma2, "counter", 4), ==, ca);
-    kexec_devptr addr;
+    kbackend_devptr addr;
     ksched_err e = {0};
     g_assert_cmpint(ksched_global_get(t->s, b, mb, "counter", &addr, NULL, &e), ==,
                     KSCHED_EBACKEND);
@@ -322,7 +322,7 @@ static void test_backend_sharing(void)
     g_assert_cmpint(submit_status(t, a, &op), ==, KSCHED_EINVAL);
     tenv_run(t);
     /* a range inside another tenant's allocation is refused as well */
-    kexec_devptr pb;
+    kbackend_devptr pb;
     g_assert_cmpint(ksched_mem_alloc(t->s, b, 4096, &pb, NULL), ==, 0);
     shared_addr = pb + 64;
     uint32_t m3 = load_module(t, a);

@@ -94,7 +94,7 @@ static void test_copy_waits(void)
     uint32_t a = tenv_tenant(t, "a"), fn;
     const char *entries[] = {"mem"};
     tenv_functions(t, a, entries, 1, 1, &fn);
-    kexec_devptr buf;
+    kbackend_devptr buf;
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 4096, &buf, NULL), ==, 0);
     static unsigned char host[4096];
     rec r[3];

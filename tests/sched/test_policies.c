@@ -176,7 +176,7 @@ static void test_profile_whole(void)
 /* Kernels whose PUR and MUR come from the profile the sim reports. */
 static void add_kernel(tenv *t, const char *name, double pur, double mur, double rm)
 {
-    kexec_profile p = test_profile(rm, 500, pur, mur);
+    kbackend_profile p = test_profile(rm, 500, pur, mur);
     g_assert_cmpint(ksim_add_kernel(t->sim, name, &p, NULL), ==, 0);
 }
 
@@ -537,9 +537,9 @@ static void test_table_names(void)
 static void test_table_needs_trial(void)
 {
     tenv *t = tenv_policy(KSCHED_KERNELET);
-    kexec_backend_ops no_trial = *t->be.ops;
+    kbackend_ops no_trial = *t->be.ops;
     no_trial.trial = NULL;
-    kexec_backend be = {.ops = &no_trial, .state = t->be.state};
+    kbackend be = {.ops = &no_trial, .state = t->be.state};
     ksched_config c;
     ksched_config_default(&c);
     c.policy = KSCHED_OPT;

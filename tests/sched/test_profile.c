@@ -35,7 +35,7 @@ static void test_shipped_file(void)
         g_error("%s", e.msg);
     g_assert_cmpuint(ksched_profile_cache_count(c), ==, G_N_ELEMENTS(measured));
     for (size_t i = 0; i < G_N_ELEMENTS(measured); i++) {
-        const kexec_profile *p = ksched_profile_cache_get(c, 12345, measured[i].entry);
+        const kbackend_profile *p = ksched_profile_cache_get(c, 12345, measured[i].entry);
         g_assert_nonnull(p);
         /* the derivation of docs/SCHEDULER.md: instructions from PUR at the base clock of
          * ncu (1.59 GHz, 132 SMs, 4 per cycle), memory instructions from DRAM bytes */
@@ -104,7 +104,7 @@ static void test_parser_rejects(void)
 
 static void test_round_trip(void)
 {
-    kexec_profile p = {.pur = 0.25, .mur = 0.5, .rm = 0.125, .uncoalesced = 0.75,
+    kbackend_profile p = {.pur = 0.25, .mur = 0.5, .rm = 0.125, .uncoalesced = 0.75,
                        .warps_per_block = 4, .regs_per_thread = 40, .smem_per_block = 4096,
                        .insts_per_warp = 1234.5, .min_slice_blocks = 264};
     char line[512];
@@ -114,7 +114,7 @@ static void test_round_trip(void)
     ksched_profile_cache *c;
     g_assert_cmpint(ksched_profile_cache_new(&c, NULL), ==, 0);
     g_assert_cmpint(parse(c, line, NULL), ==, 0);
-    const kexec_profile *q = ksched_profile_cache_get(c, 0, "k_1$");
+    const kbackend_profile *q = ksched_profile_cache_get(c, 0, "k_1$");
     g_assert_nonnull(q);
     g_assert_cmpfloat(q->pur, ==, p.pur);
     g_assert_cmpfloat(q->mur, ==, p.mur);
@@ -132,7 +132,7 @@ static void test_cache(void)
 {
     ksched_profile_cache *c;
     g_assert_cmpint(ksched_profile_cache_new(&c, NULL), ==, 0);
-    kexec_profile a = test_profile(0.1, 100, 0.5, 0.5), b = test_profile(0.2, 200, 0.5, 0.5);
+    kbackend_profile a = test_profile(0.1, 100, 0.5, 0.5), b = test_profile(0.2, 200, 0.5, 0.5);
     g_assert_cmpint(ksched_profile_cache_put(c, 0, "k", &a, NULL), ==, 0);
     g_assert_cmpint(ksched_profile_cache_put(c, 77, "k", &b, NULL), ==, 0);
     g_assert_cmpfloat(ksched_profile_cache_get(c, 77, "k")->rm, ==, 0.2);
@@ -144,17 +144,17 @@ static void test_cache(void)
     for (unsigned i = 0; i < 1000; i++) {
         char name[32];
         snprintf(name, sizeof(name), "k%u", i);
-        kexec_profile p = test_profile(i / 1000.0, i + 1, 0, 0);
+        kbackend_profile p = test_profile(i / 1000.0, i + 1, 0, 0);
         g_assert_cmpint(ksched_profile_cache_put(c, i % 7, name, &p, NULL), ==, 0);
     }
     for (unsigned i = 0; i < 1000; i++) {
         char name[32];
         snprintf(name, sizeof(name), "k%u", i);
-        const kexec_profile *p = ksched_profile_cache_get(c, i % 7, name);
+        const kbackend_profile *p = ksched_profile_cache_get(c, i % 7, name);
         g_assert_nonnull(p);
         g_assert_cmpfloat(p->insts_per_warp, ==, i + 1);
     }
-    kexec_profile bad = test_profile(0.1, 0, 0, 0);
+    kbackend_profile bad = test_profile(0.1, 0, 0, 0);
     g_assert_cmpint(ksched_profile_cache_put(c, 0, "x", &bad, NULL), ==, KSCHED_EINVAL);
     g_assert_cmpint(ksched_profile_cache_put(c, 0, "a b", &a, NULL), ==, KSCHED_EINVAL);
     ksched_profile_cache_free(c);

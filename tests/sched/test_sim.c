@@ -8,10 +8,10 @@
 
 typedef struct done_rec {
     int calls;
-    kexec_completion c;
+    kbackend_completion c;
 } done_rec;
 
-static void on_done(void *user, const kexec_completion *c)
+static void on_done(void *user, const kbackend_completion *c)
 {
     done_rec *d = user;
     d->calls++;
@@ -21,9 +21,9 @@ static void on_done(void *user, const kexec_completion *c)
 
 typedef struct sim_env {
     ksim *sim;
-    kexec_backend be;
-    kexec_module *mod;
-    kexec_function *fn[3], *sliced[3];  /* comp, mem, mid */
+    kbackend be;
+    kbackend_module *mod;
+    kbackend_function *fn[3], *sliced[3];  /* comp, mem, mid */
     kmodel_ctx *model;
 } sim_env;
 
@@ -65,16 +65,16 @@ static void sim_env_free(sim_env *e)
 
 static void drain(sim_env *e)
 {
-    kexec_error err;
+    kbackend_error err;
     int rc;
     while ((rc = e->be.ops->progress(e->be.state, UINT64_MAX, &err)) == 1)
         ;
     g_assert_cmpint(rc, ==, 0);
 }
 
-static kexec_slice whole(const kexec_function *fn, unsigned blocks, unsigned lane)
+static kbackend_slice whole(const kbackend_function *fn, unsigned blocks, unsigned lane)
 {
-    kexec_slice s = {.fn = fn, .first = 0, .count = blocks, .grid = {blocks, 1, 1},
+    kbackend_slice s = {.fn = fn, .first = 0, .count = blocks, .grid = {blocks, 1, 1},
                      .block = {256, 1, 1}, .lane = lane, .tag = 1000 + lane};
     return s;
 }
@@ -105,7 +105,7 @@ static void test_single_kernel_time(void)
     g_assert_cmpint(kmodel_ipc_single(e->model, &k, 1, &ipc_one), ==, 0);
     /* three full waves and a last wave of half the SMs with one block each */
     unsigned blocks = 3 * maxb * 132 + 66;
-    kexec_slice s = whole(e->fn[0], blocks, 0);
+    kbackend_slice s = whole(e->fn[0], blocks, 0);
     done_rec d = {0};
     g_assert_cmpint(e->be.ops->launch(e->be.state, &s, on_done, &d, NULL), ==, 0);
     drain(e);
@@ -137,7 +137,7 @@ static void test_corun_rates(void)
 
     done_rec d[2] = {{0}, {0}};
     for (int i = 0; i < 2; i++) {
-        kexec_slice s = whole(e->sliced[i], 2 * b[i] * 132, (unsigned)i);
+        kbackend_slice s = whole(e->sliced[i], 2 * b[i] * 132, (unsigned)i);
         s.sliced = 1;
         s.grid[0] = 100000;
         s.first = 1000;
@@ -158,7 +158,7 @@ static void test_in_order_dispatch(void)
 {
     sim_env *e = sim_env_new();
     done_rec d[2] = {{0}, {0}};
-    kexec_slice a = whole(e->fn[0], 8 * 132, 0), b = whole(e->fn[1], 8 * 132, 1);
+    kbackend_slice a = whole(e->fn[0], 8 * 132, 0), b = whole(e->fn[1], 8 * 132, 1);
     g_assert_cmpint(e->be.ops->launch(e->be.state, &a, on_done, &d[0], NULL), ==, 0);
     g_assert_cmpint(e->be.ops->launch(e->be.state, &b, on_done, &d[1], NULL), ==, 0);
     drain(e);
@@ -177,7 +177,7 @@ static void test_coverage(void)
     done_rec d = {0};
     const uint64_t ranges[][2] = {{0, 100}, {100, 190}, {50, 10}, {290, 20}};
     for (size_t i = 0; i < G_N_ELEMENTS(ranges); i++) {
-        kexec_slice s = whole(e->sliced[2], 0, 0);
+        kbackend_slice s = whole(e->sliced[2], 0, 0);
         s.sliced = 1;
         s.grid[0] = 400;
         s.first = ranges[i][0];
@@ -199,30 +199,30 @@ static void test_coverage(void)
     g_assert_cmpint(ksim_coverage(e->sim, 8, 5, &c, NULL), ==, 0);
     g_assert_cmpuint(c.missing, ==, 5);
     /* a slice past the grid is refused */
-    kexec_slice bad = whole(e->sliced[2], 0, 0);
+    kbackend_slice bad = whole(e->sliced[2], 0, 0);
     bad.sliced = 1;
     bad.grid[0] = 400;
     bad.first = 390;
     bad.count = 20;
-    kexec_error err;
-    g_assert_cmpint(e->be.ops->launch(e->be.state, &bad, on_done, &d, &err), ==, KEXEC_EINVAL);
+    kbackend_error err;
+    g_assert_cmpint(e->be.ops->launch(e->be.state, &bad, on_done, &d, &err), ==, KBACKEND_EINVAL);
     /* so is an unsliced function launched as a slice */
     bad.fn = e->fn[2];
     bad.count = 10;
-    g_assert_cmpint(e->be.ops->launch(e->be.state, &bad, on_done, &d, &err), ==, KEXEC_EINVAL);
+    g_assert_cmpint(e->be.ops->launch(e->be.state, &bad, on_done, &d, &err), ==, KBACKEND_EINVAL);
     sim_env_free(e);
 }
 
 static void test_copies(void)
 {
     sim_env *e = sim_env_new();
-    const kexec_backend_ops *o = e->be.ops;
+    const kbackend_ops *o = e->be.ops;
     void *b = e->be.state;
     enum { N = 1 << 20 };
     guint8 *in = g_malloc(N), *out = g_malloc0(N);
     for (int i = 0; i < N; i++)
         in[i] = (guint8)(i * 7 + 3);
-    kexec_devptr x, y;
+    kbackend_devptr x, y;
     g_assert_cmpint(o->mem_alloc(b, N, &x, NULL), ==, 0);
     g_assert_cmpint(o->mem_alloc(b, N, &y, NULL), ==, 0);
     done_rec d[4] = {{0}};
@@ -255,22 +255,22 @@ static void test_memory_errors(void)
     c.mem_bytes = 1 << 20;
     ksim *sim;
     g_assert_cmpint(ksim_new(&sim, &c, NULL), ==, 0);
-    kexec_backend be;
+    kbackend be;
     ksim_backend(sim, &be);
-    kexec_devptr p, q;
-    kexec_error err;
+    kbackend_devptr p, q;
+    kbackend_error err;
     g_assert_cmpint(be.ops->mem_alloc(be.state, 1 << 19, &p, NULL), ==, 0);
-    g_assert_cmpint(be.ops->mem_alloc(be.state, (1 << 19) + 1, &q, &err), ==, KEXEC_EDEVMEM);
-    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, &q, &err), ==, KEXEC_EINVAL);
-    g_assert_cmpint(be.ops->mem_free(be.state, p + 8, &err), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, (1 << 19) + 1, &q, &err), ==, KBACKEND_EDEVMEM);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, &q, &err), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(be.ops->mem_free(be.state, p + 8, &err), ==, KBACKEND_EINVAL);
     char buf[64];
     done_rec d = {0};
     g_assert_cmpint(be.ops->copy_h2d(be.state, p + (1 << 19) - 8, buf, 16, on_done, &d, &err),
-                    ==, KEXEC_EINVAL);
+                    ==, KBACKEND_EINVAL);
     g_assert_cmpint(be.ops->copy_d2h(be.state, buf, 12345, 16, on_done, &d, &err), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
     g_assert_cmpint(be.ops->mem_free(be.state, p, NULL), ==, 0);
-    g_assert_cmpint(be.ops->mem_free(be.state, p, &err), ==, KEXEC_EINVAL);
+    g_assert_cmpint(be.ops->mem_free(be.state, p, &err), ==, KBACKEND_EINVAL);
     g_assert_cmpint(d.calls, ==, 0);
     ksim_free(sim);
 }
@@ -281,11 +281,11 @@ static void test_failing_kernel(void)
     g_assert_cmpint(ksim_set_failing(e->sim, "mem", 1, NULL), ==, 0);
     g_assert_cmpint(ksim_set_failing(e->sim, "nosuch", 1, NULL), ==, KSCHED_ENOTFOUND);
     done_rec d[2] = {{0}, {0}};
-    kexec_slice a = whole(e->fn[1], 264, 0), b = whole(e->fn[0], 264, 1);
+    kbackend_slice a = whole(e->fn[1], 264, 0), b = whole(e->fn[0], 264, 1);
     g_assert_cmpint(e->be.ops->launch(e->be.state, &a, on_done, &d[0], NULL), ==, 0);
     g_assert_cmpint(e->be.ops->launch(e->be.state, &b, on_done, &d[1], NULL), ==, 0);
     drain(e);
-    g_assert_cmpint(d[0].c.status, ==, KEXEC_ELAUNCH);
+    g_assert_cmpint(d[0].c.status, ==, KBACKEND_ELAUNCH);
     g_assert_cmpint(d[1].c.status, ==, 0);
     ksim_coverage_result c;
     g_assert_cmpint(ksim_coverage(e->sim, a.tag, 264, &c, NULL), ==, 0);
@@ -296,9 +296,9 @@ static void test_failing_kernel(void)
 static void test_trial_matches_model(void)
 {
     sim_env *e = sim_env_new();
-    kexec_trial t = {.kernel = {whole(e->fn[0], 1000, 0), whole(e->fn[1], 1000, 0)},
+    kbackend_trial t = {.kernel = {whole(e->fn[0], 1000, 0), whole(e->fn[1], 1000, 0)},
                      .blocks_per_sm = {6, 2}};
-    kexec_trial_result r;
+    kbackend_trial_result r;
     g_assert_cmpint(e->be.ops->trial(e->be.state, &t, &r, NULL), ==, 0);
     kmodel_kernel ks[2] = {model_kernel(0), model_kernel(1)};
     kmodel_mix_result mix;
@@ -311,29 +311,29 @@ static void test_trial_matches_model(void)
         g_assert_cmpfloat(r.alone_bps[i], >, r.together_bps[i]);
     }
     t.blocks_per_sm[0] = 8;     /* 8 + 2 blocks of 8 warps do not fit 64 warps */
-    g_assert_cmpint(e->be.ops->trial(e->be.state, &t, &r, NULL), ==, KEXEC_EINVAL);
+    g_assert_cmpint(e->be.ops->trial(e->be.state, &t, &r, NULL), ==, KBACKEND_EINVAL);
     sim_env_free(e);
 }
 
 static void test_modules(void)
 {
     sim_env *e = sim_env_new();
-    const kexec_backend_ops *o = e->be.ops;
-    kexec_module *m;
-    kexec_function *f;
-    kexec_error err;
+    const kbackend_ops *o = e->be.ops;
+    kbackend_module *m;
+    kbackend_function *f;
+    kbackend_error err;
     g_assert_cmpint(o->module_load_ptx(e->be.state, "// nothing", 10, &m, &err), ==,
-                    KEXEC_EMODULE);
+                    KBACKEND_EMODULE);
     const char *text = ".version 8.0\n.visible .entry comp(\n.param .u64 p)\n{ ret; }\n"
                        ".visible .entry unknown_kernel()\n{ ret; }\n";
     g_assert_cmpint(o->module_load_ptx(e->be.state, text, strlen(text), &m, NULL), ==, 0);
-    kexec_func_info info;
+    kbackend_func_info info;
     g_assert_cmpint(o->function_get(e->be.state, m, "comp", &f, &info, NULL), ==, 0);
     g_assert_cmpuint(info.regs_per_thread, ==, 32);
     g_assert_cmpint(o->function_get(e->be.state, m, "comp__kslice", &f, NULL, &err), ==,
-                    KEXEC_ENOTFOUND);
+                    KBACKEND_ENOTFOUND);
     g_assert_cmpint(o->function_get(e->be.state, m, "unknown_kernel", &f, NULL, &err), ==,
-                    KEXEC_ENOTFOUND);
+                    KBACKEND_ENOTFOUND);
     g_assert_nonnull(strstr(err.msg, "unknown_kernel"));
     g_assert_cmpint(o->module_unload(e->be.state, m, NULL), ==, 0);
     sim_env_free(e);
@@ -346,7 +346,7 @@ static uint64_t mixture_end(void)
     done_rec d[12];
     memset(d, 0, sizeof(d));
     for (unsigned i = 0; i < 12; i++) {
-        kexec_slice s = whole(e->fn[i % 3], 500 + 97 * i, i % 4);
+        kbackend_slice s = whole(e->fn[i % 3], 500 + 97 * i, i % 4);
         s.tag = i;
         g_assert_cmpint(e->be.ops->launch(e->be.state, &s, on_done, &d[i], NULL), ==, 0);
     }
@@ -365,35 +365,35 @@ static void test_determinism(void)
 
 static void test_suffix_matches_slicer(void)
 {
-    g_assert_cmpstr(KEXEC_SLICE_SUFFIX, ==, KPTX_SLICE_SUFFIX);
-    g_assert_cmpint(KEXEC_SLICE_EXTRA_PARAMS, ==, KPTX_SLICE_EXTRA_PARAMS);
+    g_assert_cmpstr(KBACKEND_SLICE_SUFFIX, ==, KPTX_SLICE_SUFFIX);
+    g_assert_cmpint(KBACKEND_SLICE_EXTRA_PARAMS, ==, KPTX_SLICE_EXTRA_PARAMS);
 }
 
 static void test_device_mapping(void)
 {
-    kexec_device_info info = {.cc_major = 9, .cc_minor = 0, .sms = 114, .clock_mhz = 1755,
+    kbackend_device_info info = {.cc_major = 9, .cc_minor = 0, .sms = 114, .clock_mhz = 1755,
                               .mem_bandwidth_gbs = 2000};
     snprintf(info.name, sizeof(info.name), "NVIDIA H100 PCIe");
     kmodel_gpu g;
-    g_assert_cmpint(kexec_device_gpu(&info, &g, NULL), ==, 0);
+    g_assert_cmpint(kbackend_device_gpu(&info, &g, NULL), ==, 0);
     g_assert_cmpuint(g.sms, ==, 114);
     g_assert_cmpfloat(g.clock_mhz, ==, 1755);
     g_assert_cmpuint(g.schedulers_per_sm, ==, 4);       /* from the built-in Hopper */
     info.cc_major = 7;
     info.cc_minor = 5;
-    kexec_error err;
-    g_assert_cmpint(kexec_device_gpu(&info, &g, &err), ==, KEXEC_EINVAL);
+    kbackend_error err;
+    g_assert_cmpint(kbackend_device_gpu(&info, &g, &err), ==, KBACKEND_EINVAL);
     /* a0: taken when the device reports one in (0, 1] */
     kmodel_options o;
     kmodel_options_default(&o);
     double def = o.latency.a0;
-    kexec_device_model_options(&info, &o);              /* 0: unknown */
+    kbackend_device_model_options(&info, &o);              /* 0: unknown */
     g_assert_cmpfloat(o.latency.a0, ==, def);
     info.a0 = 1.5;
-    kexec_device_model_options(&info, &o);
+    kbackend_device_model_options(&info, &o);
     g_assert_cmpfloat(o.latency.a0, ==, def);
     info.a0 = 0.85;
-    kexec_device_model_options(&info, &o);
+    kbackend_device_model_options(&info, &o);
     g_assert_cmpfloat(o.latency.a0, ==, 0.85);
 }
 
@@ -405,9 +405,9 @@ static void test_device_a0(void)
     c.model.latency.a0 = 0.8;
     ksim *sim;
     g_assert_cmpint(ksim_new(&sim, &c, NULL), ==, 0);
-    kexec_backend be;
+    kbackend be;
     ksim_backend(sim, &be);
-    kexec_device_info in;
+    kbackend_device_info in;
     g_assert_cmpint(be.ops->device_info(be.state, &in, NULL), ==, 0);
     g_assert_cmpfloat(in.a0, ==, 0.8);
     for (int take = 0; take < 2; take++) {

@@ -7,8 +7,8 @@
 
 typedef struct env {
     ksim *sim;
-    kexec_backend be;
-    kexec_module *mod;
+    kbackend be;
+    kbackend_module *mod;
 } env;
 
 static env *env_new(void)
@@ -16,7 +16,7 @@ static env *env_new(void)
     env *e = g_new0(env, 1);
     g_assert_cmpint(ksim_new(&e->sim, NULL, NULL), ==, 0);
     ksim_backend(e->sim, &e->be);
-    kexec_profile comp = test_profile(0.002, 3000, 0.85, 0.05);
+    kbackend_profile comp = test_profile(0.002, 3000, 0.85, 0.05);
     g_assert_cmpint(ksim_add_kernel(e->sim, "comp", &comp, NULL), ==, 0);
     return e;
 }
@@ -29,7 +29,7 @@ static void env_free(env *e)
     g_free(e);
 }
 
-static int load(env *e, const char *text, kexec_error *err)
+static int load(env *e, const char *text, kbackend_error *err)
 {
     return e->be.ops->module_load_ptx(e->be.state, text, strlen(text), &e->mod, err);
 }
@@ -42,11 +42,11 @@ static uint64_t mem_in_use(const env *e)
 }
 
 /* The variable's range; fails the test when it is absent. */
-static kexec_devptr var(env *e, const char *name, uint64_t expect_bytes)
+static kbackend_devptr var(env *e, const char *name, uint64_t expect_bytes)
 {
-    kexec_devptr addr = 0;
+    kbackend_devptr addr = 0;
     uint64_t bytes = 0;
-    kexec_error err = {0};
+    kbackend_error err = {0};
     if (e->be.ops->global_get(e->be.state, e->mod, name, &addr, &bytes, &err))
         g_error("global_get %s: %s", name, err.msg);
     g_assert_cmpuint(addr, !=, 0);
@@ -56,20 +56,20 @@ static kexec_devptr var(env *e, const char *name, uint64_t expect_bytes)
 
 static void no_var(env *e, const char *name)
 {
-    kexec_devptr addr;
-    kexec_error err = {0};
+    kbackend_devptr addr;
+    kbackend_error err = {0};
     g_assert_cmpint(e->be.ops->global_get(e->be.state, e->mod, name, &addr, NULL, &err), ==,
-                    KEXEC_ENOTFOUND);
+                    KBACKEND_ENOTFOUND);
     g_assert_nonnull(strstr(err.msg, name));
 }
 
-static void on_done(void *user, const kexec_completion *c)
+static void on_done(void *user, const kbackend_completion *c)
 {
     *(int *)user = c->status ? c->status : 1;
 }
 
 /* bytes at addr, through a device-to-host copy. */
-static void read_dev(env *e, kexec_devptr addr, void *dst, uint64_t bytes)
+static void read_dev(env *e, kbackend_devptr addr, void *dst, uint64_t bytes)
 {
     int done = 0;
     g_assert_cmpint(e->be.ops->copy_d2h(e->be.state, dst, addr, bytes, on_done, &done, NULL),
@@ -121,7 +121,7 @@ static void test_declarations(void)
         {"fn_ptr", 8}, {"neg", 4},
     };
     uint64_t total = 0;
-    kexec_devptr addr[G_N_ELEMENTS(expect)];
+    kbackend_devptr addr[G_N_ELEMENTS(expect)];
     for (size_t i = 0; i < G_N_ELEMENTS(expect); i++) {
         addr[i] = var(e, expect[i].name, expect[i].bytes);
         total += expect[i].bytes;
@@ -134,13 +134,13 @@ static void test_declarations(void)
                             "inner", "comp_param_0", "comp", "helper", "p", "r"};
     for (size_t i = 0; i < G_N_ELEMENTS(absent); i++)
         no_var(e, absent[i]);
-    kexec_function *f;
-    kexec_error err;
+    kbackend_function *f;
+    kbackend_error err;
     g_assert_cmpint(e->be.ops->function_get(e->be.state, e->mod, "comp", &f, NULL, &err), ==, 0);
     g_assert_cmpint(e->be.ops->function_get(e->be.state, e->mod, "ghost", &f, NULL, &err), ==,
-                    KEXEC_ENOTFOUND);
+                    KBACKEND_ENOTFOUND);
     g_assert_cmpint(e->be.ops->function_get(e->be.state, e->mod, "counter", &f, NULL, &err),
-                    ==, KEXEC_ENOTFOUND);
+                    ==, KBACKEND_ENOTFOUND);
     g_assert_cmpint(e->be.ops->module_unload(e->be.state, e->mod, NULL), ==, 0);
     e->mod = NULL;
     g_assert_cmpuint(mem_in_use(e), ==, before);
@@ -206,7 +206,7 @@ static void test_nvcc(void)
     if (!g_file_get_contents(GLOBALS_PTX, &text, NULL, &gerr))
         g_error("%s: %s", GLOBALS_PTX, gerr->message);
     env *e = env_new();
-    kexec_error err = {0};
+    kbackend_error err = {0};
     if (load(e, text, &err))
         g_error("nvcc PTX refused: %s", err.msg);
     var(e, "counter", sizeof(int));
@@ -230,7 +230,7 @@ static void test_nvcc(void)
     const int16_t nexp[7] = {-1, 2, 0, 0, 0, 0, 0};
     for (int i = 0; i < 7; i++)
         g_assert_cmpint(ns[i], ==, nexp[i]);
-    kexec_function *f;
+    kbackend_function *f;
     g_assert_cmpint(e->be.ops->function_get(e->be.state, e->mod, "comp", &f, NULL, NULL), ==,
                     0);
     env_free(e);
@@ -271,9 +271,9 @@ static void test_refused_text(void)
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         env *e = env_new();
-        kexec_error err = {0};
+        kbackend_error err = {0};
         g_test_message("%s", bad[i].text);
-        g_assert_cmpint(load(e, bad[i].text, &err), ==, KEXEC_EMODULE);
+        g_assert_cmpint(load(e, bad[i].text, &err), ==, KBACKEND_EMODULE);
         if (!strstr(err.msg, bad[i].msg))
             g_error("'%s': message '%s' lacks '%s'", bad[i].text, err.msg, bad[i].msg);
         g_assert_null(e->mod);
@@ -282,16 +282,16 @@ static void test_refused_text(void)
     }
     /* more than the sim's memory: the load fails and gives back what it had */
     env *e = env_new();
-    kexec_error err = {0};
+    kbackend_error err = {0};
     g_assert_cmpint(load(e, ".global .u32 first[4];\n.global .b8 big[200000000000];", &err), ==,
-                    KEXEC_EDEVMEM);
+                    KBACKEND_EDEVMEM);
     g_assert_cmpuint(mem_in_use(e), ==, 0);
     /* variables only: a module without kernels is fine */
     g_assert_cmpint(load(e, ".global .u32 only;", NULL), ==, 0);
     var(e, "only", 4);
-    kexec_devptr addr;
+    kbackend_devptr addr;
     g_assert_cmpint(e->be.ops->global_get(e->be.state, e->mod, NULL, &addr, NULL, &err), ==,
-                    KEXEC_EINVAL);
+                    KBACKEND_EINVAL);
     env_free(e);
 }
 

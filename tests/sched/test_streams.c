@@ -39,7 +39,7 @@ typedef struct host_check {
 typedef struct world {
     tenv *t;
     uint32_t tenant, fns[3], stream[STREAMS], event[STREAMS];
-    kexec_devptr buf[STREAMS];
+    kbackend_devptr buf[STREAMS];
     int history[STREAMS][MAX_OPS + 1];   /* values the buffer took, in stream order */
     unsigned n_hist[STREAMS];
     step *last_record[STREAMS];

@@ -43,7 +43,7 @@ static void test_memory_quota_and_isolation(void)
     ksched_tenant_policy_default(&pol);
     pol.mem_quota = 1 << 20;
     uint32_t a = tenant_with(t, "a", &pol), b = tenv_tenant(t, "b");
-    kexec_devptr p, q, r;
+    kbackend_devptr p, q, r;
     ksched_err e;
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 512 << 10, &p, NULL), ==, 0);
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 600 << 10, &q, &e), ==, KSCHED_EQUOTA);
@@ -207,7 +207,7 @@ static void test_weights(gconstpointer data)
 static void test_failing_kernel(void)
 {
     tenv *t = tenv_policy(KSCHED_KERNELET);
-    kexec_profile bad = test_profile(0.1, 400, 0.3, 0.4);
+    kbackend_profile bad = test_profile(0.1, 400, 0.3, 0.4);
     g_assert_cmpint(ksim_add_kernel(t->sim, "bad", &bad, NULL), ==, 0);
     g_assert_cmpint(ksim_set_failing(t->sim, "bad", 1, NULL), ==, 0);
     uint32_t a = tenv_tenant(t, "victim"), b = tenv_tenant(t, "bystander"), fa[2], fb[2];
@@ -227,7 +227,7 @@ static void test_failing_kernel(void)
     }
     tenv_run(t);
     g_assert_cmpint(r_bad.r.status, ==, KSCHED_EBACKEND);
-    g_assert_cmpint(r_bad.r.backend_status, ==, KEXEC_ELAUNCH);
+    g_assert_cmpint(r_bad.r.backend_status, ==, KBACKEND_ELAUNCH);
     g_assert_nonnull(strstr(r_bad.msg, "fault"));
     g_assert_cmpint(r_after.r.status, ==, 0);    /* the stream goes on */
     assert_blocks_once(t, after, 2000);
@@ -246,7 +246,7 @@ static void test_failing_kernel(void)
 }
 
 /* The backend loses the device while both tenants have kernels running and queued: every
- * one of them fails with the backend's KEXEC_ELOST, the scheduler says it is lost and
+ * one of them fails with the backend's KBACKEND_ELOST, the scheduler says it is lost and
  * refuses new work with KSCHED_ELOST; removal still works. */
 static void test_lost_device(void)
 {
@@ -274,9 +274,9 @@ static void test_lost_device(void)
     for (int i = 0; i < N; i++) {
         g_assert_true(ra[i].seen && rb[i].seen);
         g_assert_cmpint(ra[i].r.status, ==, KSCHED_EBACKEND);
-        g_assert_cmpint(ra[i].r.backend_status, ==, KEXEC_ELOST);
+        g_assert_cmpint(ra[i].r.backend_status, ==, KBACKEND_ELOST);
         g_assert_cmpint(rb[i].r.status, ==, KSCHED_EBACKEND);
-        g_assert_cmpint(rb[i].r.backend_status, ==, KEXEC_ELOST);
+        g_assert_cmpint(rb[i].r.backend_status, ==, KBACKEND_ELOST);
     }
     char why[128];
     g_assert_true(ksched_lost(t->s, why, sizeof(why)));
@@ -284,7 +284,7 @@ static void test_lost_device(void)
     ksched_op op = launch_op(fa[0], 100, 1, 256);
     g_assert_cmpint(ksched_submit(t->s, a, 0, &op, NULL, NULL, NULL, &e), ==, KSCHED_ELOST);
     g_assert_nonnull(strstr(e.msg, "recreate"));
-    kexec_devptr d;
+    kbackend_devptr d;
     g_assert_cmpint(ksched_mem_alloc(t->s, b, 64, &d, &e), ==, KSCHED_ELOST);
     uint32_t m;
     g_assert_cmpint(ksched_module_load(t->s, b, "x", 1, &m, &e), ==, KSCHED_ELOST);
@@ -300,7 +300,7 @@ static void test_removal(void)
     const char *names[2] = {"comp", "mem"};
     tenv_functions(t, a, names, 2, 1, fa);
     tenv_functions(t, b, names, 2, 1, fb);
-    kexec_devptr pa, pb;
+    kbackend_devptr pa, pb;
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 1 << 20, &pa, NULL), ==, 0);
     g_assert_cmpint(ksched_mem_alloc(t->s, b, 1 << 16, &pb, NULL), ==, 0);
     enum { N = 8 };

@@ -11,27 +11,27 @@ void kcuda_alloc_table_clear(kcuda_alloc_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-int kcuda_alloc_add(kcuda_alloc_table *t, uint64_t addr, uint64_t size, kexec_error *err)
+int kcuda_alloc_add(kcuda_alloc_table *t, uint64_t addr, uint64_t size, kbackend_error *err)
 {
     if (!t || !size || !addr || addr > UINT64_MAX - size)
-        return kexec_fail(err, KEXEC_EINVAL, "allocation [0x%llx, +%llu) is not valid",
+        return kbackend_fail(err, KBACKEND_EINVAL, "allocation [0x%llx, +%llu) is not valid",
                           (unsigned long long)addr, (unsigned long long)size);
     if (!t->ranges.entry_size)          /* a zeroed table holds bare ranges */
         krange_table_init(&t->ranges, sizeof(krange));
     if (krange_overlap(&t->ranges, addr, size))
-        return kexec_fail(err, KEXEC_EINVAL, "allocation at 0x%llx overlaps another",
+        return kbackend_fail(err, KBACKEND_EINVAL, "allocation at 0x%llx overlaps another",
                           (unsigned long long)addr);
     if (!krange_insert(&t->ranges, addr, size))
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     t->in_use += size;
     return 0;
 }
 
-int kcuda_alloc_remove(kcuda_alloc_table *t, uint64_t addr, uint64_t *size, kexec_error *err)
+int kcuda_alloc_remove(kcuda_alloc_table *t, uint64_t addr, uint64_t *size, kbackend_error *err)
 {
     krange *r = t ? krange_exact(&t->ranges, addr) : NULL;
     if (!r)
-        return kexec_fail(err, KEXEC_EINVAL, "0x%llx is not an allocation",
+        return kbackend_fail(err, KBACKEND_EINVAL, "0x%llx is not an allocation",
                           (unsigned long long)addr);
     if (size)
         *size = r->size;

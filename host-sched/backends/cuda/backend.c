@@ -34,41 +34,41 @@ static uint64_t op_now_ns(void *state)
     return kcuda_now();
 }
 
-int kcuda_cu_fail_as(kexec_error *err, int code, CUresult r, const char *what)
+int kcuda_cu_fail_as(kbackend_error *err, int code, CUresult r, const char *what)
 {
     const char *name = "CUDA_ERROR_?", *text = "";
     cuGetErrorName(r, &name);
     cuGetErrorString(r, &text);
-    return kexec_fail(err, code, "%s: %s (%s)", what, name, text);
+    return kbackend_fail(err, code, "%s: %s (%s)", what, name, text);
 }
 
-int kcuda_cu_fail(kexec_error *err, CUresult r, const char *what)
+int kcuda_cu_fail(kbackend_error *err, CUresult r, const char *what)
 {
     return kcuda_cu_fail_as(err, kcuda_error_code(r), r, what);
 }
 
-int kcuda_bind(kcuda *kc, kexec_error *err)
+int kcuda_bind(kcuda *kc, kbackend_error *err)
 {
     CUresult r = cuCtxSetCurrent(kc->ctx);
     return r == CUDA_SUCCESS ? 0 : kcuda_cu_fail(err, r, "cuCtxSetCurrent");
 }
 
-int kcuda_refuse_if_broken(kcuda *kc, kexec_error *err)
+int kcuda_refuse_if_broken(kcuda *kc, kbackend_error *err)
 {
     if (!kc->broken)
         return 0;
-    return kexec_fail(err, KEXEC_ELOST, "context lost after %s: recreate the backend",
+    return kbackend_fail(err, KBACKEND_ELOST, "context lost after %s: recreate the backend",
                       kc->broken_msg);
 }
 
-static int check_config(const kcuda_config *c, kexec_error *err)
+static int check_config(const kcuda_config *c, kbackend_error *err)
 {
     if (c->device < 0)
-        return kexec_fail(err, KEXEC_EINVAL, "device ordinal %d", c->device);
+        return kbackend_fail(err, KBACKEND_EINVAL, "device ordinal %d", c->device);
     if (!c->lanes || c->lanes > KCUDA_MAX_LANES)
-        return kexec_fail(err, KEXEC_EINVAL, "lanes must be in [1, %d]", KCUDA_MAX_LANES);
+        return kbackend_fail(err, KBACKEND_EINVAL, "lanes must be in [1, %d]", KCUDA_MAX_LANES);
     if (!(c->slice_overhead_bound > 0 && c->slice_overhead_bound <= 0.5))
-        return kexec_fail(err, KEXEC_EINVAL, "slice overhead bound must be in (0, 0.5]");
+        return kbackend_fail(err, KBACKEND_EINVAL, "slice overhead bound must be in (0, 0.5]");
     return 0;
 }
 
@@ -78,7 +78,7 @@ static int get_attr(void *user, CUdevice_attribute a, int *v)
 }
 
 /* Driver, device and its primary context. */
-static int open_device(kcuda *kc, kexec_error *err)
+static int open_device(kcuda *kc, kbackend_error *err)
 {
     /* Lazy loading (CUDA 12's default) loads each function at its first launch: a tenant's
      * first slice, a profile or a trial would then time the load, and a daemon wants its
@@ -87,21 +87,21 @@ static int open_device(kcuda *kc, kexec_error *err)
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     CUresult r = cuInit(0);
     if (r != CUDA_SUCCESS)
-        return kcuda_cu_fail_as(err, KEXEC_EDEVICE, r, "cuInit");
+        return kcuda_cu_fail_as(err, KBACKEND_EDEVICE, r, "cuInit");
     if ((r = cuDeviceGet(&kc->dev, kc->cfg.device)) != CUDA_SUCCESS)
-        return kcuda_cu_fail_as(err, KEXEC_EDEVICE, r, "cuDeviceGet");
+        return kcuda_cu_fail_as(err, KBACKEND_EDEVICE, r, "cuDeviceGet");
     /* Waiting threads sleep instead of spinning; a context already active keeps its flags. */
     cuDevicePrimaryCtxSetFlags(kc->dev, kc->cfg.blocking_sync ? CU_CTX_SCHED_BLOCKING_SYNC
                                                               : CU_CTX_SCHED_SPIN);
     if ((r = cuDevicePrimaryCtxRetain(&kc->ctx, kc->dev)) != CUDA_SUCCESS)
-        return kcuda_cu_fail_as(err, KEXEC_EDEVICE, r, "cuDevicePrimaryCtxRetain");
+        return kcuda_cu_fail_as(err, KBACKEND_EDEVICE, r, "cuDevicePrimaryCtxRetain");
     kc->ctx_retained = 1;
     return kcuda_bind(kc, err);
 }
 
-static int describe_device(kcuda *kc, kexec_error *err)
+static int describe_device(kcuda *kc, kbackend_error *err)
 {
-    kexec_device_info *in = &kc->info;
+    kbackend_device_info *in = &kc->info;
     CUresult r = cuDeviceGetName(in->name, sizeof(in->name), kc->dev);
     size_t total = 0;
     if (r == CUDA_SUCCESS)
@@ -121,18 +121,18 @@ static int describe_device(kcuda *kc, kexec_error *err)
 }
 
 /* The model's view of the device, with the calibrated L0 when there is a calibration. */
-static int model_and_calibration(kcuda *kc, kexec_error *err)
+static int model_and_calibration(kcuda *kc, kbackend_error *err)
 {
     if (kc->cfg.calibration_dir) {
-        kexec_error ce = {0};
+        kbackend_error ce = {0};
         int rc = kcuda_calibration_load(kc->cfg.calibration_dir, kc->info.name, &kc->calib, &ce);
-        if (rc && rc != KEXEC_ENOTFOUND)
-            return kexec_fail(err, rc, "calibration: %s", ce.msg);
+        if (rc && rc != KBACKEND_ENOTFOUND)
+            return kbackend_fail(err, rc, "calibration: %s", ce.msg);
         kc->calibrated = rc == 0;
     }
-    kexec_error ge = {0};
-    if (kexec_device_gpu(&kc->info, &kc->gpu, &ge))
-        return kc->calibrated ? kexec_fail(err, KEXEC_EINVAL, "%s", ge.msg) : 0;
+    kbackend_error ge = {0};
+    if (kbackend_device_gpu(&kc->info, &kc->gpu, &ge))
+        return kc->calibrated ? kbackend_fail(err, KBACKEND_EINVAL, "%s", ge.msg) : 0;
     if (kc->calibrated) {
         kc->gpu.mem_latency_cycles = kc->calib.l0_cycles;
         kc->info.model_gpu = &kc->gpu;
@@ -145,7 +145,7 @@ static int model_and_calibration(kcuda *kc, kexec_error *err)
 
 /* Freed memory stays in the pool for the next allocation instead of going back to the
  * driver at every synchronisation. */
-static int setup_memory(kcuda *kc, kexec_error *err)
+static int setup_memory(kcuda *kc, kbackend_error *err)
 {
     CUresult r = cuStreamCreate(&kc->alloc_stream, CU_STREAM_NON_BLOCKING);
     if (r != CUDA_SUCCESS)
@@ -187,10 +187,10 @@ static void kcuda_free_state(kcuda *kc)
     free(kc);
 }
 
-int kcuda_new(kcuda **out, const kcuda_config *cfg, kexec_error *err)
+int kcuda_new(kcuda **out, const kcuda_config *cfg, kbackend_error *err)
 {
     if (!out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     *out = NULL;
     kcuda_config def;
     if (!cfg) {
@@ -202,7 +202,7 @@ int kcuda_new(kcuda **out, const kcuda_config *cfg, kexec_error *err)
         return rc;
     kcuda *kc = calloc(1, sizeof(*kc));
     if (!kc)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     kc->cfg = *cfg;
     pthread_mutex_init(&kc->lock, NULL);
     pthread_cond_init(&kc->idle, NULL);
@@ -236,11 +236,11 @@ static void op_destroy(void *state)
         kcuda_free_state(state);
 }
 
-static int op_device_info(void *state, kexec_device_info *out, kexec_error *err)
+static int op_device_info(void *state, kbackend_device_info *out, kbackend_error *err)
 {
     kcuda *kc = state;
     if (!out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     *out = kc->info;
     return 0;
 }
@@ -272,7 +272,7 @@ void kcuda_get_stats(kcuda *kc, kcuda_stats *out)
     pthread_mutex_unlock(&kc->lock);
 }
 
-static const kexec_backend_ops cuda_ops = {
+static const kbackend_ops cuda_ops = {
     .name = "cuda",
     .destroy = op_destroy,
     .device_info = op_device_info,
@@ -293,8 +293,8 @@ static const kexec_backend_ops cuda_ops = {
     .global_get = kcuda_global_get,
 };
 
-void kcuda_backend(kcuda *kc, kexec_backend *out)
+void kcuda_backend(kcuda *kc, kbackend *out)
 {
     if (out)
-        *out = (kexec_backend){.ops = &cuda_ops, .state = kc};
+        *out = (kbackend){.ops = &cuda_ops, .state = kc};
 }

@@ -16,7 +16,7 @@
 #include "param_block.h"
 #include "profiler.h"
 
-#define MSG_LEN 256     /* as kexec_error.msg */
+#define MSG_LEN 256     /* as kbackend_error.msg */
 
 /* Queues after the lanes: copies to the device, to the host, on the device (and memsets);
  * then the exclusive queue (profiles). */
@@ -31,22 +31,22 @@ typedef enum job_kind {
     JOB_PROFILE,
 } job_kind;
 
-struct kexec_function {
+struct kbackend_function {
     CUfunction f;
-    struct kexec_module *module;
+    struct kbackend_module *module;
     char *name;
     int sliced;                 /* a "<entry>__kslice" variant */
     kcuda_param_layout layout;
-    kexec_func_info info;
+    kbackend_func_info info;
     unsigned dyn_smem_limit;    /* dynamic shared memory it is set up for */
-    struct kexec_function *next;
+    struct kbackend_function *next;
 };
 
-struct kexec_module {
+struct kbackend_module {
     CUmodule mod;
-    struct kexec_function *fns;
+    struct kbackend_function *fns;
     int shared;                 /* 0: the text defines variables, this load is one tenant's */
-    kexec_devptr *vars;         /* variables looked up (global_get), registered in kc->vars */
+    kbackend_devptr *vars;         /* variables looked up (global_get), registered in kc->vars */
     size_t n_vars;
 };
 
@@ -54,24 +54,24 @@ typedef struct kcuda_job {
     struct kcuda_job *next;
     job_kind kind;
     unsigned queue;
-    kexec_done_fn done;
+    kbackend_done_fn done;
     void *user;
     CUevent start, end;
     int issued;                 /* on the device: its end event will complete */
-    int status;                 /* a KEXEC_E* code when it failed before reaching the device */
+    int status;                 /* a KBACKEND_E* code when it failed before reaching the device */
     char msg[MSG_LEN];
     uint64_t issued_ns;         /* when it went to the device (submission until then) */
     /* JOB_LAUNCH, JOB_PROFILE */
-    const struct kexec_function *fn;
+    const struct kbackend_function *fn;
     kcuda_launch_shape shape;
     unsigned smem;
     void *params;               /* owned: the block as the driver gets it */
     size_t params_size;
-    kexec_profile *profile_out;
+    kbackend_profile *profile_out;
     uint64_t total_blocks;
     uint64_t wave_blocks;       /* sliced with a residency cap: blocks per device launch */
     /* copies and memset */
-    kexec_devptr dst, src;
+    kbackend_devptr dst, src;
     void *host_dst;
     const void *host_src;
     uint64_t bytes;
@@ -91,7 +91,7 @@ typedef struct kcuda_queue {
 /* A free waiting for the end of a profile or trial (kernel replay restores memory). */
 typedef struct pending_free {
     struct pending_free *next;
-    kexec_devptr ptr;
+    kbackend_devptr ptr;
 } pending_free;
 
 struct kcuda {
@@ -99,7 +99,7 @@ struct kcuda {
     CUdevice dev;
     CUcontext ctx;
     int ctx_retained;
-    kexec_device_info info;
+    kbackend_device_info info;
     kcuda_limits limits;
     kmodel_gpu gpu;             /* the model's view: table, device figures, calibration */
     int calibrated;
@@ -135,7 +135,7 @@ struct kcuda {
     CUevent *trial_events;      /* [0]: the common start; then one per slice */
     size_t n_trial_events;
     struct alone_rate {
-        const struct kexec_function *fn;
+        const struct kbackend_function *fn;
         unsigned grid[3], block[3], smem;
         uint64_t params_hash;
         double bps;
@@ -150,17 +150,17 @@ struct kcuda {
 
 /* backend.c */
 uint64_t kcuda_now(void);
-int kcuda_cu_fail(kexec_error *err, CUresult r, const char *what);     /* code from r */
-int kcuda_cu_fail_as(kexec_error *err, int code, CUresult r, const char *what);
-int kcuda_bind(kcuda *kc, kexec_error *err);
-int kcuda_refuse_if_broken(kcuda *kc, kexec_error *err);   /* call with the lock held */
+int kcuda_cu_fail(kbackend_error *err, CUresult r, const char *what);     /* code from r */
+int kcuda_cu_fail_as(kbackend_error *err, int code, CUresult r, const char *what);
+int kcuda_bind(kcuda *kc, kbackend_error *err);
+int kcuda_refuse_if_broken(kcuda *kc, kbackend_error *err);   /* call with the lock held */
 
 /* queue.c */
-int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kexec_done_fn done, void *user,
-                  kcuda_job **out, kexec_error *err);
+int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kbackend_done_fn done, void *user,
+                  kcuda_job **out, kbackend_error *err);
 void kcuda_job_free(kcuda *kc, kcuda_job *job);
-int kcuda_submit(kcuda *kc, kcuda_job *job, kexec_error *err);
-int kcuda_queues_start(kcuda *kc, kexec_error *err);
+int kcuda_submit(kcuda *kc, kcuda_job *job, kbackend_error *err);
+int kcuda_queues_start(kcuda *kc, kbackend_error *err);
 void kcuda_queues_stop(kcuda *kc);
 void kcuda_mark_broken(kcuda *kc, CUresult r, const char *what);
 void kcuda_mark_broken_locked(kcuda *kc, CUresult r, const char *what);
@@ -171,9 +171,9 @@ void kcuda_complete(kcuda *kc, kcuda_job *job, int counted, int status, const ch
                     uint64_t start_ns, uint64_t end_ns);
 
 /* launch.c */
-CUresult kcuda_allow_smem_locked(struct kexec_function *fn, unsigned smem);
-int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kexec_error *err);
-int kcuda_prepare_launch(kcuda *kc, const kexec_slice *s, kcuda_job *job, kexec_error *err);
+CUresult kcuda_allow_smem_locked(struct kbackend_function *fn, unsigned smem);
+int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kbackend_error *err);
+int kcuda_prepare_launch(kcuda *kc, const kbackend_slice *s, kcuda_job *job, kbackend_error *err);
 
 /* memory.c */
 void kcuda_issue_copy(kcuda *kc, kcuda_job *job, CUstream stream);
@@ -182,15 +182,15 @@ void kcuda_free_all(kcuda *kc);
 
 /* module.c */
 void kcuda_unload_all(kcuda *kc);
-const struct kexec_function *kcuda_sliced_sibling(kcuda *kc, const struct kexec_function *fn);
+const struct kbackend_function *kcuda_sliced_sibling(kcuda *kc, const struct kbackend_function *fn);
 
 /* measure.c: launches and timing with the device to themselves */
-int kcuda_measure_fail(kcuda *kc, kexec_error *err, CUresult r, const char *what);
-int kcuda_measure_launch(kcuda *kc, const kexec_slice *s, const struct kexec_function *fn,
+int kcuda_measure_fail(kcuda *kc, kbackend_error *err, CUresult r, const char *what);
+int kcuda_measure_launch(kcuda *kc, const kbackend_slice *s, const struct kbackend_function *fn,
                          int whole, uint64_t first, uint64_t count, CUstream st,
-                         kexec_error *err);
-int kcuda_measure_events(kcuda *kc, size_t n, kexec_error *err);
-int kcuda_measure_streams(kcuda *kc, kexec_error *err);
+                         kbackend_error *err);
+int kcuda_measure_events(kcuda *kc, size_t n, kbackend_error *err);
+int kcuda_measure_streams(kcuda *kc, kbackend_error *err);
 /* Holds both trial streams until kcuda_gate_open: the work queued behind it then runs as
  * fast as the GPU goes, not as fast as the host submits. Returns 1 when the gate is in
  * place, 0 when the driver refuses stream memory operations (then nothing waits). */
@@ -208,27 +208,27 @@ void kcuda_timeline_close(kcuda *kc);
 void kcuda_run_profile(kcuda *kc, kcuda_job *job);
 
 /* ops */
-int kcuda_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *err);
-int kcuda_mem_free(void *state, kexec_devptr ptr, kexec_error *err);
-int kcuda_copy_h2d(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
-                   kexec_done_fn done, void *user, kexec_error *err);
-int kcuda_copy_d2h(void *state, void *dst, kexec_devptr src, uint64_t bytes,
-                   kexec_done_fn done, void *user, kexec_error *err);
-int kcuda_copy_d2d(void *state, kexec_devptr dst, kexec_devptr src, uint64_t bytes,
-                   kexec_done_fn done, void *user, kexec_error *err);
-int kcuda_memset_d8(void *state, kexec_devptr dst, uint8_t value, uint64_t bytes,
-                    kexec_done_fn done, void *user, kexec_error *err);
-int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kexec_module **out,
-                          kexec_error *err);
-int kcuda_module_unload(void *state, kexec_module *m, kexec_error *err);
-int kcuda_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
-                       kexec_func_info *info, kexec_error *err);
-int kcuda_global_get(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
-                     uint64_t *bytes, kexec_error *err);
-int kcuda_launch(void *state, const kexec_slice *s, kexec_done_fn done, void *user,
-                 kexec_error *err);
-int kcuda_profile(void *state, const kexec_slice *launch, kexec_profile *out,
-                  kexec_done_fn done, void *user, kexec_error *err);
-int kcuda_trial(void *state, const kexec_trial *t, kexec_trial_result *out, kexec_error *err);
+int kcuda_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err);
+int kcuda_mem_free(void *state, kbackend_devptr ptr, kbackend_error *err);
+int kcuda_copy_h2d(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
+                   kbackend_done_fn done, void *user, kbackend_error *err);
+int kcuda_copy_d2h(void *state, void *dst, kbackend_devptr src, uint64_t bytes,
+                   kbackend_done_fn done, void *user, kbackend_error *err);
+int kcuda_copy_d2d(void *state, kbackend_devptr dst, kbackend_devptr src, uint64_t bytes,
+                   kbackend_done_fn done, void *user, kbackend_error *err);
+int kcuda_memset_d8(void *state, kbackend_devptr dst, uint8_t value, uint64_t bytes,
+                    kbackend_done_fn done, void *user, kbackend_error *err);
+int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kbackend_module **out,
+                          kbackend_error *err);
+int kcuda_module_unload(void *state, kbackend_module *m, kbackend_error *err);
+int kcuda_function_get(void *state, kbackend_module *m, const char *entry, kbackend_function **out,
+                       kbackend_func_info *info, kbackend_error *err);
+int kcuda_global_get(void *state, kbackend_module *m, const char *name, kbackend_devptr *addr,
+                     uint64_t *bytes, kbackend_error *err);
+int kcuda_launch(void *state, const kbackend_slice *s, kbackend_done_fn done, void *user,
+                 kbackend_error *err);
+int kcuda_profile(void *state, const kbackend_slice *launch, kbackend_profile *out,
+                  kbackend_done_fn done, void *user, kbackend_error *err);
+int kcuda_trial(void *state, const kbackend_trial *t, kbackend_trial_result *out, kbackend_error *err);
 
 #endif

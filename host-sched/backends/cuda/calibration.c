@@ -114,11 +114,11 @@ static char *trim(char *s)
 }
 
 static int parse_line(char *line, unsigned lineno, kcuda_calibration *c, unsigned *seen,
-                      kexec_error *err)
+                      kbackend_error *err)
 {
     char *eq = strchr(line, '=');
     if (!eq)
-        return kexec_fail(err, KEXEC_EINVAL, "line %u: not key=value", lineno);
+        return kbackend_fail(err, KBACKEND_EINVAL, "line %u: not key=value", lineno);
     *eq = '\0';
     const char *name = trim(line), *value = trim(eq + 1);
     const key *k = find_key(name);
@@ -126,21 +126,21 @@ static int parse_line(char *line, unsigned lineno, kcuda_calibration *c, unsigne
         return 0;   /* a newer probe's figure */
     unsigned bit = 1u << (k - keys);
     if (*seen & bit)
-        return kexec_fail(err, KEXEC_EINVAL, "line %u: %s given twice", lineno, name);
+        return kbackend_fail(err, KBACKEND_EINVAL, "line %u: %s given twice", lineno, name);
     *seen |= bit;
     if (!store(k, value, c))
-        return kexec_fail(err, KEXEC_EINVAL, "line %u: bad value for %s: '%.60s'", lineno, name,
+        return kbackend_fail(err, KBACKEND_EINVAL, "line %u: bad value for %s: '%.60s'", lineno, name,
                           value);
     return 0;
 }
 
 int kcuda_calibration_parse(const char *text, size_t len, kcuda_calibration *out,
-                            kexec_error *err)
+                            kbackend_error *err)
 {
     if (!out || (!text && len))
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     if (len > KCUDA_CALIBRATION_MAX_BYTES)
-        return kexec_fail(err, KEXEC_EINVAL, "calibration of %zu bytes (limit %d)", len,
+        return kbackend_fail(err, KBACKEND_EINVAL, "calibration of %zu bytes (limit %d)", len,
                           KCUDA_CALIBRATION_MAX_BYTES);
     kcuda_calibration c = {0};
     unsigned seen = 0, lineno = 0;
@@ -151,9 +151,9 @@ int kcuda_calibration_parse(const char *text, size_t len, kcuda_calibration *out
             e = end;
         lineno++;
         if (memchr(s, '\0', (size_t)(e - s)))
-            return kexec_fail(err, KEXEC_EINVAL, "line %u: NUL byte", lineno);
+            return kbackend_fail(err, KBACKEND_EINVAL, "line %u: NUL byte", lineno);
         if (!take_line(s, e, line))
-            return kexec_fail(err, KEXEC_EINVAL, "line %u: longer than %d bytes", lineno,
+            return kbackend_fail(err, KBACKEND_EINVAL, "line %u: longer than %d bytes", lineno,
                               LINE_MAX_BYTES - 1);
         int rc = line[0] && line[0] != '#' ? parse_line(line, lineno, &c, &seen, err) : 0;
         if (rc)
@@ -162,7 +162,7 @@ int kcuda_calibration_parse(const char *text, size_t len, kcuda_calibration *out
     }
     for (size_t i = 0; i < N_KEYS; i++)
         if (keys[i].required && !(seen & (1u << i)))
-            return kexec_fail(err, KEXEC_EINVAL, "no %s", keys[i].name);
+            return kbackend_fail(err, KBACKEND_EINVAL, "no %s", keys[i].name);
     *out = c;
     return 0;
 }
@@ -194,11 +194,11 @@ int kcuda_calibration_format(const kcuda_calibration *c, char *buf, size_t bufle
 }
 
 int kcuda_calibration_file_name(const char *device, char *buf, size_t buflen,
-                                kexec_error *err)
+                                kbackend_error *err)
 {
     static const char suffix[] = ".calib";
     if (!device || !buf)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     size_t n = 0;
     int gap = 0;
     for (const char *p = device; *p; p++) {
@@ -207,35 +207,35 @@ int kcuda_calibration_file_name(const char *device, char *buf, size_t buflen,
             continue;
         }
         if (n + (gap ? 2 : 1) + sizeof(suffix) > buflen)
-            return kexec_fail(err, KEXEC_EINVAL, "device name too long for a file name");
+            return kbackend_fail(err, KBACKEND_EINVAL, "device name too long for a file name");
         if (gap)
             buf[n++] = '_';
         gap = 0;
         buf[n++] = *p;
     }
     if (!n)
-        return kexec_fail(err, KEXEC_EINVAL, "device name '%.60s' has no letter or digit",
+        return kbackend_fail(err, KBACKEND_EINVAL, "device name '%.60s' has no letter or digit",
                           device);
     memcpy(buf + n, suffix, sizeof(suffix));
     return 0;
 }
 
-static int read_small_file(const char *path, char **text, size_t *len, kexec_error *err)
+static int read_small_file(const char *path, char **text, size_t *len, kbackend_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return errno == ENOENT ? kexec_fail(err, KEXEC_ENOTFOUND, "no calibration file %s", path)
-                               : kexec_fail(err, KEXEC_EINVAL, "cannot open %s: %s", path,
+        return errno == ENOENT ? kbackend_fail(err, KBACKEND_ENOTFOUND, "no calibration file %s", path)
+                               : kbackend_fail(err, KBACKEND_EINVAL, "cannot open %s: %s", path,
                                             strerror(errno));
     char *buf = malloc(KCUDA_CALIBRATION_MAX_BYTES + 1);
     size_t n = buf ? fread(buf, 1, KCUDA_CALIBRATION_MAX_BYTES + 1, f) : 0;
     int bad = ferror(f);
     fclose(f);
     if (!buf)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     if (bad || n > KCUDA_CALIBRATION_MAX_BYTES) {
         free(buf);
-        return kexec_fail(err, KEXEC_EINVAL, "%s: %s", path,
+        return kbackend_fail(err, KBACKEND_EINVAL, "%s: %s", path,
                           bad ? "read error" : "larger than 64 KiB");
     }
     *text = buf;
@@ -244,28 +244,28 @@ static int read_small_file(const char *path, char **text, size_t *len, kexec_err
 }
 
 int kcuda_calibration_load(const char *dir, const char *device, kcuda_calibration *out,
-                           kexec_error *err)
+                           kbackend_error *err)
 {
     if (!dir || !device || !out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     char name[128], path[4096];
     int rc = kcuda_calibration_file_name(device, name, sizeof(name), err);
     if (rc)
         return rc;
     if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
-        return kexec_fail(err, KEXEC_EINVAL, "calibration directory path too long");
+        return kbackend_fail(err, KBACKEND_EINVAL, "calibration directory path too long");
     char *text = NULL;
     size_t len = 0;
     if ((rc = read_small_file(path, &text, &len, err)))
         return rc;
     kcuda_calibration c;
-    kexec_error pe = {0};
+    kbackend_error pe = {0};
     rc = kcuda_calibration_parse(text, len, &c, &pe);
     free(text);
     if (rc)
-        return kexec_fail(err, rc, "%.3800s: %s", path, pe.msg);
+        return kbackend_fail(err, rc, "%.3800s: %s", path, pe.msg);
     if (strcmp(c.device, device))
-        return kexec_fail(err, KEXEC_EINVAL, "%s is for '%s', not '%s'", name, c.device, device);
+        return kbackend_fail(err, KBACKEND_EINVAL, "%s is for '%s', not '%s'", name, c.device, device);
     *out = c;
     return 0;
 }

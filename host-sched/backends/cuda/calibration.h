@@ -44,23 +44,23 @@ typedef struct kcuda_calibration {
     uint64_t slice_overhead_ns;
 } kcuda_calibration;
 
-/* Parses len bytes of file text. KEXEC_EINVAL names the line and what is wrong with it. */
+/* Parses len bytes of file text. KBACKEND_EINVAL names the line and what is wrong with it. */
 int kcuda_calibration_parse(const char *text, size_t len, kcuda_calibration *out,
-                            kexec_error *err);
+                            kbackend_error *err);
 
 /* The file text of c (one key per line, given fields only) into buf; returns the length
  * snprintf would have written (>= buflen means truncated), or -1 for a NULL c. */
 int kcuda_calibration_format(const kcuda_calibration *c, char *buf, size_t buflen);
 
-/* The file name for a device name into buf; KEXEC_EINVAL when the name has no letter or
+/* The file name for a device name into buf; KBACKEND_EINVAL when the name has no letter or
  * digit or buf is too small. */
 int kcuda_calibration_file_name(const char *device, char *buf, size_t buflen,
-                                kexec_error *err);
+                                kbackend_error *err);
 
-/* Reads <dir>/<file name of device>: KEXEC_ENOTFOUND when there is no such file,
- * KEXEC_EINVAL when it is malformed or names another device. */
+/* Reads <dir>/<file name of device>: KBACKEND_ENOTFOUND when there is no such file,
+ * KBACKEND_EINVAL when it is malformed or names another device. */
 int kcuda_calibration_load(const char *dir, const char *device, kcuda_calibration *out,
-                           kexec_error *err);
+                           kbackend_error *err);
 
 #ifdef __cplusplus
 }

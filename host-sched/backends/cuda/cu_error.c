@@ -44,20 +44,20 @@ int kcuda_error_is_sticky(CUresult r)
 int kcuda_error_code(CUresult r)
 {
     if (r == CUDA_SUCCESS)
-        return KEXEC_OK;
+        return KBACKEND_OK;
     if (kcuda_error_is_kernel_fault(r))
-        return KEXEC_ELAUNCH;
+        return KBACKEND_ELAUNCH;
     switch (r) {
     case CUDA_ERROR_INVALID_VALUE:
     case CUDA_ERROR_INVALID_HANDLE:
     case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
     case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
     case CUDA_ERROR_INVALID_CLUSTER_SIZE:
-        return KEXEC_EINVAL;
+        return KBACKEND_EINVAL;
     case CUDA_ERROR_OUT_OF_MEMORY:
-        return KEXEC_EDEVMEM;
+        return KBACKEND_EDEVMEM;
     case CUDA_ERROR_NOT_FOUND:
-        return KEXEC_ENOTFOUND;
+        return KBACKEND_ENOTFOUND;
     case CUDA_ERROR_INVALID_IMAGE:
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
     case CUDA_ERROR_INVALID_PTX:
@@ -67,11 +67,11 @@ int kcuda_error_code(CUresult r)
     case CUDA_ERROR_INVALID_SOURCE:
     case CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND:
     case CUDA_ERROR_SHARED_OBJECT_INIT_FAILED:
-        return KEXEC_EMODULE;
+        return KBACKEND_EMODULE;
     case CUDA_ERROR_NOT_SUPPORTED:
-        return KEXEC_EUNSUPPORTED;
+        return KBACKEND_EUNSUPPORTED;
     default:
-        return KEXEC_EDEVICE;
+        return KBACKEND_EDEVICE;
     }
 }
 

@@ -1,7 +1,7 @@
 /* Driver API results as executor errors (host-sched/backends/cuda/, plain C: uses cuda.h's
  * enum only, never a driver function, so that it is tested without a GPU).
  *
- * A result maps to a KEXEC_E* code by what it says about the request: bad arguments, memory,
+ * A result maps to a KBACKEND_E* code by what it says about the request: bad arguments, memory,
  * module text, a kernel failing on the device, or the device itself. Some results are
  * *sticky*: after them the context is unusable (every later call fails the same way) and only
  * a new context helps; the backend then marks itself broken (cuda_backend.h).
@@ -19,13 +19,13 @@
 extern "C" {
 #endif
 
-/* The KEXEC_E* code of a result (0 for CUDA_SUCCESS). */
+/* The KBACKEND_E* code of a result (0 for CUDA_SUCCESS). */
 int kcuda_error_code(CUresult r);
 
 /* 1 when r leaves the context unusable (device faults, ECC, lost device), else 0. */
 int kcuda_error_is_sticky(CUresult r);
 
-/* 1 when r is a kernel failing on the device (reported as KEXEC_ELAUNCH), else 0. */
+/* 1 when r is a kernel failing on the device (reported as KBACKEND_ELAUNCH), else 0. */
 int kcuda_error_is_kernel_fault(CUresult r);
 
 /* One line for a JIT log (CU_JIT_ERROR_LOG_BUFFER): its first line that reports an error,

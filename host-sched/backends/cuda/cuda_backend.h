@@ -34,9 +34,9 @@
  *   real parameters: only correct for kernels whose blocks may run twice (out = f(in)), as
  *   the benchmark kernels; the opt policy is an evaluation oracle.
  * - A device fault (illegal address, trap, ...) is sticky: the context is lost. The launches
- *   and copies in flight complete with KEXEC_ELOST and the CUDA error name (which launch
+ *   and copies in flight complete with KBACKEND_ELOST and the CUDA error name (which launch
  *   faulted cannot be told apart); the backend marks itself broken and refuses every later
- *   op that needs the device with KEXEC_ELOST ("context lost"). kcuda_broken tells the
+ *   op that needs the device with KBACKEND_ELOST ("context lost"). kcuda_broken tells the
  *   daemon, which fails its tenants' work, destroys the backend (that resets the primary
  *   context) and makes a new one; the daemon stays up. Non-sticky errors (bad arguments,
  *   out of memory, JIT failures) only fail their call.
@@ -72,7 +72,7 @@ typedef struct kcuda_config {
                                     0: they spin (less latency, a core each) */
     int cap_by_waves;            /* 1 (default; KERNELET_CUDA_WAVES=0 in the environment
                                     turns it off, for comparisons): a slice with a residency
-                                    cap (kexec_slice.max_blocks_per_sm) goes to the device as
+                                    cap (kbackend_slice.max_blocks_per_sm) goes to the device as
                                     launches of one wave each (cap x SMs blocks) queued back
                                     to back, so that the hardware cannot give the slice more
                                     of an SM than the cap while its partner waits */
@@ -94,13 +94,13 @@ typedef struct kcuda_stats {
 void kcuda_config_default(kcuda_config *c);
 
 /* Initialises the driver, retains the device's primary context, starts the lane and copy
- * threads, reads the calibration and measures the launch overhead. KEXEC_EDEVICE when
+ * threads, reads the calibration and measures the launch overhead. KBACKEND_EDEVICE when
  * there is no usable device (the message gives the driver's error). */
-int kcuda_new(kcuda **out, const kcuda_config *cfg, kexec_error *err);
+int kcuda_new(kcuda **out, const kcuda_config *cfg, kbackend_error *err);
 
 /* The executor backend of kc; its destroy frees kc (nothing may be in flight). When the
  * context was lost, destroy resets the primary context so that kcuda_new gets a fresh one. */
-void kcuda_backend(kcuda *kc, kexec_backend *out);
+void kcuda_backend(kcuda *kc, kbackend *out);
 
 /* 1 when a sticky error lost the context (msg, may be NULL, says which), else 0. */
 int kcuda_broken(kcuda *kc, char *msg, size_t msglen);
@@ -113,7 +113,7 @@ void kcuda_get_stats(kcuda *kc, kcuda_stats *out);
 /* Measures the launch overhead now (ns one more launch costs in a busy lane): a kernel of
  * 16 waves of equal blocks run whole and as 16 one-wave slices, median of 7 pairs. Runs on
  * the caller's thread with nothing else in flight. */
-int kcuda_measure_launch_overhead(kcuda *kc, uint64_t *ns, kexec_error *err);
+int kcuda_measure_launch_overhead(kcuda *kc, uint64_t *ns, kbackend_error *err);
 
 /* Times launch (a whole kernel: its unsliced function) run whole (slice_blocks 0) or as
  * consecutive slices of slice_blocks blocks of its sliced variant, on one stream with the
@@ -121,8 +121,8 @@ int kcuda_measure_launch_overhead(kcuda *kc, uint64_t *ns, kexec_error *err);
  * each run). The paper's slicing overhead is T(slices) / T(whole) - 1. The blocks run
  * reps + 1 more times with the real parameters: only for kernels whose blocks may run
  * again (out = f(in)); synchronous. */
-int kcuda_time_launch(kcuda *kc, const kexec_slice *launch, uint64_t slice_blocks,
-                      unsigned reps, double *median_ns, kexec_error *err);
+int kcuda_time_launch(kcuda *kc, const kbackend_slice *launch, uint64_t slice_blocks,
+                      unsigned reps, double *median_ns, kbackend_error *err);
 
 #ifdef __cplusplus
 }

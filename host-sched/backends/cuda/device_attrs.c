@@ -40,7 +40,7 @@ static unsigned max_regs_per_thread(int major, int minor)
     return major > 3 || (major == 3 && minor >= 5) ? 255 : 63;
 }
 
-static void fill(const int v[A_COUNT], kexec_device_info *info, kcuda_limits *lim)
+static void fill(const int v[A_COUNT], kbackend_device_info *info, kcuda_limits *lim)
 {
     info->cc_major = v[A_CC_MAJOR];
     info->cc_minor = v[A_CC_MINOR];
@@ -62,17 +62,17 @@ static void fill(const int v[A_COUNT], kexec_device_info *info, kcuda_limits *li
     }
 }
 
-int kcuda_device_attrs(kcuda_attr_fn get, void *user, kexec_device_info *info,
-                       kcuda_limits *lim, kexec_error *err)
+int kcuda_device_attrs(kcuda_attr_fn get, void *user, kbackend_device_info *info,
+                       kcuda_limits *lim, kbackend_error *err)
 {
     if (!get || !info || !lim)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     int v[A_COUNT];
     for (int i = 0; i < A_COUNT; i++) {
         int bad = get(user, needed[i].attr, &v[i]);
         /* compute capability minor may be 0; everything else must be positive */
         if (bad || v[i] < 0 || (v[i] == 0 && i != A_CC_MINOR))
-            return kexec_fail(err, KEXEC_EDEVICE, "device attribute '%s' %s", needed[i].name,
+            return kbackend_fail(err, KBACKEND_EDEVICE, "device attribute '%s' %s", needed[i].name,
                               bad ? "unavailable" : "not positive");
     }
     fill(v, info, lim);

@@ -5,16 +5,16 @@
 
 #include "backend_internal.h"
 
-int kcuda_prepare_launch(kcuda *kc, const kexec_slice *s, kcuda_job *job, kexec_error *err)
+int kcuda_prepare_launch(kcuda *kc, const kbackend_slice *s, kcuda_job *job, kbackend_error *err)
 {
-    const struct kexec_function *fn = s->fn;
+    const struct kbackend_function *fn = s->fn;
     int rc = kcuda_launch_shape_of(s, fn->sliced, fn->info.max_threads_per_block, &kc->limits,
                                    &job->shape, err);
     if (rc)
         return rc;
     uint64_t smem = (uint64_t)s->smem + fn->info.static_smem;
     if (smem > kc->info.max_smem_per_block)
-        return kexec_fail(err, KEXEC_EINVAL, "%llu bytes of shared memory per block (limit %u)",
+        return kbackend_fail(err, KBACKEND_EINVAL, "%llu bytes of shared memory per block (limit %u)",
                           (unsigned long long)smem, kc->info.max_smem_per_block);
     rc = kcuda_param_block(&fn->layout, s->params, s->params_size,
                            job->shape.sliced ? job->shape.extra : NULL, &job->params,
@@ -23,7 +23,7 @@ int kcuda_prepare_launch(kcuda *kc, const kexec_slice *s, kcuda_job *job, kexec_
         return rc;
     job->fn = fn;
     job->smem = s->smem;
-    job->total_blocks = kexec_grid_blocks(s->grid);
+    job->total_blocks = kbackend_grid_blocks(s->grid);
     job->wave_blocks = kc->cfg.cap_by_waves && job->shape.sliced && s->max_blocks_per_sm
                            ? (uint64_t)s->max_blocks_per_sm * kc->info.sms : 0;
     return 0;
@@ -50,7 +50,7 @@ static CUresult launch_waves(kcuda_job *job, CUstream stream, void **extra)
 }
 
 /* Dynamic shared memory beyond the default needs the function's opt-in. */
-CUresult kcuda_allow_smem_locked(struct kexec_function *fn, unsigned smem)
+CUresult kcuda_allow_smem_locked(struct kbackend_function *fn, unsigned smem)
 {
     if (smem <= fn->dyn_smem_limit)
         return CUDA_SUCCESS;
@@ -61,9 +61,9 @@ CUresult kcuda_allow_smem_locked(struct kexec_function *fn, unsigned smem)
     return r;
 }
 
-int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kexec_error *err)
+int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kbackend_error *err)
 {
-    struct kexec_function *fn = (struct kexec_function *)job->fn;   /* the backend's own */
+    struct kbackend_function *fn = (struct kbackend_function *)job->fn;   /* the backend's own */
     size_t size = job->params_size;
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, job->params, CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &size, CU_LAUNCH_PARAM_END};
@@ -91,7 +91,7 @@ int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kexec_error *
             kcuda_mark_broken_locked(kc, r, fn->name);
         char ctx[MSG_LEN];
         snprintf(ctx, sizeof(ctx), "%s of %.120s", what, fn->name);
-        return kcuda_cu_fail_as(err, kcuda_error_is_sticky(r) ? KEXEC_ELOST
+        return kcuda_cu_fail_as(err, kcuda_error_is_sticky(r) ? KBACKEND_ELOST
                                                               : kcuda_error_code(r), r, ctx);
     }
     job->issued = 1;
@@ -99,14 +99,14 @@ int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kexec_error *
     return 0;
 }
 
-int kcuda_launch(void *state, const kexec_slice *s, kexec_done_fn done, void *user,
-                 kexec_error *err)
+int kcuda_launch(void *state, const kbackend_slice *s, kbackend_done_fn done, void *user,
+                 kbackend_error *err)
 {
     kcuda *kc = state;
     if (!s || !s->fn || !done || (s->params_size && !s->params))
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     if (s->lane >= kc->cfg.lanes)
-        return kexec_fail(err, KEXEC_EINVAL, "lane %u (the backend has %u)", s->lane,
+        return kbackend_fail(err, KBACKEND_EINVAL, "lane %u (the backend has %u)", s->lane,
                           kc->cfg.lanes);
     kcuda_job *job = NULL;
     int rc = kcuda_bind(kc, err);

@@ -8,25 +8,25 @@
 #include "sizing.h"
 
 /* A fault during a trial loses the context like any other. */
-int kcuda_measure_fail(kcuda *kc, kexec_error *err, CUresult r, const char *what)
+int kcuda_measure_fail(kcuda *kc, kbackend_error *err, CUresult r, const char *what)
 {
     int sticky = kcuda_error_is_sticky(r);
     if (sticky)
         kcuda_mark_broken(kc, r, what);
-    return kcuda_cu_fail_as(err, sticky ? KEXEC_ELOST : kcuda_error_code(r), r, what);
+    return kcuda_cu_fail_as(err, sticky ? KBACKEND_ELOST : kcuda_error_code(r), r, what);
 }
 
 /* Launches blocks [first, first + count) of s (its sliced variant), or the whole grid when
  * whole is set, on stream st. */
-int kcuda_measure_launch(kcuda *kc, const kexec_slice *s, const struct kexec_function *fn,
+int kcuda_measure_launch(kcuda *kc, const kbackend_slice *s, const struct kbackend_function *fn,
                          int whole, uint64_t first, uint64_t count, CUstream st,
-                         kexec_error *err)
+                         kbackend_error *err)
 {
-    kexec_slice sl = *s;
+    kbackend_slice sl = *s;
     sl.fn = fn;
     sl.sliced = !whole;
     sl.first = whole ? 0 : first;
-    sl.count = whole ? kexec_grid_blocks(s->grid) : count;
+    sl.count = whole ? kbackend_grid_blocks(s->grid) : count;
     sl.lane = 0;
     kcuda_job job = {0};
     int rc = kcuda_prepare_launch(kc, &sl, &job, err);
@@ -37,7 +37,7 @@ int kcuda_measure_launch(kcuda *kc, const kexec_slice *s, const struct kexec_fun
                      &size, CU_LAUNCH_PARAM_END};
     const unsigned *g = job.shape.grid, *b = job.shape.block;
     pthread_mutex_lock(&kc->lock);
-    CUresult r = kcuda_allow_smem_locked((struct kexec_function *)fn, job.smem);
+    CUresult r = kcuda_allow_smem_locked((struct kbackend_function *)fn, job.smem);
     pthread_mutex_unlock(&kc->lock);
     if (r == CUDA_SUCCESS)
         r = cuLaunchKernel(fn->f, g[0], g[1], g[2], b[0], b[1], b[2], job.smem, st, NULL,
@@ -46,13 +46,13 @@ int kcuda_measure_launch(kcuda *kc, const kexec_slice *s, const struct kexec_fun
     return r == CUDA_SUCCESS ? 0 : kcuda_measure_fail(kc, err, r, fn->name);
 }
 
-int kcuda_measure_events(kcuda *kc, size_t n, kexec_error *err)
+int kcuda_measure_events(kcuda *kc, size_t n, kbackend_error *err)
 {
     if (kc->n_trial_events >= n)
         return 0;
     CUevent *grown = realloc(kc->trial_events, n * sizeof(*grown));
     if (!grown)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     kc->trial_events = grown;
     for (; kc->n_trial_events < n; kc->n_trial_events++) {
         CUresult r = cuEventCreate(&grown[kc->n_trial_events], CU_EVENT_DEFAULT);
@@ -62,7 +62,7 @@ int kcuda_measure_events(kcuda *kc, size_t n, kexec_error *err)
     return 0;
 }
 
-int kcuda_measure_streams(kcuda *kc, kexec_error *err)
+int kcuda_measure_streams(kcuda *kc, kbackend_error *err)
 {
     for (int i = 0; i < 3; i++) {
         CUresult r = kc->trial_stream[i] ? CUDA_SUCCESS
@@ -108,12 +108,12 @@ double kcuda_elapsed_ns(CUevent a, CUevent b)
 }
 
 /* One timed run of s: whole, or as consecutive slices of `slice` blocks. */
-static int timed_run(kcuda *kc, const kexec_slice *s, const struct kexec_function *sliced,
-                     uint64_t slice, double *ns, kexec_error *err)
+static int timed_run(kcuda *kc, const kbackend_slice *s, const struct kbackend_function *sliced,
+                     uint64_t slice, double *ns, kbackend_error *err)
 {
     CUstream st = kc->trial_stream[0];
     CUevent *ev = kc->trial_events;
-    uint64_t total = kexec_grid_blocks(s->grid);
+    uint64_t total = kbackend_grid_blocks(s->grid);
     CUresult r = cuEventRecord(ev[0], st);
     int rc = r == CUDA_SUCCESS ? 0 : kcuda_measure_fail(kc, err, r, "cuEventRecord");
     if (!slice && !rc)
@@ -129,20 +129,20 @@ static int timed_run(kcuda *kc, const kexec_slice *s, const struct kexec_functio
     return rc;
 }
 
-int kcuda_time_launch(kcuda *kc, const kexec_slice *launch, uint64_t slice_blocks,
-                      unsigned reps, double *median_ns, kexec_error *err)
+int kcuda_time_launch(kcuda *kc, const kbackend_slice *launch, uint64_t slice_blocks,
+                      unsigned reps, double *median_ns, kbackend_error *err)
 {
     if (!kc || !launch || !launch->fn || !median_ns || !reps || reps > 1000)
-        return kexec_fail(err, KEXEC_EINVAL, "bad argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "bad argument");
     if (launch->sliced || launch->fn->sliced)
-        return kexec_fail(err, KEXEC_EINVAL, "time the whole launch (its unsliced function)");
-    const struct kexec_function *sliced = NULL;
+        return kbackend_fail(err, KBACKEND_EINVAL, "time the whole launch (its unsliced function)");
+    const struct kbackend_function *sliced = NULL;
     int rc = kcuda_bind(kc, err);
     if (!rc && slice_blocks && !(sliced = kcuda_sliced_sibling(kc, launch->fn)))
-        rc = kexec_fail(err, KEXEC_EUNSUPPORTED, "%s has no sliced variant", launch->fn->name);
+        rc = kbackend_fail(err, KBACKEND_EUNSUPPORTED, "%s has no sliced variant", launch->fn->name);
     double *t = rc ? NULL : calloc(reps + 1, sizeof(*t));
     if (!rc && !t)
-        rc = kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        rc = kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     if (rc)
         return rc;
     kcuda_exclusive_begin(kc);

@@ -4,7 +4,7 @@
 
 #include "backend_internal.h"
 
-static void release(kcuda *kc, kexec_devptr ptr)
+static void release(kcuda *kc, kbackend_devptr ptr)
 {
     if (kc->use_pool)
         cuMemFreeAsync(ptr, kc->alloc_stream);
@@ -12,11 +12,11 @@ static void release(kcuda *kc, kexec_devptr ptr)
         cuMemFree(ptr);
 }
 
-int kcuda_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *err)
+int kcuda_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err)
 {
     kcuda *kc = state;
     if (!out || !bytes)
-        return kexec_fail(err, KEXEC_EINVAL, "allocation of 0 bytes");
+        return kbackend_fail(err, KBACKEND_EINVAL, "allocation of 0 bytes");
     pthread_mutex_lock(&kc->lock);
     int rc = kcuda_refuse_if_broken(kc, err);
     pthread_mutex_unlock(&kc->lock);
@@ -59,7 +59,7 @@ void kcuda_flush_frees_locked(kcuda *kc)
     }
 }
 
-int kcuda_mem_free(void *state, kexec_devptr ptr, kexec_error *err)
+int kcuda_mem_free(void *state, kbackend_devptr ptr, kbackend_error *err)
 {
     kcuda *kc = state;
     int rc = kcuda_bind(kc, err);
@@ -95,21 +95,21 @@ void kcuda_free_all(kcuda *kc)
         cuStreamSynchronize(kc->alloc_stream);
 }
 
-static int check_range(kcuda *kc, kexec_devptr p, uint64_t bytes, const char *what,
-                       kexec_error *err)
+static int check_range(kcuda *kc, kbackend_devptr p, uint64_t bytes, const char *what,
+                       kbackend_error *err)
 {
     pthread_mutex_lock(&kc->lock);
     int ok = kcuda_alloc_contains(&kc->allocs, p, bytes) ||
              kcuda_alloc_contains(&kc->vars, p, bytes);
     pthread_mutex_unlock(&kc->lock);
-    return ok ? 0 : kexec_fail(err, KEXEC_EINVAL, "%s: [0x%llx, +%llu) is not inside one "
+    return ok ? 0 : kbackend_fail(err, KBACKEND_EINVAL, "%s: [0x%llx, +%llu) is not inside one "
                                "allocation or module variable", what, (unsigned long long)p,
                                (unsigned long long)bytes);
 }
 
 /* A copy or memset job for queue qc, checked and submitted. */
-static int submit_copy(kcuda *kc, const kcuda_job *proto, unsigned qc, kexec_done_fn done,
-                       void *user, kexec_error *err)
+static int submit_copy(kcuda *kc, const kcuda_job *proto, unsigned qc, kbackend_done_fn done,
+                       void *user, kbackend_error *err)
 {
     static const char *const what[] = {
         [JOB_H2D] = "copy to device", [JOB_D2H] = "copy to host",
@@ -117,12 +117,12 @@ static int submit_copy(kcuda *kc, const kcuda_job *proto, unsigned qc, kexec_don
     };
     const char *w = what[proto->kind];
     if (!done)
-        return kexec_fail(err, KEXEC_EINVAL, "no completion callback");
+        return kbackend_fail(err, KBACKEND_EINVAL, "no completion callback");
     if (!proto->bytes)
-        return kexec_fail(err, KEXEC_EINVAL, "%s of 0 bytes", w);
+        return kbackend_fail(err, KBACKEND_EINVAL, "%s of 0 bytes", w);
     if ((proto->kind == JOB_H2D && !proto->host_src) ||
         (proto->kind == JOB_D2H && !proto->host_dst))
-        return kexec_fail(err, KEXEC_EINVAL, "%s: NULL host pointer", w);
+        return kbackend_fail(err, KBACKEND_EINVAL, "%s: NULL host pointer", w);
     int rc = 0;
     if (proto->kind != JOB_D2H)
         rc = check_range(kc, proto->dst, proto->bytes, w, err);
@@ -146,29 +146,29 @@ static int submit_copy(kcuda *kc, const kcuda_job *proto, unsigned qc, kexec_don
     return rc;
 }
 
-int kcuda_copy_h2d(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
-                   kexec_done_fn done, void *user, kexec_error *err)
+int kcuda_copy_h2d(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
+                   kbackend_done_fn done, void *user, kbackend_error *err)
 {
     kcuda_job p = {.kind = JOB_H2D, .dst = dst, .host_src = src, .bytes = bytes};
     return submit_copy(state, &p, QC_H2D, done, user, err);
 }
 
-int kcuda_copy_d2h(void *state, void *dst, kexec_devptr src, uint64_t bytes,
-                   kexec_done_fn done, void *user, kexec_error *err)
+int kcuda_copy_d2h(void *state, void *dst, kbackend_devptr src, uint64_t bytes,
+                   kbackend_done_fn done, void *user, kbackend_error *err)
 {
     kcuda_job p = {.kind = JOB_D2H, .src = src, .host_dst = dst, .bytes = bytes};
     return submit_copy(state, &p, QC_D2H, done, user, err);
 }
 
-int kcuda_copy_d2d(void *state, kexec_devptr dst, kexec_devptr src, uint64_t bytes,
-                   kexec_done_fn done, void *user, kexec_error *err)
+int kcuda_copy_d2d(void *state, kbackend_devptr dst, kbackend_devptr src, uint64_t bytes,
+                   kbackend_done_fn done, void *user, kbackend_error *err)
 {
     kcuda_job p = {.kind = JOB_D2D, .dst = dst, .src = src, .bytes = bytes};
     return submit_copy(state, &p, QC_DEV, done, user, err);
 }
 
-int kcuda_memset_d8(void *state, kexec_devptr dst, uint8_t value, uint64_t bytes,
-                    kexec_done_fn done, void *user, kexec_error *err)
+int kcuda_memset_d8(void *state, kbackend_devptr dst, uint8_t value, uint64_t bytes,
+                    kbackend_done_fn done, void *user, kbackend_error *err)
 {
     kcuda_job p = {.kind = JOB_MEMSET, .dst = dst, .value = value, .bytes = bytes};
     return submit_copy(state, &p, QC_DEV, done, user, err);
@@ -197,8 +197,8 @@ void kcuda_issue_copy(kcuda *kc, kcuda_job *job, CUstream stream)
     int sticky = kcuda_error_is_sticky(r);
     if (sticky)
         kcuda_mark_broken(kc, r, "a copy");
-    kexec_error e = {0};
-    job->status = kcuda_cu_fail_as(&e, sticky ? KEXEC_ELOST : kcuda_error_code(r), r,
+    kbackend_error e = {0};
+    job->status = kcuda_cu_fail_as(&e, sticky ? KBACKEND_ELOST : kcuda_error_code(r), r,
                                    "copy or memset");
     snprintf(job->msg, sizeof(job->msg), "%s", e.msg);
 }

@@ -11,7 +11,7 @@
 #define JIT_LOG_BYTES 16384
 
 /* Its variables leave the table of ranges copies may reach (call with the lock held). */
-static void forget_vars_locked(kcuda *kc, struct kexec_module *m)
+static void forget_vars_locked(kcuda *kc, struct kbackend_module *m)
 {
     for (size_t i = 0; i < m->n_vars; i++)
         kcuda_alloc_remove(&kc->vars, m->vars[i], NULL, NULL);
@@ -20,12 +20,12 @@ static void forget_vars_locked(kcuda *kc, struct kexec_module *m)
     m->n_vars = 0;
 }
 
-static void module_free(struct kexec_module *m)
+static void module_free(struct kbackend_module *m)
 {
     free(m->vars);
-    struct kexec_function *f = m->fns;
+    struct kbackend_function *f = m->fns;
     while (f) {
-        struct kexec_function *next = f->next;
+        struct kbackend_function *next = f->next;
         free(f->name);
         free(f);
         f = next;
@@ -36,11 +36,11 @@ static void module_free(struct kexec_module *m)
 }
 
 /* JIT-compiles the NUL-terminated text; the error log becomes the message. */
-static int jit(kcuda *kc, const char *text, CUmodule *mod, kexec_error *err)
+static int jit(kcuda *kc, const char *text, CUmodule *mod, kbackend_error *err)
 {
     char *log = calloc(1, JIT_LOG_BYTES);
     if (!log)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     CUjit_option opt[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *val[] = {log, (void *)(uintptr_t)JIT_LOG_BYTES};
     CUresult r = cuModuleLoadDataEx(mod, text, 2, opt, val);
@@ -52,35 +52,35 @@ static int jit(kcuda *kc, const char *text, CUmodule *mod, kexec_error *err)
         kcuda_jit_summary(log, JIT_LOG_BYTES, line, sizeof(line));
         if (kcuda_error_is_sticky(r))
             kcuda_mark_broken(kc, r, "module load");
-        rc = kexec_fail(err, kcuda_error_is_sticky(r) ? KEXEC_ELOST : kcuda_error_code(r),
+        rc = kbackend_fail(err, kcuda_error_is_sticky(r) ? KBACKEND_ELOST : kcuda_error_code(r),
                         "PTX JIT failed: %s%s%s", name, *line ? ": " : "", line);
     }
     free(log);
     return rc;
 }
 
-static int check_text(const char *ptx, size_t len, kexec_error *err)
+static int check_text(const char *ptx, size_t len, kbackend_error *err)
 {
     if (!len)
-        return kexec_fail(err, KEXEC_EMODULE, "empty PTX");
+        return kbackend_fail(err, KBACKEND_EMODULE, "empty PTX");
     if (len > MAX_PTX_BYTES)
-        return kexec_fail(err, KEXEC_EMODULE, "PTX of %zu bytes (limit %zu)", len, MAX_PTX_BYTES);
+        return kbackend_fail(err, KBACKEND_EMODULE, "PTX of %zu bytes (limit %zu)", len, MAX_PTX_BYTES);
     /* a NUL inside would end the text early for the driver */
     const char *nul = memchr(ptx, '\0', len);
     if (nul)
-        return kexec_fail(err, KEXEC_EMODULE, "PTX text holds a NUL byte at %zu",
+        return kbackend_fail(err, KBACKEND_EMODULE, "PTX text holds a NUL byte at %zu",
                           (size_t)(nul - ptx));
     return 0;
 }
 
 /* A text with module variables gets a module of its own per load (module_cache.h); the
  * driver's JIT cache (~/.nv/ComputeCache, keyed by the PTX) still spares the compilation. */
-static int load_new(kcuda *kc, const char *ptx, size_t len, struct kexec_module **out,
-                    kexec_error *err)
+static int load_new(kcuda *kc, const char *ptx, size_t len, struct kbackend_module **out,
+                    kbackend_error *err)
 {
     char *text = malloc(len + 1);
-    struct kexec_module *m = calloc(1, sizeof(*m));
-    int rc = text && m ? 0 : kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    struct kbackend_module *m = calloc(1, sizeof(*m));
+    int rc = text && m ? 0 : kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     if (!rc) {
         m->shared = !kcuda_ptx_defines_variables(ptx, len);
         memcpy(text, ptx, len);
@@ -104,12 +104,12 @@ static int load_new(kcuda *kc, const char *ptx, size_t len, struct kexec_module 
     return rc;
 }
 
-int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kexec_module **out,
-                          kexec_error *err)
+int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kbackend_module **out,
+                          kbackend_error *err)
 {
     kcuda *kc = state;
     if (!ptx || !out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     if (len && ptx[len - 1] == '\0')  /* the same text with or without its terminator */
         len--;
     int rc = check_text(ptx, len, err);
@@ -117,7 +117,7 @@ int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kexec_module
         return rc;
     pthread_mutex_lock(&kc->lock);
     rc = kcuda_refuse_if_broken(kc, err);
-    struct kexec_module *m = rc ? NULL : kcuda_module_cache_acquire(kc->modules, ptx, len);
+    struct kbackend_module *m = rc ? NULL : kcuda_module_cache_acquire(kc->modules, ptx, len);
     if (m)
         kc->stats.module_cache_hits++;
     pthread_mutex_unlock(&kc->lock);
@@ -130,11 +130,11 @@ int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kexec_module
     return load_new(kc, ptx, len, out, err);
 }
 
-int kcuda_module_unload(void *state, kexec_module *m, kexec_error *err)
+int kcuda_module_unload(void *state, kbackend_module *m, kbackend_error *err)
 {
     kcuda *kc = state;
     if (!m)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL module");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL module");
     pthread_mutex_lock(&kc->lock);
     int left = kcuda_module_cache_release(kc->modules, m, err);
     if (left == 0)
@@ -171,7 +171,7 @@ static long count_params(CUfunction f)
 }
 
 /* The parameter layout the driver reports for f. */
-static int param_layout(CUfunction f, int sliced, kcuda_param_layout *out, kexec_error *err)
+static int param_layout(CUfunction f, int sliced, kcuda_param_layout *out, kbackend_error *err)
 {
     long n = count_params(f);
     if (n < 0) {
@@ -179,10 +179,10 @@ static int param_layout(CUfunction f, int sliced, kcuda_param_layout *out, kexec
         return 0;
     }
     size_t *off = calloc((size_t)n + 1, sizeof(*off)), *size = calloc((size_t)n + 1, sizeof(*size));
-    int rc = off && size ? 0 : kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    int rc = off && size ? 0 : kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     for (long i = 0; !rc && i < n; i++)
         if (cuFuncGetParamInfo(f, (size_t)i, &off[i], &size[i]) != CUDA_SUCCESS)
-            rc = kexec_fail(err, KEXEC_EDEVICE, "cuFuncGetParamInfo failed on parameter %ld", i);
+            rc = kbackend_fail(err, KBACKEND_EDEVICE, "cuFuncGetParamInfo failed on parameter %ld", i);
     if (!rc)
         rc = kcuda_param_layout_from(off, size, (size_t)n, sliced, out, err);
     free(off);
@@ -190,7 +190,7 @@ static int param_layout(CUfunction f, int sliced, kcuda_param_layout *out, kexec
     return rc;
 }
 
-static int attributes(struct kexec_function *fn, kexec_error *err)
+static int attributes(struct kbackend_function *fn, kbackend_error *err)
 {
     int regs = 0, smem = 0, threads = 0, dyn = 0;
     CUresult r = cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn->f);
@@ -202,32 +202,32 @@ static int attributes(struct kexec_function *fn, kexec_error *err)
         r = cuFuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn->f);
     if (r != CUDA_SUCCESS)
         return kcuda_cu_fail(err, r, "cuFuncGetAttribute");
-    fn->info = (kexec_func_info){.regs_per_thread = (unsigned)regs,
+    fn->info = (kbackend_func_info){.regs_per_thread = (unsigned)regs,
                                  .static_smem = (unsigned)smem,
                                  .max_threads_per_block = (unsigned)threads};
     fn->dyn_smem_limit = (unsigned)dyn;
     return 0;
 }
 
-static int function_new(struct kexec_module *m, const char *entry, struct kexec_function **out,
-                        kexec_error *err)
+static int function_new(struct kbackend_module *m, const char *entry, struct kbackend_function **out,
+                        kbackend_error *err)
 {
-    struct kexec_function *fn = calloc(1, sizeof(*fn));
+    struct kbackend_function *fn = calloc(1, sizeof(*fn));
     if (!fn || !(fn->name = strdup(entry))) {
         free(fn);
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     }
     fn->module = m;
-    fn->sliced = has_suffix(entry, KEXEC_SLICE_SUFFIX);
+    fn->sliced = has_suffix(entry, KBACKEND_SLICE_SUFFIX);
     CUresult r = cuModuleGetFunction(&fn->f, m->mod, entry);
     int rc = r == CUDA_ERROR_NOT_FOUND
-                 ? kexec_fail(err, KEXEC_ENOTFOUND, "no entry '%s' in the module", entry)
+                 ? kbackend_fail(err, KBACKEND_ENOTFOUND, "no entry '%s' in the module", entry)
              : r != CUDA_SUCCESS ? kcuda_cu_fail(err, r, "cuModuleGetFunction") : 0;
     if (!rc)
         rc = attributes(fn, err);
-    kexec_error le = {0};
+    kbackend_error le = {0};
     if (!rc && (rc = param_layout(fn->f, fn->sliced, &fn->layout, &le)))
-        kexec_fail(err, rc, "entry '%.80s': %.160s", entry, le.msg);
+        kbackend_fail(err, rc, "entry '%.80s': %.160s", entry, le.msg);
     if (rc) {
         free(fn->name);
         free(fn);
@@ -240,10 +240,10 @@ static int function_new(struct kexec_module *m, const char *entry, struct kexec_
 }
 
 /* The function handle of entry in m, made on first use. */
-static int get_function(kcuda *kc, struct kexec_module *m, const char *entry,
-                        struct kexec_function **out, kexec_error *err)
+static int get_function(kcuda *kc, struct kbackend_module *m, const char *entry,
+                        struct kbackend_function **out, kbackend_error *err)
 {
-    for (struct kexec_function *f = m->fns; f; f = f->next)
+    for (struct kbackend_function *f = m->fns; f; f = f->next)
         if (!strcmp(f->name, entry)) {
             *out = f;
             return 0;
@@ -254,29 +254,29 @@ static int get_function(kcuda *kc, struct kexec_module *m, const char *entry,
 
 /* A look-up of name (what: "entry", "variable") in m: m loaded, name of a usable length,
  * the context not lost. */
-static int check_lookup(kcuda *kc, const struct kexec_module *m, const char *name,
-                        const char *what, kexec_error *err)
+static int check_lookup(kcuda *kc, const struct kbackend_module *m, const char *name,
+                        const char *what, kbackend_error *err)
 {
     size_t n = strnlen(name, MAX_ENTRY_NAME + 1);
     if (!n || n > MAX_ENTRY_NAME)
-        return kexec_fail(err, KEXEC_EINVAL, "%s name empty or longer than %d", what,
+        return kbackend_fail(err, KBACKEND_EINVAL, "%s name empty or longer than %d", what,
                           MAX_ENTRY_NAME);
     pthread_mutex_lock(&kc->lock);
     int rc = kcuda_module_cache_hash(kc->modules, m) ? kcuda_refuse_if_broken(kc, err)
-                                                     : kexec_fail(err, KEXEC_EINVAL,
+                                                     : kbackend_fail(err, KBACKEND_EINVAL,
                                                                   "module not loaded");
     pthread_mutex_unlock(&kc->lock);
     return rc;
 }
 
-int kcuda_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
-                       kexec_func_info *info, kexec_error *err)
+int kcuda_function_get(void *state, kbackend_module *m, const char *entry, kbackend_function **out,
+                       kbackend_func_info *info, kbackend_error *err)
 {
     kcuda *kc = state;
     if (!m || !entry || !out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     int rc = check_lookup(kc, m, entry, "entry", err);
-    struct kexec_function *fn = NULL;
+    struct kbackend_function *fn = NULL;
     if (!rc)
         rc = get_function(kc, m, entry, &fn, err);
     if (rc)
@@ -287,15 +287,15 @@ int kcuda_function_get(void *state, kexec_module *m, const char *entry, kexec_fu
     return 0;
 }
 
-const struct kexec_function *kcuda_sliced_sibling(kcuda *kc, const struct kexec_function *fn)
+const struct kbackend_function *kcuda_sliced_sibling(kcuda *kc, const struct kbackend_function *fn)
 {
     if (fn->sliced)
         return fn;
-    char name[MAX_ENTRY_NAME + sizeof(KEXEC_SLICE_SUFFIX)];
-    if ((size_t)snprintf(name, sizeof(name), "%s%s", fn->name, KEXEC_SLICE_SUFFIX) >=
+    char name[MAX_ENTRY_NAME + sizeof(KBACKEND_SLICE_SUFFIX)];
+    if ((size_t)snprintf(name, sizeof(name), "%s%s", fn->name, KBACKEND_SLICE_SUFFIX) >=
         sizeof(name))
         return NULL;
-    struct kexec_function *s = NULL;
+    struct kbackend_function *s = NULL;
     return get_function(kc, fn->module, name, &s, NULL) ? NULL : s;
 }
 
@@ -308,15 +308,15 @@ void kcuda_unload_all(kcuda *kc)
 }
 
 /* Records the range of a variable of m for copies; a second look-up finds it there. */
-static int remember_var_locked(kcuda *kc, struct kexec_module *m, kexec_devptr p,
-                               uint64_t size, kexec_error *err)
+static int remember_var_locked(kcuda *kc, struct kbackend_module *m, kbackend_devptr p,
+                               uint64_t size, kbackend_error *err)
 {
     for (size_t i = 0; i < m->n_vars; i++)
         if (m->vars[i] == p)
             return 0;
-    kexec_devptr *grown = realloc(m->vars, (m->n_vars + 1) * sizeof(*grown));
+    kbackend_devptr *grown = realloc(m->vars, (m->n_vars + 1) * sizeof(*grown));
     if (!grown)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     m->vars = grown;
     int rc = kcuda_alloc_add(&kc->vars, p, size, err);
     if (!rc)
@@ -324,12 +324,12 @@ static int remember_var_locked(kcuda *kc, struct kexec_module *m, kexec_devptr p
     return rc;
 }
 
-int kcuda_global_get(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
-                     uint64_t *bytes, kexec_error *err)
+int kcuda_global_get(void *state, kbackend_module *m, const char *name, kbackend_devptr *addr,
+                     uint64_t *bytes, kbackend_error *err)
 {
     kcuda *kc = state;
     if (!m || !name)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     int rc = check_lookup(kc, m, name, "variable", err);
     if (rc || (rc = kcuda_bind(kc, err)))
         return rc;
@@ -337,11 +337,11 @@ int kcuda_global_get(void *state, kexec_module *m, const char *name, kexec_devpt
     size_t size = 0;
     CUresult r = cuModuleGetGlobal(&p, &size, m->mod, name);
     if (r == CUDA_ERROR_NOT_FOUND)
-        return kexec_fail(err, KEXEC_ENOTFOUND, "no variable '%s' in the module", name);
+        return kbackend_fail(err, KBACKEND_ENOTFOUND, "no variable '%s' in the module", name);
     if (r != CUDA_SUCCESS)
         return kcuda_cu_fail(err, r, "cuModuleGetGlobal");
     if (m->shared)      /* the PTX check missed it: the variable would be every holder's */
-        return kexec_fail(err, KEXEC_EMODULE, "variable '%s' in a module shared between "
+        return kbackend_fail(err, KBACKEND_EMODULE, "variable '%s' in a module shared between "
                           "loads", name);
     pthread_mutex_lock(&kc->lock);
     rc = remember_var_locked(kc, m, p, size, err);

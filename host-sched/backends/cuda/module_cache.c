@@ -20,12 +20,12 @@ struct kcuda_module_cache {
     size_t n, cap;
 };
 
-int kcuda_module_cache_new(kcuda_module_cache **out, kexec_error *err)
+int kcuda_module_cache_new(kcuda_module_cache **out, kbackend_error *err)
 {
     if (!out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     *out = calloc(1, sizeof(**out));
-    return *out ? 0 : kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+    return *out ? 0 : kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
 }
 
 void kcuda_module_cache_free(kcuda_module_cache *c)
@@ -67,29 +67,29 @@ void *kcuda_module_cache_acquire(kcuda_module_cache *c, const char *text, size_t
 }
 
 int kcuda_module_cache_add(kcuda_module_cache *c, const char *text, size_t len, void *payload,
-                           kexec_error *err)
+                           kbackend_error *err)
 {
     return kcuda_module_cache_add_shared(c, text, len, payload, 1, err);
 }
 
 int kcuda_module_cache_add_shared(kcuda_module_cache *c, const char *text, size_t len,
-                                  void *payload, int shared, kexec_error *err)
+                                  void *payload, int shared, kbackend_error *err)
 {
     if (!c || !payload || (!text && len))
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     if (find_payload(c, payload))
-        return kexec_fail(err, KEXEC_EINVAL, "module already cached");
+        return kbackend_fail(err, KBACKEND_EINVAL, "module already cached");
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 16;
         entry *grown = realloc(c->e, cap * sizeof(*grown));
         if (!grown)
-            return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+            return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
         c->e = grown;
         c->cap = cap;
     }
     char *copy = malloc(len ? len : 1);
     if (!copy)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     if (len)
         memcpy(copy, text, len);
     c->e[c->n++] = (entry){.hash = ksched_hash(text, len), .len = len, .text = copy,
@@ -97,11 +97,11 @@ int kcuda_module_cache_add_shared(kcuda_module_cache *c, const char *text, size_
     return 0;
 }
 
-int kcuda_module_cache_release(kcuda_module_cache *c, void *payload, kexec_error *err)
+int kcuda_module_cache_release(kcuda_module_cache *c, void *payload, kbackend_error *err)
 {
     entry *e = c ? find_payload(c, payload) : NULL;
     if (!e)
-        return kexec_fail(err, KEXEC_EINVAL, "module not loaded");
+        return kbackend_fail(err, KBACKEND_EINVAL, "module not loaded");
     if (--e->holders)
         return (int)(e->holders > INT32_MAX ? INT32_MAX : e->holders);
     free(e->text);

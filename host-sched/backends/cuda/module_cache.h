@@ -24,7 +24,7 @@ extern "C" {
 
 typedef struct kcuda_module_cache kcuda_module_cache;
 
-int kcuda_module_cache_new(kcuda_module_cache **out, kexec_error *err);
+int kcuda_module_cache_new(kcuda_module_cache **out, kbackend_error *err);
 
 /* Frees the cache (not the payloads; take them out with kcuda_module_cache_at first). */
 void kcuda_module_cache_free(kcuda_module_cache *c);
@@ -34,19 +34,19 @@ void *kcuda_module_cache_acquire(kcuda_module_cache *c, const char *text, size_t
 
 /* Caches payload (not NULL, not cached yet) for the text, with one holder. */
 int kcuda_module_cache_add(kcuda_module_cache *c, const char *text, size_t len, void *payload,
-                           kexec_error *err);
+                           kbackend_error *err);
 
 /* As kcuda_module_cache_add, but shared == 0 records a private payload: one holder, never
  * returned by kcuda_module_cache_acquire (another load of the same text gets its own). */
 int kcuda_module_cache_add_shared(kcuda_module_cache *c, const char *text, size_t len,
-                                  void *payload, int shared, kexec_error *err);
+                                  void *payload, int shared, kbackend_error *err);
 
 /* 1 when payload is cached and shared, 0 when private or not cached. */
 int kcuda_module_cache_shared(const kcuda_module_cache *c, const void *payload);
 
 /* One holder of payload lets go: the holders left (0: it left the cache, the caller frees
- * the payload), or KEXEC_EINVAL when the payload is not cached. */
-int kcuda_module_cache_release(kcuda_module_cache *c, void *payload, kexec_error *err);
+ * the payload), or KBACKEND_EINVAL when the payload is not cached. */
+int kcuda_module_cache_release(kcuda_module_cache *c, void *payload, kbackend_error *err);
 
 /* Number of texts cached, and the payload of entry i (< count) or NULL. */
 size_t kcuda_module_cache_count(const kcuda_module_cache *c);

@@ -112,10 +112,10 @@ static CUresult spin_pair(spin *s, double *diff)
     return r;
 }
 
-int kcuda_measure_launch_overhead(kcuda *kc, uint64_t *ns, kexec_error *err)
+int kcuda_measure_launch_overhead(kcuda *kc, uint64_t *ns, kbackend_error *err)
 {
     if (!kc || !ns)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     int rc = kcuda_bind(kc, err);
     if (rc)
         return rc;
@@ -128,7 +128,7 @@ int kcuda_measure_launch_overhead(kcuda *kc, uint64_t *ns, kexec_error *err)
     spin_release(&s);
     kcuda_exclusive_end(kc);
     if (r != CUDA_SUCCESS)
-        return kcuda_cu_fail_as(err, KEXEC_EDEVICE, r, "launch overhead measurement");
+        return kcuda_cu_fail_as(err, KBACKEND_EDEVICE, r, "launch overhead measurement");
     double median = kcuda_median(d + 1, PAIRS);    /* d[0] was the warm-up */
     *ns = median >= 1 ? (uint64_t)(median + 0.5) : 1;  /* 0 would mean "unknown" */
     return 0;

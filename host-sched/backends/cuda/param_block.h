@@ -26,7 +26,7 @@ extern "C" {
 /* Where a function's parameters lie. */
 typedef struct kcuda_param_layout {
     int known;              /* 0: the driver could not say; the block is taken as given */
-    int sliced;             /* 1: the last KEXEC_SLICE_EXTRA_PARAMS parameters are the
+    int sliced;             /* 1: the last KBACKEND_SLICE_EXTRA_PARAMS parameters are the
                                slice's (first block, grid x, y, z) */
     size_t orig_bytes;      /* end of the last original parameter (0 when there is none) */
     size_t extra_offset;    /* sliced: offset of the first extra .u32 */
@@ -34,9 +34,9 @@ typedef struct kcuda_param_layout {
 
 /* The layout from the n parameters' offsets and sizes (driver order). A sliced layout needs
  * at least four parameters, the last four being .u32 at consecutive 4-byte offsets.
- * KEXEC_EINVAL with the reason when the figures are inconsistent. */
+ * KBACKEND_EINVAL with the reason when the figures are inconsistent. */
 int kcuda_param_layout_from(const size_t *offsets, const size_t *sizes, size_t n, int sliced,
-                            kcuda_param_layout *out, kexec_error *err);
+                            kcuda_param_layout *out, kbackend_error *err);
 
 /* The layout assumed when the driver cannot report one: the block as given, the extra
  * parameters at the next 4-byte boundary. */
@@ -44,11 +44,11 @@ void kcuda_param_layout_unknown(int sliced, kcuda_param_layout *out);
 
 /* Builds the block the driver gets for one launch into a malloc'd buffer (*out; NULL when
  * the block is empty). params/size: the caller's packed original parameters (tail padding
- * beyond the layout's orig_bytes is dropped; a shorter block is KEXEC_EINVAL). extra: the
+ * beyond the layout's orig_bytes is dropped; a shorter block is KBACKEND_EINVAL). extra: the
  * four slice values for a sliced layout, NULL otherwise. */
 int kcuda_param_block(const kcuda_param_layout *layout, const void *params, size_t size,
-                      const uint32_t extra[KEXEC_SLICE_EXTRA_PARAMS], void **out,
-                      size_t *out_size, kexec_error *err);
+                      const uint32_t extra[KBACKEND_SLICE_EXTRA_PARAMS], void **out,
+                      size_t *out_size, kbackend_error *err);
 
 /* Where the four slice values begin in a block built by kcuda_param_block for a sliced
  * layout (size: the block's size, for a layout the driver did not report). */

@@ -12,8 +12,8 @@ static double clamp01(double v)
 }
 
 /* Blocks of fn that fit one SM with this block shape and dynamic shared memory. */
-static int blocks_per_sm(const struct kexec_function *fn, const unsigned block[3],
-                         unsigned smem, unsigned *out, kexec_error *err)
+static int blocks_per_sm(const struct kbackend_function *fn, const unsigned block[3],
+                         unsigned smem, unsigned *out, kbackend_error *err)
 {
     int n = 0;
     CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -21,35 +21,35 @@ static int blocks_per_sm(const struct kexec_function *fn, const unsigned block[3
     if (r != CUDA_SUCCESS)
         return kcuda_cu_fail(err, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
     if (n <= 0)
-        return kexec_fail(err, KEXEC_EINVAL, "%s: no block fits an SM", fn->name);
+        return kbackend_fail(err, KBACKEND_EINVAL, "%s: no block fits an SM", fn->name);
     *out = (unsigned)n;
     return 0;
 }
 
-static int profiler_usable(kcuda *kc, kexec_error *err)
+static int profiler_usable(kcuda *kc, kbackend_error *err)
 {
     pthread_mutex_lock(&kc->lock);
-    int rc = kc->prof_failed ? kexec_fail(err, KEXEC_EUNSUPPORTED, "profiler unavailable: %s",
+    int rc = kc->prof_failed ? kbackend_fail(err, KBACKEND_EUNSUPPORTED, "profiler unavailable: %s",
                                           kc->prof_msg)
                              : kcuda_refuse_if_broken(kc, err);
     pthread_mutex_unlock(&kc->lock);
     if (!rc && !kc->gpu.sms)
-        rc = kexec_fail(err, KEXEC_EUNSUPPORTED, "no model parameters for '%s'", kc->info.name);
+        rc = kbackend_fail(err, KBACKEND_EUNSUPPORTED, "no model parameters for '%s'", kc->info.name);
     return rc;
 }
 
-int kcuda_profile(void *state, const kexec_slice *launch, kexec_profile *out,
-                  kexec_done_fn done, void *user, kexec_error *err)
+int kcuda_profile(void *state, const kbackend_slice *launch, kbackend_profile *out,
+                  kbackend_done_fn done, void *user, kbackend_error *err)
 {
     kcuda *kc = state;
     if (!launch || !launch->fn || !out || !done || (launch->params_size && !launch->params))
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     if ((launch->sliced != 0) != (launch->fn->sliced != 0))
-        return kexec_fail(err, KEXEC_EINVAL, "%s function profiled as %s",
+        return kbackend_fail(err, KBACKEND_EINVAL, "%s function profiled as %s",
                           launch->fn->sliced ? "sliced" : "unsliced",
                           launch->sliced ? "a slice" : "whole");
     if (launch->first != 0)
-        return kexec_fail(err, KEXEC_EINVAL, "profile from block %llu: profiles start at 0",
+        return kbackend_fail(err, KBACKEND_EINVAL, "profile from block %llu: profiles start at 0",
                           (unsigned long long)launch->first);
     unsigned per_sm = 0;
     kcuda_job *job = NULL;
@@ -64,11 +64,11 @@ int kcuda_profile(void *state, const kexec_slice *launch, kexec_profile *out,
         return rc;
     /* sliced: one wave from block 0; unsliced: the whole launch, once, as its own profile
      * (blocks_done = count: the scheduler does not run it again) */
-    kexec_slice sl = *launch;
+    kbackend_slice sl = *launch;
     sl.lane = 0;
     sl.count = launch->sliced
-                   ? kcuda_profile_blocks(kexec_grid_blocks(launch->grid), kc->info.sms, per_sm)
-                   : kexec_grid_blocks(launch->grid);
+                   ? kcuda_profile_blocks(kbackend_grid_blocks(launch->grid), kc->info.sms, per_sm)
+                   : kbackend_grid_blocks(launch->grid);
     job->profile_out = out;
     rc = kcuda_prepare_launch(kc, &sl, job, err);
     if (!rc)
@@ -89,7 +89,7 @@ static int open_profiler(kcuda *kc, char *msg, size_t msglen)
     kc->prof_failed = 1;
     snprintf(kc->prof_msg, sizeof(kc->prof_msg), "%s", msg);
     pthread_mutex_unlock(&kc->lock);
-    return KEXEC_EUNSUPPORTED;
+    return KBACKEND_EUNSUPPORTED;
 }
 
 /* A failed profiled launch: a device fault loses the context like any other launch. */
@@ -97,20 +97,20 @@ static int launch_failure(kcuda *kc, const kcuda_job *job, char *msg, size_t msg
 {
     CUresult r = cuCtxSynchronize();
     if (!kcuda_error_is_sticky(r))
-        return KEXEC_EDEVICE;
+        return KBACKEND_EDEVICE;
     kcuda_mark_broken(kc, r, job->fn->name);
     size_t n = strlen(msg);
     snprintf(msg + n, msglen - n, "; context lost");
-    return KEXEC_ELOST;
+    return KBACKEND_ELOST;
 }
 
 static void fill_profile(kcuda *kc, const kcuda_job *job, const kprof_counters *c,
-                         const kprof_profile *p, kexec_profile *out)
+                         const kprof_profile *p, kbackend_profile *out)
 {
     const unsigned *b = job->shape.block;
     unsigned warps = (b[0] * b[1] * b[2] + 31) / 32;
-    uint64_t blocks = kexec_grid_blocks(job->shape.grid);  /* (count, 1, 1) when sliced */
-    *out = (kexec_profile){
+    uint64_t blocks = kbackend_grid_blocks(job->shape.grid);  /* (count, 1, 1) when sliced */
+    *out = (kbackend_profile){
         .pur = clamp01(p->pur),
         .mur = clamp01(p->mur),
         .rm = clamp01(p->rm),
@@ -131,7 +131,7 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
 {
     pthread_mutex_lock(&kc->lock);
     kcuda_wait_idle_locked(kc);
-    int status = kc->broken ? KEXEC_ELOST : 0;
+    int status = kc->broken ? KBACKEND_ELOST : 0;
     pthread_mutex_unlock(&kc->lock);
     uint64_t start = kcuda_now();
     char msg[2 * MSG_LEN] = "";
@@ -142,10 +142,10 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
     kprof_counters c;
     if (!status) {
         pthread_mutex_lock(&kc->lock);
-        CUresult r = kcuda_allow_smem_locked((struct kexec_function *)job->fn, job->smem);
+        CUresult r = kcuda_allow_smem_locked((struct kbackend_function *)job->fn, job->smem);
         pthread_mutex_unlock(&kc->lock);
         if (r != CUDA_SUCCESS) {
-            kexec_error e = {0};
+            kbackend_error e = {0};
             status = kcuda_cu_fail(&e, r, "dynamic shared memory");
             snprintf(msg, sizeof(msg), "%s", e.msg);
         }
@@ -160,7 +160,7 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
     }
     kprof_profile p;
     if (!status && kprof_characterise(&c, &kc->gpu, &p) != KPROF_OK) {
-        status = KEXEC_EDEVICE;
+        status = KBACKEND_EDEVICE;
         snprintf(msg, sizeof(msg), "%s: the profiler's counters are not usable", job->fn->name);
     }
     if (!status)

@@ -1,4 +1,4 @@
-/* Which hardware metrics the profiler collects, chosen per GPU (host-sched/cuda/).
+/* Which hardware metrics the profiler collects, chosen per GPU (host-sched/backends/cuda/).
  *
  * Metric names differ between GPU generations (Hopper has no
  * smsp__inst_executed_op_global_atom.sum, for one). Each quantity the model needs has a list

@@ -6,7 +6,7 @@
 
 #include "backend_internal.h"
 
-static int event_get(kcuda *kc, CUevent *ev, kexec_error *err)
+static int event_get(kcuda *kc, CUevent *ev, kbackend_error *err)
 {
     pthread_mutex_lock(&kc->lock);
     int have = kc->n_events > 0;
@@ -38,12 +38,12 @@ static void event_put_locked(kcuda *kc, CUevent ev)
     kc->events[kc->n_events++] = ev;
 }
 
-int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kexec_done_fn done, void *user,
-                  kcuda_job **out, kexec_error *err)
+int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kbackend_done_fn done, void *user,
+                  kcuda_job **out, kbackend_error *err)
 {
     kcuda_job *job = calloc(1, sizeof(*job));
     if (!job)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     *job = (kcuda_job){.kind = kind, .queue = queue, .done = done, .user = user,
                        .issued_ns = kcuda_now()};
     int rc = 0;
@@ -85,7 +85,7 @@ static void push_locked(kcuda *kc, kcuda_job *job)
 
 /* Launches go to the device now (their lane's stream keeps the order); copies are issued
  * by their queue's thread. */
-static int dispatch_locked(kcuda *kc, kcuda_job *job, kexec_error *err)
+static int dispatch_locked(kcuda *kc, kcuda_job *job, kbackend_error *err)
 {
     if (job->kind == JOB_LAUNCH) {
         int rc = kcuda_issue_launch(kc, job, kc->queues[job->queue].stream, err);
@@ -96,7 +96,7 @@ static int dispatch_locked(kcuda *kc, kcuda_job *job, kexec_error *err)
     return 0;
 }
 
-int kcuda_submit(kcuda *kc, kcuda_job *job, kexec_error *err)
+int kcuda_submit(kcuda *kc, kcuda_job *job, kbackend_error *err)
 {
     pthread_mutex_lock(&kc->lock);
     int rc = kcuda_refuse_if_broken(kc, err);
@@ -129,7 +129,7 @@ static void flush_deferred_locked(kcuda *kc)
         kc->deferred_head = job->next;
         if (!kc->deferred_head)
             kc->deferred_tail = NULL;
-        kexec_error e = {0};
+        kbackend_error e = {0};
         int rc = kcuda_refuse_if_broken(kc, &e);
         if (!rc && job->kind == JOB_LAUNCH)
             rc = kcuda_issue_launch(kc, job, kc->queues[job->queue].stream, &e);
@@ -193,7 +193,7 @@ void kcuda_complete(kcuda *kc, kcuda_job *job, int counted, int status, const ch
             pthread_cond_broadcast(&kc->idle);
         pthread_mutex_unlock(&kc->lock);
     }
-    kexec_completion c = {.status = status, .msg = msg ? msg : "", .start_ns = start_ns,
+    kbackend_completion c = {.status = status, .msg = msg ? msg : "", .start_ns = start_ns,
                           .end_ns = end_ns};
     job->done(job->user, &c);
     kcuda_job_free(kc, job);
@@ -222,7 +222,7 @@ static int failure_of(kcuda *kc, const kcuda_job *job, CUresult r, char *msg, si
              sticky ? "; context lost (this or another kernel in flight failed)" : "");
     if (sticky)
         kcuda_mark_broken(kc, r, job_what(job));
-    return sticky ? KEXEC_ELOST : kcuda_error_code(r);
+    return sticky ? KBACKEND_ELOST : kcuda_error_code(r);
 }
 
 /* Waits for one job of queue q on the device and completes it. */
@@ -277,12 +277,12 @@ static void *queue_main(void *arg)
     return NULL;
 }
 
-int kcuda_queues_start(kcuda *kc, kexec_error *err)
+int kcuda_queues_start(kcuda *kc, kbackend_error *err)
 {
     kc->n_queues = kc->cfg.lanes + QC_COUNT;
     kc->queues = calloc(kc->n_queues, sizeof(*kc->queues));
     if (!kc->queues)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     for (unsigned i = 0; i < kc->n_queues; i++) {
         kc->queues[i].kc = kc;
         kc->queues[i].index = i;
@@ -294,7 +294,7 @@ int kcuda_queues_start(kcuda *kc, kexec_error *err)
         if (r != CUDA_SUCCESS)
             return kcuda_cu_fail(err, r, "cuStreamCreate");
         if (pthread_create(&q->thread, NULL, queue_main, q))
-            return kexec_fail(err, KEXEC_ENOMEM, "cannot start a completion thread");
+            return kbackend_fail(err, KBACKEND_ENOMEM, "cannot start a completion thread");
         q->started = 1;
     }
     return 0;

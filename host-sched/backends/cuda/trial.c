@@ -24,15 +24,15 @@
 
 /* One kernel of the trial as the device runs it. */
 typedef struct side {
-    const kexec_slice *shape;       /* the caller's: fn, grid, block, smem, params */
-    const struct kexec_function *sliced;
+    const kbackend_slice *shape;       /* the caller's: fn, grid, block, smem, params */
+    const struct kbackend_function *sliced;
     uint64_t total, size;           /* blocks of the grid, blocks per slice */
     unsigned n;                     /* slices to run */
     uint64_t *blocks;               /* per slice */
     double *end_ns;
 } side;
 
-static struct alone_rate *alone_cached(kcuda *kc, const kexec_slice *s, uint64_t hash)
+static struct alone_rate *alone_cached(kcuda *kc, const kbackend_slice *s, uint64_t hash)
 {
     for (unsigned i = 0; i < sizeof(kc->alone) / sizeof(kc->alone[0]); i++) {
         struct alone_rate *a = &kc->alone[i];
@@ -45,16 +45,16 @@ static struct alone_rate *alone_cached(kcuda *kc, const kexec_slice *s, uint64_t
 }
 
 /* Blocks per second of s run whole and alone (after one warm-up run; cached by shape). */
-static int alone_rate(kcuda *kc, const side *sd, double *bps, kexec_error *err)
+static int alone_rate(kcuda *kc, const side *sd, double *bps, kbackend_error *err)
 {
-    const kexec_slice *s = sd->shape;
+    const kbackend_slice *s = sd->shape;
     uint64_t hash = ksched_hash(s->params, s->params_size);
     const struct alone_rate *hit = alone_cached(kc, s, hash);
     if (hit) {
         *bps = hit->bps;
         return 0;
     }
-    const struct kexec_function *fn = s->fn->sliced ? sd->sliced : s->fn;
+    const struct kbackend_function *fn = s->fn->sliced ? sd->sliced : s->fn;
     int whole = !fn->sliced;
     CUstream st = kc->trial_stream[0];
     CUevent *ev = kc->trial_events;
@@ -68,7 +68,7 @@ static int alone_rate(kcuda *kc, const side *sd, double *bps, kexec_error *err)
         rc = kcuda_measure_fail(kc, err, r, "alone run");
     double t = rc ? -1 : kcuda_elapsed_ns(ev[0], ev[1]);
     if (!rc && !(t > 0))
-        rc = kexec_fail(err, KEXEC_EDEVICE, "alone run of %s took no time", fn->name);
+        rc = kbackend_fail(err, KBACKEND_EDEVICE, "alone run of %s took no time", fn->name);
     if (rc)
         return rc;
     *bps = (double)sd->total / t * 1e9;
@@ -80,7 +80,7 @@ static int alone_rate(kcuda *kc, const side *sd, double *bps, kexec_error *err)
 }
 
 /* One slice of each sliced variant, so that loading it is not timed. */
-static int warm_sliced(kcuda *kc, const side sd[2], kexec_error *err)
+static int warm_sliced(kcuda *kc, const side sd[2], kbackend_error *err)
 {
     CUstream st = kc->trial_stream[0];
     int rc = 0;
@@ -91,7 +91,7 @@ static int warm_sliced(kcuda *kc, const side sd[2], kexec_error *err)
 }
 
 /* Both kernels' slices in alternation, one stream each, from one common start event. */
-static int run_together(kcuda *kc, side sd[2], kexec_error *err)
+static int run_together(kcuda *kc, side sd[2], kbackend_error *err)
 {
     CUevent *ev = kc->trial_events;
     CUstream st[2] = {kc->trial_stream[0], kc->trial_stream[1]};
@@ -124,21 +124,21 @@ static int run_together(kcuda *kc, side sd[2], kexec_error *err)
     return rc;
 }
 
-static int plan_side(kcuda *kc, const kexec_trial *t, int k, side *sd, kexec_error *err)
+static int plan_side(kcuda *kc, const kbackend_trial *t, int k, side *sd, kbackend_error *err)
 {
-    const kexec_slice *s = &t->kernel[k];
+    const kbackend_slice *s = &t->kernel[k];
     sd->shape = s;
     sd->sliced = kcuda_sliced_sibling(kc, s->fn);
     if (!sd->sliced)
-        return kexec_fail(err, KEXEC_EUNSUPPORTED, "%s has no sliced variant: a trial needs one",
+        return kbackend_fail(err, KBACKEND_EUNSUPPORTED, "%s has no sliced variant: a trial needs one",
                           s->fn->name);
-    sd->total = kexec_grid_blocks(s->grid);
+    sd->total = kbackend_grid_blocks(s->grid);
     uint64_t size = (uint64_t)t->blocks_per_sm[k] * kc->info.sms;
     sd->size = size < sd->total ? size : sd->total;
     return 0;
 }
 
-static int measure(kcuda *kc, const kexec_trial *t, kexec_trial_result *out, kexec_error *err)
+static int measure(kcuda *kc, const kbackend_trial *t, kbackend_trial_result *out, kbackend_error *err)
 {
     side sd[2] = {{0}};
     int rc = kcuda_measure_streams(kc, err);
@@ -160,7 +160,7 @@ static int measure(kcuda *kc, const kexec_trial *t, kexec_trial_result *out, kex
         sd[k].blocks = calloc(sd[k].n, sizeof(*sd[k].blocks));
         sd[k].end_ns = calloc(sd[k].n, sizeof(*sd[k].end_ns));
         if (!sd[k].blocks || !sd[k].end_ns)
-            rc = kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+            rc = kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     }
     if (!rc)
         rc = kcuda_measure_events(kc, 1 + (size_t)sd[0].n + sd[1].n, err);
@@ -172,7 +172,7 @@ static int measure(kcuda *kc, const kexec_trial *t, kexec_trial_result *out, kex
     for (int k = 0; k < 2; k++)
         runs[k] = (kcuda_trial_run){.n = sd[k].n, .blocks = sd[k].blocks, .end_ns = sd[k].end_ns};
     if (!rc && kcuda_trial_rates(runs, out->together_bps))
-        rc = kexec_fail(err, KEXEC_EDEVICE, "trial timing not usable");
+        rc = kbackend_fail(err, KBACKEND_EDEVICE, "trial timing not usable");
     for (int k = 0; !rc && k < 2; k++)
         if (out->together_bps[k] > out->alone_bps[k])
             out->together_bps[k] = out->alone_bps[k];
@@ -183,14 +183,14 @@ static int measure(kcuda *kc, const kexec_trial *t, kexec_trial_result *out, kex
     return rc;
 }
 
-int kcuda_trial(void *state, const kexec_trial *t, kexec_trial_result *out, kexec_error *err)
+int kcuda_trial(void *state, const kbackend_trial *t, kbackend_trial_result *out, kbackend_error *err)
 {
     kcuda *kc = state;
     if (!t || !out || !t->kernel[0].fn || !t->kernel[1].fn)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     for (int k = 0; k < 2; k++)
         if (!t->blocks_per_sm[k] || t->blocks_per_sm[k] > kc->info.max_blocks_per_sm)
-            return kexec_fail(err, KEXEC_EINVAL, "trial with %u blocks per SM",
+            return kbackend_fail(err, KBACKEND_EINVAL, "trial with %u blocks per SM",
                               t->blocks_per_sm[k]);
     pthread_mutex_lock(&kc->lock);
     int rc = kcuda_refuse_if_broken(kc, err);

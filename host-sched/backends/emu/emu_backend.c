@@ -21,14 +21,14 @@ enum job_kind { JOB_H2D, JOB_D2H, JOB_D2D, JOB_MEMSET, JOB_LAUNCH };
 struct job {
     struct job *next;
     enum job_kind kind;
-    kexec_devptr dst_dev, src_dev;
+    kbackend_devptr dst_dev, src_dev;
     void *dst_host;
     const void *src_host;
     uint64_t bytes;
     uint8_t value;
-    kexec_slice slice;          /* params point at the copy below */
+    kbackend_slice slice;          /* params point at the copy below */
     void *params;
-    kexec_done_fn done;
+    kbackend_done_fn done;
     void *user;
 };
 
@@ -49,22 +49,22 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int from_kemu(int code, const kemu_error *e, kexec_error *err)
+static int from_kemu(int code, const kemu_error *e, kbackend_error *err)
 {
-    int k = code == KEMU_ENOMEM ? KEXEC_EDEVMEM
-            : code == KEMU_ENOTFOUND ? KEXEC_ENOTFOUND
-            : code == KEMU_EPTX ? KEXEC_EMODULE
-            : code == KEMU_EUNSUPPORTED ? KEXEC_EUNSUPPORTED
-            : code == KEMU_EINVAL || code == KEMU_EPARAM ? KEXEC_EINVAL
-            : KEXEC_ELAUNCH;
-    return kexec_fail(err, k, "%s", e->message[0] ? e->message : kemu_strerror(code));
+    int k = code == KEMU_ENOMEM ? KBACKEND_EDEVMEM
+            : code == KEMU_ENOTFOUND ? KBACKEND_ENOTFOUND
+            : code == KEMU_EPTX ? KBACKEND_EMODULE
+            : code == KEMU_EUNSUPPORTED ? KBACKEND_EUNSUPPORTED
+            : code == KEMU_EINVAL || code == KEMU_EPARAM ? KBACKEND_EINVAL
+            : KBACKEND_ELAUNCH;
+    return kbackend_fail(err, k, "%s", e->message[0] ? e->message : kemu_strerror(code));
 }
 
 /* ---- the worker ------------------------------------------------------------------------ */
 
 static int run_launch(struct emu_backend *b, struct job *j, kemu_error *e)
 {
-    const kexec_slice *s = &j->slice;
+    const kbackend_slice *s = &j->slice;
     kemu_launch_config cfg = {
         .grid = {s->grid[0], s->grid[1], s->grid[2]},
         .block = {s->block[0], s->block[1], s->block[2]},
@@ -83,7 +83,7 @@ static int run_launch(struct emu_backend *b, struct job *j, kemu_error *e)
 static void run(struct emu_backend *b, struct job *j)
 {
     kemu_error e = {0};
-    kexec_completion c = {.msg = ""};
+    kbackend_completion c = {.msg = ""};
     int rc;
 
     c.start_ns = mono_ns();
@@ -96,7 +96,7 @@ static void run(struct emu_backend *b, struct job *j)
     }
     c.end_ns = mono_ns();
     if (rc) {
-        c.status = j->kind == JOB_LAUNCH ? KEXEC_ELAUNCH : KEXEC_EINVAL;
+        c.status = j->kind == JOB_LAUNCH ? KBACKEND_ELAUNCH : KBACKEND_EINVAL;
         c.msg = e.message[0] ? e.message : kemu_strerror(rc);
     }
     j->done(j->user, &c);
@@ -141,12 +141,12 @@ static int submit(struct emu_backend *b, struct job *j)
     return 0;
 }
 
-static struct job *new_job(enum job_kind kind, kexec_done_fn done, void *user, kexec_error *err)
+static struct job *new_job(enum job_kind kind, kbackend_done_fn done, void *user, kbackend_error *err)
 {
     struct job *j = calloc(1, sizeof(*j));
 
     if (!j) {
-        kexec_fail(err, KEXEC_ENOMEM, "out of memory");
+        kbackend_fail(err, KBACKEND_ENOMEM, "out of memory");
         return NULL;
     }
     j->kind = kind;
@@ -172,7 +172,7 @@ static void emu_destroy(void *state)
     free(b);
 }
 
-static int emu_device_info(void *state, kexec_device_info *out, kexec_error *err)
+static int emu_device_info(void *state, kbackend_device_info *out, kbackend_error *err)
 {
     struct emu_backend *b = state;
     uint64_t free_bytes, total;
@@ -204,7 +204,7 @@ static uint64_t emu_now(void *state)
     return mono_ns();
 }
 
-static int emu_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *err)
+static int emu_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err)
 {
     struct emu_backend *b = state;
     kemu_error e = {0};
@@ -213,7 +213,7 @@ static int emu_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_e
     return rc ? from_kemu(rc, &e, err) : 0;
 }
 
-static int emu_mem_free(void *state, kexec_devptr ptr, kexec_error *err)
+static int emu_mem_free(void *state, kbackend_devptr ptr, kbackend_error *err)
 {
     struct emu_backend *b = state;
     kemu_error e = {0};
@@ -222,60 +222,60 @@ static int emu_mem_free(void *state, kexec_devptr ptr, kexec_error *err)
     return rc ? from_kemu(rc, &e, err) : 0;
 }
 
-static int emu_copy_h2d(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
-                        kexec_done_fn done, void *user, kexec_error *err)
+static int emu_copy_h2d(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
+                        kbackend_done_fn done, void *user, kbackend_error *err)
 {
     struct job *j = new_job(JOB_H2D, done, user, err);
 
     if (!j)
-        return KEXEC_ENOMEM;
+        return KBACKEND_ENOMEM;
     j->dst_dev = dst;
     j->src_host = src;
     j->bytes = bytes;
     return submit(state, j);
 }
 
-static int emu_copy_d2h(void *state, void *dst, kexec_devptr src, uint64_t bytes,
-                        kexec_done_fn done, void *user, kexec_error *err)
+static int emu_copy_d2h(void *state, void *dst, kbackend_devptr src, uint64_t bytes,
+                        kbackend_done_fn done, void *user, kbackend_error *err)
 {
     struct job *j = new_job(JOB_D2H, done, user, err);
 
     if (!j)
-        return KEXEC_ENOMEM;
+        return KBACKEND_ENOMEM;
     j->dst_host = dst;
     j->src_dev = src;
     j->bytes = bytes;
     return submit(state, j);
 }
 
-static int emu_copy_d2d(void *state, kexec_devptr dst, kexec_devptr src, uint64_t bytes,
-                        kexec_done_fn done, void *user, kexec_error *err)
+static int emu_copy_d2d(void *state, kbackend_devptr dst, kbackend_devptr src, uint64_t bytes,
+                        kbackend_done_fn done, void *user, kbackend_error *err)
 {
     struct job *j = new_job(JOB_D2D, done, user, err);
 
     if (!j)
-        return KEXEC_ENOMEM;
+        return KBACKEND_ENOMEM;
     j->dst_dev = dst;
     j->src_dev = src;
     j->bytes = bytes;
     return submit(state, j);
 }
 
-static int emu_memset_d8(void *state, kexec_devptr dst, uint8_t value, uint64_t bytes,
-                         kexec_done_fn done, void *user, kexec_error *err)
+static int emu_memset_d8(void *state, kbackend_devptr dst, uint8_t value, uint64_t bytes,
+                         kbackend_done_fn done, void *user, kbackend_error *err)
 {
     struct job *j = new_job(JOB_MEMSET, done, user, err);
 
     if (!j)
-        return KEXEC_ENOMEM;
+        return KBACKEND_ENOMEM;
     j->dst_dev = dst;
     j->value = value;
     j->bytes = bytes;
     return submit(state, j);
 }
 
-static int emu_module_load(void *state, const char *ptx, size_t len, kexec_module **out,
-                           kexec_error *err)
+static int emu_module_load(void *state, const char *ptx, size_t len, kbackend_module **out,
+                           kbackend_error *err)
 {
     struct emu_backend *b = state;
     kemu_error e = {0};
@@ -284,11 +284,11 @@ static int emu_module_load(void *state, const char *ptx, size_t len, kexec_modul
 
     if (rc)
         return from_kemu(rc, &e, err);
-    *out = (kexec_module *)m;
+    *out = (kbackend_module *)m;
     return 0;
 }
 
-static int emu_module_unload(void *state, kexec_module *m, kexec_error *err)
+static int emu_module_unload(void *state, kbackend_module *m, kbackend_error *err)
 {
     (void)state;
     (void)err;
@@ -296,8 +296,8 @@ static int emu_module_unload(void *state, kexec_module *m, kexec_error *err)
     return 0;
 }
 
-static int emu_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
-                            kexec_func_info *info, kexec_error *err)
+static int emu_function_get(void *state, kbackend_module *m, const char *entry, kbackend_function **out,
+                            kbackend_func_info *info, kbackend_error *err)
 {
     kemu_error e = {0};
     kemu_function *f;
@@ -314,18 +314,18 @@ static int emu_function_get(void *state, kexec_module *m, const char *entry, kex
          * tea and pc at a fraction of their occupancy and price their pairing below
          * running alone (CP -0.02 instead of 0.19), so every decision was solo. 0 =
          * unknown: the scheduler takes the profile's figure. */
-        *info = (kexec_func_info){.regs_per_thread = 0,
+        *info = (kbackend_func_info){.regs_per_thread = 0,
                                   .static_smem = fi.static_shared_bytes,
                                   .max_threads_per_block = fi.max_threads_per_block};
     }
-    *out = (kexec_function *)f;
+    *out = (kbackend_function *)f;
     return 0;
 }
 
 /* Each ksched_module_load is its own kemu_module_load (the adapter shares nothing between
  * loads), so every tenant's load has its own variables, as the executor requires. */
-static int emu_global_get(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
-                          uint64_t *bytes, kexec_error *err)
+static int emu_global_get(void *state, kbackend_module *m, const char *name, kbackend_devptr *addr,
+                          uint64_t *bytes, kbackend_error *err)
 {
     kemu_error e = {0};
     kemu_devptr p = 0;
@@ -342,18 +342,18 @@ static int emu_global_get(void *state, kexec_module *m, const char *name, kexec_
     return 0;
 }
 
-static int emu_launch(void *state, const kexec_slice *s, kexec_done_fn done, void *user,
-                      kexec_error *err)
+static int emu_launch(void *state, const kbackend_slice *s, kbackend_done_fn done, void *user,
+                      kbackend_error *err)
 {
     struct job *j = new_job(JOB_LAUNCH, done, user, err);
 
     if (!j)
-        return KEXEC_ENOMEM;
+        return KBACKEND_ENOMEM;
     j->slice = *s;
     if (s->params_size) {
         if (!(j->params = malloc(s->params_size))) {
             free(j);
-            return kexec_fail(err, KEXEC_ENOMEM, "out of memory");
+            return kbackend_fail(err, KBACKEND_ENOMEM, "out of memory");
         }
         memcpy(j->params, s->params, s->params_size);
     }
@@ -361,7 +361,7 @@ static int emu_launch(void *state, const kexec_slice *s, kexec_done_fn done, voi
     return submit(state, j);
 }
 
-static const kexec_backend_ops emu_ops = {
+static const kbackend_ops emu_ops = {
     .name = "emu",
     .destroy = emu_destroy,
     .device_info = emu_device_info,
@@ -379,7 +379,7 @@ static const kexec_backend_ops emu_ops = {
     .global_get = emu_global_get,
 };
 
-int kd_emu_backend_open(kexec_backend *out, char *err, size_t errlen)
+int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
 {
     struct emu_backend *b = calloc(1, sizeof(*b));
     kemu_error e = {0};

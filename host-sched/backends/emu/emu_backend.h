@@ -9,6 +9,6 @@
 #include "kernelet/executor.h"
 
 /* 0, or -1 with a message in err. The backend's destroy frees it. */
-int kd_emu_backend_open(kexec_backend *out, char *err, size_t errlen);
+int kd_emu_backend_open(kbackend *out, char *err, size_t errlen);
 
 #endif

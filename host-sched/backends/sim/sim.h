@@ -85,26 +85,26 @@ void ksim_config_default(ksim_config *c);
 int ksim_new(ksim **out, const ksim_config *cfg, ksched_err *err);
 
 /* The executor backend of s; the backend's destroy frees s. */
-void ksim_backend(ksim *s, kexec_backend *out);
+void ksim_backend(ksim *s, kbackend *out);
 
 /* Frees s (same as the backend's destroy). */
 void ksim_free(ksim *s);
 
 /* Declares the truth about the kernel entry (its sliced variant shares it); replaces an
  * earlier declaration. warps_per_block in p is ignored (launches give it). */
-int ksim_add_kernel(ksim *s, const char *entry, const kexec_profile *p, ksched_err *err);
+int ksim_add_kernel(ksim *s, const char *entry, const kbackend_profile *p, ksched_err *err);
 
 /* Declares every profile of c (module hashes ignored). */
 int ksim_add_kernels(ksim *s, const ksched_profile_cache *c, ksched_err *err);
 
-/* From now on, launches of entry (and its sliced variant) complete with KEXEC_ELAUNCH
+/* From now on, launches of entry (and its sliced variant) complete with KBACKEND_ELAUNCH
  * when fail is 1, normally when 0. The entry must have been declared. */
 int ksim_set_failing(ksim *s, const char *entry, int fail, ksched_err *err);
 
 /* Loses the device, as a sticky fault on a GPU does (executor.h, "Lost device"): work in
- * flight completes with KEXEC_ELOST when its time comes, and every later op that needs the
+ * flight completes with KBACKEND_ELOST when its time comes, and every later op that needs the
  * device (allocation, copies, modules, functions, launches, profiles, trials) is refused
- * with KEXEC_ELOST; mem_free, module_unload, progress and destroy still work. */
+ * with KBACKEND_ELOST; mem_free, module_unload, progress and destroy still work. */
 void ksim_lose(ksim *s);
 
 /* Which blocks of the launch tagged tag ran, against a grid of total blocks. */

@@ -108,7 +108,7 @@ void ksim_free(ksim *s)
     free(s);
 }
 
-int ksim_add_kernel(ksim *s, const char *entry, const kexec_profile *p, ksched_err *err)
+int ksim_add_kernel(ksim *s, const char *entry, const kbackend_profile *p, ksched_err *err)
 {
     if (!s)
         return ksched_fail(err, KSCHED_EINVAL, "NULL sim");
@@ -120,7 +120,7 @@ int ksim_add_kernel(ksim *s, const char *entry, const kexec_profile *p, ksched_e
     int i = sim_kernel_index(s, entry, strlen(entry));
     if (i >= 0) {
         s->kernels[i].p = *p;
-        kexec_error e;
+        kbackend_error e;
         if (sim_kernel_refresh(s, (unsigned)i, &e))
             return ksched_fail(err, KSCHED_EINVAL, "%s: %s", entry, e.msg);
         return 0;
@@ -137,7 +137,7 @@ int ksim_add_kernel(ksim *s, const char *entry, const kexec_profile *p, ksched_e
 int ksim_add_kernels(ksim *s, const ksched_profile_cache *c, ksched_err *err)
 {
     const char *entry;
-    const kexec_profile *p;
+    const kbackend_profile *p;
     for (size_t i = 0; (p = ksched_profile_cache_at(c, i, &entry, NULL)); i++) {
         int rc = ksim_add_kernel(s, entry, p, err);
         if (rc)
@@ -146,9 +146,9 @@ int ksim_add_kernels(ksim *s, const ksched_profile_cache *c, ksched_err *err)
     return 0;
 }
 
-int sim_lost(kexec_error *err)
+int sim_lost(kbackend_error *err)
 {
-    return kexec_fail(err, KEXEC_ELOST, "sim: device lost (ksim_lose)");
+    return kbackend_fail(err, KBACKEND_ELOST, "sim: device lost (ksim_lose)");
 }
 
 void ksim_lose(ksim *s)
@@ -182,11 +182,11 @@ static uint64_t sim_now_ns(void *state)
     return ksim_now(state);
 }
 
-static int sim_device_info(void *state, kexec_device_info *out, kexec_error *err)
+static int sim_device_info(void *state, kbackend_device_info *out, kbackend_error *err)
 {
     ksim *s = state;
     if (!out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     const kmodel_gpu *g = kmodel_ctx_gpu(s->model);
     memset(out, 0, sizeof(*out));
     snprintf(out->name, sizeof(out->name), "sim %s", g->name);
@@ -220,18 +220,18 @@ static double unit_noise(uint64_t x)
     return (double)(x >> 11) / (double)(1ull << 53) * 2 - 1;
 }
 
-static int sim_profile(void *state, const kexec_slice *launch, kexec_profile *out,
-                       kexec_done_fn done, void *user, kexec_error *err)
+static int sim_profile(void *state, const kbackend_slice *launch, kbackend_profile *out,
+                       kbackend_done_fn done, void *user, kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
         return sim_lost(err);
     if (!launch || !launch->fn || !out || !done)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     const sim_kernel *k = &s->kernels[launch->fn->kernel];
     job *j = sim_job_new(s, JOB_PROFILE, done, user);
     if (!j)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     *out = k->p;
     if (s->cfg.profile_error > 0) {
         uint64_t h = ksched_hash(k->entry, strlen(k->entry)) ^ s->cfg.seed;
@@ -247,13 +247,13 @@ static int sim_profile(void *state, const kexec_slice *launch, kexec_profile *ou
                                                             : launch->count;
         if (s->cfg.track_coverage && sim_coverage_add(s, launch->tag, launch->first, n)) {
             sim_job_free(j);
-            return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+            return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
         }
         out->blocks_done = n;
     } else if (!launch->sliced && s->cfg.profile_whole) {
         if (s->cfg.track_coverage && sim_coverage_add(s, launch->tag, 0, launch->count)) {
             sim_job_free(j);
-            return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+            return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
         }
         out->blocks_done = launch->count;
     }
@@ -262,14 +262,14 @@ static int sim_profile(void *state, const kexec_slice *launch, kexec_profile *ou
     return 0;
 }
 
-static int sim_trial(void *state, const kexec_trial *t, kexec_trial_result *out,
-                     kexec_error *err)
+static int sim_trial(void *state, const kbackend_trial *t, kbackend_trial_result *out,
+                     kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
         return sim_lost(err);
     if (!t || !out || !t->kernel[0].fn || !t->kernel[1].fn)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     unsigned v[2];
     for (int i = 0; i < 2; i++) {
         int rc = sim_variant_of(s, t->kernel[i].fn->kernel, t->kernel[i].block,
@@ -277,10 +277,10 @@ static int sim_trial(void *state, const kexec_trial *t, kexec_trial_result *out,
         if (rc)
             return rc;
         if (!t->blocks_per_sm[i])
-            return kexec_fail(err, KEXEC_EINVAL, "trial with 0 blocks per SM");
+            return kbackend_fail(err, KBACKEND_EINVAL, "trial with 0 blocks per SM");
     }
     if (!sim_fits(s, 2, v, t->blocks_per_sm))
-        return kexec_fail(err, KEXEC_EINVAL, "trial blocks do not fit one SM");
+        return kbackend_fail(err, KBACKEND_EINVAL, "trial blocks do not fit one SM");
     double ipc[2];
     int rc = sim_rates(s, 2, v, t->blocks_per_sm, ipc, err);
     if (rc)
@@ -299,7 +299,7 @@ static void sim_destroy(void *state)
     ksim_free(state);
 }
 
-static const kexec_backend_ops sim_ops = {
+static const kbackend_ops sim_ops = {
     .name = "sim",
     .destroy = sim_destroy,
     .device_info = sim_device_info,
@@ -320,8 +320,8 @@ static const kexec_backend_ops sim_ops = {
     .global_get = sim_global_get,
 };
 
-void ksim_backend(ksim *s, kexec_backend *out)
+void ksim_backend(ksim *s, kbackend *out)
 {
     if (out)
-        *out = (kexec_backend){.ops = &sim_ops, .state = s};
+        *out = (kbackend){.ops = &sim_ops, .state = s};
 }

@@ -28,7 +28,7 @@ void sim_engine_start(ksim *s, unsigned engine)
     j->end_ns = s->now + duration_ns(s, j);
 }
 
-static int submit(ksim *s, job *j, kexec_error *err)
+static int submit(ksim *s, job *j, kbackend_error *err)
 {
     (void)err;
     unsigned e = engine_of(j->ckind);
@@ -41,32 +41,32 @@ static int submit(ksim *s, job *j, kexec_error *err)
 }
 
 static int check_range(ksim *s, uint64_t addr, uint64_t bytes, const char *what,
-                       kexec_error *err)
+                       kbackend_error *err)
 {
     if (!bytes)
-        return kexec_fail(err, KEXEC_EINVAL, "%s of 0 bytes", what);
+        return kbackend_fail(err, KBACKEND_EINVAL, "%s of 0 bytes", what);
     if (!sim_find_alloc(s, addr, bytes))
-        return kexec_fail(err, KEXEC_EINVAL, "%s: [0x%llx, +%llu) is not inside one allocation",
+        return kbackend_fail(err, KBACKEND_EINVAL, "%s: [0x%llx, +%llu) is not inside one allocation",
                           what, (unsigned long long)addr, (unsigned long long)bytes);
     return 0;
 }
 
-static int copy_job(ksim *s, copy_kind k, uint64_t bytes, kexec_done_fn done, void *user,
-                    job **out, kexec_error *err)
+static int copy_job(ksim *s, copy_kind k, uint64_t bytes, kbackend_done_fn done, void *user,
+                    job **out, kbackend_error *err)
 {
     if (!done)
-        return kexec_fail(err, KEXEC_EINVAL, "no completion callback");
+        return kbackend_fail(err, KBACKEND_EINVAL, "no completion callback");
     job *j = sim_job_new(s, JOB_COPY, done, user);
     if (!j)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     j->ckind = k;
     j->bytes = bytes;
     *out = j;
     return 0;
 }
 
-int sim_copy_h2d(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
-                 kexec_done_fn done, void *user, kexec_error *err)
+int sim_copy_h2d(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
+                 kbackend_done_fn done, void *user, kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
@@ -75,7 +75,7 @@ int sim_copy_h2d(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
     if (rc)
         return rc;
     if (!src)
-        return kexec_fail(err, KEXEC_EINVAL, "copy to device from NULL");
+        return kbackend_fail(err, KBACKEND_EINVAL, "copy to device from NULL");
     job *j = NULL;
     if ((rc = copy_job(s, COPY_H2D, bytes, done, user, &j, err)))
         return rc;
@@ -84,8 +84,8 @@ int sim_copy_h2d(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
     return submit(s, j, err);
 }
 
-int sim_copy_d2h(void *state, void *dst, kexec_devptr src, uint64_t bytes,
-                 kexec_done_fn done, void *user, kexec_error *err)
+int sim_copy_d2h(void *state, void *dst, kbackend_devptr src, uint64_t bytes,
+                 kbackend_done_fn done, void *user, kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
@@ -94,7 +94,7 @@ int sim_copy_d2h(void *state, void *dst, kexec_devptr src, uint64_t bytes,
     if (rc)
         return rc;
     if (!dst)
-        return kexec_fail(err, KEXEC_EINVAL, "copy to host into NULL");
+        return kbackend_fail(err, KBACKEND_EINVAL, "copy to host into NULL");
     job *j = NULL;
     if ((rc = copy_job(s, COPY_D2H, bytes, done, user, &j, err)))
         return rc;
@@ -103,8 +103,8 @@ int sim_copy_d2h(void *state, void *dst, kexec_devptr src, uint64_t bytes,
     return submit(s, j, err);
 }
 
-int sim_copy_d2d(void *state, kexec_devptr dst, kexec_devptr src, uint64_t bytes,
-                 kexec_done_fn done, void *user, kexec_error *err)
+int sim_copy_d2d(void *state, kbackend_devptr dst, kbackend_devptr src, uint64_t bytes,
+                 kbackend_done_fn done, void *user, kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
@@ -122,8 +122,8 @@ int sim_copy_d2d(void *state, kexec_devptr dst, kexec_devptr src, uint64_t bytes
     return submit(s, j, err);
 }
 
-int sim_memset_d8(void *state, kexec_devptr dst, uint8_t value, uint64_t bytes,
-                  kexec_done_fn done, void *user, kexec_error *err)
+int sim_memset_d8(void *state, kbackend_devptr dst, uint8_t value, uint64_t bytes,
+                  kbackend_done_fn done, void *user, kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)

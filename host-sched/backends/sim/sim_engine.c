@@ -9,7 +9,7 @@
 
 #define EPS 1e-9
 
-job *sim_job_new(ksim *s, job_kind kind, kexec_done_fn done, void *user)
+job *sim_job_new(ksim *s, job_kind kind, kbackend_done_fn done, void *user)
 {
     job *j = calloc(1, sizeof(*j));
     if (!j)
@@ -39,56 +39,56 @@ void sim_queue_push(job **head, job **tail, job *j)
     *tail = j;
 }
 
-static int check_slice(const ksim *s, const kexec_slice *sl, kexec_error *err)
+static int check_slice(const ksim *s, const kbackend_slice *sl, kbackend_error *err)
 {
     uint64_t threads = (uint64_t)sl->block[0] * sl->block[1] * sl->block[2];
     if (!threads || threads > (uint64_t)s->cfg.gpu.max_warps_per_block * 32)
-        return kexec_fail(err, KEXEC_EINVAL, "block of %llu threads", (unsigned long long)threads);
-    uint64_t total = kexec_grid_blocks(sl->grid);
+        return kbackend_fail(err, KBACKEND_EINVAL, "block of %llu threads", (unsigned long long)threads);
+    uint64_t total = kbackend_grid_blocks(sl->grid);
     if (!total)
-        return kexec_fail(err, KEXEC_EINVAL, "empty grid");
+        return kbackend_fail(err, KBACKEND_EINVAL, "empty grid");
     if (!sl->count)
-        return kexec_fail(err, KEXEC_EINVAL, "launch of 0 blocks");
+        return kbackend_fail(err, KBACKEND_EINVAL, "launch of 0 blocks");
     if (sl->sliced ? (sl->first >= total || sl->count > total - sl->first)
                    : (sl->first != 0 || sl->count != total))
-        return kexec_fail(err, KEXEC_EINVAL, "blocks [%llu, +%llu) do not match the grid of %llu",
+        return kbackend_fail(err, KBACKEND_EINVAL, "blocks [%llu, +%llu) do not match the grid of %llu",
                           (unsigned long long)sl->first, (unsigned long long)sl->count,
                           (unsigned long long)total);
     if (sl->lane >= s->cfg.lanes)
-        return kexec_fail(err, KEXEC_EINVAL, "lane %u of %u", sl->lane, s->cfg.lanes);
+        return kbackend_fail(err, KBACKEND_EINVAL, "lane %u of %u", sl->lane, s->cfg.lanes);
     if (sl->params_size && !sl->params)
-        return kexec_fail(err, KEXEC_EINVAL, "parameter block missing");
+        return kbackend_fail(err, KBACKEND_EINVAL, "parameter block missing");
     return 0;
 }
 
-int sim_launch(void *state, const kexec_slice *sl, kexec_done_fn done, void *user,
-               kexec_error *err)
+int sim_launch(void *state, const kbackend_slice *sl, kbackend_done_fn done, void *user,
+               kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
         return sim_lost(err);
     if (!sl || !sl->fn || !done)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     int rc = check_slice(s, sl, err);
     if (rc)
         return rc;
-    const struct kexec_function *fn = sl->fn;
+    const struct kbackend_function *fn = sl->fn;
     if (fn->sliced != (sl->sliced != 0))
-        return kexec_fail(err, KEXEC_EINVAL, "%s function launched as %s",
+        return kbackend_fail(err, KBACKEND_EINVAL, "%s function launched as %s",
                           fn->sliced ? "sliced" : "unsliced", sl->sliced ? "a slice" : "whole");
     unsigned variant;
     if ((rc = sim_variant_of(s, fn->kernel, sl->block, sl->smem, &variant, err)))
         return rc;
     job *j = sim_job_new(s, JOB_LAUNCH, done, user);
     if (!j)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     j->variant = variant;
     j->cap = sl->max_blocks_per_sm;
     j->lane = sl->lane;
     j->first = sl->first;
     j->count = j->unstarted = sl->count;
     j->tag = sl->tag;
-    j->status = s->kernels[fn->kernel].failing ? KEXEC_ELAUNCH : 0;
+    j->status = s->kernels[fn->kernel].failing ? KBACKEND_ELAUNCH : 0;
     lane *ln = &s->lanes[sl->lane];
     if (!ln->head)
         j->ready_ns = s->now + (double)s->cfg.launch_latency_ns;
@@ -150,7 +150,7 @@ static void finish(ksim *s, job *j, delivery **out)
 {
     delivery *d = malloc(sizeof(*d));
     if (!d) {           /* cannot queue: deliver at once (state is consistent here) */
-        kexec_completion c = {.status = s->lost ? KEXEC_ELOST : j->status, .msg = "", .start_ns = (uint64_t)j->start_ns,
+        kbackend_completion c = {.status = s->lost ? KBACKEND_ELOST : j->status, .msg = "", .start_ns = (uint64_t)j->start_ns,
                               .end_ns = (uint64_t)s->now};
         j->done(j->user, &c);
         sim_job_free(j);
@@ -202,7 +202,7 @@ static void end_launch(ksim *s, unsigned i, delivery **out)
     else {
         s->stats.blocks_run += j->count;
         if (s->cfg.track_coverage && sim_coverage_add(s, j->tag, j->first, j->count))
-            j->status = KEXEC_ENOMEM;
+            j->status = KBACKEND_ENOMEM;
     }
     finish(s, j, out);
 }
@@ -223,14 +223,14 @@ static void finish_blocks(ksim *s, delivery **out)
     }
 }
 
-static int activate(ksim *s, kexec_error *err)
+static int activate(ksim *s, kbackend_error *err)
 {
     for (unsigned l = 0; l < s->cfg.lanes; l++) {
         job *h = s->lanes[l].head;
         if (!h || h->ready_ns > s->now + EPS || is_active(s, h))
             continue;
         if (s->n_active == s->cfg.lanes)
-            return kexec_fail(err, KEXEC_EDEVICE, "sim: active list full");
+            return kbackend_fail(err, KBACKEND_EDEVICE, "sim: active list full");
         h->start_ns = s->now;
         s->active[s->n_active++] = h;
     }
@@ -307,7 +307,7 @@ static int place_blocks(ksim *s, job *j)
     return 0;
 }
 
-static int set_rates(ksim *s, kexec_error *err)
+static int set_rates(ksim *s, kbackend_error *err)
 {
     unsigned v[KMODEL_MAX_KERNELS], c[KMODEL_MAX_KERNELS];
     job *who[KMODEL_MAX_KERNELS];
@@ -337,14 +337,14 @@ static int set_rates(ksim *s, kexec_error *err)
     return 0;
 }
 
-static int dispatch(ksim *s, kexec_error *err)
+static int dispatch(ksim *s, kbackend_error *err)
 {
     int rc = activate(s, err);
     if (rc)
         return rc;
     for (unsigned i = 0; i < s->n_active; i++)
         if (s->active[i]->unstarted && place_blocks(s, s->active[i]))
-            return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+            return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     return set_rates(s, err);
 }
 
@@ -367,12 +367,12 @@ static void deliver(ksim *s, delivery *list)
         job *j = rev->j;
         char msg[160] = "";
         if (s->lost)
-            j->status = KEXEC_ELOST;
-        if (j->status == KEXEC_ELAUNCH)
+            j->status = KBACKEND_ELOST;
+        if (j->status == KBACKEND_ELAUNCH)
             snprintf(msg, sizeof(msg), "simulated fault in %s", kernel_name(s, j));
         else if (j->status)
-            snprintf(msg, sizeof(msg), "%s", kexec_strerror(j->status));
-        kexec_completion c = {.status = j->status, .msg = msg,
+            snprintf(msg, sizeof(msg), "%s", kbackend_strerror(j->status));
+        kbackend_completion c = {.status = j->status, .msg = msg,
                               .start_ns = (uint64_t)llround(j->start_ns),
                               .end_ns = (uint64_t)llround(s->now)};
         j->done(j->user, &c);
@@ -397,7 +397,7 @@ static int deliver_profiles(ksim *s)
     return 1;
 }
 
-int sim_progress(void *state, uint64_t until_ns, kexec_error *err)
+int sim_progress(void *state, uint64_t until_ns, kbackend_error *err)
 {
     ksim *s = state;
     double until = until_ns == UINT64_MAX ? INFINITY : (double)until_ns;

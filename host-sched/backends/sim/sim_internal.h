@@ -10,7 +10,7 @@
 /* The truth about one kernel entry. */
 typedef struct sim_kernel {
     char *entry;
-    kexec_profile p;
+    kbackend_profile p;
     int failing;
 } sim_kernel;
 
@@ -23,7 +23,7 @@ typedef struct sim_variant {
     double alone_ipc;       /* IPC alone at max_blocks */
 } sim_variant;
 
-struct kexec_function {
+struct kbackend_function {
     unsigned kernel;
     int sliced;
 };
@@ -58,9 +58,9 @@ typedef struct sim_scan {
     size_t cap_vars;
 } sim_scan;
 
-struct kexec_module {
+struct kbackend_module {
     sim_scan text;
-    struct kexec_function *fns;     /* one per entry */
+    struct kbackend_function *fns;     /* one per entry */
 };
 
 typedef enum { JOB_LAUNCH, JOB_COPY, JOB_PROFILE } job_kind;
@@ -74,7 +74,7 @@ typedef struct cohort {
 typedef struct job {
     job_kind kind;
     uint64_t seq;
-    kexec_done_fn done;
+    kbackend_done_fn done;
     void *user;
     struct job *next;       /* lane, engine or profile queue */
     double submit_ns, start_ns;
@@ -96,7 +96,7 @@ typedef struct job {
     uint8_t value;
     double end_ns;
     /* profile */
-    kexec_profile *out;
+    kbackend_profile *out;
 } job;
 
 typedef struct sim_alloc {
@@ -122,7 +122,7 @@ typedef struct lane {
 
 struct ksim {
     ksim_config cfg;
-    int lost;               /* ksim_lose: every op refused, completions KEXEC_ELOST */
+    int lost;               /* ksim_lose: every op refused, completions KBACKEND_ELOST */
     kmodel_ctx *model;
     double now;             /* ns */
     uint64_t seq;
@@ -149,56 +149,56 @@ struct ksim {
 
 /* sim_rates.c */
 int sim_variant_of(ksim *s, unsigned kernel, const unsigned block[3], unsigned smem,
-                   unsigned *out, kexec_error *err);
+                   unsigned *out, kbackend_error *err);
 int sim_rates(ksim *s, unsigned n, const unsigned variants[], const unsigned counts[],
-              double ipc[], kexec_error *err);
+              double ipc[], kbackend_error *err);
 int sim_fits(ksim *s, unsigned n, const unsigned variants[], const unsigned counts[]);
 void sim_rates_reset(ksim *s);
-int sim_kernel_refresh(ksim *s, unsigned kernel, kexec_error *err);
+int sim_kernel_refresh(ksim *s, unsigned kernel, kbackend_error *err);
 
-/* sim_scan.c: the entries and module variables of PTX text; KEXEC_EMODULE with the line
+/* sim_scan.c: the entries and module variables of PTX text; KBACKEND_EMODULE with the line
  * for text it cannot read, or with neither entries nor variables */
-int sim_scan_ptx(const char *ptx, size_t len, sim_scan *out, kexec_error *err);
+int sim_scan_ptx(const char *ptx, size_t len, sim_scan *out, kbackend_error *err);
 void sim_scan_free(sim_scan *sc);
 /* Writes the initial value of sc->vars[i] into dst (its bytes, zeroed by the caller), from
  * the text sim_scan_ptx read; a variable's address in an initialiser is taken from the
  * vars' addr fields. */
 int sim_scan_init(const char *ptx, size_t len, const sim_scan *sc, unsigned i,
-                  unsigned char *dst, kexec_error *err);
+                  unsigned char *dst, kbackend_error *err);
 
 /* sim_module.c: modules, functions, module variables */
 int sim_kernel_index(const ksim *s, const char *entry, size_t len);
-int sim_module_load(void *state, const char *ptx, size_t len, kexec_module **out,
-                    kexec_error *err);
-int sim_module_unload(void *state, kexec_module *m, kexec_error *err);
-int sim_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
-                     kexec_func_info *info, kexec_error *err);
-int sim_global_get(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
-                   uint64_t *bytes, kexec_error *err);
+int sim_module_load(void *state, const char *ptx, size_t len, kbackend_module **out,
+                    kbackend_error *err);
+int sim_module_unload(void *state, kbackend_module *m, kbackend_error *err);
+int sim_function_get(void *state, kbackend_module *m, const char *entry, kbackend_function **out,
+                     kbackend_func_info *info, kbackend_error *err);
+int sim_global_get(void *state, kbackend_module *m, const char *name, kbackend_devptr *addr,
+                   uint64_t *bytes, kbackend_error *err);
 
 /* sim_memory.c */
 sim_alloc *sim_find_alloc(ksim *s, uint64_t addr, uint64_t bytes);
-int sim_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *err);
-int sim_mem_free(void *state, kexec_devptr ptr, kexec_error *err);
+int sim_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err);
+int sim_mem_free(void *state, kbackend_devptr ptr, kbackend_error *err);
 void sim_mem_release_all(ksim *s);
 void sim_copy_apply(ksim *s, job *j);
 
 /* sim_copy.c */
-int sim_copy_h2d(void *state, kexec_devptr dst, const void *src, uint64_t bytes,
-                 kexec_done_fn done, void *user, kexec_error *err);
-int sim_copy_d2h(void *state, void *dst, kexec_devptr src, uint64_t bytes,
-                 kexec_done_fn done, void *user, kexec_error *err);
-int sim_copy_d2d(void *state, kexec_devptr dst, kexec_devptr src, uint64_t bytes,
-                 kexec_done_fn done, void *user, kexec_error *err);
-int sim_memset_d8(void *state, kexec_devptr dst, uint8_t value, uint64_t bytes,
-                  kexec_done_fn done, void *user, kexec_error *err);
+int sim_copy_h2d(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
+                 kbackend_done_fn done, void *user, kbackend_error *err);
+int sim_copy_d2h(void *state, void *dst, kbackend_devptr src, uint64_t bytes,
+                 kbackend_done_fn done, void *user, kbackend_error *err);
+int sim_copy_d2d(void *state, kbackend_devptr dst, kbackend_devptr src, uint64_t bytes,
+                 kbackend_done_fn done, void *user, kbackend_error *err);
+int sim_memset_d8(void *state, kbackend_devptr dst, uint8_t value, uint64_t bytes,
+                  kbackend_done_fn done, void *user, kbackend_error *err);
 void sim_engine_start(ksim *s, unsigned engine);
 
 /* sim_engine.c */
-int sim_launch(void *state, const kexec_slice *sl, kexec_done_fn done, void *user,
-               kexec_error *err);
-int sim_progress(void *state, uint64_t until_ns, kexec_error *err);
-job *sim_job_new(ksim *s, job_kind kind, kexec_done_fn done, void *user);
+int sim_launch(void *state, const kbackend_slice *sl, kbackend_done_fn done, void *user,
+               kbackend_error *err);
+int sim_progress(void *state, uint64_t until_ns, kbackend_error *err);
+job *sim_job_new(ksim *s, job_kind kind, kbackend_done_fn done, void *user);
 void sim_job_free(job *j);
 void sim_queue_push(job **head, job **tail, job *j);
 
@@ -207,6 +207,6 @@ int sim_coverage_add(ksim *s, uint64_t tag, uint64_t first, uint64_t count);
 void sim_coverage_free(ksim *s);
 
 /* sim_backend.c: the refusal of every op after ksim_lose. */
-int sim_lost(kexec_error *err);
+int sim_lost(kbackend_error *err);
 
 #endif

@@ -13,27 +13,27 @@ sim_alloc *sim_find_alloc(ksim *s, uint64_t addr, uint64_t bytes)
     return krange_find(&s->allocs, addr, bytes);
 }
 
-int sim_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *err)
+int sim_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
         return sim_lost(err);
     if (!out || !bytes)
-        return kexec_fail(err, KEXEC_EINVAL, "allocation of 0 bytes");
+        return kbackend_fail(err, KBACKEND_EINVAL, "allocation of 0 bytes");
     if (bytes > s->cfg.mem_bytes || s->stats.mem_in_use > s->cfg.mem_bytes - bytes)
-        return kexec_fail(err, KEXEC_EDEVMEM, "out of device memory (%llu bytes asked, %llu "
+        return kbackend_fail(err, KBACKEND_EDEVMEM, "out of device memory (%llu bytes asked, %llu "
                           "of %llu in use)", (unsigned long long)bytes,
                           (unsigned long long)s->stats.mem_in_use,
                           (unsigned long long)s->cfg.mem_bytes);
     unsigned char *data = NULL;
     if (s->cfg.back_memory && !(data = calloc(1, bytes)))
-        return kexec_fail(err, KEXEC_ENOMEM, "no host memory to back %llu bytes",
+        return kbackend_fail(err, KBACKEND_ENOMEM, "no host memory to back %llu bytes",
                           (unsigned long long)bytes);
     uint64_t addr = s->next_addr ? s->next_addr : BASE_ADDR;
     sim_alloc *a = krange_insert(&s->allocs, addr, bytes);
     if (!a) {
         free(data);
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     }
     a->data = data;
     s->next_addr = addr + (bytes + ALIGN - 1) / ALIGN * ALIGN + ALIGN; /* a gap catches overruns */
@@ -42,12 +42,12 @@ int sim_mem_alloc(void *state, uint64_t bytes, kexec_devptr *out, kexec_error *e
     return 0;
 }
 
-int sim_mem_free(void *state, kexec_devptr ptr, kexec_error *err)
+int sim_mem_free(void *state, kbackend_devptr ptr, kbackend_error *err)
 {
     ksim *s = state;
     sim_alloc *a = sim_find_alloc(s, ptr, 1);
     if (!a || a->r.base != ptr)
-        return kexec_fail(err, KEXEC_EINVAL, "0x%llx is not an allocation",
+        return kbackend_fail(err, KBACKEND_EINVAL, "0x%llx is not an allocation",
                           (unsigned long long)ptr);
     s->stats.mem_in_use -= a->r.size;
     free(a->data);

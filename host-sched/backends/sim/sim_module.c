@@ -15,7 +15,7 @@ int sim_kernel_index(const ksim *s, const char *entry, size_t len)
 }
 
 /* Frees m and the allocations of its variables. */
-static void module_free(ksim *s, struct kexec_module *m)
+static void module_free(ksim *s, struct kbackend_module *m)
 {
     for (unsigned i = 0; i < m->text.n_vars; i++)
         if (m->text.vars[i].addr)
@@ -25,20 +25,20 @@ static void module_free(ksim *s, struct kexec_module *m)
     free(m);
 }
 
-int sim_module_load(void *state, const char *ptx, size_t len, kexec_module **out,
-                    kexec_error *err)
+int sim_module_load(void *state, const char *ptx, size_t len, kbackend_module **out,
+                    kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
         return sim_lost(err);
     if (!ptx || !out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
-    struct kexec_module *m = calloc(1, sizeof(*m));
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
+    struct kbackend_module *m = calloc(1, sizeof(*m));
     if (!m)
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     int rc = sim_scan_ptx(ptx, len, &m->text, err);
     if (!rc && m->text.n_entries && !(m->fns = calloc(m->text.n_entries, sizeof(*m->fns))))
-        rc = kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        rc = kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     for (unsigned i = 0; !rc && i < m->text.n_vars; i++)
         rc = sim_mem_alloc(s, m->text.vars[i].bytes, &m->text.vars[i].addr, err);
     for (unsigned i = 0; !rc && i < m->text.n_vars; i++) {
@@ -55,49 +55,49 @@ int sim_module_load(void *state, const char *ptx, size_t len, kexec_module **out
     return 0;
 }
 
-int sim_module_unload(void *state, kexec_module *m, kexec_error *err)
+int sim_module_unload(void *state, kbackend_module *m, kbackend_error *err)
 {
     if (!m)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL module");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL module");
     module_free(state, m);
     return 0;
 }
 
-int sim_function_get(void *state, kexec_module *m, const char *entry, kexec_function **out,
-                     kexec_func_info *info, kexec_error *err)
+int sim_function_get(void *state, kbackend_module *m, const char *entry, kbackend_function **out,
+                     kbackend_func_info *info, kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
         return sim_lost(err);
     if (!m || !entry || !out)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     unsigned i = 0;
     while (i < m->text.n_entries && strcmp(m->text.entries[i], entry))
         i++;
     if (i == m->text.n_entries)
-        return kexec_fail(err, KEXEC_ENOTFOUND, "no entry '%s' in the module", entry);
-    size_t len = strlen(entry), sfx = strlen(KEXEC_SLICE_SUFFIX);
-    int sliced = len > sfx && !strcmp(entry + len - sfx, KEXEC_SLICE_SUFFIX);
+        return kbackend_fail(err, KBACKEND_ENOTFOUND, "no entry '%s' in the module", entry);
+    size_t len = strlen(entry), sfx = strlen(KBACKEND_SLICE_SUFFIX);
+    int sliced = len > sfx && !strcmp(entry + len - sfx, KBACKEND_SLICE_SUFFIX);
     int k = sim_kernel_index(s, entry, sliced ? len - sfx : len);
     if (k < 0)
-        return kexec_fail(err, KEXEC_ENOTFOUND, "the sim knows nothing about '%.*s' "
+        return kbackend_fail(err, KBACKEND_ENOTFOUND, "the sim knows nothing about '%.*s' "
                           "(declare it with ksim_add_kernel or a profile file)",
                           (int)(sliced ? len - sfx : len), entry);
-    m->fns[i] = (struct kexec_function){.kernel = (unsigned)k, .sliced = sliced};
+    m->fns[i] = (struct kbackend_function){.kernel = (unsigned)k, .sliced = sliced};
     if (info)
-        *info = (kexec_func_info){.regs_per_thread = s->kernels[k].p.regs_per_thread,
+        *info = (kbackend_func_info){.regs_per_thread = s->kernels[k].p.regs_per_thread,
                                   .static_smem = s->kernels[k].p.smem_per_block,
                                   .max_threads_per_block = s->cfg.gpu.max_warps_per_block * 32};
     *out = &m->fns[i];
     return 0;
 }
 
-int sim_global_get(void *state, kexec_module *m, const char *name, kexec_devptr *addr,
-                   uint64_t *bytes, kexec_error *err)
+int sim_global_get(void *state, kbackend_module *m, const char *name, kbackend_devptr *addr,
+                   uint64_t *bytes, kbackend_error *err)
 {
     (void)state;
     if (!m || !name)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL argument");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     for (unsigned i = 0; i < m->text.n_vars; i++) {
         const sim_var *v = &m->text.vars[i];
         if (strcmp(v->name, name))
@@ -108,5 +108,5 @@ int sim_global_get(void *state, kexec_module *m, const char *name, kexec_devptr 
             *bytes = v->bytes;
         return 0;
     }
-    return kexec_fail(err, KEXEC_ENOTFOUND, "no variable '%s' in the module", name);
+    return kbackend_fail(err, KBACKEND_ENOTFOUND, "no variable '%s' in the module", name);
 }

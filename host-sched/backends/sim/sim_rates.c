@@ -5,17 +5,17 @@
 #include "grow.h"
 #include "sim_internal.h"
 
-static int model_fail(ksim *s, kexec_error *err, int rc)
+static int model_fail(ksim *s, kbackend_error *err, int rc)
 {
-    return kexec_fail(err, rc == KMODEL_ENOFIT ? KEXEC_EINVAL : KEXEC_EDEVICE, "model: %s",
+    return kbackend_fail(err, rc == KMODEL_ENOFIT ? KBACKEND_EINVAL : KBACKEND_EDEVICE, "model: %s",
                       kmodel_ctx_error(s->model));
 }
 
-/* Fills v from the kernel's truth and the launch shape; 0 or a KEXEC code. */
+/* Fills v from the kernel's truth and the launch shape; 0 or a KBACKEND code. */
 static int variant_fill(ksim *s, sim_variant *v, unsigned kernel, unsigned wpb,
-                        unsigned smem_total, kexec_error *err)
+                        unsigned smem_total, kbackend_error *err)
 {
-    const kexec_profile *p = &s->kernels[kernel].p;
+    const kbackend_profile *p = &s->kernels[kernel].p;
     v->kernel = kernel;
     v->k = (kmodel_kernel){.warps_per_block = wpb, .regs_per_thread = p->regs_per_thread,
                            .smem_per_block = smem_total, .rm = p->rm,
@@ -29,13 +29,13 @@ static int variant_fill(ksim *s, sim_variant *v, unsigned kernel, unsigned wpb,
 }
 
 int sim_variant_of(ksim *s, unsigned kernel, const unsigned block[3], unsigned smem,
-                   unsigned *out, kexec_error *err)
+                   unsigned *out, kbackend_error *err)
 {
     uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
     unsigned wpb = (unsigned)((threads + 31) / 32);
     uint64_t smem_total = (uint64_t)s->kernels[kernel].p.smem_per_block + smem;
     if (smem_total > UINT32_MAX)
-        return kexec_fail(err, KEXEC_EINVAL, "shared memory too large");
+        return kbackend_fail(err, KBACKEND_EINVAL, "shared memory too large");
     for (unsigned i = 0; i < s->n_variants; i++) {
         const sim_variant *v = &s->variants[i];
         if (v->kernel == kernel && v->k.warps_per_block == wpb &&
@@ -45,9 +45,9 @@ int sim_variant_of(ksim *s, unsigned kernel, const unsigned block[3], unsigned s
         }
     }
     if (s->n_variants >= 0xfffe)
-        return kexec_fail(err, KEXEC_ENOMEM, "too many kernel shapes");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "too many kernel shapes");
     if (grow_array(&s->variants, &s->cap_variants, s->n_variants + 1, sizeof(*s->variants)))
-        return kexec_fail(err, KEXEC_ENOMEM, "out of memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of memory");
     int rc = variant_fill(s, &s->variants[s->n_variants], kernel, wpb, (unsigned)smem_total,
                           err);
     if (rc)
@@ -64,7 +64,7 @@ void sim_rates_reset(ksim *s)
 }
 
 /* Recomputes the variants of a kernel whose truth changed. */
-int sim_kernel_refresh(ksim *s, unsigned kernel, kexec_error *err)
+int sim_kernel_refresh(ksim *s, unsigned kernel, kbackend_error *err)
 {
     for (unsigned i = 0; i < s->n_variants; i++) {
         sim_variant *v = &s->variants[i];
@@ -137,7 +137,7 @@ static void canonical_order(unsigned n, const unsigned v[], const unsigned c[], 
 }
 
 int sim_rates(ksim *s, unsigned n, const unsigned variants[], const unsigned counts[],
-              double ipc[], kexec_error *err)
+              double ipc[], kbackend_error *err)
 {
     unsigned ord[KMODEL_MAX_KERNELS];
     canonical_order(n, variants, counts, ord);
@@ -147,7 +147,7 @@ int sim_rates(ksim *s, unsigned n, const unsigned variants[], const unsigned cou
         key[1] |= (uint64_t)(counts[ord[i]] & 0xff) << (8 * i);
     }
     if ((s->n_rates + 1) * 2 > s->cap_rates && rates_grow(s))
-        return kexec_fail(err, KEXEC_ENOMEM, "out of memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of memory");
     rate_entry *e = rates_slot(s, key);
     if (!e->used) {
         kmodel_kernel ks[KMODEL_MAX_KERNELS];

@@ -29,14 +29,14 @@ static int is_word(int ch)
            ch == '_' || ch == '$' || ch == '%' || ch == '.';
 }
 
-static int scan_fail(const lexer *lx, kexec_error *err, const char *what)
+static int scan_fail(const lexer *lx, kbackend_error *err, const char *what)
 {
-    return kexec_fail(err, KEXEC_EMODULE, "line %u: %s", lx->tok_line ? lx->tok_line : lx->line,
+    return kbackend_fail(err, KBACKEND_EMODULE, "line %u: %s", lx->tok_line ? lx->tok_line : lx->line,
                       what);
 }
 
-/* Skips blanks and comments; KEXEC_EMODULE for an unterminated comment. */
-static int skip_space(lexer *lx, kexec_error *err)
+/* Skips blanks and comments; KBACKEND_EMODULE for an unterminated comment. */
+static int skip_space(lexer *lx, kbackend_error *err)
 {
     while (lx->pos < lx->len) {
         char ch = lx->text[lx->pos];
@@ -66,7 +66,7 @@ static int skip_space(lexer *lx, kexec_error *err)
 
 /* Moves to the next token: a word (letters, digits, _ $ % .), a string, or one other
  * character. */
-static int next(lexer *lx, kexec_error *err)
+static int next(lexer *lx, kbackend_error *err)
 {
     int rc = skip_space(lx, err);
     if (rc)
@@ -102,7 +102,7 @@ static int is(const lexer *lx, const char *word)
 }
 
 /* Skips a {...} block whose '{' is the current token; ends on its '}'. */
-static int skip_block(lexer *lx, kexec_error *err)
+static int skip_block(lexer *lx, kbackend_error *err)
 {
     unsigned depth = 1;
     while (depth) {
@@ -119,27 +119,27 @@ static int skip_block(lexer *lx, kexec_error *err)
 
 /* The current token as a NUL-terminated name that ksched_entry_validate accepts. */
 static int take_name(lexer *lx, char buf[KSCHED_ENTRY_MAX + 1], const char *what,
-                     kexec_error *err)
+                     kbackend_error *err)
 {
     ksched_err e;
     if (!lx->tok_len)
-        return kexec_fail(err, KEXEC_EMODULE, "line %u: %s without a name", lx->tok_line, what);
+        return kbackend_fail(err, KBACKEND_EMODULE, "line %u: %s without a name", lx->tok_line, what);
     size_t n = lx->tok_len <= KSCHED_ENTRY_MAX ? lx->tok_len : KSCHED_ENTRY_MAX;
     memcpy(buf, lx->tok, n);
     buf[n] = 0;
     if (lx->tok_len > KSCHED_ENTRY_MAX || ksched_entry_validate(buf, &e))
-        return kexec_fail(err, KEXEC_EMODULE, "line %u: %s name '%s': %s", lx->tok_line, what,
+        return kbackend_fail(err, KBACKEND_EMODULE, "line %u: %s name '%s': %s", lx->tok_line, what,
                           buf, lx->tok_len > KSCHED_ENTRY_MAX ? "too long" : e.msg);
     return 0;
 }
 
-static int add_entry(sim_scan *sc, const char *name, kexec_error *err)
+static int add_entry(sim_scan *sc, const char *name, kbackend_error *err)
 {
     if (sc->n_entries == MAX_ENTRIES)
-        return kexec_fail(err, KEXEC_EMODULE, "more than %d entries", MAX_ENTRIES);
+        return kbackend_fail(err, KBACKEND_EMODULE, "more than %d entries", MAX_ENTRIES);
     if (grow_array(&sc->entries, &sc->cap_entries, sc->n_entries + 1, sizeof(*sc->entries)) ||
         !(sc->entries[sc->n_entries] = strdup(name)))
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     sc->n_entries++;
     return 0;
 }
@@ -195,7 +195,7 @@ static int number(const char *p, size_t n, uint64_t *out)
 
 /* The modifiers after the state space up to the type (.align N, .vN, .attribute(...)) and
  * the type: the shape's scalar and, for a vector, its width as the last dimension. */
-static int decl_type(lexer *lx, sim_var_shape *sh, unsigned *vec, kexec_error *err)
+static int decl_type(lexer *lx, sim_var_shape *sh, unsigned *vec, kbackend_error *err)
 {
     uint64_t v;
     *vec = 1;
@@ -328,7 +328,7 @@ static void put_scalar(init_ctx *c, val_kind kind, uint64_t bits, double real)
 }
 
 /* One element; its first token is the current one. Ends on the ',', '}' or ';' after it. */
-static int element(lexer *lx, init_ctx *c, kexec_error *err)
+static int element(lexer *lx, init_ctx *c, kbackend_error *err)
 {
     char buf[64];
     size_t n = 0;
@@ -365,7 +365,7 @@ static int element(lexer *lx, init_ctx *c, kexec_error *err)
 /* An initialiser whose first token is the current one: one element, or braces that nest
  * at most as deep as the variable's dimensions (an inner group that is short is padded
  * with zeros). Ends on the ',' or ';' after it. */
-static int initialiser(lexer *lx, init_ctx *c, kexec_error *err)
+static int initialiser(lexer *lx, init_ctx *c, kbackend_error *err)
 {
     if (!is(lx, "{"))
         return element(lx, c, err);
@@ -404,7 +404,7 @@ static int initialiser(lexer *lx, init_ctx *c, kexec_error *err)
 }
 
 int sim_scan_init(const char *ptx, size_t len, const sim_scan *sc, unsigned i,
-                  unsigned char *dst, kexec_error *err)
+                  unsigned char *dst, kbackend_error *err)
 {
     const sim_var *v = &sc->vars[i];
     if (!v->has_init)
@@ -415,17 +415,17 @@ int sim_scan_init(const char *ptx, size_t len, const sim_scan *sc, unsigned i,
     return rc ? rc : initialiser(&lx, &c, err);
 }
 
-static int add_var(sim_scan *sc, const sim_var *v, kexec_error *err)
+static int add_var(sim_scan *sc, const sim_var *v, kbackend_error *err)
 {
     for (unsigned i = 0; i < sc->n_vars; i++)
         if (!strcmp(sc->vars[i].name, v->name))
-            return kexec_fail(err, KEXEC_EMODULE, "variable '%s' declared twice", v->name);
+            return kbackend_fail(err, KBACKEND_EMODULE, "variable '%s' declared twice", v->name);
     if (sc->n_vars == MAX_VARS)
-        return kexec_fail(err, KEXEC_EMODULE, "more than %d module variables", MAX_VARS);
+        return kbackend_fail(err, KBACKEND_EMODULE, "more than %d module variables", MAX_VARS);
     char *name = NULL;
     if (grow_array(&sc->vars, &sc->cap_vars, sc->n_vars + 1, sizeof(*sc->vars)) ||
         !(name = strdup(v->name)))
-        return kexec_fail(err, KEXEC_ENOMEM, "out of host memory");
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     sc->vars[sc->n_vars] = *v;
     sc->vars[sc->n_vars++].name = name;
     return 0;
@@ -433,7 +433,7 @@ static int add_var(sim_scan *sc, const sim_var *v, kexec_error *err)
 
 /* The initialiser of a texture, sampler or surface reference ({field = value, ...}), whose
  * first token is the current one; ends on the ',' or ';' after it. */
-static int skip_opaque(lexer *lx, kexec_error *err)
+static int skip_opaque(lexer *lx, kbackend_error *err)
 {
     int rc = is(lx, "{") ? skip_block(lx, err) : 0;
     while (!rc && lx->tok_len && !is(lx, ",") && !is(lx, ";"))
@@ -443,7 +443,7 @@ static int skip_opaque(lexer *lx, kexec_error *err)
 
 /* The array dimensions after a variable's name; the name is the current token, and the
  * token after the dimensions becomes current. */
-static int dimensions(lexer *lx, sim_var_shape *sh, kexec_error *err)
+static int dimensions(lexer *lx, sim_var_shape *sh, kbackend_error *err)
 {
     int rc;
     while (!(rc = next(lx, err)) && is(lx, "[")) {
@@ -464,7 +464,7 @@ static int dimensions(lexer *lx, sim_var_shape *sh, kexec_error *err)
 
 /* One declarator: the name is the current token; ends on the ',' or ';' after it. */
 static int declarator(lexer *lx, sim_scan *sc, sim_var_shape sh, unsigned vec,
-                      int is_extern, kexec_error *err)
+                      int is_extern, kbackend_error *err)
 {
     char name[KSCHED_ENTRY_MAX + 1];
     sim_var v = {.name = name};
@@ -492,17 +492,17 @@ static int declarator(lexer *lx, sim_scan *sc, sim_var_shape sh, unsigned vec,
     if (is_extern || !sh.scalar)
         return 0;               /* defined elsewhere, or no memory */
     if (sh.n_dims && !sh.dims[0])
-        return kexec_fail(err, KEXEC_EMODULE, "line %u: '%s[]' without a size or initialiser",
+        return kbackend_fail(err, KBACKEND_EMODULE, "line %u: '%s[]' without a size or initialiser",
                           lx->tok_line, name);
     v.shape = sh;
     v.bytes = mul_capped(sh.scalar, scalars_from(&sh, 0));
     if (v.bytes > MAX_VAR_BYTES)
-        return kexec_fail(err, KEXEC_EMODULE, "variable '%s' larger than 1 TiB", name);
+        return kbackend_fail(err, KBACKEND_EMODULE, "variable '%s' larger than 1 TiB", name);
     return add_var(sc, &v, err);
 }
 
 /* A declaration whose state space (.global or .const) is the current token. */
-static int declaration(lexer *lx, sim_scan *sc, int is_extern, kexec_error *err)
+static int declaration(lexer *lx, sim_scan *sc, int is_extern, kbackend_error *err)
 {
     sim_var_shape sh = {0};
     unsigned vec;
@@ -529,7 +529,7 @@ void sim_scan_free(sim_scan *sc)
     memset(sc, 0, sizeof(*sc));
 }
 
-static int scan(lexer *lx, sim_scan *sc, kexec_error *err)
+static int scan(lexer *lx, sim_scan *sc, kbackend_error *err)
 {
     unsigned parens = 0;
     int is_extern = 0;
@@ -565,15 +565,15 @@ static int scan(lexer *lx, sim_scan *sc, kexec_error *err)
     }
 }
 
-int sim_scan_ptx(const char *ptx, size_t len, sim_scan *out, kexec_error *err)
+int sim_scan_ptx(const char *ptx, size_t len, sim_scan *out, kbackend_error *err)
 {
     memset(out, 0, sizeof(*out));
     if (!ptx)
-        return kexec_fail(err, KEXEC_EINVAL, "NULL module text");
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL module text");
     lexer lx = {.text = ptx, .len = len, .line = 1};
     int rc = scan(&lx, out, err);
     if (!rc && lx.pos == len && !out->n_entries && !out->n_vars)
-        rc = kexec_fail(err, KEXEC_EMODULE, "no .entry and no module variable in the module");
+        rc = kbackend_fail(err, KBACKEND_EMODULE, "no .entry and no module variable in the module");
     if (rc)
         sim_scan_free(out);
     return rc;

@@ -13,9 +13,9 @@
 #define OVERHEAD_REPS 5
 #define OVERHEAD_BOUND 0.02
 
-static unsigned device_sms(kexec_backend be)
+static unsigned device_sms(kbackend be)
 {
-    kexec_device_info in;
+    kbackend_device_info in;
     return be.ops->device_info(be.state, &in, NULL) ? 0 : in.sms;
 }
 
@@ -24,8 +24,8 @@ static int run_whole(bc_run *r, char *msg, size_t msglen)
     bc_waiter w;
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
-    kexec_slice s = bc_whole(r);
-    kexec_error e = {0};
+    kbackend_slice s = bc_whole(r);
+    kbackend_error e = {0};
     if (r->be.ops->launch(r->be.state, &s, bc_done, &t, &e)) {
         snprintf(msg, msglen, "whole launch refused: %.200s", e.msg);
         return 1;
@@ -38,16 +38,16 @@ static int run_whole(bc_run *r, char *msg, size_t msglen)
 
 /* Profiles r (its sliced variant), then runs the blocks the profile did not; *p gets the
  * profile, *ms how long the profile took (its completion's end minus start). */
-static int profile_and_finish(bc_run *r, kexec_profile *p, double *ms, char *msg,
+static int profile_and_finish(bc_run *r, kbackend_profile *p, double *ms, char *msg,
                               size_t msglen)
 {
     bc_waiter w;
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
-    kexec_slice s = bc_whole(r);
+    kbackend_slice s = bc_whole(r);
     s.fn = r->sliced;
     s.sliced = 1;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (r->be.ops->profile(r->be.state, &s, p, bc_done, &t, &e)) {
         snprintf(msg, msglen, "profile refused: %.200s", e.msg);
         return 1;
@@ -83,8 +83,8 @@ typedef struct overhead {
 static int measure_overhead(bc_run *r, unsigned sms, FILE *csv, overhead *o, char *msg,
                             size_t msglen)
 {
-    kexec_slice s = bc_whole(r);
-    kexec_error e = {0};
+    kbackend_slice s = bc_whole(r);
+    kbackend_error e = {0};
     memset(o, 0, sizeof(*o));
     o->at_one_wave = NAN;
     if (kcuda_time_launch(r->be.state, &s, 0, OVERHEAD_REPS, &o->whole_ns, &e)) {
@@ -110,12 +110,12 @@ static int measure_overhead(bc_run *r, unsigned sms, FILE *csv, overhead *o, cha
     return 0;
 }
 
-static void check_kernel(kexec_backend be, const kw_kernel *k, const char *dir, unsigned sms,
+static void check_kernel(kbackend be, const kw_kernel *k, const char *dir, unsigned sms,
                          FILE *csv)
 {
     bc_run r;
     char msg[256] = "";
-    kexec_profile p = {0};
+    kbackend_profile p = {0};
     overhead o = {0};
     double profile_ms = 0;
     const char *step = "prepare";
@@ -158,7 +158,7 @@ static void check_kernel(kexec_backend be, const kw_kernel *k, const char *dir, 
     bc_release(&r);
 }
 
-void bc_check_bench_kernels(kexec_backend be, const char *dir, FILE *csv)
+void bc_check_bench_kernels(kbackend be, const char *dir, FILE *csv)
 {
     unsigned sms = device_sms(be);
     printf("\n| kernel | blocks | whole µs | PUR | MUR | Rm | insts/warp | profiled blocks | "
@@ -170,15 +170,15 @@ void bc_check_bench_kernels(kexec_backend be, const char *dir, FILE *csv)
         check_kernel(be, all[i], dir, sms, csv);
 }
 
-static void trial_row(kexec_backend be, bc_run r[2], unsigned b0, unsigned b1, FILE *csv)
+static void trial_row(kbackend be, bc_run r[2], unsigned b0, unsigned b1, FILE *csv)
 {
-    kexec_trial t = {.blocks_per_sm = {b0, b1}};
+    kbackend_trial t = {.blocks_per_sm = {b0, b1}};
     t.kernel[0] = bc_whole(&r[0]);
     t.kernel[1] = bc_whole(&r[1]);
-    kexec_trial_result res;
-    kexec_error e = {0};
+    kbackend_trial_result res;
+    kbackend_error e = {0};
     int rc = be.ops->trial(be.state, &t, &res, &e);
-    if (rc == KEXEC_EINVAL) {
+    if (rc == KBACKEND_EINVAL) {
         printf("| %u:%u | does not fit: %s |\n", b0, b1, e.msg);
         return;
     }
@@ -202,7 +202,7 @@ static void trial_row(kexec_backend be, bc_run r[2], unsigned b0, unsigned b1, F
                 res.alone_bps[0], res.together_bps[1], res.alone_bps[1], cp);
 }
 
-void bc_check_trial(kexec_backend be, const char *dir, FILE *csv)
+void bc_check_trial(kbackend be, const char *dir, FILE *csv)
 {
     const char *names[2] = {"tea", "st"};   /* compute and memory bound on the H100 */
     bc_run r[2];

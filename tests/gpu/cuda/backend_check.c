@@ -15,7 +15,7 @@
  *  3. each benchmark kernel (backend_bench.c): whole, slices, profile, slicing overhead.
  *  4. tea and st side by side through the trial op.
  *  5. the scheduler on this backend, fifo and kernelet policies (backend_sched.c).
- *  6. a kernel storing to address 8: its launch completes with KEXEC_ELOST naming the
+ *  6. a kernel storing to address 8: its launch completes with KBACKEND_ELOST naming the
  *     error, the backend says it is broken and refuses work, and a new backend works.
  * Tables go to standard output, figures to OUT_DIR/backend-check.csv. The calibration in
  * $KERNELET_CALIBRATION_DIR is used when set. Exit 0 when every check holds, 1 on a
@@ -39,7 +39,7 @@ static double seconds(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int open_backend(kexec_backend *be, kexec_error *e)
+static int open_backend(kbackend *be, kbackend_error *e)
 {
     kcuda_config cfg;
     kcuda_config_default(&cfg);
@@ -54,17 +54,17 @@ static int open_backend(kexec_backend *be, kexec_error *e)
 
 /* count_blocks and fault, loaded once per backend. */
 typedef struct test_kernels {
-    kexec_module *mod;
-    kexec_function *count, *count_sliced, *fault;
+    kbackend_module *mod;
+    kbackend_function *count, *count_sliced, *fault;
 } test_kernels;
 
-static int load_test_kernels(kexec_backend be, test_kernels *k, char *msg, size_t msglen)
+static int load_test_kernels(kbackend be, test_kernels *k, char *msg, size_t msglen)
 {
     size_t len;
     char *text = bc_sliced_ptx(kcuda_test_ptx, strlen(kcuda_test_ptx), &len, msg, msglen);
     if (!text)
         return 1;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     void *st = be.state;
     int rc = be.ops->module_load_ptx(st, text, len, &k->mod, &e) ||
              be.ops->function_get(st, k->mod, "count_blocks", &k->count, NULL, &e) ||
@@ -83,21 +83,21 @@ typedef struct count_params {
     uint32_t tag, pad;
 } count_params;
 
-static kexec_slice count_launch(const test_kernels *k, const count_params *p, unsigned gx,
+static kbackend_slice count_launch(const test_kernels *k, const count_params *p, unsigned gx,
                                 unsigned gy, unsigned gz)
 {
-    kexec_slice s = {.fn = k->count, .grid = {gx, gy, gz}, .block = {64, 1, 1},
+    kbackend_slice s = {.fn = k->count, .grid = {gx, gy, gz}, .block = {64, 1, 1},
                      .count = (uint64_t)gx * gy * gz, .params = p, .params_size = sizeof(*p)};
     return s;
 }
 
 /* A zeroed device buffer of n counters. */
-static int zeroed_counts(kexec_backend be, size_t n, kexec_devptr *d)
+static int zeroed_counts(kbackend be, size_t n, kbackend_devptr *d)
 {
     bc_waiter w;
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (be.ops->mem_alloc(be.state, n * 4, d, &e) ||
         be.ops->memset_d8(be.state, *d, 0, n * 4, bc_done, &t, &e)) {
         bc_fail("counters: %s", e.msg);
@@ -108,14 +108,14 @@ static int zeroed_counts(kexec_backend be, size_t n, kexec_devptr *d)
 }
 
 /* Copies n counters back; the number of blocks in [from, to) not counted `want` times. */
-static size_t wrong_counts(kexec_backend be, kexec_devptr d, size_t n, uint32_t want,
+static size_t wrong_counts(kbackend be, kbackend_devptr d, size_t n, uint32_t want,
                            size_t from, size_t to)
 {
     uint32_t *h = calloc(n, 4);
     bc_waiter w;
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (!h || be.ops->copy_d2h(be.state, h, d, n * 4, bc_done, &t, &e)) {
         free(h);
         return n;
@@ -129,11 +129,11 @@ static size_t wrong_counts(kexec_backend be, kexec_devptr d, size_t n, uint32_t 
 }
 
 /* Launches s in lanes lane0.. with one ticket each; returns how many were accepted. */
-static unsigned launch_all(kexec_backend be, kexec_slice *s, bc_ticket *t, unsigned n)
+static unsigned launch_all(kbackend be, kbackend_slice *s, bc_ticket *t, unsigned n)
 {
     unsigned ok = 0;
     for (unsigned i = 0; i < n; i++) {
-        kexec_error e = {0};
+        kbackend_error e = {0};
         if (be.ops->launch(be.state, s, bc_done, &t[i], &e))
             bc_fail("launch refused: %s", e.msg);
         else
@@ -143,14 +143,14 @@ static unsigned launch_all(kexec_backend be, kexec_slice *s, bc_ticket *t, unsig
     return ok;
 }
 
-static void check_count_blocks(kexec_backend be, const test_kernels *k)
+static void check_count_blocks(kbackend be, const test_kernels *k)
 {
     const size_t n = (size_t)GRID_X * GRID_Y * GRID_Z;
-    kexec_devptr d;
+    kbackend_devptr d;
     if (zeroed_counts(be, n, &d))
         return;
     count_params p = {.counts = d, .tag = 1, .pad = 0xdeadbeef};
-    kexec_slice s = count_launch(k, &p, GRID_X, GRID_Y, GRID_Z);
+    kbackend_slice s = count_launch(k, &p, GRID_X, GRID_Y, GRID_Z);
     bc_waiter w;
     bc_waiter_init(&w);
     bc_ticket t[1 + 512];
@@ -176,19 +176,19 @@ static void check_count_blocks(kexec_backend be, const test_kernels *k)
         bc_fail("count_blocks: %zu of %zu blocks not counted twice", wrong, n);
     printf("count_blocks %ux%ux%u: whole + %u slices over %d lanes: %s\n", GRID_X, GRID_Y,
            GRID_Z, launched - 1, BC_LANES, wrong || w.failed ? "WRONG" : "every block twice");
-    kexec_error e;
+    kbackend_error e;
     be.ops->mem_free(be.state, d, &e);
 }
 
-static void check_modules(kexec_backend be)
+static void check_modules(kbackend be)
 {
     size_t len;
     char msg[256];
     char *text = bc_sliced_ptx(kcuda_test_ptx, strlen(kcuda_test_ptx), &len, msg, sizeof(msg));
     kcuda_stats before, after;
     kcuda_get_stats(be.state, &before);
-    kexec_module *m = NULL;
-    kexec_error e = {0};
+    kbackend_module *m = NULL;
+    kbackend_error e = {0};
     if (!text || be.ops->module_load_ptx(be.state, text, len, &m, &e))
         bc_fail("module reload: %s", text ? e.msg : msg);
     kcuda_get_stats(be.state, &after);
@@ -201,17 +201,17 @@ static void check_modules(kexec_backend be)
     const char bad[] = ".version 7.5\n.target sm_75\n.address_size 64\n"
                        ".visible .entry broken()\n{\n    mov.u32 %r1, 1;\n    ret;\n}\n";
     int rc = be.ops->module_load_ptx(be.state, bad, strlen(bad), &m, &e);
-    if (rc != KEXEC_EMODULE)
-        bc_fail("bad PTX: code %d, want KEXEC_EMODULE", rc);
+    if (rc != KBACKEND_EMODULE)
+        bc_fail("bad PTX: code %d, want KBACKEND_EMODULE", rc);
     printf("bad PTX refused: %s\n", e.msg);
 }
 
-static int copy_wait(kexec_backend be, int to_device, kexec_devptr d, void *h, uint64_t n)
+static int copy_wait(kbackend be, int to_device, kbackend_devptr d, void *h, uint64_t n)
 {
     bc_waiter w;
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
-    kexec_error e = {0};
+    kbackend_error e = {0};
     int rc = to_device ? be.ops->copy_h2d(be.state, d, h, n, bc_done, &t, &e)
                        : be.ops->copy_d2h(be.state, h, d, n, bc_done, &t, &e);
     if (rc)
@@ -222,14 +222,14 @@ static int copy_wait(kexec_backend be, int to_device, kexec_devptr d, void *h, u
 
 /* Two loads of a text with a __device__ variable: two modules, two variables, each
  * holding what was copied to it (cuModuleGetGlobal per load). */
-static void check_module_variables(kexec_backend be)
+static void check_module_variables(kbackend be)
 {
     const char *text = kcuda_test_vars_ptx;
-    kexec_module *m[2] = {NULL, NULL};
-    kexec_devptr v[2] = {0, 0};
+    kbackend_module *m[2] = {NULL, NULL};
+    kbackend_devptr v[2] = {0, 0};
     uint64_t bytes[2] = {0, 0};
     uint32_t in[2] = {0x1234u, 0x5678u}, out[2] = {0, 0};
-    kexec_error e = {0};
+    kbackend_error e = {0};
     int ok = 1;
     for (int i = 0; i < 2 && ok; i++)
         ok = !be.ops->module_load_ptx(be.state, text, strlen(text), &m[i], &e) &&
@@ -255,15 +255,15 @@ static void check_module_variables(kexec_backend be)
 /* count_blocks on gx x 1 x 1 blocks run whole, median of 5 (ns); -1 on failure. Run
  * before the first profile and after the last one: does the range profiler, enabled on
  * the context from the first profile on, slow other kernels down? */
-static double time_count_blocks(kexec_backend be, const test_kernels *k, unsigned gx)
+static double time_count_blocks(kbackend be, const test_kernels *k, unsigned gx)
 {
-    kexec_devptr d;
+    kbackend_devptr d;
     double ns = -1;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (zeroed_counts(be, gx, &d))
         return -1;
     count_params p = {.counts = d};
-    kexec_slice s = count_launch(k, &p, gx, 1, 1);
+    kbackend_slice s = count_launch(k, &p, gx, 1, 1);
     if (kcuda_time_launch(be.state, &s, 0, 5, &ns, &e))
         bc_fail("timing count_blocks: %s", e.msg);
     be.ops->mem_free(be.state, d, &e);
@@ -271,25 +271,25 @@ static double time_count_blocks(kexec_backend be, const test_kernels *k, unsigne
 }
 
 /* A profile holds the device: launches submitted behind it wait and start after it. */
-static void check_deferral(kexec_backend be, const test_kernels *k, unsigned sms)
+static void check_deferral(kbackend be, const test_kernels *k, unsigned sms)
 {
     const unsigned gx = sms * 32 * 4;   /* 4 waves of 32 blocks of 64 threads per SM */
-    kexec_devptr a, b;
+    kbackend_devptr a, b;
     if (zeroed_counts(be, gx, &a) || zeroed_counts(be, gx, &b))
         return;
     count_params pa = {.counts = a}, pb = {.counts = b};
-    kexec_slice prof = count_launch(k, &pa, gx, 1, 1);
+    kbackend_slice prof = count_launch(k, &pa, gx, 1, 1);
     prof.fn = k->count_sliced;
     prof.sliced = 1;
-    kexec_slice later = count_launch(k, &pb, gx, 1, 1);
+    kbackend_slice later = count_launch(k, &pb, gx, 1, 1);
     later.lane = 1;
     bc_waiter w;
     bc_waiter_init(&w);
     bc_ticket t[4] = {{.w = &w}, {.w = &w}, {.w = &w}, {.w = &w}};
-    kexec_profile p = {0};
+    kbackend_profile p = {0};
     kcuda_stats before, after;
     kcuda_get_stats(be.state, &before);
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (be.ops->profile(be.state, &prof, &p, bc_done, &t[0], &e)) {
         bc_fail("profile of count_blocks refused: %s", e.msg);
         return;
@@ -321,19 +321,19 @@ static void check_deferral(kexec_backend be, const test_kernels *k, unsigned sms
 
 /* An unsliced launch profiled runs whole, once, as its own profile: blocks_done = its
  * block count and every block counted exactly once (kernel replay restores memory). */
-static void check_whole_profile(kexec_backend be, const test_kernels *k, unsigned sms)
+static void check_whole_profile(kbackend be, const test_kernels *k, unsigned sms)
 {
     const unsigned gx = sms * 8, gy = 3;
-    kexec_devptr a;
+    kbackend_devptr a;
     if (zeroed_counts(be, (size_t)gx * gy, &a))
         return;
     count_params pa = {.counts = a};
-    kexec_slice whole = count_launch(k, &pa, gx, gy, 1);
+    kbackend_slice whole = count_launch(k, &pa, gx, gy, 1);
     bc_waiter w;
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
-    kexec_profile p = {0};
-    kexec_error e = {0};
+    kbackend_profile p = {0};
+    kbackend_error e = {0};
     if (be.ops->profile(be.state, &whole, &p, bc_done, &t, &e)) {
         bc_fail("whole profile of count_blocks refused: %s", e.msg);
         return;
@@ -351,15 +351,15 @@ static void check_whole_profile(kexec_backend be, const test_kernels *k, unsigne
 }
 
 /* The fault, then a new backend. Consumes *be. */
-static void check_fault(kexec_backend *be, const test_kernels *k)
+static void check_fault(kbackend *be, const test_kernels *k)
 {
     uint32_t value = 1;
-    kexec_slice s = {.fn = k->fault, .grid = {1, 1, 1}, .block = {1, 1, 1}, .count = 1,
+    kbackend_slice s = {.fn = k->fault, .grid = {1, 1, 1}, .block = {1, 1, 1}, .count = 1,
                      .params = &value, .params_size = 4, .lane = 1};
     bc_waiter w;
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (be->ops->launch(be->state, &s, bc_done, &t, &e)) {
         bc_fail("fault launch refused: %s", e.msg);
         return;
@@ -367,19 +367,19 @@ static void check_fault(kexec_backend *be, const test_kernels *k)
     bc_wait(&w, 1);
     char why[256] = "";
     printf("fault kernel: status %d: %s\n", t.status, t.msg);
-    if (t.status != KEXEC_ELOST || !strstr(t.msg, "CUDA_ERROR_ILLEGAL_ADDRESS"))
-        bc_fail("fault: status %d (%s), want KEXEC_ELOST with the error name", t.status, t.msg);
+    if (t.status != KBACKEND_ELOST || !strstr(t.msg, "CUDA_ERROR_ILLEGAL_ADDRESS"))
+        bc_fail("fault: status %d (%s), want KBACKEND_ELOST with the error name", t.status, t.msg);
     if (!kcuda_broken(be->state, why, sizeof(why)))
         bc_fail("fault: the backend does not say it is broken");
     count_params p = {0};
-    kexec_slice c = count_launch(k, &p, 1, 1, 1);
-    if (be->ops->launch(be->state, &c, bc_done, &t, &e) != KEXEC_ELOST)
-        bc_fail("fault: a launch after it was not refused with KEXEC_ELOST");
+    kbackend_slice c = count_launch(k, &p, 1, 1, 1);
+    if (be->ops->launch(be->state, &c, bc_done, &t, &e) != KBACKEND_ELOST)
+        bc_fail("fault: a launch after it was not refused with KBACKEND_ELOST");
     be->ops->destroy(be->state);
     double t0 = seconds();
     test_kernels k2;
     char msg[256];
-    kexec_devptr d;
+    kbackend_devptr d;
     if (open_backend(be, &e) || load_test_kernels(*be, &k2, msg, sizeof(msg)) ||
         zeroed_counts(*be, 100, &d)) {
         bc_fail("no new backend after the fault: %s", e.msg);
@@ -407,14 +407,14 @@ int main(int argc, char **argv)
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     double t0 = seconds();
-    kexec_backend be;
-    kexec_error e = {0};
+    kbackend be;
+    kbackend_error e = {0};
     int rc = open_backend(&be, &e);
     if (rc) {
         fprintf(stderr, "backend-check: %s\n", e.msg);
-        return rc == KEXEC_EDEVICE ? 77 : 1;
+        return rc == KBACKEND_EDEVICE ? 77 : 1;
     }
-    kexec_device_info in;
+    kbackend_device_info in;
     be.ops->device_info(be.state, &in, &e);
     printf("device: %s, %u SMs, cc %d.%d, %.0f GB/s; %u lanes; launch overhead %llu ns%s "
            "(backend up in %.2f s)\n", in.name, in.sms, in.cc_major, in.cc_minor,

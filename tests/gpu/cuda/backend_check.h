@@ -29,7 +29,7 @@ typedef struct bc_ticket {
 } bc_ticket;
 
 void bc_waiter_init(bc_waiter *w);
-void bc_done(void *user, const kexec_completion *c);   /* user: a bc_ticket */
+void bc_done(void *user, const kbackend_completion *c);   /* user: a bc_ticket */
 void bc_wait(bc_waiter *w, unsigned n);
 
 /* ---- checks ---- */
@@ -51,30 +51,30 @@ char *bc_kernel_ptx(const kw_kernel *k, const char *dir, size_t *len, char *msg,
 /* Packs the instance's arguments (buffers as dev[]) with natural alignment, padded to 8
  * bytes as a C struct would be (the backend must drop the padding the driver does not
  * want); returns the size. out: at least 8 x KW_MAX_ARGS bytes. */
-size_t bc_pack_args(const kw_instance *in, const kexec_devptr dev[], unsigned char *out);
+size_t bc_pack_args(const kw_instance *in, const kbackend_devptr dev[], unsigned char *out);
 
 /* ---- a benchmark workload through the backend ---- */
 
 typedef struct bc_run {
-    kexec_backend be;
+    kbackend be;
     const kw_kernel *k;
     kw_instance in;
     int have_instance;
-    kexec_devptr dev[KW_MAX_BUFFERS];
+    kbackend_devptr dev[KW_MAX_BUFFERS];
     unsigned char params[512];  /* packed with natural alignment, padded to 8 like a struct */
     size_t params_size;
-    kexec_module *mod;
-    kexec_function *fn, *sliced;
+    kbackend_module *mod;
+    kbackend_function *fn, *sliced;
     uint64_t total;             /* blocks */
 } bc_run;
 
 /* Creates the instance, loads the kernel's PTX (sliced) from dir, allocates, copies the
  * inputs in and zeroes the outputs; 0, or non-zero with the reason in msg. */
-int bc_prepare(bc_run *r, kexec_backend be, const kw_kernel *k, const char *dir, kw_size size,
+int bc_prepare(bc_run *r, kbackend be, const kw_kernel *k, const char *dir, kw_size size,
                char *msg, size_t msglen);
 
 /* The launch of the whole kernel (fn, grid, params) on lane 0. */
-kexec_slice bc_whole(const bc_run *r);
+kbackend_slice bc_whole(const bc_run *r);
 
 /* Zeroes the outputs; copies them back and verifies them (0 when they match). */
 int bc_zero_outputs(bc_run *r, char *msg, size_t msglen);
@@ -91,13 +91,13 @@ void bc_release(bc_run *r);
 
 /* Each benchmark kernel: whole, random slices, profile (with launches deferred behind it),
  * slice overhead measured against the profile's estimate. Rows go to out and csv. */
-void bc_check_bench_kernels(kexec_backend be, const char *dir, FILE *csv);
+void bc_check_bench_kernels(kbackend be, const char *dir, FILE *csv);
 
 /* A compute and a memory kernel side by side (trial op) at a few block ratios. */
-void bc_check_trial(kexec_backend be, const char *dir, FILE *csv);
+void bc_check_trial(kbackend be, const char *dir, FILE *csv);
 
 /* The scheduler on this backend (backend_sched.c): two tenants (tea, pc), fifo and
  * kernelet policies, profiles from the scheduler's H100 data file; outputs verified. */
-void bc_check_sched(kexec_backend be, const char *dir, const char *profiles, FILE *csv);
+void bc_check_sched(kbackend be, const char *dir, const char *profiles, FILE *csv);
 
 #endif

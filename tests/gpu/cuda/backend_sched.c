@@ -15,7 +15,7 @@ typedef struct sched_tenant {
     const kw_kernel *k;
     kw_instance in;
     uint32_t id, module, fn;
-    kexec_devptr dev[KW_MAX_BUFFERS];
+    kbackend_devptr dev[KW_MAX_BUFFERS];
     unsigned char params[8 * KW_MAX_ARGS];
     size_t params_size;
 } sched_tenant;
@@ -101,7 +101,7 @@ static int copy_out(ksched *s, sched_tenant *t, int *failed)
     return 0;
 }
 
-static void run_policy(kexec_backend be, const char *dir, const ksched_profile_cache *profiles,
+static void run_policy(kbackend be, const char *dir, const ksched_profile_cache *profiles,
                        ksched_policy policy, sched_tenant t[2], FILE *csv)
 {
     ksched_config cfg;
@@ -143,7 +143,7 @@ static void run_policy(kexec_backend be, const char *dir, const ksched_profile_c
     ksched_free(s);
 }
 
-void bc_check_sched(kexec_backend be, const char *dir, const char *profiles_path, FILE *csv)
+void bc_check_sched(kbackend be, const char *dir, const char *profiles_path, FILE *csv)
 {
     ksched_profile_cache *profiles;
     ksched_err e = {0};

@@ -29,7 +29,7 @@ void bc_waiter_init(bc_waiter *w)
     pthread_cond_init(&w->cond, NULL);
 }
 
-void bc_done(void *user, const kexec_completion *c)
+void bc_done(void *user, const kbackend_completion *c)
 {
     bc_ticket *t = user;
     t->status = c->status;
@@ -66,7 +66,7 @@ char *bc_sliced_ptx(const char *ptx, size_t len, size_t *out_len, char *msg, siz
 }
 
 /* Waits for one more backend operation submitted with t (*count: completions so far). */
-static int wait_one(bc_waiter *w, unsigned *count, bc_ticket *t, int rc, const kexec_error *e,
+static int wait_one(bc_waiter *w, unsigned *count, bc_ticket *t, int rc, const kbackend_error *e,
                     const char *what, char *msg, size_t msglen)
 {
     if (rc) {
@@ -79,7 +79,7 @@ static int wait_one(bc_waiter *w, unsigned *count, bc_ticket *t, int rc, const k
     return t->status != 0;
 }
 
-size_t bc_pack_args(const kw_instance *in, const kexec_devptr dev[], unsigned char *out)
+size_t bc_pack_args(const kw_instance *in, const kbackend_devptr dev[], unsigned char *out)
 {
     size_t off = 0;
     for (unsigned a = 0; a < in->n_args; a++) {
@@ -121,9 +121,9 @@ static int load_module(bc_run *r, const char *dir, char *msg, size_t msglen)
     if (!text)
         return 1;
     char sliced_name[300];
-    snprintf(sliced_name, sizeof(sliced_name), "%s%s", r->k->entry, KEXEC_SLICE_SUFFIX);
-    kexec_error e = {0};
-    const kexec_backend_ops *o = r->be.ops;
+    snprintf(sliced_name, sizeof(sliced_name), "%s%s", r->k->entry, KBACKEND_SLICE_SUFFIX);
+    kbackend_error e = {0};
+    const kbackend_ops *o = r->be.ops;
     int rc = o->module_load_ptx(r->be.state, text, sliced_len, &r->mod, &e) ||
              o->function_get(r->be.state, r->mod, r->k->entry, &r->fn, NULL, &e) ||
              o->function_get(r->be.state, r->mod, sliced_name, &r->sliced, NULL, &e);
@@ -139,8 +139,8 @@ static int copy_inputs(bc_run *r, char *msg, size_t msglen)
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
     unsigned count = 0;
-    kexec_error e = {0};
-    const kexec_backend_ops *o = r->be.ops;
+    kbackend_error e = {0};
+    const kbackend_ops *o = r->be.ops;
     for (unsigned b = 0; b < r->in.n_buffers; b++) {
         const kw_buffer *buf = &r->in.buffers[b];
         if (o->mem_alloc(r->be.state, buf->size, &r->dev[b], &e)) {
@@ -156,7 +156,7 @@ static int copy_inputs(bc_run *r, char *msg, size_t msglen)
     return 0;
 }
 
-int bc_prepare(bc_run *r, kexec_backend be, const kw_kernel *k, const char *dir, kw_size size,
+int bc_prepare(bc_run *r, kbackend be, const kw_kernel *k, const char *dir, kw_size size,
                char *msg, size_t msglen)
 {
     memset(r, 0, sizeof(*r));
@@ -174,9 +174,9 @@ int bc_prepare(bc_run *r, kexec_backend be, const kw_kernel *k, const char *dir,
     return 0;
 }
 
-kexec_slice bc_whole(const bc_run *r)
+kbackend_slice bc_whole(const bc_run *r)
 {
-    kexec_slice s = {.fn = r->fn, .count = r->total, .smem = r->in.dynamic_shared_bytes,
+    kbackend_slice s = {.fn = r->fn, .count = r->total, .smem = r->in.dynamic_shared_bytes,
                      .params = r->params, .params_size = r->params_size};
     memcpy(s.grid, r->in.grid, sizeof(s.grid));
     memcpy(s.block, r->in.block, sizeof(s.block));
@@ -184,14 +184,14 @@ kexec_slice bc_whole(const bc_run *r)
 }
 
 /* Submits one operation on output buffer b with ticket t (bc_zero_outputs, bc_verify). */
-typedef int (*output_op)(bc_run *r, unsigned b, bc_ticket *t, kexec_error *e);
+typedef int (*output_op)(bc_run *r, unsigned b, bc_ticket *t, kbackend_error *e);
 
-static int zero_op(bc_run *r, unsigned b, bc_ticket *t, kexec_error *e)
+static int zero_op(bc_run *r, unsigned b, bc_ticket *t, kbackend_error *e)
 {
     return r->be.ops->memset_d8(r->be.state, r->dev[b], 0, r->in.buffers[b].size, bc_done, t, e);
 }
 
-static int copy_out_op(bc_run *r, unsigned b, bc_ticket *t, kexec_error *e)
+static int copy_out_op(bc_run *r, unsigned b, bc_ticket *t, kbackend_error *e)
 {
     return r->be.ops->copy_d2h(r->be.state, r->in.buffers[b].host, r->dev[b],
                                r->in.buffers[b].size, bc_done, t, e);
@@ -204,7 +204,7 @@ static int each_output(bc_run *r, output_op op, const char *what, char *msg, siz
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
     unsigned count = 0;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     for (unsigned b = 0; b < r->in.n_buffers; b++)
         if (r->in.buffers[b].copy_out &&
             wait_one(&w, &count, &t, op(r, b, &t, &e), &e, what, msg, msglen))
@@ -234,7 +234,7 @@ int bc_run_random_slices(bc_run *r, uint64_t first, uint64_t max_slice, unsigned
     }
     bc_waiter w;
     bc_waiter_init(&w);
-    kexec_slice s = bc_whole(r);
+    kbackend_slice s = bc_whole(r);
     s.fn = r->sliced;
     s.sliced = 1;
     srand(seed);
@@ -245,7 +245,7 @@ int bc_run_random_slices(bc_run *r, uint64_t first, uint64_t max_slice, unsigned
         s.count = want < left ? want : left;
         s.lane = (unsigned)rand() % BC_LANES;
         t[n].w = &w;
-        kexec_error e = {0};
+        kbackend_error e = {0};
         if (r->be.ops->launch(r->be.state, &s, bc_done, &t[n], &e)) {
             snprintf(msg, msglen, "slice [%llu, +%llu) refused: %.200s",
                      (unsigned long long)b,
@@ -267,7 +267,7 @@ int bc_run_random_slices(bc_run *r, uint64_t first, uint64_t max_slice, unsigned
 
 void bc_release(bc_run *r)
 {
-    kexec_error e;
+    kbackend_error e;
     for (unsigned b = 0; b < KW_MAX_BUFFERS; b++)
         if (r->dev[b])
             r->be.ops->mem_free(r->be.state, r->dev[b], &e);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Copies what the GPU acceptance of the guest libcuda needs into one folder to carry to the
-# GPU machine (NOTES-for-lead.md, docs/perf/transport.md):
+# GPU machine (docs/perf/transport.md):
 #   tests/gpu/libcuda/pack.sh [BUILD_DIR] [DEST]      (defaults: build, .carry/libcuda)
 # The daemon's shared libraries that a CUDA machine may lack (GSL, LZ4, ZSTD) go in lib/;
 # the rest needs libc, NVIDIA's libcuda.so.1 and CUPTI there.

@@ -30,7 +30,7 @@ static int read_stdin(char *buf, size_t cap, size_t *len)
 static int write_file(const char *dir, const kcuda_calibration *c, const char *text)
 {
     char name[128], path[4096];
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (kcuda_calibration_file_name(c->device, name, sizeof(name), &e)) {
         fprintf(stderr, "kernelet-cuda-calibrate: %s\n", e.msg);
         return 1;
@@ -50,7 +50,7 @@ static int calibrate(int device, kcuda_calibration *c)
 {
     static char probe[KCUDA_CALIBRATION_MAX_BYTES + 1];
     size_t len;
-    kexec_error e = {0};
+    kbackend_error e = {0};
     if (read_stdin(probe, sizeof(probe), &len) || kcuda_calibration_parse(probe, len, c, &e)) {
         fprintf(stderr, "kernelet-cuda-calibrate: probe output: %s\n",
                 *e.msg ? e.msg : "unreadable or too long");
@@ -62,11 +62,11 @@ static int calibrate(int device, kcuda_calibration *c)
     kcuda *kc;
     if (kcuda_new(&kc, &cfg, &e)) {
         fprintf(stderr, "kernelet-cuda-calibrate: %s\n", e.msg);
-        return e.code == KEXEC_EDEVICE ? 77 : 1;
+        return e.code == KBACKEND_EDEVICE ? 77 : 1;
     }
-    kexec_backend be;
+    kbackend be;
     kcuda_backend(kc, &be);
-    kexec_device_info info;
+    kbackend_device_info info;
     be.ops->device_info(be.state, &info, &e);
     c->slice_overhead_ns = info.slice_overhead_ns;
     int bad = strcmp(info.name, c->device) != 0;
