@@ -107,10 +107,9 @@ void kernelet_open_admin(VirtIOKernelet *s)
 
 /* ---- policy and statistics ---- */
 
-void kernelet_link_push_policy(VirtIOKernelet *s, Error **errp)
+bool kernelet_link_push_policy(VirtIOKernelet *s, const struct kdev_policy *pol, Error **errp)
 {
     KerneletLink *l = &s->link;
-    const struct kdev_policy *pol = &s->state.policy;
     struct kernelet_admin_set req = {
         .tenant = l->tenant_id, .fields = KERNELET_SET_FIELDS, .weight = pol->weight,
         .priority = pol->priority, .max_inflight = pol->max_inflight,
@@ -119,12 +118,14 @@ void kernelet_link_push_policy(VirtIOKernelet *s, Error **errp)
     int st;
 
     if (!l->path || l->fd < 0 || l->admin_fd < 0) {
-        return; /* sent when the link (re)connects */
+        return true; /* sent when the link (re)connects */
     }
     st = kernelet_call(l->admin_fd, KERNELET_OP_ADMIN_SET, &req, sizeof(req), -1, NULL, 0, NULL);
     if (st != KERNELET_ST_OK) {
         error_setg(errp, "virtio-kernelet: kerneletd refused the policy (status %d)", st);
+        return false;
     }
+    return true;
 }
 
 void kernelet_link_refresh_stats(VirtIOKernelet *s)

@@ -133,7 +133,7 @@ static void link_try_connect(void *opaque)
     l->in_len = 0;
     l->warned_down = false;
     kernelet_open_admin(s);
-    kernelet_link_push_policy(s, NULL);
+    kernelet_link_push_policy(s, &s->state.policy, NULL);
     qemu_set_fd_handler(fd, link_readable, NULL, s);
     set_backend(s, true);
 }

@@ -84,8 +84,9 @@ bool kernelet_link_throttled(VirtIOKernelet *s);
  * it returns true with *paused set, the queue must pause (output or staging full). */
 bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *elem,
                            bool *paused);
-/* Sends the device's policy to the daemon (no-op while down). */
-void kernelet_link_push_policy(VirtIOKernelet *s, Error **errp);
+/* Sends policy pol to the daemon (true at once while the link is down: the device sends
+ * its policy when it connects); false with errp set when the daemon refuses it. */
+bool kernelet_link_push_policy(VirtIOKernelet *s, const struct kdev_policy *pol, Error **errp);
 /* Refreshes s->state.stats' daemon counters (kernels, GPU time, bytes, memory). */
 void kernelet_link_refresh_stats(VirtIOKernelet *s);
 

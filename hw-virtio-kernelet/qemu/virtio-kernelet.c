@@ -204,7 +204,8 @@ static uint64_t kernelet_get_features(VirtIODevice *vdev, uint64_t f, Error **er
 
 /* ---- run-time policy properties ---- */
 
-/* Applies a checked policy: records it and tells the guest that config changed. */
+/* Applies a policy once it is valid and the daemon (when linked) took it: records it and
+ * tells the guest that config changed. A refused policy leaves the old one in force. */
 static bool kernelet_policy_commit(VirtIOKernelet *s, const struct kdev_policy *p,
                                    Error **errp)
 {
@@ -214,10 +215,11 @@ static bool kernelet_policy_commit(VirtIOKernelet *s, const struct kdev_policy *
         error_setg(errp, "virtio-kernelet: %s", why);
         return false;
     }
+    if (!kernelet_link_push_policy(s, p, errp)) {
+        return false;
+    }
     s->state.policy = *p;
-    s->policy_generation++;
     virtio_notify_config(VIRTIO_DEVICE(s));
-    kernelet_link_push_policy(s, errp);
     return true;
 }
 

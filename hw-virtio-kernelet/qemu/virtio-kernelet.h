@@ -49,7 +49,6 @@ struct VirtIOKernelet {
     QTAILQ_HEAD(, KerneletHeld) held;
 
     /* Bumped on every policy change so the daemon link can tell what it has sent. */
-    uint64_t policy_generation;
 
     Error *migration_blocker;
 
