@@ -12,7 +12,8 @@ progs="pc sad spmv st mm mriq bs tea"
 for f in host-sched/daemon/kerneletd host-sched/daemon/kerneletd-cuda.so \
          host-sched/daemon/kernelet-ctl guest-driver/libcuda/libcuda.so.1 \
          tests/gpu/cuda/backend-check tests/gpu/cuda/profile-kernels \
-         host-sched/backends/cuda/kernelet-cuda-calibrate model/model-mem-probe bench/burn bench/stream; do
+         host-sched/backends/cuda/kernelet-cuda-calibrate model/model-mem-probe bench/burn bench/stream \
+         guest-driver/libcuda/kernelet-proto-bench tests/gpu/ptx/ptx-slice-gpu; do
     need "$f"
 done
 for p in $progs; do need "bench/$p"; done
@@ -20,12 +21,15 @@ rm -rf "$dest"
 scripts/device-pack "$dest" "$build/host-sched/daemon/kerneletd" \
     "$build/host-sched/daemon/kerneletd-cuda.so" "$build/host-sched/daemon/kernelet-ctl" \
     "$build/tests/gpu/cuda/backend-check" "$build/tests/gpu/cuda/profile-kernels" \
-    "$build/host-sched/backends/cuda/kernelet-cuda-calibrate" "$build/model/model-mem-probe" >/dev/null
-mkdir -p "$dest/libcuda" "$dest/bench/ptx"
+    "$build/host-sched/backends/cuda/kernelet-cuda-calibrate" "$build/model/model-mem-probe" \
+    "$build/guest-driver/libcuda/kernelet-proto-bench" "$build/tests/gpu/ptx/ptx-slice-gpu" >/dev/null
+mkdir -p "$dest/libcuda" "$dest/bench/ptx" "$dest/corpus"
 cp "$build/guest-driver/libcuda/libcuda.so.1" "$dest/libcuda/"
 for p in $progs burn stream; do cp "$build/bench/$p" "$dest/bench/"; done
 cp "$build"/bench/*.ptx "$dest/bench/ptx/"
+cp "$build"/tests/ptx/*.ptx "$dest/corpus/"
 cp -r host-sched/backends/cuda/calibration "$dest/calibration"
 cp tests/gpu/cuda/bench_h100.tsv host-sched/profiles/h100-bench.profiles "$dest/"
-cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/acceptance/run.sh "$dest/"
+cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/acceptance/run.sh \
+   tests/gpu/acceptance/figures.sh tests/gpu/libcuda/run_proto_bench.sh "$dest/"
 du -sh "$dest"
