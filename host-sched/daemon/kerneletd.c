@@ -35,6 +35,8 @@ static void usage(FILE *f)
             "                       (default auto)\n"
             "  --policy NAME        %s (default kernelet)\n"
             "  --profiles FILE      kernel profiles (the sim's truth; a cache for the others)\n"
+            "  --pair-split A:B     kernelet: pairs run A blocks per SM of the more compute-\n"
+            "                       bound kernel beside B of the other, not the model's split\n"
             "  --calibration DIR    cuda: GPU calibration files (default: the built-in ones)\n"
             "  --max-connections N  tenants and administrators at once (default 256)\n"
             "  --admin-user USER    may administer besides root and the daemon's user: the\n"
@@ -51,6 +53,7 @@ struct options {
     const char *policy;
     unsigned max_connections;
     uid_t admin_uid;
+    unsigned pair_split[2];
 };
 
 /* A user name or a numeric uid; -1 when neither. */
@@ -75,6 +78,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"socket", required_argument, NULL, 's'}, {"socket-mode", required_argument, NULL, 'm'},
         {"backend", required_argument, NULL, 'b'}, {"policy", required_argument, NULL, 'p'},
         {"profiles", required_argument, NULL, 'f'},
+        {"pair-split", required_argument, NULL, 'S'},
         {"calibration", required_argument, NULL, 'C'},
         {"max-connections", required_argument, NULL, 'c'},
         {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
@@ -96,6 +100,10 @@ static int parse(int argc, char **argv, struct options *o)
         case 'b': o->backend.name = optarg; break;
         case 'p': o->policy = optarg; break;
         case 'f': o->backend.profiles = optarg; break;
+        case 'S':
+            if (sscanf(optarg, "%u:%u%c", &o->pair_split[0], &o->pair_split[1], &(char){0}) != 2)
+                return -1;
+            break;
         case 'C': o->backend.calibration_dir = optarg; break;
         case 'c':
             o->max_connections = (unsigned)strtoul(optarg, &end, 10);
@@ -145,6 +153,8 @@ int main(int argc, char **argv)
     }
     scfg.trace = kserver_tally_trace;
     scfg.trace_user = tally;
+    scfg.pair_split[0] = o.pair_split[0];
+    scfg.pair_split[1] = o.pair_split[1];
     if (ksched_policy_parse(o.policy, &scfg.policy) != 0) {
         fprintf(stderr, "kerneletd: unknown policy '%s'\n", o.policy);
         goto out;

@@ -100,6 +100,11 @@ typedef struct ksched_config {
     double min_cp;              /* co-schedule only when the expected CP exceeds this;
                                    default 0 */
     unsigned pipeline_depth;    /* launches queued per lane; default 2 */
+    unsigned pair_split[2];     /* kernelet: {0, 0} (default) = the model chooses each pair's
+                                   blocks per SM; else the blocks per SM of the pair's more
+                                   compute-bound kernel (higher PUR) and of the other, for
+                                   comparing the model's choice with measured splits
+                                   (tests/gpu/tenants/pair_sweep) */
     unsigned base_lanes;        /* kernels base runs side by side; default 2 */
     uint64_t seed;              /* mc's random choices; default 1 */
     uint64_t fairness_window_ns; /* weights: a tenant whose weighted GPU time runs this far

@@ -37,6 +37,9 @@ static int config_check(const ksched_config *c, ksched_err *err)
         return ksched_fail(err, KSCHED_EINVAL, "slice_overhead must be in (0, 1)");
     if (!isfinite(c->min_cp) || c->min_cp < -1 || c->min_cp >= 1)
         return ksched_fail(err, KSCHED_EINVAL, "min_cp must be in [-1, 1)");
+    if ((c->pair_split[0] || c->pair_split[1]) &&
+        (!c->pair_split[0] || !c->pair_split[1] || c->pair_split[0] > 64 || c->pair_split[1] > 64))
+        return ksched_fail(err, KSCHED_EINVAL, "pair_split must be two values in [1, 64] or none");
     if (!c->pipeline_depth || c->pipeline_depth > 64)
         return ksched_fail(err, KSCHED_EINVAL, "pipeline_depth must be in [1, 64]");
     if (!(c->aging >= 0 && c->aging <= 1e9))

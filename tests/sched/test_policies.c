@@ -556,6 +556,58 @@ static void test_table_needs_trial(void)
     tenv_free(t);
 }
 
+/* A fixed split (ksched_config.pair_split) replaces the model's: the compute-bound kernel
+ * gets the first number of blocks per SM, the other the second; a split the SM cannot
+ * hold, or half of one, is refused. */
+static void test_pair_split(void)
+{
+    tracer tr;
+    ksched_config c;
+    ksched_config_default(&c);
+    c.policy = KSCHED_KERNELET;
+    c.trace = on_trace;
+    c.trace_user = &tr;
+    c.pair_split[0] = 2;
+    c.pair_split[1] = 5;
+    tr.ev = g_array_new(FALSE, FALSE, sizeof(ksched_trace));
+    tenv *t = tenv_new(&c, NULL);
+    uint32_t tn = tenv_tenant(t, "s"), fn[2];
+    const char *names[2] = {"comp", "mem"};
+    tenv_functions(t, tn, names, 2, 1, fn);
+    rec a = {0}, b = {0};
+    ksched_op x = launch_op(fn[0], 20 * 8 * 132, 1, 256), y = launch_op(fn[1], 20 * 8 * 132, 1, 256);
+    uint64_t op_comp = tenv_submit(t, tn, 0, &x, rec_done, &a);
+    uint64_t op_mem = tenv_submit(t, tn, tenv_stream(t, tn), &y, rec_done, &b);
+    tenv_run(t);
+    g_assert_true(a.seen && b.seen);
+    int pairs = 0;
+    for (guint i = 0; i < tr.ev->len; i++) {
+        const ksched_trace *e = &g_array_index(tr.ev, ksched_trace, i);
+        if (e->kind != KSCHED_TRACE_DECISION || !e->op[1])
+            continue;
+        int comp_first = e->op[0] == op_comp;
+        g_assert_true(comp_first ? e->op[1] == op_mem : e->op[0] == op_mem);
+        g_assert_cmpuint(e->blocks_per_sm[!comp_first], ==, 2);
+        g_assert_cmpuint(e->blocks_per_sm[comp_first], ==, 5);
+        pairs++;
+    }
+    g_assert_cmpint(pairs, >, 0);
+    tenv_free(t);
+    g_array_free(tr.ev, TRUE);
+    ksched_config bad;
+    ksched_config_default(&bad);
+    bad.pair_split[1] = 4;
+    ksim *sim;
+    kbackend be;
+    ksched *s;
+    ksched_err e = {0};
+    g_assert_cmpint(ksim_new(&sim, NULL, &e), ==, 0);
+    ksim_backend(sim, &be);
+    g_assert_cmpint(ksched_new(&s, &be, &bad, NULL, &e), ==, KSCHED_EINVAL);
+    g_assert_nonnull(strstr(e.msg, "pair_split"));
+    ksim_free(sim);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -568,6 +620,7 @@ int main(int argc, char **argv)
     g_test_add_func("/policies/table/names", test_table_names);
     g_test_add_func("/policies/table/needs-trial", test_table_needs_trial);
     g_test_add_func("/policies/profile-whole", test_profile_whole);
+    g_test_add_func("/policies/pair-split", test_pair_split);
     g_test_add_func("/policies/pruning", test_pruning);
     g_test_add_func("/policies/widening", test_widening);
     g_test_add_func("/policies/reaction-to-arrival", test_reaction_to_arrival);

@@ -24,6 +24,23 @@ static int pruned(const sched_kernel *a, const sched_kernel *b, double ap, doubl
            fabs(a->cls->prof.mur - b->cls->prof.mur) < am;
 }
 
+/* The operator's fixed split (ksched_config.pair_split) in place of the model's: the more
+ * compute-bound kernel gets the first number. Each wave's time scales with the blocks it
+ * holds, a first-order guess that only sizes the slices. */
+static void force_split(const ksched *s, choice *c)
+{
+    int a_compute = c->a->cls->prof.pur >= c->b->cls->prof.pur;
+    unsigned want[2] = {s->cfg.pair_split[!a_compute], s->cfg.pair_split[a_compute]};
+    kmodel_kernel ks[2] = {c->a->cls->k, c->b->cls->k};
+    if (kmodel_fits(s->model, 2, ks, want) != 0)
+        return;                 /* the SM cannot hold that split: the model's stands */
+    for (int i = 0; i < 2; i++) {
+        if (c->bps[i])
+            c->wave_ns[i] *= (double)want[i] / c->bps[i];
+        c->bps[i] = want[i];
+    }
+}
+
 /* Makes (a, b) the best choice when it fits and beats *found's best; 1 when it did. */
 static int consider(ksched *s, sched_kernel *a, sched_kernel *b, int *found, choice *best)
 {
@@ -62,6 +79,8 @@ static void plan_overdue(ksched *s, sched_kernel *o, sched_kernel **c, unsigned 
     for (unsigned i = 0; i < n; i++)
         if (c[i] != o)
             consider(s, o, c[i], &found, &best);
+    if (found && s->cfg.pair_split[0])
+        force_split(s, &best);
     if (found && best.cp > s->cfg.min_cp)
         sched_plan_pair(s, best.a, best.b, best.bps, best.wave_ns);
     else
@@ -103,6 +122,8 @@ static void kernelet_decide(ksched *s, void *state)
         ap = widenings >= MAX_WIDENINGS ? 0 : ap / 2;
         am = widenings >= MAX_WIDENINGS ? 0 : am / 2;
     }
+    if (found && s->cfg.pair_split[0])
+        force_split(s, &best);
     if (found && best.cp > s->cfg.min_cp)
         sched_plan_pair(s, best.a, best.b, best.bps, best.wave_ns);
     else
