@@ -1,6 +1,7 @@
 /* kerneletd: the Kernelet daemon. Owns the GPU (through an executor backend), runs the
  * scheduler's dispatcher thread and serves tenants on a Unix socket (docs/PROTOCOL.md,
  * docs/OPERATORS.md). Runs in the foreground; stops cleanly on SIGINT or SIGTERM. */
+#include <errno.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <signal.h>
@@ -37,6 +38,12 @@ static void usage(FILE *f)
             "  --profiles FILE      kernel profiles (the sim's truth; a cache for the others)\n"
             "  --calibration DIR    cuda: GPU calibration files (default: the built-in ones)\n"
             "  --max-connections N  tenants and administrators at once (default 256)\n"
+            "  --max-connections-per-user N\n"
+            "                       connections of one user, root and administrators\n"
+            "                       excepted (default: a quarter of --max-connections)\n"
+            "  --hello-timeout SECONDS\n"
+            "                       a connection that has not said HELLO by then is closed\n"
+            "                       (default 5; fractions allowed)\n"
             "  --admin-user USER    may administer besides root and the daemon's user: the\n"
             "                       user QEMU runs as, so that QMP policy reaches the daemon\n"
             "  --help\n",
@@ -50,6 +57,8 @@ struct options {
     struct kd_backend_options backend;
     const char *policy;
     unsigned max_connections;
+    unsigned max_per_user;
+    unsigned hello_timeout_ms;
     uid_t admin_uid;
 };
 
@@ -69,6 +78,35 @@ static int parse_user(const char *s, uid_t *uid)
     return 0;
 }
 
+/* A positive count; -1 when s is not one. */
+static int parse_count(const char *s, unsigned *out)
+{
+    char *end;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || v == 0 || v > 1u << 20 || *s == '-')
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+/* Seconds (fractions allowed) as milliseconds, at least 1 and at most an hour; -1 when s
+ * is not such a time. */
+static int parse_seconds_ms(const char *s, unsigned *ms)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (!*s || *end || errno || !(v > 0.0) || v > 3600.0)
+        return -1;
+    *ms = v * 1000.0 < 1.0 ? 1u : (unsigned)(v * 1000.0);
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct options *o)
 {
     static const struct option longs[] = {
@@ -77,6 +115,8 @@ static int parse(int argc, char **argv, struct options *o)
         {"profiles", required_argument, NULL, 'f'},
         {"calibration", required_argument, NULL, 'C'},
         {"max-connections", required_argument, NULL, 'c'},
+        {"max-connections-per-user", required_argument, NULL, 'U'},
+        {"hello-timeout", required_argument, NULL, 'T'},
         {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -98,8 +138,15 @@ static int parse(int argc, char **argv, struct options *o)
         case 'f': o->backend.profiles = optarg; break;
         case 'C': o->backend.calibration_dir = optarg; break;
         case 'c':
-            o->max_connections = (unsigned)strtoul(optarg, &end, 10);
-            if (*end || o->max_connections == 0)
+            if (parse_count(optarg, &o->max_connections) != 0)
+                return -1;
+            break;
+        case 'U':
+            if (parse_count(optarg, &o->max_per_user) != 0)
+                return -1;
+            break;
+        case 'T':
+            if (parse_seconds_ms(optarg, &o->hello_timeout_ms) != 0)
                 return -1;
             break;
         case 'u':
@@ -163,6 +210,8 @@ int main(int argc, char **argv)
     cfg.sched = sched;
     cfg.backend_name = backend.ops->name;
     cfg.max_connections = o.max_connections;
+    cfg.max_per_user = o.max_per_user;
+    cfg.hello_timeout_ms = o.hello_timeout_ms;
     cfg.admin_uid = o.admin_uid;
     cfg.tally = tally;
     if (kserver_new(&srv, &cfg, err, sizeof(err)) != 0) {

@@ -153,12 +153,22 @@ unsigned harness_connections(struct harness *h)
 
 bool client_connect(struct client *c, struct harness *h)
 {
+    return client_connect_path(c, h->socket);
+}
+
+bool client_connect_path(struct client *c, const char *socket)
+{
     memset(c, 0, sizeof(*c));
-    c->fd = kproto_connect(h->socket);
+    c->fd = kproto_connect(socket);
     return c->fd >= 0;
 }
 
 bool client_open(struct client *c, struct harness *h, const char *name, bool admin)
+{
+    return client_open_path(c, h->socket, name, admin);
+}
+
+bool client_open_path(struct client *c, const char *socket, const char *name, bool admin)
 {
     struct {
         struct kernelet_hello hello;
@@ -166,7 +176,7 @@ bool client_open(struct client *c, struct harness *h, const char *name, bool adm
     } hello = {{.proto_version = KERNELET_PROTO_VERSION}, {.flags = admin ? KERNELET_HELLO_ADMIN : 0}};
     struct kernelet_session s;
 
-    if (!client_connect(c, h))
+    if (!client_connect_path(c, socket))
         return false;
     g_strlcpy(hello.tenant.name, name, sizeof(hello.tenant.name));
     if (client_call(c, KERNELET_OP_HELLO, &hello, sizeof(hello), -1) != KERNELET_ST_OK)

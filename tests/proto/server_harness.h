@@ -42,6 +42,9 @@ struct client {
 bool client_open(struct client *c, struct harness *h, const char *name, bool admin);
 /* Connects without HELLO. */
 bool client_connect(struct client *c, struct harness *h);
+/* The same two on the socket of a kerneletd started elsewhere. */
+bool client_open_path(struct client *c, const char *socket, const char *name, bool admin);
+bool client_connect_path(struct client *c, const char *socket);
 void client_close(struct client *c);
 
 /* Sends a request (payload of n bytes; fd passed along when >= 0) and reads its answer.
