@@ -162,6 +162,12 @@ static int parse(int argc, char **argv, struct options *o)
     return optind == argc ? 0 : -1;
 }
 
+static void cancel_backend(const kbackend *b)
+{
+    if (b->ops->cancel_all)
+        b->ops->cancel_all(b->state);
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -227,9 +233,13 @@ int main(int argc, char **argv)
     rc = kserver_run(srv) == 0 ? 0 : 1;
     running = NULL;
 out:
+    /* A tenant's kernel may run for long or forever: cancelled, it cannot hold up the stop,
+     * and no completion reaches the scheduler or the server after they are freed. */
+    cancel_backend(&backend);
     kserver_free(srv);
     if (sched) {
         ksched_thread_stop(sched);
+        cancel_backend(&backend); /* what the dispatcher submitted while connections closed */
         ksched_free(sched);
     }
     backend.ops->destroy(backend.state);

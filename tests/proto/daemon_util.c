@@ -170,3 +170,68 @@ bool child_ok(pid_t pid)
 
     return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
+
+const char spin_ptx[] =
+    ".version 7.0\n"
+    ".target sm_52\n"
+    ".address_size 64\n"
+    ".visible .entry k_forever(.param .u64 p)\n"
+    "{\n"
+    "    .reg .b32 %r<2>;\n"
+    "    mov.u32 %r1, 0;\n"
+    "SPIN:\n"
+    "    add.u32 %r1, %r1, 1;\n"
+    "    bra SPIN;\n"
+    "}\n"
+    ".visible .entry k_loop(.param .u64 p, .param .u32 n)\n"
+    "{\n"
+    "    .reg .pred %q<2>;\n"
+    "    .reg .b32 %r<6>;\n"
+    "    .reg .b64 %rd<4>;\n"
+    "    ld.param.u64 %rd1, [p];\n"
+    "    ld.param.u32 %r2, [n];\n"
+    "    mov.u32 %r1, 0;\n"
+    "LOOP:\n"
+    "    add.u32 %r1, %r1, 1;\n"
+    "    setp.lt.u32 %q1, %r1, %r2;\n"
+    "    @%q1 bra LOOP;\n"
+    "    mov.u32 %r3, %ctaid.x;\n"
+    "    mov.u32 %r4, %ntid.x;\n"
+    "    mov.u32 %r5, %tid.x;\n"
+    "    mad.lo.s32 %r3, %r3, %r4, %r5;\n"
+    "    cvta.to.global.u64 %rd2, %rd1;\n"
+    "    mul.wide.u32 %rd3, %r3, 4;\n"
+    "    add.s64 %rd2, %rd2, %rd3;\n"
+    "    st.global.u32 [%rd2], %r1;\n"
+    "    ret;\n"
+    "}\n";
+
+uint64_t spin_function(struct client *c, const char *entry)
+{
+    struct kernelet_function f;
+    struct kernelet_param params[4];
+    uint64_t fn = client_function(c, client_module_ptx(c, spin_ptx), entry, &f, params);
+
+    g_assert_cmpuint(fn, !=, 0);
+    return fn;
+}
+
+int launch_spin(struct client *c, uint64_t fn, uint64_t p, int n, unsigned grid, bool complete)
+{
+    struct {
+        struct kernelet_batch b;
+        struct kernelet_rec_launch l;
+        uint64_t p;
+        uint32_t n, pad;
+    } q = {
+        .b = {.count = 1, .flags = complete ? KERNELET_BATCH_COMPLETE : 0},
+        .l = {.h = {.op = KERNELET_REC_LAUNCH,
+                    .length = sizeof(q.l) + (n < 0 ? 8 : 16),
+                    .stream = KERNELET_STREAM_LEGACY},
+              .function = fn, .grid = {grid, 1, 1}, .block = {32, 1, 1},
+              .param_bytes = n < 0 ? 8 : 12},
+        .p = p, .n = n < 0 ? 0 : (uint32_t)n,
+    };
+
+    return client_call(c, KERNELET_OP_LAUNCH_BATCH, &q, sizeof(q.b) + q.l.h.length, -1);
+}

@@ -5,6 +5,7 @@
 #define DAEMON_UTIL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct daemon {
@@ -32,6 +33,16 @@ bool closed_within(int fd, int timeout_ms);
  * kernel, copy out, and its output checked against the CPU. False when HELLO fails (the
  * daemon refused the connection); anything else that fails aborts the test. */
 bool tenant_round_trip(const char *socket, const char *name);
+
+struct client;
+/* Test kernels, one thread per word of p: k_forever(u64 p) never ends; k_loop(u64 p,
+ * u32 n) counts to n and stores n. */
+extern const char spin_ptx[];
+/* Loads spin_ptx into c and returns the function entry's handle. */
+uint64_t spin_function(struct client *c, const char *entry);
+/* One launch of fn over grid blocks of 32 threads, parameter p (and n for k_loop), on the
+ * legacy stream; complete: answered once it ran. The status. */
+int launch_spin(struct client *c, uint64_t fn, uint64_t p, int n, unsigned grid, bool complete);
 
 /* Runs fn(arg) in a child process as uid (root needed); its exit status is fn's result
  * (0 = success). Returns the child's pid. */

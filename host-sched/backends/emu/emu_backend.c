@@ -8,6 +8,7 @@
  * The device it reports is Hopper-shaped (compute capability 9.0, 132 SMs), so that the
  * scheduler's model and the fatbin entry selection see what the GPU machine has. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,11 @@ struct emu_backend {
     pthread_t worker;
     pthread_mutex_t lock;
     pthread_cond_t cond;
+    pthread_cond_t idle;           /* signalled when the queue empties and no job runs */
     struct job *head, *tail;
+    bool busy;                     /* the worker is running a job */
     int stop;
+    volatile int cancel;           /* cancel_all: the emulator polls it during launches */
 };
 
 static uint64_t mono_ns(void)
@@ -71,9 +75,9 @@ static int run_launch(struct emu_backend *b, struct job *j, kemu_error *e)
         .dynamic_shared_bytes = s->smem,
         .params = j->params,
         .params_bytes = s->params_size,
+        .cancel = &b->cancel,
     };
 
-    (void)b;
     if (s->sliced)
         return kemu_launch_slice((kemu_function *)s->fn, (uint32_t)s->first, (uint32_t)s->count,
                                  &cfg, e);
@@ -87,6 +91,13 @@ static void run(struct emu_backend *b, struct job *j)
     int rc;
 
     c.start_ns = mono_ns();
+    if (__atomic_load_n(&b->cancel, __ATOMIC_RELAXED)) {
+        c.end_ns = c.start_ns;
+        c.status = KBACKEND_ELAUNCH;
+        c.msg = "cancelled: the device is shutting down";
+        j->done(j->user, &c);
+        return;
+    }
     switch (j->kind) {
     case JOB_H2D: rc = kemu_memcpy_htod(b->dev, j->dst_dev, j->src_host, j->bytes, &e); break;
     case JOB_D2H: rc = kemu_memcpy_dtoh(b->dev, j->dst_host, j->src_dev, j->bytes, &e); break;
@@ -117,11 +128,15 @@ static void *worker(void *arg)
         b->head = j->next;
         if (!b->head)
             b->tail = NULL;
+        b->busy = true;
         pthread_mutex_unlock(&b->lock);
         run(b, j);
         free(j->params);
         free(j);
         pthread_mutex_lock(&b->lock);
+        b->busy = false;
+        if (!b->head)
+            pthread_cond_broadcast(&b->idle);
     }
     pthread_mutex_unlock(&b->lock);
     return NULL;
@@ -157,6 +172,19 @@ static struct job *new_job(enum job_kind kind, kbackend_done_fn done, void *user
 
 /* ---- the ops ----------------------------------------------------------------------------- */
 
+static void emu_cancel_all(void *state)
+{
+    struct emu_backend *b = state;
+
+    pthread_mutex_lock(&b->lock);
+    __atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED);
+    /* The running launch sees the flag within one time slice of its warps; queued jobs
+     * then complete at once. */
+    while (b->head || b->busy)
+        pthread_cond_wait(&b->idle, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+}
+
 static void emu_destroy(void *state)
 {
     struct emu_backend *b = state;
@@ -169,6 +197,7 @@ static void emu_destroy(void *state)
     kemu_device_destroy(b->dev);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->cond);
+    pthread_cond_destroy(&b->idle);
     free(b);
 }
 
@@ -377,6 +406,7 @@ static const kbackend_ops emu_ops = {
     .function_get = emu_function_get,
     .launch = emu_launch,
     .global_get = emu_global_get,
+    .cancel_all = emu_cancel_all,
 };
 
 int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
@@ -395,6 +425,7 @@ int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
     }
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->cond, NULL);
+    pthread_cond_init(&b->idle, NULL);
     if (pthread_create(&b->worker, NULL, worker, b) != 0) {
         snprintf(err, errlen, "emu: cannot start the worker thread");
         kemu_device_destroy(b->dev);
