@@ -41,6 +41,9 @@ static void usage(FILE *f)
             "  --max-connections-per-user N\n"
             "                       connections of one user, root and administrators\n"
             "                       excepted (default: a quarter of --max-connections)\n"
+            "  --kernel-time-limit SECONDS\n"
+            "                       emu: a launch (one slice) running longer is stopped and\n"
+            "                       fails with CUDA's launch timeout (default 120; 0 = none)\n"
             "  --hello-timeout SECONDS\n"
             "                       a connection that has not said HELLO by then is closed\n"
             "                       (default 5; fractions allowed)\n"
@@ -107,6 +110,20 @@ static int parse_seconds_ms(const char *s, unsigned *ms)
     return 0;
 }
 
+/* A kernel time limit in seconds (0: none; at most a day) as milliseconds. */
+static int parse_limit_ms(const char *s, unsigned *ms)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= 0.0) || v > 86400.0)
+        return -1;
+    *ms = v > 0.0 && v * 1000.0 < 1.0 ? 1u : (unsigned)(v * 1000.0);
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct options *o)
 {
     static const struct option longs[] = {
@@ -117,13 +134,17 @@ static int parse(int argc, char **argv, struct options *o)
         {"max-connections", required_argument, NULL, 'c'},
         {"max-connections-per-user", required_argument, NULL, 'U'},
         {"hello-timeout", required_argument, NULL, 'T'},
+        {"kernel-time-limit", required_argument, NULL, 'K'},
         {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int ch;
     char *end;
 
-    *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666, .backend = {.name = "auto"},
+    /* Two minutes per launch: far beyond the slices of the bench programs on the
+     * emulator, short enough that a spinning kernel holds the device only that long. */
+    *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666,
+                          .backend = {.name = "auto", .kernel_time_limit_ms = 120000},
                           .policy = "kernelet", .admin_uid = getuid()};
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (ch) {
@@ -143,6 +164,10 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case 'U':
             if (parse_count(optarg, &o->max_per_user) != 0)
+                return -1;
+            break;
+        case 'K':
+            if (parse_limit_ms(optarg, &o->backend.kernel_time_limit_ms) != 0)
                 return -1;
             break;
         case 'T':

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "emu_backend.h"
+#include "emu_watchdog.h"
 #include "kernelet/emu.h"
 
 enum job_kind { JOB_H2D, JOB_D2H, JOB_D2D, JOB_MEMSET, JOB_LAUNCH };
@@ -42,7 +43,10 @@ struct emu_backend {
     struct job *head, *tail;
     bool busy;                     /* the worker is running a job */
     int stop;
-    volatile int cancel;           /* cancel_all: the emulator polls it during launches */
+    volatile int cancel;           /* cancel_all: every job fails from now on */
+    volatile int stop_launch;      /* the running launch's stop flag (the emulator polls
+                                      it): set by cancel_all or the watchdog */
+    struct emu_watchdog *watchdog; /* the kernel time limit; NULL: none */
 };
 
 static uint64_t mono_ns(void)
@@ -75,13 +79,33 @@ static int run_launch(struct emu_backend *b, struct job *j, kemu_error *e)
         .dynamic_shared_bytes = s->smem,
         .params = j->params,
         .params_bytes = s->params_size,
-        .cancel = &b->cancel,
+        .cancel = &b->stop_launch,
     };
 
     if (s->sliced)
         return kemu_launch_slice((kemu_function *)s->fn, (uint32_t)s->first, (uint32_t)s->count,
                                  &cfg, e);
     return kemu_launch((kemu_function *)s->fn, &cfg, e);
+}
+
+/* A launch under the time limit; a launch that the watchdog stopped gets a message that
+ * says so (the server answers it as CUDA's launch timeout). */
+static int run_timed_launch(struct emu_backend *b, struct job *j, kemu_error *e)
+{
+    int rc;
+
+    pthread_mutex_lock(&b->lock);
+    b->stop_launch = b->cancel;
+    pthread_mutex_unlock(&b->lock);
+    if (!b->watchdog)
+        return run_launch(b, j, e);
+    emu_watchdog_arm(b->watchdog, &b->stop_launch);
+    rc = run_launch(b, j, e);
+    if (emu_watchdog_disarm(b->watchdog) && rc == KEMU_ECANCELLED)
+        snprintf(e->message, sizeof(e->message),
+                 "kernel stopped: it ran past the time limit of %.3g s per launch",
+                 (double)emu_watchdog_limit(b->watchdog) / 1e9);
+    return rc;
 }
 
 static void run(struct emu_backend *b, struct job *j)
@@ -103,7 +127,7 @@ static void run(struct emu_backend *b, struct job *j)
     case JOB_D2H: rc = kemu_memcpy_dtoh(b->dev, j->dst_host, j->src_dev, j->bytes, &e); break;
     case JOB_D2D: rc = kemu_memcpy_dtod(b->dev, j->dst_dev, j->src_dev, j->bytes, &e); break;
     case JOB_MEMSET: rc = kemu_memset(b->dev, j->dst_dev, j->value, 1, j->bytes, &e); break;
-    default: rc = run_launch(b, j, &e); break;
+    default: rc = run_timed_launch(b, j, &e); break;
     }
     c.end_ns = mono_ns();
     if (rc) {
@@ -178,6 +202,7 @@ static void emu_cancel_all(void *state)
 
     pthread_mutex_lock(&b->lock);
     __atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&b->stop_launch, 1, __ATOMIC_RELAXED);
     /* The running launch sees the flag within one time slice of its warps; queued jobs
      * then complete at once. */
     while (b->head || b->busy)
@@ -194,6 +219,7 @@ static void emu_destroy(void *state)
     pthread_cond_broadcast(&b->cond);
     pthread_mutex_unlock(&b->lock);
     pthread_join(b->worker, NULL);
+    emu_watchdog_free(b->watchdog);
     kemu_device_destroy(b->dev);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->cond);
@@ -409,7 +435,7 @@ static const kbackend_ops emu_ops = {
     .cancel_all = emu_cancel_all,
 };
 
-int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
+int kd_emu_backend_open(kbackend *out, uint64_t time_limit_ns, char *err, size_t errlen)
 {
     struct emu_backend *b = calloc(1, sizeof(*b));
     kemu_error e = {0};
@@ -418,8 +444,14 @@ int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
         snprintf(err, errlen, "emu: out of memory");
         return -1;
     }
+    if (time_limit_ns && emu_watchdog_new(&b->watchdog, time_limit_ns) != 0) {
+        snprintf(err, errlen, "emu: cannot start the kernel time limit's thread");
+        free(b);
+        return -1;
+    }
     if (kemu_device_create(NULL, &b->dev, &e) != 0) {
         snprintf(err, errlen, "emu: %s", e.message);
+        emu_watchdog_free(b->watchdog);
         free(b);
         return -1;
     }
@@ -428,6 +460,7 @@ int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
     pthread_cond_init(&b->idle, NULL);
     if (pthread_create(&b->worker, NULL, worker, b) != 0) {
         snprintf(err, errlen, "emu: cannot start the worker thread");
+        emu_watchdog_free(b->watchdog);
         kemu_device_destroy(b->dev);
         free(b);
         return -1;
