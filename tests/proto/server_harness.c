@@ -71,6 +71,11 @@ static void *serve(void *arg)
 
 struct harness *harness_start(void)
 {
+    return harness_start_hello(0);
+}
+
+struct harness *harness_start_hello(unsigned hello_timeout_ms)
+{
     struct harness *h = g_new0(struct harness, 1);
     kbackend_profile prof = {.pur = 0.5, .mur = 0.2, .rm = 0.05, .insts_per_warp = 100,
                           .warps_per_block = 4, .regs_per_thread = 16};
@@ -102,6 +107,7 @@ struct harness *harness_start(void)
     cfg.admin_uid = getuid();
     cfg.tally = h->tally;
     cfg.max_output_bytes = 1 << 20;
+    cfg.hello_timeout_ms = hello_timeout_ms;
     if (kserver_new(&h->srv, &cfg, msg, sizeof(msg)) != 0)
         g_error("kserver_new: %s", msg);
     g_assert_cmpint(pthread_create(&h->thread, NULL, serve, h), ==, 0);

@@ -14,6 +14,8 @@ struct harness;
 /* Starts a server on a fresh socket in a temporary directory. The sim knows the kernels
  * "k_add" and "k_spin" (names of the test PTX). */
 struct harness *harness_start(void);
+/* The same with the server's HELLO timeout in ms (0: the default). */
+struct harness *harness_start_hello(unsigned hello_timeout_ms);
 void harness_stop(struct harness *h);
 const char *harness_socket(const struct harness *h);
 unsigned harness_connections(struct harness *h);
