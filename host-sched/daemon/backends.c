@@ -106,6 +106,14 @@ static int open_cuda(const struct kd_backend_options *o, kbackend *out, char *er
 }
 #endif
 
+#ifdef KERNELETD_HAVE_EMU
+static int open_emu(const struct kd_backend_options *o, kbackend *out, char *err,
+                    size_t errlen)
+{
+    return kd_emu_backend_open(out, (uint64_t)o->kernel_time_limit_ms * 1000000u, err, errlen);
+}
+#endif
+
 /* "auto": the GPU when there is one, else the emulator. Never the sim, whose kernels
  * compute nothing: a tenant must not get made-up results from a default. */
 static int open_auto(const struct kd_backend_options *o, kbackend *out, char *err,
@@ -117,7 +125,7 @@ static int open_auto(const struct kd_backend_options *o, kbackend *out, char *er
         return 0;
 #endif
 #ifdef KERNELETD_HAVE_EMU
-    return kd_emu_backend_open(out, err, errlen);
+    return open_emu(o, out, err, errlen);
 #else
     snprintf(err, errlen, "auto: no GPU backend could be opened and no emulator is built in");
     return -1;
@@ -140,7 +148,7 @@ int kd_backend_open(const struct kd_backend_options *o, kbackend *out,
         return 0;
 #ifdef KERNELETD_HAVE_EMU
     if (strcmp(o->name, "emu") == 0)
-        return kd_emu_backend_open(out, err, errlen);
+        return open_emu(o, out, err, errlen);
 #endif
 #ifdef KERNELETD_HAVE_CUDA
     if (strcmp(o->name, "cuda") == 0)

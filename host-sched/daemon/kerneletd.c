@@ -1,6 +1,7 @@
 /* kerneletd: the Kernelet daemon. Owns the GPU (through an executor backend), runs the
  * scheduler's dispatcher thread and serves tenants on a Unix socket (docs/PROTOCOL.md,
  * docs/OPERATORS.md). Runs in the foreground; stops cleanly on SIGINT or SIGTERM. */
+#include <errno.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <signal.h>
@@ -39,6 +40,15 @@ static void usage(FILE *f)
             "                       bound kernel beside B of the other, not the model's split\n"
             "  --calibration DIR    cuda: GPU calibration files (default: the built-in ones)\n"
             "  --max-connections N  tenants and administrators at once (default 256)\n"
+            "  --max-connections-per-user N\n"
+            "                       connections of one user, root and administrators\n"
+            "                       excepted (default: a quarter of --max-connections)\n"
+            "  --kernel-time-limit SECONDS\n"
+            "                       emu: a launch (one slice) running longer is stopped and\n"
+            "                       fails with CUDA's launch timeout (default 120; 0 = none)\n"
+            "  --hello-timeout SECONDS\n"
+            "                       a connection that has not said HELLO by then is closed\n"
+            "                       (default 5; fractions allowed)\n"
             "  --admin-user USER    may administer besides root and the daemon's user: the\n"
             "                       user QEMU runs as, so that QMP policy reaches the daemon\n"
             "  --help\n",
@@ -52,6 +62,8 @@ struct options {
     struct kd_backend_options backend;
     const char *policy;
     unsigned max_connections;
+    unsigned max_per_user;
+    unsigned hello_timeout_ms;
     uid_t admin_uid;
     unsigned pair_split[2];
 };
@@ -72,6 +84,49 @@ static int parse_user(const char *s, uid_t *uid)
     return 0;
 }
 
+/* A positive count; -1 when s is not one. */
+static int parse_count(const char *s, unsigned *out)
+{
+    char *end;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || v == 0 || v > 1u << 20 || *s == '-')
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+/* Seconds (fractions allowed) as milliseconds, at least 1 and at most an hour; -1 when s
+ * is not such a time. */
+static int parse_seconds_ms(const char *s, unsigned *ms)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (!*s || *end || errno || !(v > 0.0) || v > 3600.0)
+        return -1;
+    *ms = v * 1000.0 < 1.0 ? 1u : (unsigned)(v * 1000.0);
+    return 0;
+}
+
+/* A kernel time limit in seconds (0: none; at most a day) as milliseconds. */
+static int parse_limit_ms(const char *s, unsigned *ms)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= 0.0) || v > 86400.0)
+        return -1;
+    *ms = v > 0.0 && v * 1000.0 < 1.0 ? 1u : (unsigned)(v * 1000.0);
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct options *o)
 {
     static const struct option longs[] = {
@@ -81,13 +136,19 @@ static int parse(int argc, char **argv, struct options *o)
         {"pair-split", required_argument, NULL, 'S'},
         {"calibration", required_argument, NULL, 'C'},
         {"max-connections", required_argument, NULL, 'c'},
+        {"max-connections-per-user", required_argument, NULL, 'U'},
+        {"hello-timeout", required_argument, NULL, 'T'},
+        {"kernel-time-limit", required_argument, NULL, 'K'},
         {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int ch;
     char *end;
 
-    *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666, .backend = {.name = "auto"},
+    /* Two minutes per launch: far beyond the slices of the bench programs on the
+     * emulator, short enough that a spinning kernel holds the device only that long. */
+    *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666,
+                          .backend = {.name = "auto", .kernel_time_limit_ms = 120000},
                           .policy = "kernelet", .admin_uid = getuid()};
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (ch) {
@@ -106,8 +167,19 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case 'C': o->backend.calibration_dir = optarg; break;
         case 'c':
-            o->max_connections = (unsigned)strtoul(optarg, &end, 10);
-            if (*end || o->max_connections == 0)
+            if (parse_count(optarg, &o->max_connections) != 0)
+                return -1;
+            break;
+        case 'U':
+            if (parse_count(optarg, &o->max_per_user) != 0)
+                return -1;
+            break;
+        case 'K':
+            if (parse_limit_ms(optarg, &o->backend.kernel_time_limit_ms) != 0)
+                return -1;
+            break;
+        case 'T':
+            if (parse_seconds_ms(optarg, &o->hello_timeout_ms) != 0)
                 return -1;
             break;
         case 'u':
@@ -121,6 +193,12 @@ static int parse(int argc, char **argv, struct options *o)
         }
     }
     return optind == argc ? 0 : -1;
+}
+
+static void cancel_backend(const kbackend *b)
+{
+    if (b->ops->cancel_all)
+        b->ops->cancel_all(b->state);
 }
 
 int main(int argc, char **argv)
@@ -173,6 +251,8 @@ int main(int argc, char **argv)
     cfg.sched = sched;
     cfg.backend_name = backend.ops->name;
     cfg.max_connections = o.max_connections;
+    cfg.max_per_user = o.max_per_user;
+    cfg.hello_timeout_ms = o.hello_timeout_ms;
     cfg.admin_uid = o.admin_uid;
     cfg.tally = tally;
     if (kserver_new(&srv, &cfg, err, sizeof(err)) != 0) {
@@ -188,9 +268,13 @@ int main(int argc, char **argv)
     rc = kserver_run(srv) == 0 ? 0 : 1;
     running = NULL;
 out:
+    /* A tenant's kernel may run for long or forever: cancelled, it cannot hold up the stop,
+     * and no completion reaches the scheduler or the server after they are freed. */
+    cancel_backend(&backend);
     kserver_free(srv);
     if (sched) {
         ksched_thread_stop(sched);
+        cancel_backend(&backend); /* what the dispatcher submitted while connections closed */
         ksched_free(sched);
     }
     backend.ops->destroy(backend.state);

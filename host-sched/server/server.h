@@ -46,6 +46,12 @@ struct kserver_config {
     const char *backend_name;   /* for status: "sim", "emu", "cuda" */
     kbackend_device_info device;   /* the backend's device */
     unsigned max_connections;   /* 0 = 256 */
+    unsigned max_per_user;      /* open connections of one uid, so that one local user
+                                   cannot take every slot; root, admin_uid and the
+                                   daemon's user are not limited (administration).
+                                   0 = a quarter of max_connections (at least 1) */
+    unsigned hello_timeout_ms;  /* a connection that has not said HELLO by then is
+                                   closed, so idle ones cannot hold slots; 0 = 5000 */
     uint64_t max_output_bytes;  /* answers queued per connection before it stops being
                                    read; 0 = 4 MiB */
     uid_t admin_uid;            /* besides root, who may administer (the daemon's user) */

@@ -29,41 +29,92 @@ void ks_conn_update_events(struct ks_conn *c)
     }
 }
 
+bool ks_privileged(const struct ks_server *s, uid_t uid)
+{
+    return uid == 0 || uid == s->cfg.admin_uid || uid == getuid();
+}
+
+/* Open connections of uid (closing ones whose work still drains do not count: their
+ * sockets are gone). */
+static unsigned open_of_user(const struct ks_server *s, uid_t uid)
+{
+    unsigned n = 0;
+
+    for (const struct ks_conn *c = s->conns; c; c = c->next)
+        n += c->fd >= 0 && c->cred.uid == uid;
+    return n;
+}
+
+/* Whether a new connection from this peer may have a slot: the daemon's limit for all,
+ * and each unprivileged user's share of it, so that one user's connections (idle or not)
+ * cannot lock every other tenant out. */
+static bool admissible(const struct ks_server *s, const struct ucred *cred)
+{
+    if (s->n_conns >= s->cfg.max_connections)
+        return false;
+    return ks_privileged(s, cred->uid) || open_of_user(s, cred->uid) < s->cfg.max_per_user;
+}
+
+/* A new connection on fd, or NULL (fd closed) when it is refused or cannot be watched. */
+static struct ks_conn *admit(struct ks_server *s, int fd)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    struct epoll_event ev = {.events = EPOLLIN};
+    struct ks_conn *c;
+
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || !admissible(s, &cred) ||
+        !(c = calloc(1, sizeof(*c)))) {
+        close(fd);
+        return NULL;
+    }
+    ev.data.ptr = c;
+    if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        close(fd);
+        free(c);
+        return NULL;
+    }
+    c->srv = s;
+    c->fd = fd;
+    c->cred = cred;
+    c->hello_deadline_ns = ks_now_ns() + (uint64_t)s->cfg.hello_timeout_ms * 1000000u;
+    return c;
+}
+
 void ks_conn_accept(struct ks_server *s)
 {
     for (;;) {
         int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         struct ks_conn *c;
-        socklen_t len;
-        struct epoll_event ev;
 
         if (fd < 0)
             return;
-        if (s->n_conns >= s->cfg.max_connections || !(c = calloc(1, sizeof(*c)))) {
-            close(fd);
+        if (!(c = admit(s, fd)))
             continue;
-        }
-        c->srv = s;
-        c->fd = fd;
-        len = sizeof(c->cred);
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0) {
-            close(fd);
-            free(c);
-            continue;
-        }
-        ev.events = EPOLLIN;
-        ev.data.ptr = c;
-        if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-            close(fd);
-            free(c);
-            continue;
-        }
         c->reading = true;
         c->next_region = 1;
         c->next = s->conns;
         s->conns = c;
         s->n_conns++;
     }
+}
+
+int ks_conn_expire(struct ks_server *s)
+{
+    uint64_t now = ks_now_ns(), next = UINT64_MAX;
+
+    for (struct ks_conn *c = s->conns; c; c = c->next) {
+        if (c->fd < 0 || c->hello)
+            continue;
+        if (c->hello_deadline_ns <= now)
+            ks_conn_close(c); /* reaped by the loop, like any closed connection */
+        else if (c->hello_deadline_ns < next)
+            next = c->hello_deadline_ns;
+    }
+    if (next == UINT64_MAX)
+        return -1;
+    /* Rounded up, so that the loop does not wake just before the deadline and spin. */
+    return (int)((next - now + 999999u) / 1000000u);
 }
 
 /* ---- answers -------------------------------------------------------------------------- */

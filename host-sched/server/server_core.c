@@ -75,6 +75,10 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
     s->cfg = *cfg;
     if (!s->cfg.max_connections)
         s->cfg.max_connections = 256;
+    if (!s->cfg.max_per_user)
+        s->cfg.max_per_user = s->cfg.max_connections >= 4 ? s->cfg.max_connections / 4 : 1;
+    if (!s->cfg.hello_timeout_ms)
+        s->cfg.hello_timeout_ms = 5000;
     if (!s->cfg.max_output_bytes)
         s->cfg.max_output_bytes = 4u << 20;
     s->listen_fd = s->epfd = s->wake_fd = -1;
@@ -134,9 +138,10 @@ int kserver_run(struct kserver *srv)
 {
     struct ks_server *s = (struct ks_server *)srv;
     struct epoll_event ev[64];
+    int timeout = -1;
 
     while (!s->stopping) {
-        int n = epoll_wait(s->epfd, ev, 64, -1);
+        int n = epoll_wait(s->epfd, ev, 64, timeout);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -157,9 +162,11 @@ int kserver_run(struct kserver *srv)
                     ks_conn_readable(c);
             }
         }
-        /* Completions that arrived while connections were served; then connections that
-         * are closed and idle go (only here, so no event above saw a freed one). */
+        /* Completions that arrived while connections were served; connections that never
+         * said HELLO in time are closed; then connections that are closed and idle go
+         * (only here, so no event above saw a freed one). */
         ks_completions(s);
+        timeout = ks_conn_expire(s);
         reap_all(s);
     }
     return 0;

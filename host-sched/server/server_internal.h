@@ -35,6 +35,7 @@ enum ks_cuda {
     KS_CUDA_NOT_READY = 600,
     KS_CUDA_ILLEGAL_ADDRESS = 700,
     KS_CUDA_LAUNCH_OUT_OF_RESOURCES = 701,
+    KS_CUDA_LAUNCH_TIMEOUT = 702,
     KS_CUDA_LAUNCH_FAILED = 719,
     KS_CUDA_NOT_SUPPORTED = 801,
     KS_CUDA_UNKNOWN = 999,
@@ -220,6 +221,7 @@ struct ks_conn {
     uint32_t tenant;            /* scheduler tenant */
     uint32_t context;           /* client context of the request being handled (header) */
     struct ucred cred;
+    uint64_t hello_deadline_ns; /* closed at this time unless it said HELLO */
     char name[KERNELET_NAME_MAX];
 
     uint8_t in[KERNELET_MAX_REQUEST];
@@ -278,6 +280,12 @@ uint64_t ks_now_ns(void);
 /* ---- server_conn.c: sockets, framing, answers ------------------------------------------ */
 
 void ks_conn_accept(struct ks_server *s);
+/* Whether uid may administer the daemon (root, admin_uid, the daemon's own user); these
+ * users are also not held to max_per_user. */
+bool ks_privileged(const struct ks_server *s, uid_t uid);
+/* Closes the connections whose HELLO deadline has passed; returns the milliseconds until
+ * the next deadline, or -1 when no connection is waiting for its HELLO (epoll's timeout). */
+int ks_conn_expire(struct ks_server *s);
 void ks_conn_readable(struct ks_conn *c);
 void ks_conn_writable(struct ks_conn *c);
 /* Shuts the socket; the conn goes once its operations have completed. */

@@ -35,6 +35,8 @@ uint32_t ks_cuda_of_completion(int status, const char *msg, bool launch)
             return 716; /* CUDA_ERROR_MISALIGNED_ADDRESS */
         if (msg && (strstr(msg, "address") || strstr(msg, "outside")))
             return KS_CUDA_ILLEGAL_ADDRESS;
+        if (msg && strstr(msg, "time limit"))
+            return KS_CUDA_LAUNCH_TIMEOUT; /* stopped by the backend's kernel time limit */
         return KS_CUDA_LAUNCH_FAILED;
     }
     return status == KSCHED_EINVAL ? KS_CUDA_INVALID_VALUE : KS_CUDA_LAUNCH_FAILED;

@@ -32,11 +32,6 @@ static void fill_info(struct ks_conn *c, struct kernelet_info *info)
     memcpy(info->gpu_name, s->device.name, sizeof(info->gpu_name) - 1); /* truncated */
 }
 
-static bool may_administer(const struct ks_conn *c)
-{
-    return c->cred.uid == 0 || c->cred.uid == c->srv->cfg.admin_uid || c->cred.uid == getuid();
-}
-
 void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
     struct {
@@ -58,7 +53,7 @@ void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_reques
     else
         snprintf(c->name, sizeof(c->name), "pid%u", (unsigned)c->cred.pid);
     if (r->u.hello.has_tenant && (r->u.hello.tenant.flags & KERNELET_HELLO_ADMIN)) {
-        if (!may_administer(c)) {
+        if (!ks_privileged(c->srv, c->cred.uid)) {
             ks_reply(c, KERNELET_OP_HELLO, id, KERNELET_ST_BAD_REQUEST, NULL, 0);
             ks_conn_close(c);
             return;

@@ -263,6 +263,13 @@ typedef struct kbackend_ops {
      * overlaps memory of another tenant). */
     int (*global_get)(void *state, kbackend_module *m, const char *name, kbackend_devptr *addr,
                       uint64_t *bytes, kbackend_error *err);
+
+    /* Optional (NULL: work in flight always ends by itself). For a daemon that stops: from
+     * now on every submission completes at once with KBACKEND_ELAUNCH, and the kernel
+     * running now stops soon with the same status, so that a kernel that never ends cannot
+     * hold up the stop. Returns once nothing runs or waits in the backend; calling it again
+     * waits for what was submitted since. destroy may follow. */
+    void (*cancel_all)(void *state);
 } kbackend_ops;
 
 typedef struct kbackend {

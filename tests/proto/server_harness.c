@@ -71,6 +71,11 @@ static void *serve(void *arg)
 
 struct harness *harness_start(void)
 {
+    return harness_start_hello(0);
+}
+
+struct harness *harness_start_hello(unsigned hello_timeout_ms)
+{
     struct harness *h = g_new0(struct harness, 1);
     kbackend_profile prof = {.pur = 0.5, .mur = 0.2, .rm = 0.05, .insts_per_warp = 100,
                           .warps_per_block = 4, .regs_per_thread = 16};
@@ -102,6 +107,7 @@ struct harness *harness_start(void)
     cfg.admin_uid = getuid();
     cfg.tally = h->tally;
     cfg.max_output_bytes = 1 << 20;
+    cfg.hello_timeout_ms = hello_timeout_ms;
     if (kserver_new(&h->srv, &cfg, msg, sizeof(msg)) != 0)
         g_error("kserver_new: %s", msg);
     g_assert_cmpint(pthread_create(&h->thread, NULL, serve, h), ==, 0);
@@ -153,12 +159,22 @@ unsigned harness_connections(struct harness *h)
 
 bool client_connect(struct client *c, struct harness *h)
 {
+    return client_connect_path(c, h->socket);
+}
+
+bool client_connect_path(struct client *c, const char *socket)
+{
     memset(c, 0, sizeof(*c));
-    c->fd = kproto_connect(h->socket);
+    c->fd = kproto_connect(socket);
     return c->fd >= 0;
 }
 
 bool client_open(struct client *c, struct harness *h, const char *name, bool admin)
+{
+    return client_open_path(c, h->socket, name, admin);
+}
+
+bool client_open_path(struct client *c, const char *socket, const char *name, bool admin)
 {
     struct {
         struct kernelet_hello hello;
@@ -166,7 +182,7 @@ bool client_open(struct client *c, struct harness *h, const char *name, bool adm
     } hello = {{.proto_version = KERNELET_PROTO_VERSION}, {.flags = admin ? KERNELET_HELLO_ADMIN : 0}};
     struct kernelet_session s;
 
-    if (!client_connect(c, h))
+    if (!client_connect_path(c, socket))
         return false;
     g_strlcpy(hello.tenant.name, name, sizeof(hello.tenant.name));
     if (client_call(c, KERNELET_OP_HELLO, &hello, sizeof(hello), -1) != KERNELET_ST_OK)

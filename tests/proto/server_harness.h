@@ -14,6 +14,8 @@ struct harness;
 /* Starts a server on a fresh socket in a temporary directory. The sim knows the kernels
  * "k_add" and "k_spin" (names of the test PTX). */
 struct harness *harness_start(void);
+/* The same with the server's HELLO timeout in ms (0: the default). */
+struct harness *harness_start_hello(unsigned hello_timeout_ms);
 void harness_stop(struct harness *h);
 const char *harness_socket(const struct harness *h);
 unsigned harness_connections(struct harness *h);
@@ -42,6 +44,9 @@ struct client {
 bool client_open(struct client *c, struct harness *h, const char *name, bool admin);
 /* Connects without HELLO. */
 bool client_connect(struct client *c, struct harness *h);
+/* The same two on the socket of a kerneletd started elsewhere. */
+bool client_open_path(struct client *c, const char *socket, const char *name, bool admin);
+bool client_connect_path(struct client *c, const char *socket);
 void client_close(struct client *c);
 
 /* Sends a request (payload of n bytes; fd passed along when >= 0) and reads its answer.

@@ -314,6 +314,28 @@ static void test_many_tenants(void)
     g_free(c);
 }
 
+/* A connection that says nothing, or half a header, is closed after the HELLO timeout;
+ * one that said HELLO stays, however long it is idle. In process, so that the sanitizer
+ * build runs it too. */
+static void test_hello_timeout(void)
+{
+    struct harness *h = harness_start_hello(300);
+    struct client idle, partial, tenant;
+
+    g_assert_true(client_connect(&idle, h));
+    g_assert_true(client_connect(&partial, h));
+    g_assert_true(client_send_raw(&partial, "\x01\x00", 2));
+    g_assert_true(client_open(&tenant, h, "patient", false));
+    g_assert_true(client_closed_by_server(&idle, 3000));
+    g_assert_true(client_closed_by_server(&partial, 3000));
+    g_assert_false(client_closed_by_server(&tenant, 700)); /* still open */
+    g_assert_cmpint(client_sync(&tenant), ==, KERNELET_ST_OK);
+    client_close(&idle);
+    client_close(&partial);
+    client_close(&tenant);
+    harness_stop(h);
+}
+
 /* ---- modules and launches ---- */
 
 static void test_modules_and_launches(void)
@@ -590,6 +612,7 @@ int main(int argc, char **argv)
     g_test_add_func("/server/quota", test_quota);
     g_test_add_func("/server/disconnect-mid-message", test_disconnect_mid_message);
     g_test_add_func("/server/many-tenants", test_many_tenants);
+    g_test_add_func("/server/hello-timeout", test_hello_timeout);
     g_test_add_func("/server/modules-and-launches", test_modules_and_launches);
     g_test_add_func("/server/globals", test_globals);
     g_test_add_func("/server/sticky-fault", test_sticky_fault);

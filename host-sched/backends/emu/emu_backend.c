@@ -8,12 +8,14 @@
  * The device it reports is Hopper-shaped (compute capability 9.0, 132 SMs), so that the
  * scheduler's model and the fatbin entry selection see what the GPU machine has. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "emu_backend.h"
+#include "emu_watchdog.h"
 #include "kernelet/emu.h"
 
 enum job_kind { JOB_H2D, JOB_D2H, JOB_D2D, JOB_MEMSET, JOB_LAUNCH };
@@ -37,8 +39,14 @@ struct emu_backend {
     pthread_t worker;
     pthread_mutex_t lock;
     pthread_cond_t cond;
+    pthread_cond_t idle;           /* signalled when the queue empties and no job runs */
     struct job *head, *tail;
+    bool busy;                     /* the worker is running a job */
     int stop;
+    volatile int cancel;           /* cancel_all: every job fails from now on */
+    volatile int stop_launch;      /* the running launch's stop flag (the emulator polls
+                                      it): set by cancel_all or the watchdog */
+    struct emu_watchdog *watchdog; /* the kernel time limit; NULL: none */
 };
 
 static uint64_t mono_ns(void)
@@ -71,13 +79,33 @@ static int run_launch(struct emu_backend *b, struct job *j, kemu_error *e)
         .dynamic_shared_bytes = s->smem,
         .params = j->params,
         .params_bytes = s->params_size,
+        .cancel = &b->stop_launch,
     };
 
-    (void)b;
     if (s->sliced)
         return kemu_launch_slice((kemu_function *)s->fn, (uint32_t)s->first, (uint32_t)s->count,
                                  &cfg, e);
     return kemu_launch((kemu_function *)s->fn, &cfg, e);
+}
+
+/* A launch under the time limit; a launch that the watchdog stopped gets a message that
+ * says so (the server answers it as CUDA's launch timeout). */
+static int run_timed_launch(struct emu_backend *b, struct job *j, kemu_error *e)
+{
+    int rc;
+
+    pthread_mutex_lock(&b->lock);
+    b->stop_launch = b->cancel;
+    pthread_mutex_unlock(&b->lock);
+    if (!b->watchdog)
+        return run_launch(b, j, e);
+    emu_watchdog_arm(b->watchdog, &b->stop_launch);
+    rc = run_launch(b, j, e);
+    if (emu_watchdog_disarm(b->watchdog) && rc == KEMU_ECANCELLED)
+        snprintf(e->message, sizeof(e->message),
+                 "kernel stopped: it ran past the time limit of %.3g s per launch",
+                 (double)emu_watchdog_limit(b->watchdog) / 1e9);
+    return rc;
 }
 
 static void run(struct emu_backend *b, struct job *j)
@@ -87,12 +115,19 @@ static void run(struct emu_backend *b, struct job *j)
     int rc;
 
     c.start_ns = mono_ns();
+    if (__atomic_load_n(&b->cancel, __ATOMIC_RELAXED)) {
+        c.end_ns = c.start_ns;
+        c.status = KBACKEND_ELAUNCH;
+        c.msg = "cancelled: the device is shutting down";
+        j->done(j->user, &c);
+        return;
+    }
     switch (j->kind) {
     case JOB_H2D: rc = kemu_memcpy_htod(b->dev, j->dst_dev, j->src_host, j->bytes, &e); break;
     case JOB_D2H: rc = kemu_memcpy_dtoh(b->dev, j->dst_host, j->src_dev, j->bytes, &e); break;
     case JOB_D2D: rc = kemu_memcpy_dtod(b->dev, j->dst_dev, j->src_dev, j->bytes, &e); break;
     case JOB_MEMSET: rc = kemu_memset(b->dev, j->dst_dev, j->value, 1, j->bytes, &e); break;
-    default: rc = run_launch(b, j, &e); break;
+    default: rc = run_timed_launch(b, j, &e); break;
     }
     c.end_ns = mono_ns();
     if (rc) {
@@ -117,11 +152,15 @@ static void *worker(void *arg)
         b->head = j->next;
         if (!b->head)
             b->tail = NULL;
+        b->busy = true;
         pthread_mutex_unlock(&b->lock);
         run(b, j);
         free(j->params);
         free(j);
         pthread_mutex_lock(&b->lock);
+        b->busy = false;
+        if (!b->head)
+            pthread_cond_broadcast(&b->idle);
     }
     pthread_mutex_unlock(&b->lock);
     return NULL;
@@ -157,6 +196,20 @@ static struct job *new_job(enum job_kind kind, kbackend_done_fn done, void *user
 
 /* ---- the ops ----------------------------------------------------------------------------- */
 
+static void emu_cancel_all(void *state)
+{
+    struct emu_backend *b = state;
+
+    pthread_mutex_lock(&b->lock);
+    __atomic_store_n(&b->cancel, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&b->stop_launch, 1, __ATOMIC_RELAXED);
+    /* The running launch sees the flag within one time slice of its warps; queued jobs
+     * then complete at once. */
+    while (b->head || b->busy)
+        pthread_cond_wait(&b->idle, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+}
+
 static void emu_destroy(void *state)
 {
     struct emu_backend *b = state;
@@ -166,9 +219,11 @@ static void emu_destroy(void *state)
     pthread_cond_broadcast(&b->cond);
     pthread_mutex_unlock(&b->lock);
     pthread_join(b->worker, NULL);
+    emu_watchdog_free(b->watchdog);
     kemu_device_destroy(b->dev);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->cond);
+    pthread_cond_destroy(&b->idle);
     free(b);
 }
 
@@ -377,9 +432,10 @@ static const kbackend_ops emu_ops = {
     .function_get = emu_function_get,
     .launch = emu_launch,
     .global_get = emu_global_get,
+    .cancel_all = emu_cancel_all,
 };
 
-int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
+int kd_emu_backend_open(kbackend *out, uint64_t time_limit_ns, char *err, size_t errlen)
 {
     struct emu_backend *b = calloc(1, sizeof(*b));
     kemu_error e = {0};
@@ -388,15 +444,23 @@ int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
         snprintf(err, errlen, "emu: out of memory");
         return -1;
     }
+    if (time_limit_ns && emu_watchdog_new(&b->watchdog, time_limit_ns) != 0) {
+        snprintf(err, errlen, "emu: cannot start the kernel time limit's thread");
+        free(b);
+        return -1;
+    }
     if (kemu_device_create(NULL, &b->dev, &e) != 0) {
         snprintf(err, errlen, "emu: %s", e.message);
+        emu_watchdog_free(b->watchdog);
         free(b);
         return -1;
     }
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->cond, NULL);
+    pthread_cond_init(&b->idle, NULL);
     if (pthread_create(&b->worker, NULL, worker, b) != 0) {
         snprintf(err, errlen, "emu: cannot start the worker thread");
+        emu_watchdog_free(b->watchdog);
         kemu_device_destroy(b->dev);
         free(b);
         return -1;

@@ -5,10 +5,13 @@
 #define KERNELET_EMU_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernelet/executor.h"
 
-/* 0, or -1 with a message in err. The backend's destroy frees it. */
-int kd_emu_backend_open(kbackend *out, char *err, size_t errlen);
+/* 0, or -1 with a message in err. The backend's destroy frees it. A launch (one slice)
+ * that runs longer than time_limit_ns is stopped and fails with a message naming the
+ * limit; 0 = no limit. */
+int kd_emu_backend_open(kbackend *out, uint64_t time_limit_ns, char *err, size_t errlen);
 
 #endif
