@@ -9,12 +9,19 @@
 #include "kernelet/range_table.h"
 #include "libcuda_internal.h"
 
+/* cuda.h maps cuMemHostRegister to its _v2; both symbols are defined here. */
+#undef cuMemHostRegister
+CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
+
 /* ---- tables of ranges ------------------------------------------------------------------- */
 
 struct dev_range {
     krange r;               /* [base, base + size): first, for the range table */
     bool global;            /* a module variable: not freed by cuMemFree */
 };
+
+/* In host_range.flags: registered (cuMemHostRegister) rather than allocated. */
+#define KCU_HOST_REGISTERED 0x80000000u
 
 struct host_range {
     uintptr_t base;
@@ -336,7 +343,8 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
     if (r != CUDA_SUCCESS)
         return r;
     /* Only what cuMemHostAlloc returned, not registered memory. */
-    if (!kcu_host_flags(p, &flags) || (flags & 0x80000000u) || !host_take((uintptr_t)p, &h))
+    if (!kcu_host_flags(p, &flags) || (flags & KCU_HOST_REGISTERED) ||
+        !host_take((uintptr_t)p, &h))
         return CUDA_ERROR_INVALID_VALUE;
     if (h.shared)
         kcu_region_destroy(kcu.client, &h.region);
@@ -345,30 +353,77 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
     return CUDA_SUCCESS;
 }
 
-/* Registered memory stays pageable (its copies are staged): the daemon cannot reach
- * arbitrary pages of this process. The flag bit 31 marks it as registered. */
+/* Registered memory stays pageable (its copies go through the staging slots): the daemon
+ * cannot reach arbitrary pages of this process, and a guest's pages are not the GPU's to
+ * map. So registration only records the range (for CUDA's errors and cuMemHostGetFlags);
+ * mapping it into the device's address space (DEVICEMAP, IOMEMORY) is not supported, and
+ * says so with CUDA's own error so that programs take their path without mapped memory.
+ */
+
+/* Whether [p, p + len) overlaps a range already known. */
+static bool host_overlaps(uintptr_t p, size_t len)
+{
+    bool hit = false;
+
+    pthread_rwlock_rdlock(&mem.lock);
+    for (size_t i = 0; i < mem.n_host && !hit; i++)
+        hit = p < mem.host[i].base + mem.host[i].size && mem.host[i].base < p + len;
+    pthread_rwlock_unlock(&mem.lock);
+    return hit;
+}
+
 CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
-    struct host_range h = {.base = (uintptr_t)p, .size = bytesize, .flags = Flags | 0x80000000u};
+    const unsigned known = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                           CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+    struct host_range h = {.base = (uintptr_t)p, .size = bytesize,
+                           .flags = Flags | KCU_HOST_REGISTERED};
     struct kcu_ctx *x;
     CUresult r;
 
-    if (!p || bytesize == 0)
+    if (!p || bytesize == 0 || (Flags & ~known) || (uintptr_t)p + bytesize < (uintptr_t)p)
         return CUDA_ERROR_INVALID_VALUE;
     if ((r = kcu_ctx_require(&x)) != CUDA_SUCCESS)
         return r;
     if (Flags & (CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY))
-        return kcu_unsupported("cuMemHostRegister(DEVICEMAP or IOMEMORY)");
+        return kcu_unsupported("cuMemHostRegister(DEVICEMAP or IOMEMORY: host memory mapped "
+                               "for kernels)");
+    if (host_overlaps(h.base, bytesize))
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
     return host_add(&h);
+}
+
+/* The 4.0 ABI: the same arguments. */
+CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+{
+    return cuMemHostRegister_v2(p, bytesize, Flags);
 }
 
 CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
     struct host_range h;
+    unsigned flags;
+    CUresult r = kcu_ready();
 
-    if (!host_take((uintptr_t)p, &h))
+    if (r != CUDA_SUCCESS)
+        return r;
+    /* Only the start of a registered range; pinned allocations are cuMemFreeHost's. */
+    if (!p || !kcu_host_flags(p, &flags) || !(flags & KCU_HOST_REGISTERED) ||
+        !host_take((uintptr_t)p, &h))
         return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     return CUDA_SUCCESS;
+}
+
+/* No host memory is mapped into the device's address space (see above). */
+CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{
+    CUresult r = kcu_ready();
+
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!pdptr || !p || Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return kcu_unsupported("cuMemHostGetDevicePointer (host memory mapped for kernels)");
 }
 
 CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
@@ -379,7 +434,7 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
         return CUDA_ERROR_INVALID_VALUE;
     if (!kcu_host_flags(p, &f))
         return CUDA_ERROR_INVALID_VALUE;
-    *pFlags = f & ~0x80000000u;
+    *pFlags = f & ~KCU_HOST_REGISTERED;
     return CUDA_SUCCESS;
 }
 
