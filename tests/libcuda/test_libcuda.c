@@ -509,6 +509,84 @@ static void test_threads(void)
     CU(cuModuleUnload(mod));
 }
 
+/* Host functions run in stream order in this process: while one blocks, later work of its
+ * stream waits (queries say NOT_READY) and other streams go on; callbacks get the stream. */
+struct latch {
+    GMutex lock;
+    GCond cond;
+    bool open;
+    int order[4];
+    int n;
+};
+
+static void CUDA_CB latch_wait(void *arg)
+{
+    struct latch *l = arg;
+
+    g_mutex_lock(&l->lock);
+    while (!l->open)
+        g_cond_wait(&l->cond, &l->lock);
+    l->order[l->n++] = 1;
+    g_mutex_unlock(&l->lock);
+}
+
+static CUstream cb_stream;
+
+static void CUDA_CB note_callback(CUstream s, CUresult status, void *arg)
+{
+    struct latch *l = arg;
+
+    g_mutex_lock(&l->lock);
+    l->order[l->n++] = (s == cb_stream && status == CUDA_SUCCESS) ? 2 : -1;
+    g_mutex_unlock(&l->lock);
+}
+
+static void test_host_functions(void)
+{
+    struct latch l = {.open = false};
+    CUstream s, other;
+    CUevent e;
+    CUdeviceptr d;
+    uint8_t buf[4096], back[4096];
+
+    g_mutex_init(&l.lock);
+    g_cond_init(&l.cond);
+    CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CU(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CU(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    CU(cuMemAlloc(&d, sizeof(buf)));
+    g_assert_cmpint(cuLaunchHostFunc(s, NULL, NULL), ==, CUDA_ERROR_INVALID_VALUE);
+    g_assert_cmpint(cuStreamAddCallback(s, note_callback, &l, 1), ==, CUDA_ERROR_INVALID_VALUE);
+    cb_stream = s;
+    fill(buf, sizeof(buf), 5);
+    CU(cuLaunchHostFunc(s, latch_wait, &l));
+    CU(cuMemcpyHtoDAsync(d, buf, sizeof(buf), s));
+    CU(cuEventRecord(e, s));
+    CU(cuStreamAddCallback(s, note_callback, &l, 0));
+    /* The host function blocks: its stream's later work is not done, other streams go on. */
+    g_assert_cmpint(cuStreamQuery(s), ==, CUDA_ERROR_NOT_READY);
+    g_assert_cmpint(cuEventQuery(e), ==, CUDA_ERROR_NOT_READY);
+    CU(cuMemsetD8Async(d, 0, 16, other));
+    CU(cuStreamSynchronize(other));
+    g_mutex_lock(&l.lock);
+    l.open = true;
+    g_cond_broadcast(&l.cond);
+    g_mutex_unlock(&l.lock);
+    CU(cuStreamSynchronize(s));
+    g_assert_cmpint(l.n, ==, 2);
+    g_assert_cmpint(l.order[0], ==, 1);
+    g_assert_cmpint(l.order[1], ==, 2);
+    CU(cuEventQuery(e));
+    CU(cuMemcpyDtoH(back, d, sizeof(back)));
+    g_assert_cmpmem(back + 16, sizeof(back) - 16, buf + 16, sizeof(buf) - 16);
+    CU(cuStreamDestroy(s));
+    CU(cuStreamDestroy(other));
+    CU(cuEventDestroy(e));
+    CU(cuMemFree(d));
+    g_mutex_clear(&l.lock);
+    g_cond_clear(&l.cond);
+}
+
 int main(int argc, char **argv)
 {
     int rc;
@@ -530,6 +608,7 @@ int main(int argc, char **argv)
     g_test_add_func("/libcuda/module-and-launch", test_module_and_launch);
     g_test_add_func("/libcuda/streams-and-queries", test_streams_and_queries);
     g_test_add_func("/libcuda/threads", test_threads);
+    g_test_add_func("/libcuda/host-functions", test_host_functions);
     rc = g_test_run();
     harness_stop(H);
     return rc;
