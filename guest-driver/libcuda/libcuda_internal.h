@@ -267,6 +267,11 @@ bool kcu_device_range(CUdeviceptr p, size_t len);
 /* Base and size of the allocation holding p. */
 bool kcu_device_lookup(CUdeviceptr p, CUdeviceptr *base, size_t *size);
 void kcu_device_range_add(CUdeviceptr p, size_t len, bool global);
+struct kcu_pool;
+/* MEM_ALLOC of bytesize, recorded (with the memory pool it came from, or NULL). */
+CUresult kcu_mem_alloc(CUdeviceptr *dptr, size_t bytesize, struct kcu_pool *pool);
+/* An allocation of pool was freed (mempool.c). */
+void kcu_pool_freed(struct kcu_pool *pool, size_t bytes);
 void kcu_device_range_remove(CUdeviceptr p);
 /* Pinned host allocation flags for p (cuMemHostGetFlags); false when not pinned. */
 bool kcu_host_flags(const void *p, unsigned *flags);

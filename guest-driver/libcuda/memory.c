@@ -18,6 +18,7 @@ CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 struct dev_range {
     krange r;               /* [base, base + size): first, for the range table */
     bool global;            /* a module variable: not freed by cuMemFree */
+    struct kcu_pool *pool;  /* the memory pool it was allocated from (mempool.c), or NULL */
 };
 
 /* In host_range.flags: registered (cuMemHostRegister) rather than allocated. */
@@ -161,7 +162,28 @@ static bool host_take(uintptr_t p, struct host_range *out)
 
 /* ---- device memory ------------------------------------------------------------------------ */
 
-static CUresult mem_alloc(CUdeviceptr *dptr, size_t bytesize)
+/* The pool of the allocation at p, forgotten (lock held). */
+static struct kcu_pool *take_pool(CUdeviceptr p)
+{
+    struct dev_range *r = krange_exact(&mem.dev, p);
+    struct kcu_pool *pool = r ? r->pool : NULL;
+
+    if (r)
+        r->pool = NULL;
+    return pool;
+}
+
+static void set_pool(CUdeviceptr p, struct kcu_pool *pool)
+{
+    struct dev_range *r;
+
+    pthread_rwlock_wrlock(&mem.lock);
+    if ((r = krange_exact(&mem.dev, p)))
+        r->pool = pool;
+    pthread_rwlock_unlock(&mem.lock);
+}
+
+CUresult kcu_mem_alloc(CUdeviceptr *dptr, size_t bytesize, struct kcu_pool *pool)
 {
     struct kcu_ctx *x;
     struct kernelet_mem_alloc a = {.size = bytesize};
@@ -178,13 +200,15 @@ static CUresult mem_alloc(CUdeviceptr *dptr, size_t bytesize)
     if (r != CUDA_SUCCESS)
         return r;
     kcu_device_range_add(p.dptr, bytesize, false);
+    if (pool)
+        set_pool(p.dptr, pool);
     *dptr = p.dptr;
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-    return mem_alloc(dptr, bytesize);
+    return kcu_mem_alloc(dptr, bytesize, NULL);
 }
 
 CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
@@ -198,10 +222,23 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wi
     pitch = (WidthInBytes + 511) & ~(size_t)511;
     if (__builtin_mul_overflow(pitch, Height, &bytes))
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = mem_alloc(dptr, bytes);
+    CUresult r = kcu_mem_alloc(dptr, bytes, NULL);
     if (r == CUDA_SUCCESS)
         *pPitch = pitch;
     return r;
+}
+
+/* A freed allocation leaves the table and its pool's account. */
+static void forget(CUdeviceptr p, size_t size)
+{
+    struct kcu_pool *pool;
+
+    pthread_rwlock_wrlock(&mem.lock);
+    pool = take_pool(p);
+    pthread_rwlock_unlock(&mem.lock);
+    kcu_device_range_remove(p);
+    if (pool)
+        kcu_pool_freed(pool, size);
 }
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
@@ -209,17 +246,18 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
     struct kcu_ctx *x;
     struct kernelet_mem_ptr p = {.dptr = dptr};
     CUdeviceptr base;
+    size_t size;
     CUresult r;
 
     if ((r = kcu_ctx_require(&x)) != CUDA_SUCCESS)
         return r;
     if (dptr == 0)
         return CUDA_SUCCESS;
-    if (!kcu_device_lookup(dptr, &base, NULL) || base != dptr)
+    if (!kcu_device_lookup(dptr, &base, &size) || base != dptr)
         return CUDA_ERROR_INVALID_VALUE;
     r = kcu_call(kcu.client, KERNELET_OP_MEM_FREE, &p, sizeof(p), NULL, 0, NULL, 0, NULL);
     if (r == CUDA_SUCCESS)
-        kcu_device_range_remove(dptr);
+        forget(dptr, size);
     return r;
 }
 
@@ -254,40 +292,6 @@ CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUde
     if (psize)
         *psize = size;
     return CUDA_SUCCESS;
-}
-
-/* Stream-ordered allocation: allocations are made at once (they are usable in stream order
- * then too); frees wait for queued work, as MEM_FREE does anyway. */
-CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-    uint64_t h;
-    CUresult r = kcu_stream_handle(hStream, false, &h);
-
-    return r != CUDA_SUCCESS ? r : mem_alloc(dptr, bytesize);
-}
-
-CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-    uint64_t h;
-    CUresult r = kcu_stream_handle(hStream, true, &h);
-
-    return r != CUDA_SUCCESS ? r : mem_alloc(dptr, bytesize);
-}
-
-CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
-{
-    uint64_t h;
-    CUresult r = kcu_stream_handle(hStream, false, &h);
-
-    return r != CUDA_SUCCESS ? r : cuMemFree_v2(dptr);
-}
-
-CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
-{
-    uint64_t h;
-    CUresult r = kcu_stream_handle(hStream, true, &h);
-
-    return r != CUDA_SUCCESS ? r : cuMemFree_v2(dptr);
 }
 
 /* ---- pinned host memory ------------------------------------------------------------------ */
