@@ -27,6 +27,9 @@ const struct kproto_opcode_row kproto_opcodes[] = {
     { KERNELET_OP_SHM_DETACH,     KPROTO_OP_TENANT | KPROTO_OP_AFTER_STICKY, "SHM_DETACH" },
     /* The GPU's properties: CUDA answers device queries without a working context. */
     { KERNELET_OP_DEVICE_GET,     WORK | KPROTO_OP_AFTER_STICKY, "DEVICE_GET" },
+    /* A line for kerneletd's log (an entry point the program called is unsupported):
+     * worth having after a sticky error too. */
+    { KERNELET_OP_TENANT_NOTE,    WORK | KPROTO_OP_AFTER_STICKY, "TENANT_NOTE" },
     { KERNELET_OP_DIAG_ECHO_BULK, KPROTO_OP_GUEST | KPROTO_OP_DEVICE, "DIAG_ECHO_BULK" },
     { KERNELET_OP_MEM_ALLOC,      WORK, "MEM_ALLOC" },
     { KERNELET_OP_MEM_FREE,       WORK, "MEM_FREE" },

@@ -89,6 +89,28 @@ static int decode_module_load(const struct kernelet_req_hdr *h, const uint8_t *p
     return KPROTO_OK;
 }
 
+static int decode_note(const struct kernelet_req_hdr *h, const uint8_t *p,
+                       struct kproto_request *r, char *err, size_t errlen)
+{
+    struct kernelet_note *n = &r->u.note.note;
+    size_t base = sizeof(*n);
+
+    if (h->length < base)
+        return FAIL("TENANT_NOTE payload is %u bytes, less than %zu", h->length, base);
+    memcpy(n, p, base);
+    if (n->kind != KERNELET_NOTE_UNSUPPORTED)
+        return FAIL("TENANT_NOTE: unknown kind %u", n->kind);
+    if (n->text_len == 0 || n->text_len > KERNELET_MAX_NOTE || n->text_len != h->length - base)
+        return FAIL("TENANT_NOTE: text length %u with %zu bytes following", n->text_len,
+                    h->length - base);
+    /* It goes into a log line: printable ASCII only. */
+    for (uint32_t i = 0; i < n->text_len; i++)
+        if (p[base + i] < 0x20 || p[base + i] > 0x7e)
+            return FAIL("TENANT_NOTE: byte %u of the text is not printable", i);
+    r->u.note.text = (const char *)p + base;
+    return KPROTO_OK;
+}
+
 static int decode_name(const struct kernelet_req_hdr *h, const uint8_t *p,
                        struct kproto_request *r, char *err, size_t errlen)
 {
@@ -248,6 +270,8 @@ int kproto_request_decode(const struct kernelet_req_hdr *h, const uint8_t *paylo
         return decode_name(h, payload, req, err, errlen);
     case KERNELET_OP_LAUNCH_BATCH:
         return decode_batch(h, payload, req, err, errlen);
+    case KERNELET_OP_TENANT_NOTE:
+        return decode_note(h, payload, req, err, errlen);
     default:
         return decode_fixed(h, payload, req, err, errlen);
     }

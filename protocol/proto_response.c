@@ -103,6 +103,7 @@ int kproto_response_check(uint16_t opcode, const uint8_t *p, uint32_t len, char 
     case KERNELET_OP_CTX_SYNC:
     case KERNELET_OP_CONTEXT_CLOSE:
     case KERNELET_OP_ADMIN_SET:
+    case KERNELET_OP_TENANT_NOTE:
         return exact(opcode, len, 0, err, errlen);
     default:
         return kproto_fail(err, errlen, KPROTO_EOPCODE, "unknown opcode %#06x", opcode);

@@ -384,8 +384,8 @@ static CUresult append_locked(struct kcu_client *c, const void *rec, size_t rec_
     return CUDA_SUCCESS;
 }
 
-CUresult kcu_batch_add(struct kcu_client *c, const void *rec, size_t rec_len, const void *tail,
-                       size_t tail_len)
+CUresult kcu_batch_append(struct kcu_client *c, const void *rec, size_t rec_len,
+                          const void *tail, size_t tail_len)
 {
     CUresult r;
 
@@ -395,9 +395,34 @@ CUresult kcu_batch_add(struct kcu_client *c, const void *rec, size_t rec_len, co
     return r;
 }
 
+/* Stream work passes the gate of host functions (host_func.c) once one was queued. */
+CUresult kcu_batch_add(struct kcu_client *c, const void *rec, size_t rec_len, const void *tail,
+                       size_t tail_len)
+{
+    if (kcu_gate_engaged())
+        return kcu_gate_add(rec, rec_len, tail, tail_len);
+    return kcu_batch_append(c, rec, rec_len, tail, tail_len);
+}
+
 CUresult kcu_batch_submit(struct kcu_client *c, const void *rec, size_t rec_len,
                           const void *tail, size_t tail_len, bool keep,
                           const struct kcu_completion *cb, uint64_t *token)
+{
+    if (kcu_gate_engaged())
+        return kcu_gate_submit(rec, rec_len, tail, tail_len, keep, cb, token);
+    return kcu_batch_submit_now(c, rec, rec_len, tail, tail_len, keep, cb, token);
+}
+
+void kcu_batch_flush(struct kcu_client *c)
+{
+    pthread_mutex_lock(&c->send_lock);
+    flush_locked(c, false, false, NULL, NULL);
+    pthread_mutex_unlock(&c->send_lock);
+}
+
+CUresult kcu_batch_submit_now(struct kcu_client *c, const void *rec, size_t rec_len,
+                              const void *tail, size_t tail_len, bool keep,
+                              const struct kcu_completion *cb, uint64_t *token)
 {
     CUresult r;
 
@@ -422,6 +447,9 @@ static CUresult call(struct kcu_client *c, uint16_t opcode, const void *head, si
 
     if (head_len + tail_len > KERNELET_MAX_PAYLOAD)
         return CUDA_ERROR_INVALID_VALUE;
+    /* Requests that depend on stream work wait until held work has gone (host_func.c). */
+    if (kcu_gate_engaged() && (r = kcu_gate_before_call(opcode, head, head_len)) != CUDA_SUCCESS)
+        return r;
     pthread_mutex_lock(&c->lock);
     r = c->sticky;
     pthread_mutex_unlock(&c->lock);
@@ -514,6 +542,14 @@ CUresult kcu_take_async_error(struct kcu_client *c)
     c->async_error = CUDA_SUCCESS;
     pthread_mutex_unlock(&c->lock);
     return r;
+}
+
+void kcu_note_async_error(struct kcu_client *c, CUresult r)
+{
+    pthread_mutex_lock(&c->lock);
+    if (!is_sticky(r) && c->sticky == CUDA_SUCCESS && c->async_error == CUDA_SUCCESS)
+        c->async_error = r;
+    pthread_mutex_unlock(&c->lock);
 }
 
 CUresult kcu_sticky_error(struct kcu_client *c)

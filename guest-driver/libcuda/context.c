@@ -7,6 +7,15 @@
 
 #include "libcuda_internal.h"
 
+/* cuda.h maps these to their _v2 (CUDA 11); the 7.0 symbols take the same arguments, and
+ * cudart still calls the old release at exit. Both are defined here. */
+#undef cuDevicePrimaryCtxRelease
+#undef cuDevicePrimaryCtxReset
+#undef cuDevicePrimaryCtxSetFlags
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev);
+CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev);
+CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags);
+
 #define STACK_MAX 64
 
 static __thread struct kcu_ctx *ctx_stack[STACK_MAX];
@@ -149,6 +158,13 @@ CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
         d->primary->flags = flags;
     pthread_mutex_unlock(&kcu.lock);
     return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
+CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
+CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
+{
+    return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
 }
 
 CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)

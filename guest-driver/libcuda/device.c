@@ -172,13 +172,6 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevic
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
-{
-    (void)pool_out;
-    (void)dev;
-    return kcu_unsupported("cuDeviceGetDefaultMemPool");
-}
-
 CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements,
                                                     CUarray_format format, unsigned numChannels,
                                                     CUdevice dev)

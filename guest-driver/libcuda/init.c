@@ -10,6 +10,18 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static CUresult init_result = CUDA_ERROR_NOT_INITIALIZED;
 static bool init_called;
 
+/* What this library offers whatever the GPU does: no kernels reading host memory (the
+ * tenant's pages are not the GPU's to map, memory.c), so programs that ask take the path
+ * for devices without mapped memory; memory pools of its own (mempool.c), not shareable
+ * between processes. */
+static void library_limits(struct kernelet_device *d)
+{
+    d->attrs[CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED] = 1;
+    d->attrs[CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES] = 0;
+    d->attrs[CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY] = 0;
+    d->attrs[CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM] = 0;
+}
+
 static CUresult query_devices(void)
 {
     unsigned n = kcu.session.device_count;
@@ -23,6 +35,7 @@ static CUresult query_devices(void)
         if (r != CUDA_SUCCESS)
             return r;
         kcu.dev[i].props.name[sizeof(kcu.dev[i].props.name) - 1] = 0;
+        library_limits(&kcu.dev[i].props);
     }
     kcu.n_devices = (int)n;
     return n ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;

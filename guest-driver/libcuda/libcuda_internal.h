@@ -106,6 +106,17 @@ struct kcu_completion {
 CUresult kcu_batch_submit(struct kcu_client *c, const void *rec, size_t rec_len,
                           const void *tail, size_t tail_len, bool keep,
                           const struct kcu_completion *cb, uint64_t *token);
+/* The raw forms of kcu_batch_add and kcu_batch_submit, past the gate of host functions. */
+CUresult kcu_batch_append(struct kcu_client *c, const void *rec, size_t rec_len,
+                          const void *tail, size_t tail_len);
+CUresult kcu_batch_submit_now(struct kcu_client *c, const void *rec, size_t rec_len,
+                              const void *tail, size_t tail_len, bool keep,
+                              const struct kcu_completion *cb, uint64_t *token);
+/* Sends the batch under construction, if any, without waiting for its answer. */
+void kcu_batch_flush(struct kcu_client *c);
+/* Puts back an asynchronous error that an internal synchronisation took, so that the
+ * program's next synchronisation reports it. */
+void kcu_note_async_error(struct kcu_client *c, CUresult r);
 /* Waits for the kept answer identified by token and returns its result. */
 CUresult kcu_wait(struct kcu_client *c, uint64_t token);
 /* Waits until at least one more answer has been received (by any thread). */
@@ -227,6 +238,19 @@ struct kcu_event {
  * what they say. CUDA_ERROR_INVALID_HANDLE for anything else that is not a stream. */
 CUresult kcu_stream_handle(CUstream s, bool per_thread, uint64_t *handle);
 
+/* ---- host functions and the gate that keeps stream order around them (host_func.c) -- */
+
+/* Whether a host function was ever queued (until then stream work goes straight out). */
+bool kcu_gate_engaged(void);
+/* kcu_batch_add and kcu_batch_submit once engaged: stream work that must follow a host
+ * function not yet run is held (add) or waited for (submit). */
+CUresult kcu_gate_add(const void *rec, size_t rec_len, const void *tail, size_t tail_len);
+CUresult kcu_gate_submit(const void *rec, size_t rec_len, const void *tail, size_t tail_len,
+                         bool keep, const struct kcu_completion *cb, uint64_t *token);
+/* Before a request: waits while it depends on held work (CUDA_ERROR_NOT_READY for
+ * queries instead of waiting). */
+CUresult kcu_gate_before_call(uint16_t opcode, const void *head, size_t head_len);
+
 /* ---- memory (memory.c) --------------------------------------------------------------- */
 
 /* Where a host pointer lies: in pinned memory the daemon can reach (region, offset), or
@@ -243,6 +267,11 @@ bool kcu_device_range(CUdeviceptr p, size_t len);
 /* Base and size of the allocation holding p. */
 bool kcu_device_lookup(CUdeviceptr p, CUdeviceptr *base, size_t *size);
 void kcu_device_range_add(CUdeviceptr p, size_t len, bool global);
+struct kcu_pool;
+/* MEM_ALLOC of bytesize, recorded (with the memory pool it came from, or NULL). */
+CUresult kcu_mem_alloc(CUdeviceptr *dptr, size_t bytesize, struct kcu_pool *pool);
+/* An allocation of pool was freed (mempool.c). */
+void kcu_pool_freed(struct kcu_pool *pool, size_t bytes);
 void kcu_device_range_remove(CUdeviceptr p);
 /* Pinned host allocation flags for p (cuMemHostGetFlags); false when not pinned. */
 bool kcu_host_flags(const void *p, unsigned *flags);

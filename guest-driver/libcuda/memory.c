@@ -9,12 +9,20 @@
 #include "kernelet/range_table.h"
 #include "libcuda_internal.h"
 
+/* cuda.h maps cuMemHostRegister to its _v2; both symbols are defined here. */
+#undef cuMemHostRegister
+CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
+
 /* ---- tables of ranges ------------------------------------------------------------------- */
 
 struct dev_range {
     krange r;               /* [base, base + size): first, for the range table */
     bool global;            /* a module variable: not freed by cuMemFree */
+    struct kcu_pool *pool;  /* the memory pool it was allocated from (mempool.c), or NULL */
 };
+
+/* In host_range.flags: registered (cuMemHostRegister) rather than allocated. */
+#define KCU_HOST_REGISTERED 0x80000000u
 
 struct host_range {
     uintptr_t base;
@@ -154,7 +162,28 @@ static bool host_take(uintptr_t p, struct host_range *out)
 
 /* ---- device memory ------------------------------------------------------------------------ */
 
-static CUresult mem_alloc(CUdeviceptr *dptr, size_t bytesize)
+/* The pool of the allocation at p, forgotten (lock held). */
+static struct kcu_pool *take_pool(CUdeviceptr p)
+{
+    struct dev_range *r = krange_exact(&mem.dev, p);
+    struct kcu_pool *pool = r ? r->pool : NULL;
+
+    if (r)
+        r->pool = NULL;
+    return pool;
+}
+
+static void set_pool(CUdeviceptr p, struct kcu_pool *pool)
+{
+    struct dev_range *r;
+
+    pthread_rwlock_wrlock(&mem.lock);
+    if ((r = krange_exact(&mem.dev, p)))
+        r->pool = pool;
+    pthread_rwlock_unlock(&mem.lock);
+}
+
+CUresult kcu_mem_alloc(CUdeviceptr *dptr, size_t bytesize, struct kcu_pool *pool)
 {
     struct kcu_ctx *x;
     struct kernelet_mem_alloc a = {.size = bytesize};
@@ -171,13 +200,15 @@ static CUresult mem_alloc(CUdeviceptr *dptr, size_t bytesize)
     if (r != CUDA_SUCCESS)
         return r;
     kcu_device_range_add(p.dptr, bytesize, false);
+    if (pool)
+        set_pool(p.dptr, pool);
     *dptr = p.dptr;
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-    return mem_alloc(dptr, bytesize);
+    return kcu_mem_alloc(dptr, bytesize, NULL);
 }
 
 CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
@@ -191,10 +222,23 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wi
     pitch = (WidthInBytes + 511) & ~(size_t)511;
     if (__builtin_mul_overflow(pitch, Height, &bytes))
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = mem_alloc(dptr, bytes);
+    CUresult r = kcu_mem_alloc(dptr, bytes, NULL);
     if (r == CUDA_SUCCESS)
         *pPitch = pitch;
     return r;
+}
+
+/* A freed allocation leaves the table and its pool's account. */
+static void forget(CUdeviceptr p, size_t size)
+{
+    struct kcu_pool *pool;
+
+    pthread_rwlock_wrlock(&mem.lock);
+    pool = take_pool(p);
+    pthread_rwlock_unlock(&mem.lock);
+    kcu_device_range_remove(p);
+    if (pool)
+        kcu_pool_freed(pool, size);
 }
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
@@ -202,17 +246,18 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
     struct kcu_ctx *x;
     struct kernelet_mem_ptr p = {.dptr = dptr};
     CUdeviceptr base;
+    size_t size;
     CUresult r;
 
     if ((r = kcu_ctx_require(&x)) != CUDA_SUCCESS)
         return r;
     if (dptr == 0)
         return CUDA_SUCCESS;
-    if (!kcu_device_lookup(dptr, &base, NULL) || base != dptr)
+    if (!kcu_device_lookup(dptr, &base, &size) || base != dptr)
         return CUDA_ERROR_INVALID_VALUE;
     r = kcu_call(kcu.client, KERNELET_OP_MEM_FREE, &p, sizeof(p), NULL, 0, NULL, 0, NULL);
     if (r == CUDA_SUCCESS)
-        kcu_device_range_remove(dptr);
+        forget(dptr, size);
     return r;
 }
 
@@ -247,40 +292,6 @@ CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUde
     if (psize)
         *psize = size;
     return CUDA_SUCCESS;
-}
-
-/* Stream-ordered allocation: allocations are made at once (they are usable in stream order
- * then too); frees wait for queued work, as MEM_FREE does anyway. */
-CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-    uint64_t h;
-    CUresult r = kcu_stream_handle(hStream, false, &h);
-
-    return r != CUDA_SUCCESS ? r : mem_alloc(dptr, bytesize);
-}
-
-CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-    uint64_t h;
-    CUresult r = kcu_stream_handle(hStream, true, &h);
-
-    return r != CUDA_SUCCESS ? r : mem_alloc(dptr, bytesize);
-}
-
-CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
-{
-    uint64_t h;
-    CUresult r = kcu_stream_handle(hStream, false, &h);
-
-    return r != CUDA_SUCCESS ? r : cuMemFree_v2(dptr);
-}
-
-CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
-{
-    uint64_t h;
-    CUresult r = kcu_stream_handle(hStream, true, &h);
-
-    return r != CUDA_SUCCESS ? r : cuMemFree_v2(dptr);
 }
 
 /* ---- pinned host memory ------------------------------------------------------------------ */
@@ -336,7 +347,8 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
     if (r != CUDA_SUCCESS)
         return r;
     /* Only what cuMemHostAlloc returned, not registered memory. */
-    if (!kcu_host_flags(p, &flags) || (flags & 0x80000000u) || !host_take((uintptr_t)p, &h))
+    if (!kcu_host_flags(p, &flags) || (flags & KCU_HOST_REGISTERED) ||
+        !host_take((uintptr_t)p, &h))
         return CUDA_ERROR_INVALID_VALUE;
     if (h.shared)
         kcu_region_destroy(kcu.client, &h.region);
@@ -345,30 +357,77 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
     return CUDA_SUCCESS;
 }
 
-/* Registered memory stays pageable (its copies are staged): the daemon cannot reach
- * arbitrary pages of this process. The flag bit 31 marks it as registered. */
+/* Registered memory stays pageable (its copies go through the staging slots): the daemon
+ * cannot reach arbitrary pages of this process, and a guest's pages are not the GPU's to
+ * map. So registration only records the range (for CUDA's errors and cuMemHostGetFlags);
+ * mapping it into the device's address space (DEVICEMAP, IOMEMORY) is not supported, and
+ * says so with CUDA's own error so that programs take their path without mapped memory.
+ */
+
+/* Whether [p, p + len) overlaps a range already known. */
+static bool host_overlaps(uintptr_t p, size_t len)
+{
+    bool hit = false;
+
+    pthread_rwlock_rdlock(&mem.lock);
+    for (size_t i = 0; i < mem.n_host && !hit; i++)
+        hit = p < mem.host[i].base + mem.host[i].size && mem.host[i].base < p + len;
+    pthread_rwlock_unlock(&mem.lock);
+    return hit;
+}
+
 CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
-    struct host_range h = {.base = (uintptr_t)p, .size = bytesize, .flags = Flags | 0x80000000u};
+    const unsigned known = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                           CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+    struct host_range h = {.base = (uintptr_t)p, .size = bytesize,
+                           .flags = Flags | KCU_HOST_REGISTERED};
     struct kcu_ctx *x;
     CUresult r;
 
-    if (!p || bytesize == 0)
+    if (!p || bytesize == 0 || (Flags & ~known) || (uintptr_t)p + bytesize < (uintptr_t)p)
         return CUDA_ERROR_INVALID_VALUE;
     if ((r = kcu_ctx_require(&x)) != CUDA_SUCCESS)
         return r;
     if (Flags & (CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY))
-        return kcu_unsupported("cuMemHostRegister(DEVICEMAP or IOMEMORY)");
+        return kcu_unsupported("cuMemHostRegister(DEVICEMAP or IOMEMORY: host memory mapped "
+                               "for kernels)");
+    if (host_overlaps(h.base, bytesize))
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
     return host_add(&h);
+}
+
+/* The 4.0 ABI: the same arguments. */
+CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+{
+    return cuMemHostRegister_v2(p, bytesize, Flags);
 }
 
 CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
     struct host_range h;
+    unsigned flags;
+    CUresult r = kcu_ready();
 
-    if (!host_take((uintptr_t)p, &h))
+    if (r != CUDA_SUCCESS)
+        return r;
+    /* Only the start of a registered range; pinned allocations are cuMemFreeHost's. */
+    if (!p || !kcu_host_flags(p, &flags) || !(flags & KCU_HOST_REGISTERED) ||
+        !host_take((uintptr_t)p, &h))
         return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     return CUDA_SUCCESS;
+}
+
+/* No host memory is mapped into the device's address space (see above). */
+CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{
+    CUresult r = kcu_ready();
+
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!pdptr || !p || Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return kcu_unsupported("cuMemHostGetDevicePointer (host memory mapped for kernels)");
 }
 
 CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
@@ -379,7 +438,7 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
         return CUDA_ERROR_INVALID_VALUE;
     if (!kcu_host_flags(p, &f))
         return CUDA_ERROR_INVALID_VALUE;
-    *pFlags = f & ~0x80000000u;
+    *pFlags = f & ~KCU_HOST_REGISTERED;
     return CUDA_SUCCESS;
 }
 

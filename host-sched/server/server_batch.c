@@ -62,7 +62,10 @@ static uint32_t launch(struct ks_conn *c, const struct kproto_record *rec, struc
             return KS_CUDA_INVALID_VALUE;
     if (threads > (uint64_t)dev[1] || threads > (uint64_t)f->attrs[0])
         return KS_CUDA_INVALID_VALUE;
-    if (l->shared_mem > (uint32_t)f->attrs[8 /* MAX_DYNAMIC_SHARED_SIZE_BYTES */])
+    /* Dynamic shared memory up to the device's opt-in limit (97) less the static (attrs[1]):
+     * the tenant's cuFuncSetAttribute opt-in is checked by its library, and the backends
+     * raise the function's own limit before such a launch. */
+    if ((int64_t)l->shared_mem > (int64_t)dev[97] - f->attrs[1])
         return KS_CUDA_INVALID_VALUE;
     if ((code = order(c, rec->stream)))
         return code;

@@ -40,6 +40,7 @@ static ks_handler *const handlers[] = {
     [KERNELET_OP_SHM_ATTACH] = ks_session_shm_attach,
     [KERNELET_OP_SHM_DETACH] = ks_session_shm_detach,
     [KERNELET_OP_DEVICE_GET] = ks_session_device,
+    [KERNELET_OP_TENANT_NOTE] = ks_tenant_note,
     [KERNELET_OP_MEM_ALLOC] = ks_memory_alloc,
     [KERNELET_OP_MEM_FREE] = ks_memory_free,
     [KERNELET_OP_MEM_GET_INFO] = mem_info,

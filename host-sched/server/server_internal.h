@@ -223,6 +223,7 @@ struct ks_conn {
     struct ucred cred;
     uint64_t hello_deadline_ns; /* closed at this time unless it said HELLO */
     char name[KERNELET_NAME_MAX];
+    unsigned notes;             /* TENANT_NOTEs logged (server_note.c) */
 
     uint8_t in[KERNELET_MAX_REQUEST];
     size_t in_len;
@@ -325,6 +326,7 @@ void ks_session_info(struct ks_conn *c, uint16_t op, uint64_t id);
 void ks_session_shm_attach(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 void ks_session_shm_detach(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 void ks_session_device(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+void ks_tenant_note(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 /* The region of c named id, or NULL. */
 struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id);
 void ks_region_put(struct ks_region *r);

@@ -48,6 +48,7 @@ enum kernelet_daemon_opcode {
     KERNELET_OP_SHM_ATTACH      = 0x0018,  /* kernelet_shm_attach + fd -> kernelet_shm_region */
     KERNELET_OP_SHM_DETACH      = 0x0019,  /* kernelet_shm_region -> - */
     KERNELET_OP_DEVICE_GET      = 0x0020,  /* kernelet_device_get -> kernelet_device */
+    KERNELET_OP_TENANT_NOTE     = 0x0028,  /* kernelet_note + text -> - (logged) */
     /* 0x01xx memory */
     KERNELET_OP_MEM_ALLOC       = 0x0101,  /* kernelet_mem_alloc -> kernelet_mem_ptr */
     KERNELET_OP_MEM_FREE        = 0x0102,  /* kernelet_mem_ptr -> - (waits for queued work) */
@@ -194,6 +195,16 @@ struct kernelet_handle {
 
 /* FUNCTION_GET / GLOBAL_GET: a module and a name of name_len bytes (no NUL) after this. */
 #define KERNELET_MAX_SYMBOL 4096u
+
+/* TENANT_NOTE: something the tenant's library wants in kerneletd's log, one line; today
+ * which entry point the program called that is not supported. text_len printable ASCII
+ * bytes follow, not NUL-terminated. */
+#define KERNELET_NOTE_UNSUPPORTED 1u
+#define KERNELET_MAX_NOTE 160u
+struct kernelet_note {
+    uint32_t kind;            /* KERNELET_NOTE_* */
+    uint32_t text_len;        /* 1..KERNELET_MAX_NOTE */
+};
 
 struct kernelet_name_req {
     uint64_t module;
@@ -512,6 +523,10 @@ struct kproto_request {
         struct kernelet_shm_attach shm_attach;
         struct kernelet_shm_region shm_region;
         struct kernelet_device_get device_get;
+        struct {
+            struct kernelet_note note;
+            const char *text;               /* text_len bytes, not NUL-terminated */
+        } note;
         struct kernelet_mem_alloc mem_alloc;
         struct kernelet_mem_ptr mem_ptr;
         struct {

@@ -8,7 +8,8 @@
 #       the daemon's status is printed after them; with EXPECT_COSCHEDULE=1 as well, the
 #       scheduler must have paired kernels.
 # Exits 77 (skip) when kerneletd was built without BACKEND. Extra kerneletd options may
-# come in KERNELETD_ARGS (e.g. --profiles FILE).
+# come in KERNELETD_ARGS (e.g. --profiles FILE); with EXPECT_DAEMON_LOG set (grep -E), the
+# daemon's log must have a matching line once the program has passed.
 set -u
 kd=${1:?usage}; lib=${2:?}; backend=${3:?}; shift 3
 if [ "$backend" = cuda ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; }; then
@@ -75,4 +76,9 @@ if [ "$1" = "--pair" ]; then
 fi
 pattern=$1; shift
 run prog "$pattern" "$@"
-check prog "$pattern"
+check prog "$pattern" || exit 1
+if [ -n "${EXPECT_DAEMON_LOG:-}" ] && ! grep -Eq "$EXPECT_DAEMON_LOG" "$dir/kerneletd.log"; then
+    cat "$dir/kerneletd.log"
+    echo "FAILED: kerneletd's log has no line matching '$EXPECT_DAEMON_LOG'"
+    exit 1
+fi

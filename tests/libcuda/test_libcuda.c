@@ -509,6 +509,152 @@ static void test_threads(void)
     CU(cuModuleUnload(mod));
 }
 
+/* Host functions run in stream order in this process: while one blocks, later work of its
+ * stream waits (queries say NOT_READY) and other streams go on; callbacks get the stream. */
+struct latch {
+    GMutex lock;
+    GCond cond;
+    bool open;
+    int order[4];
+    int n;
+};
+
+static void CUDA_CB latch_wait(void *arg)
+{
+    struct latch *l = arg;
+
+    g_mutex_lock(&l->lock);
+    while (!l->open)
+        g_cond_wait(&l->cond, &l->lock);
+    l->order[l->n++] = 1;
+    g_mutex_unlock(&l->lock);
+}
+
+static CUstream cb_stream;
+
+static void CUDA_CB note_callback(CUstream s, CUresult status, void *arg)
+{
+    struct latch *l = arg;
+
+    g_mutex_lock(&l->lock);
+    l->order[l->n++] = (s == cb_stream && status == CUDA_SUCCESS) ? 2 : -1;
+    g_mutex_unlock(&l->lock);
+}
+
+static void test_host_functions(void)
+{
+    struct latch l = {.open = false};
+    CUstream s, other;
+    CUevent e;
+    CUdeviceptr d;
+    uint8_t buf[4096], back[4096];
+
+    g_mutex_init(&l.lock);
+    g_cond_init(&l.cond);
+    CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CU(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CU(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    CU(cuMemAlloc(&d, sizeof(buf)));
+    g_assert_cmpint(cuLaunchHostFunc(s, NULL, NULL), ==, CUDA_ERROR_INVALID_VALUE);
+    g_assert_cmpint(cuStreamAddCallback(s, note_callback, &l, 1), ==, CUDA_ERROR_INVALID_VALUE);
+    cb_stream = s;
+    fill(buf, sizeof(buf), 5);
+    CU(cuLaunchHostFunc(s, latch_wait, &l));
+    CU(cuMemcpyHtoDAsync(d, buf, sizeof(buf), s));
+    CU(cuEventRecord(e, s));
+    CU(cuStreamAddCallback(s, note_callback, &l, 0));
+    /* The host function blocks: its stream's later work is not done, other streams go on. */
+    g_assert_cmpint(cuStreamQuery(s), ==, CUDA_ERROR_NOT_READY);
+    g_assert_cmpint(cuEventQuery(e), ==, CUDA_ERROR_NOT_READY);
+    CU(cuMemsetD8Async(d, 0, 16, other));
+    CU(cuStreamSynchronize(other));
+    g_mutex_lock(&l.lock);
+    l.open = true;
+    g_cond_broadcast(&l.cond);
+    g_mutex_unlock(&l.lock);
+    CU(cuStreamSynchronize(s));
+    g_assert_cmpint(l.n, ==, 2);
+    g_assert_cmpint(l.order[0], ==, 1);
+    g_assert_cmpint(l.order[1], ==, 2);
+    CU(cuEventQuery(e));
+    CU(cuMemcpyDtoH(back, d, sizeof(back)));
+    g_assert_cmpmem(back + 16, sizeof(back) - 16, buf + 16, sizeof(buf) - 16);
+    CU(cuStreamDestroy(s));
+    CU(cuStreamDestroy(other));
+    CU(cuEventDestroy(e));
+    CU(cuMemFree(d));
+    g_mutex_clear(&l.lock);
+    g_cond_clear(&l.cond);
+}
+
+/* Registered host memory: CUDA's errors; mapped memory is not supported anywhere. */
+static void test_host_register(void)
+{
+    static uint8_t buf[3 * 4096];
+    CUdeviceptr dp = 0;
+    int can_map = 1;
+
+    CU(cuMemHostRegister(buf, sizeof(buf), 0));
+    g_assert_cmpint(cuMemHostRegister(buf + 4096, 16, 0), ==, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    g_assert_cmpint(cuMemHostRegister(buf, 16, 0x80), ==, CUDA_ERROR_INVALID_VALUE);
+    g_assert_cmpint(cuMemHostUnregister(buf + 1), ==, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    CU(cuMemHostUnregister(buf));
+    g_assert_cmpint(cuMemHostUnregister(buf), ==, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    g_assert_cmpint(cuMemHostRegister(buf, sizeof(buf), CU_MEMHOSTREGISTER_DEVICEMAP), ==,
+                    CUDA_ERROR_NOT_SUPPORTED);
+    g_assert_cmpint(cuMemHostGetDevicePointer(&dp, buf, 0), ==, CUDA_ERROR_NOT_SUPPORTED);
+    CU(cuDeviceGetAttribute(&can_map, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 0));
+    g_assert_cmpint(can_map, ==, 0);
+}
+
+/* Memory pools: accounting of the default pool, attributes, an explicit pool. */
+static void test_mempools(void)
+{
+    CUmemoryPool pool, current, mine;
+    CUmemPoolProps props = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                            .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    cuuint64_t v = 0, zero = 0, big = ~0ull;
+    CUdeviceptr a, b;
+    CUstream s;
+
+    CU(cuStreamCreate(&s, 0));
+    CU(cuDeviceGetDefaultMemPool(&pool, 0));
+    CU(cuDeviceGetMemPool(&current, 0));
+    g_assert_true(pool == current);
+    CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &big));
+    CU(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v));
+    g_assert_cmpuint(v, ==, big);
+    CU(cuMemAllocAsync(&a, 1 << 20, s));
+    CU(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    g_assert_cmpuint(v, ==, 1 << 20);
+    CU(cuMemsetD8Async(a, 1, 1 << 20, s));
+    CU(cuMemFreeAsync(a, s));
+    CU(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    g_assert_cmpuint(v, ==, 0);
+    CU(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
+    g_assert_cmpuint(v, ==, 1 << 20);
+    CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero));
+    CU(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
+    g_assert_cmpuint(v, ==, 0);
+    g_assert_cmpint(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &zero), ==,
+                    CUDA_ERROR_INVALID_VALUE);
+    g_assert_cmpint(cuMemPoolDestroy(pool), ==, CUDA_ERROR_INVALID_VALUE);
+
+    CU(cuMemPoolCreate(&mine, &props));
+    CU(cuDeviceSetMemPool(0, mine));
+    CU(cuMemAllocAsync(&b, 4096, s)); /* from the current pool, now mine */
+    CU(cuMemPoolGetAttribute(mine, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    g_assert_cmpuint(v, ==, 4096);
+    CU(cuMemPoolDestroy(mine)); /* lives on until b is freed; the default is current again */
+    CU(cuDeviceGetMemPool(&current, 0));
+    g_assert_true(current == pool);
+    CU(cuMemFree(b));
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    g_assert_cmpint(cuMemPoolCreate(&mine, &props), ==, CUDA_ERROR_NOT_SUPPORTED);
+    CU(cuStreamSynchronize(s));
+    CU(cuStreamDestroy(s));
+}
+
 int main(int argc, char **argv)
 {
     int rc;
@@ -530,6 +676,9 @@ int main(int argc, char **argv)
     g_test_add_func("/libcuda/module-and-launch", test_module_and_launch);
     g_test_add_func("/libcuda/streams-and-queries", test_streams_and_queries);
     g_test_add_func("/libcuda/threads", test_threads);
+    g_test_add_func("/libcuda/host-functions", test_host_functions);
+    g_test_add_func("/libcuda/host-register", test_host_register);
+    g_test_add_func("/libcuda/mempools", test_mempools);
     rc = g_test_run();
     harness_stop(H);
     return rc;

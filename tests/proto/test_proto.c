@@ -143,6 +143,37 @@ static void test_fixed_sizes(void)
     g_assert_cmpint(decode(KERNELET_OP_GET_STATS, zero, 0, &r), ==, 0);
 }
 
+/* TENANT_NOTE: a known kind and 1..KERNELET_MAX_NOTE printable bytes, exactly. */
+static void test_tenant_note(void)
+{
+    struct kproto_request r;
+    struct {
+        struct kernelet_note n;
+        char text[KERNELET_MAX_NOTE + 8];
+    } m = {{.kind = KERNELET_NOTE_UNSUPPORTED, .text_len = 9}, "cuFooBar2"};
+    size_t base = sizeof(m.n);
+
+    g_assert_cmpint(decode(KERNELET_OP_TENANT_NOTE, &m, base + 9, &r), ==, 0);
+    g_assert_cmpuint(r.u.note.note.text_len, ==, 9);
+    g_assert_cmpint(memcmp(r.u.note.text, "cuFooBar2", 9), ==, 0);
+    g_assert_cmpint(decode(KERNELET_OP_TENANT_NOTE, &m, base + 8, &r), ==, KPROTO_EINVAL);
+    g_assert_cmpint(decode(KERNELET_OP_TENANT_NOTE, &m, base - 1, &r), ==, KPROTO_EINVAL);
+    m.text[3] = '\n';
+    g_assert_cmpint(decode(KERNELET_OP_TENANT_NOTE, &m, base + 9, &r), ==, KPROTO_EINVAL);
+    m.text[3] = 'o';
+    m.n.kind = 2;
+    g_assert_cmpint(decode(KERNELET_OP_TENANT_NOTE, &m, base + 9, &r), ==, KPROTO_EINVAL);
+    m.n.kind = KERNELET_NOTE_UNSUPPORTED;
+    m.n.text_len = 0;
+    g_assert_cmpint(decode(KERNELET_OP_TENANT_NOTE, &m, base, &r), ==, KPROTO_EINVAL);
+    memset(m.text, 'x', sizeof(m.text));
+    m.n.text_len = KERNELET_MAX_NOTE + 1;
+    g_assert_cmpint(decode(KERNELET_OP_TENANT_NOTE, &m, base + KERNELET_MAX_NOTE + 1, &r), ==,
+                    KPROTO_EINVAL);
+    m.n.text_len = KERNELET_MAX_NOTE;
+    g_assert_cmpint(decode(KERNELET_OP_TENANT_NOTE, &m, base + KERNELET_MAX_NOTE, &r), ==, 0);
+}
+
 static void test_events_streams(void)
 {
     struct kproto_request r;
@@ -523,6 +554,7 @@ int main(int argc, char **argv)
     g_test_add_func("/proto/hello", test_hello);
     g_test_add_func("/proto/fixed-sizes", test_fixed_sizes);
     g_test_add_func("/proto/events-streams", test_events_streams);
+    g_test_add_func("/proto/tenant-note", test_tenant_note);
     g_test_add_func("/proto/module-and-names", test_module_and_names);
     g_test_add_func("/proto/admin", test_admin);
     g_test_add_func("/proto/batch-records", test_batch_records);
