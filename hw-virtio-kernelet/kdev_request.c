@@ -380,48 +380,68 @@ size_t kdev_put_response(struct kdev_state *st, const struct kdev_chain *c,
     return used;
 }
 
-size_t kdev_serve(struct kdev_state *st, unsigned vq, const struct kdev_chain *c)
+uint32_t kdev_decode_chain(const struct kdev_chain *c, struct kdev_req *r)
 {
-    struct kdev_req r = { 0 };
+    memset(r, 0, sizeof(*r));
+    return c->in_len < HDR_SIZE ? KERNELET_ST_BAD_REQUEST : kdev_decode(c, r);
+}
+
+size_t kdev_serve_decoded(struct kdev_state *st, unsigned vq, const struct kdev_chain *c,
+                          struct kdev_req *r, uint32_t status)
+{
     uint8_t out[256];  /* the largest answer payload the device builds itself */
     size_t payload_len = 0, d2h_written = 0, cap, used;
-    uint32_t status;
 
     _Static_assert(sizeof(struct kernelet_info) <= sizeof(out), "answer buffer");
     st->stats.requests++;
     if (c->in_len < HDR_SIZE) {
         st->stats.errors++;
+        free(r->payload);
+        r->payload = NULL;
         return 0;
     }
-    status = kdev_decode(c, &r);
-    cap = MIN(r.resp_bytes, (size_t)KERNELET_MAX_RESPONSE) - HDR_SIZE;
-    if (status == KERNELET_ST_OK && !kdev_opcode_allowed(r.opcode, vq))
+    cap = MIN(r->resp_bytes, (size_t)KERNELET_MAX_RESPONSE) - HDR_SIZE;
+    if (status == KERNELET_ST_OK && !kdev_opcode_allowed(r->opcode, vq))
         status = KERNELET_ST_BAD_OPCODE;
     else if (status == KERNELET_ST_OK && vq == KERNELET_VQ_LAUNCH)
-        status = answer_launch(st, &r);
+        status = answer_launch(st, r);
     else if (status == KERNELET_ST_OK)
-        status = answer_control(st, c, &r, out, MIN(cap, sizeof(out)), &payload_len,
+        status = answer_control(st, c, r, out, MIN(cap, sizeof(out)), &payload_len,
                                 &d2h_written);
-    free(r.payload);
+    free(r->payload);
+    r->payload = NULL;
     if (status != KERNELET_ST_OK || !write_all(c, HDR_SIZE, out, payload_len)) {
         st->stats.errors++;
         payload_len = d2h_written = 0;
         if (status == KERNELET_ST_OK)
             status = KERNELET_ST_BAD_REQUEST;
     }
-    used = d2h_written ? r.resp_bytes + d2h_written : HDR_SIZE + payload_len;
-    return kdev_put_response(st, c, &r, status, payload_len, used);
+    used = d2h_written ? r->resp_bytes + d2h_written : HDR_SIZE + payload_len;
+    return kdev_put_response(st, c, r, status, payload_len, used);
+}
+
+size_t kdev_serve(struct kdev_state *st, unsigned vq, const struct kdev_chain *c)
+{
+    struct kdev_req r;
+    uint32_t status = kdev_decode_chain(c, &r);
+
+    return kdev_serve_decoded(st, vq, c, &r, status);
+}
+
+uint32_t kdev_hold_ms_decoded(unsigned vq, const struct kdev_req *r, uint32_t status)
+{
+    if (vq != KERNELET_VQ_REQUEST || status != KERNELET_ST_OK ||
+        r->opcode != KERNELET_OP_DIAG_ECHO_BULK ||
+        r->length != sizeof(struct kernelet_diag_echo) || !echo_ok(r->payload))
+        return 0;
+    return kdev_le32(r->payload + offsetof(struct kernelet_diag_echo, delay_ms));
 }
 
 uint32_t kdev_hold_ms(unsigned vq, const struct kdev_chain *c)
 {
-    struct kdev_req r = { 0 };
-    uint32_t ms = 0;
+    struct kdev_req r;
+    uint32_t ms = kdev_hold_ms_decoded(vq, &r, kdev_decode_chain(c, &r));
 
-    if (vq == KERNELET_VQ_REQUEST && c->in_len >= HDR_SIZE &&
-        kdev_decode(c, &r) == KERNELET_ST_OK && r.opcode == KERNELET_OP_DIAG_ECHO_BULK &&
-        r.length == sizeof(struct kernelet_diag_echo) && echo_ok(r.payload))
-        ms = kdev_le32(r.payload + offsetof(struct kernelet_diag_echo, delay_ms));
     free(r.payload);
     return ms;
 }

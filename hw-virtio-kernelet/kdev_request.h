@@ -122,6 +122,15 @@ void kdev_fill_config(const struct kdev_state *st, struct kernelet_virtio_config
  * Updates st->stats (requests, errors) and consumes a pending fault other than BROKEN. */
 size_t kdev_serve(struct kdev_state *st, unsigned vq, const struct kdev_chain *chain);
 
+/* Decodes a chain once for everyone who looks at it (the link, the hold, the answer):
+ * kdev_decode, or KERNELET_ST_BAD_REQUEST with *r zeroed when the chain cannot hold a
+ * header. The caller owns r->payload. */
+uint32_t kdev_decode_chain(const struct kdev_chain *chain, struct kdev_req *r);
+
+/* kdev_serve for a chain already decoded (status: kdev_decode_chain's); frees r->payload. */
+size_t kdev_serve_decoded(struct kdev_state *st, unsigned vq, const struct kdev_chain *chain,
+                          struct kdev_req *r, uint32_t status);
+
 /* Same, for a chain whose readable bytes are `req` (req_len) and whose writable room is
  * `resp` (resp_cap bytes). */
 size_t kdev_handle(struct kdev_state *st, unsigned vq, const uint8_t *req, size_t req_len,
@@ -130,6 +139,9 @@ size_t kdev_handle(struct kdev_state *st, unsigned vq, const uint8_t *req, size_
 /* Milliseconds the device should hold this chain before serving it: the delay of a
  * well-formed DIAG_ECHO_BULK on the request queue, 0 for everything else. */
 uint32_t kdev_hold_ms(unsigned vq, const struct kdev_chain *chain);
+
+/* Same, for a chain already decoded (status: kdev_decode_chain's). */
+uint32_t kdev_hold_ms_decoded(unsigned vq, const struct kdev_req *r, uint32_t status);
 
 /* FNV-1a (64-bit) of len bytes, continuing from hash h (start with KDEV_FNV1A64_INIT). */
 #define KDEV_FNV1A64_INIT 0xcbf29ce484222325ull

@@ -468,13 +468,12 @@ static void send_request(VirtIOKernelet *s, KerneletPending *p, const uint8_t *p
 }
 
 bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *elem,
-                           bool *paused)
+                           struct kdev_req *req, uint32_t status, bool *paused)
 {
     KerneletLink *l = &s->link;
     struct kdev_chain c = kernelet_chain(elem);
-    struct kdev_req r = { 0 };
+    struct kdev_req r;
     KerneletPending *p;
-    uint32_t status;
     int slot = -1;
     bool bulk = false;
 
@@ -482,14 +481,14 @@ bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *e
     if (!l->path || c.in_len < HDR_SIZE || s->state.fault == KDEV_FAULT_BROKEN) {
         return false; /* the device answers (or, for x-fault=broken, breaks) itself */
     }
-    status = kdev_decode(&c, &r);
-    if (status == KERNELET_ST_OK && kdev_relay_local(r.opcode, l->fd >= 0 && l->contexts)) {
-        if (r.opcode == KERNELET_OP_GET_STATS) {
+    if (status == KERNELET_ST_OK && kdev_relay_local(req->opcode, l->fd >= 0 && l->contexts)) {
+        if (req->opcode == KERNELET_OP_GET_STATS) {
             kernelet_link_refresh_stats(s); /* the device answers with the daemon's counters */
         }
-        free(r.payload);
         return false;
     }
+    r = *req;               /* the request is the link's from here on */
+    req->payload = NULL;
     s->state.stats.requests++;
     if (status == KERNELET_ST_OK) {
         unsigned ring = vq == s->launch_vq ? KERNELET_VQ_LAUNCH : KERNELET_VQ_REQUEST;

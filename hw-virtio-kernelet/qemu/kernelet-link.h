@@ -79,11 +79,13 @@ void kernelet_link_stop(VirtIOKernelet *s);
 void kernelet_link_reset(VirtIOKernelet *s);
 /* Whether the queues should stay paused (output or staging full). */
 bool kernelet_link_throttled(VirtIOKernelet *s);
-/* Takes a chain that is not answered by the device itself; false when the link is not
- * configured (the caller answers). The chain is answered (now, on error, or later). When
+/* Takes a chain that is not answered by the device itself, decoded once by the caller
+ * (req, status: kdev_decode_chain's); false when the link is not configured or the device
+ * answers this opcode (the caller answers and still owns req->payload). On true the chain
+ * and req->payload are the link's; the chain is answered (now, on error, or later). When
  * it returns true with *paused set, the queue must pause (output or staging full). */
 bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *elem,
-                           bool *paused);
+                           struct kdev_req *req, uint32_t status, bool *paused);
 /* Sends policy pol to the daemon (true at once while the link is down: the device sends
  * its policy when it connects); false with errp set when the daemon refuses it. */
 bool kernelet_link_push_policy(VirtIOKernelet *s, const struct kdev_policy *pol, Error **errp);

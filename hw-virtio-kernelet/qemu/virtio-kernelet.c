@@ -56,23 +56,26 @@ struct kdev_chain kernelet_chain(VirtQueueElement *elem)
     };
 }
 
-/* Serves one chain and returns it to the guest, or, when the x-fault=broken test fault is
- * pending, drops it and marks the device broken (the guest must reset it). Returns
- * whether a used entry was added. */
+/* Serves one chain, decoded (r, status: kdev_decode_chain's; r->payload is freed), and
+ * returns it to the guest, or, when the x-fault=broken test fault is pending, drops it and
+ * marks the device broken (the guest must reset it). Returns whether a used entry was
+ * added. */
 static bool kernelet_complete(VirtIOKernelet *s, VirtQueue *vq, unsigned vq_index,
-                              VirtQueueElement *elem)
+                              VirtQueueElement *elem, struct kdev_req *r, uint32_t status)
 {
     struct kdev_chain chain = kernelet_chain(elem);
     size_t used;
 
     if (s->state.fault == KDEV_FAULT_BROKEN) {
         s->state.fault = KDEV_FAULT_NONE;
+        free(r->payload);
+        r->payload = NULL;
         virtqueue_detach_element(vq, elem, 0);
         g_free(elem);
         virtio_error(VIRTIO_DEVICE(s), "virtio-kernelet: x-fault=broken injected");
         return false;
     }
-    used = kdev_serve(&s->state, vq_index, &chain);
+    used = kdev_serve_decoded(&s->state, vq_index, &chain, r, status);
     virtqueue_push(vq, elem, used);
     g_free(elem);
     return true;
@@ -99,6 +102,9 @@ static void kernelet_held_expired(void *opaque)
     VirtQueue *vq = h->vq;
     unsigned vq_index = h->vq_index;
     VirtQueueElement *elem = h->elem;
+    struct kdev_chain chain = kernelet_chain(elem);
+    struct kdev_req r;
+    uint32_t status;
 
     if (vdev->broken) {
         /* The guest resets a broken device, which drops the chain anyway. */
@@ -106,7 +112,10 @@ static void kernelet_held_expired(void *opaque)
         return;
     }
     kernelet_held_free(h, false);
-    if (kernelet_complete(s, vq, vq_index, elem)) {
+    /* Decoded again: a held chain (a delayed diagnostic echo) is served a timer period
+     * after it was looked at, and its decoded payload is not kept meanwhile. */
+    status = kdev_decode_chain(&chain, &r);
+    if (kernelet_complete(s, vq, vq_index, elem, &r, status)) {
         virtio_notify(vdev, vq);
     }
 }
@@ -145,22 +154,25 @@ static void kernelet_handle_vq(VirtIODevice *vdev, VirtQueue *vq)
     while (!vdev->broken && !kernelet_link_throttled(s) &&
            (elem = virtqueue_pop(vq, sizeof(VirtQueueElement))) != NULL) {
         struct kdev_chain chain = kernelet_chain(elem);
+        struct kdev_req r;
+        uint32_t status = kdev_decode_chain(&chain, &r);   /* once, for all below */
         uint32_t hold_ms;
         bool paused;
 
-        if (kernelet_link_forward(s, vq, elem, &paused)) {
+        if (kernelet_link_forward(s, vq, elem, &r, status, &paused)) {
             if (paused) {
                 break;
             }
             continue;
         }
-        hold_ms = kdev_hold_ms(vq_index, &chain);
+        hold_ms = kdev_hold_ms_decoded(vq_index, &r, status);
 
         if (hold_ms) {
+            free(r.payload);
             kernelet_hold(s, vq, vq_index, elem, hold_ms);
             continue;
         }
-        pushed |= kernelet_complete(s, vq, vq_index, elem);
+        pushed |= kernelet_complete(s, vq, vq_index, elem, &r, status);
     }
     if (pushed) {
         virtio_notify(vdev, vq);
