@@ -235,3 +235,15 @@ int launch_spin(struct client *c, uint64_t fn, uint64_t p, int n, unsigned grid,
 
     return client_call(c, KERNELET_OP_LAUNCH_BATCH, &q, sizeof(q.b) + q.l.h.length, -1);
 }
+
+int daemon_option_status(const char *path, const char *opt, const char *value)
+{
+    const char *argv[] = {path, "--backend", "emu", "--socket", "/nonexistent/s", opt, value,
+                          NULL};
+    gint status;
+
+    g_assert_true(g_spawn_sync(NULL, (gchar **)argv, NULL,
+                               G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                               NULL, NULL, NULL, &status, NULL));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}

@@ -23,6 +23,10 @@ void daemon_start(struct daemon *d, const char *path, const char *const *extra);
 int daemon_stop(struct daemon *d, double limit_s, double *seconds);
 /* Whether the daemon still runs. */
 bool daemon_alive(const struct daemon *d);
+/* Runs kerneletd (path) with --backend emu and option opt=value and returns its exit
+ * status (-1 when it did not exit normally): how a test checks that a bad value is
+ * refused before the daemon starts serving. */
+int daemon_option_status(const char *path, const char *opt, const char *value);
 
 /* A connection that sends nothing; -1 when connect fails. */
 int idle_connect(const char *socket);
