@@ -105,6 +105,17 @@ typedef struct ksched_config {
                                    compute-bound kernel (higher PUR) and of the other, for
                                    comparing the model's choice with measured splits
                                    (tests/gpu/tenants/pair_sweep) */
+    unsigned pair_waves;        /* pair plans: each kernel's slices are this many waves at
+                                   its blocks per SM, the two kernels' slices alternate in
+                                   their lanes and each lane keeps at least its kernel's
+                                   minimum slice queued (a GPU keeps two kernels resident
+                                   only when their launches are small: docs/perf/
+                                   scheduling.md); 0 (default) = slices of equal time,
+                                   each at least the minimum slice (the paper's sizing,
+                                   right where the backend holds the cap exactly: sim) */
+    uint64_t pair_min_ns;       /* with pair_waves: a slice has at least as many waves as
+                                   last this long by the model (each launch costs the GPU
+                                   a gap of a few microseconds); default 0 */
     unsigned base_lanes;        /* kernels base runs side by side; default 2 */
     uint64_t seed;              /* mc's random choices; default 1 */
     uint64_t fairness_window_ns; /* weights: a tenant whose weighted GPU time runs this far

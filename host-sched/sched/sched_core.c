@@ -19,6 +19,7 @@ void ksched_config_default(ksched_config *c)
     c->slice_overhead = 0.02;
     c->min_cp = 0.0;
     c->pipeline_depth = 2;
+    c->pair_waves = 0;
     c->base_lanes = 2;
     c->seed = 1;
     c->fairness_window_ns = 5000000;
@@ -42,6 +43,10 @@ static int config_check(const ksched_config *c, ksched_err *err)
         return ksched_fail(err, KSCHED_EINVAL, "pair_split must be two values in [1, 64] or none");
     if (!c->pipeline_depth || c->pipeline_depth > 64)
         return ksched_fail(err, KSCHED_EINVAL, "pipeline_depth must be in [1, 64]");
+    if (c->pair_min_ns > 1000000000ull)
+        return ksched_fail(err, KSCHED_EINVAL, "pair_min_ns must be at most 1 s");
+    if (c->pair_waves > 64)
+        return ksched_fail(err, KSCHED_EINVAL, "pair_waves must be in [0, 64]");
     if (!(c->aging >= 0 && c->aging <= 1e9))
         return ksched_fail(err, KSCHED_EINVAL, "aging must be in [0, 1e9] (0: no bound)");
     if (!c->base_lanes || c->base_lanes > KMODEL_MAX_KERNELS)

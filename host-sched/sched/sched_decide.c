@@ -144,8 +144,20 @@ void sched_plan_solo(ksched *s, sched_kernel *k)
     s->stats.solo++;
 }
 
+/* Slices of a pair queued per lane: enough that the lane holds at least the kernel's
+ * minimum slice, so short slices do not leave the GPU waiting on the host. */
+static unsigned pair_depth(const ksched *s, const sched_kernel *k, uint64_t slice)
+{
+    uint64_t need = (k->cls->min_slice + slice - 1) / slice, depth = s->cfg.pipeline_depth;
+    if (need > depth)
+        depth = need;
+    return depth > 64 ? 64 : (unsigned)depth;
+}
+
 /* Two kernels side by side at bps blocks per SM each (capped there), wave_ns[i] the time of
- * one wave of kernel i (bps[i] blocks on every SM) beside the other. Both slices last about
+ * one wave of kernel i (bps[i] blocks on every SM) beside the other. With pair_waves set,
+ * each kernel's slices are that many waves and the lanes queue deeper instead (a GPU mixes
+ * two kernels on its SMs only when their launches are small); else both slices last about
  * the same time D: long enough for each kernel's minimum slice, no longer than the shorter
  * kernel has left. Each kernel gets only as many blocks under this plan as fit in the time
  * its partner has left: slices queued beyond the partner's end would run alone at the
@@ -169,9 +181,15 @@ void sched_plan_pair(ksched *s, sched_kernel *a, sched_kernel *b, const unsigned
                : left_d[0] < left_d[1] ? left_d[0] : left_d[1];
     s->plan = (sched_plan){.kind = PLAN_PAIR, .k = {a, b}, .bps = {bps[0], bps[1]}};
     for (int i = 0; i < 2; i++) {
-        double waves = floor(d / w[i] + 0.5), budget = ceil(left_d[!i] / w[i]);
-        s->plan.slice[i] = (waves < 1 ? 1 : waves) * (double)wave[i];
+        double waves = s->cfg.pair_waves ? fmax(s->cfg.pair_waves,
+                                                ceil((double)s->cfg.pair_min_ns / w[i]))
+                                         : floor(d / w[i] + 0.5);
+        double budget = ceil(left_d[!i] / w[i]);
+        if (waves < 1)
+            waves = 1;
+        s->plan.slice[i] = waves * (double)wave[i];
         s->plan.budget[i] = (budget < waves ? waves : budget) * (double)wave[i];
+        s->plan.depth[i] = s->cfg.pair_waves ? pair_depth(s, k[i], s->plan.slice[i]) : 0;
     }
     assign_lanes(s, &s->plan, 2);
     s->stats.coschedules++;
@@ -200,8 +218,9 @@ static int run_kernel(ksched *s, sched_plan *p, int i)
     sched_kernel *k = p->k[i];
     int pinned = sched_kernel_lane(k);
     unsigned lane = pinned >= 0 ? (unsigned)pinned : p->lane[i];
+    unsigned depth = p->depth[i] ? p->depth[i] : s->cfg.pipeline_depth;
     int launched = 0;
-    while (k->in_class && p->budget[i] && s->lanes[lane].in_flight < s->cfg.pipeline_depth) {
+    while (k->in_class && p->budget[i] && s->lanes[lane].in_flight < depth) {
         uint64_t n = p->slice[i] < p->budget[i] ? p->slice[i] : p->budget[i];
         uint64_t before = k->next;
         if (sched_kernel_launch(s, k, n, lane, p->bps[i]))

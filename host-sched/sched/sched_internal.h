@@ -165,6 +165,8 @@ typedef struct sched_plan {
     uint64_t slice[2];          /* blocks per slice */
     unsigned lane[2];           /* the pair lanes (0, 1) the kernels queue in */
     uint64_t budget[2];         /* blocks each may still get under this plan */
+    unsigned depth[2];          /* slices each may have queued in its lane (0: the
+                                   configured pipeline depth) */
 } sched_plan;
 
 /* A pair of classes evaluated once: the best split and its CP (model or trials). */

@@ -608,6 +608,77 @@ static void test_pair_split(void)
     ksim_free(sim);
 }
 
+/* Runs comp and mem (20 full waves each) in two streams of one tenant, fixed split 4:4,
+ * pair_waves as given, pipeline depth 1; reports the largest paired slice, the number of
+ * paired slices that were not exactly one wave at the split, and the most slices one
+ * lane had queued at once. */
+typedef struct {
+    uint64_t largest;
+    unsigned off_wave, max_queued, paired;
+} pair_shape;
+
+static pair_shape run_split_pair(unsigned pair_waves)
+{
+    tracer tr = {.ev = g_array_new(FALSE, FALSE, sizeof(ksched_trace))};
+    ksched_config c;
+    ksched_config_default(&c);
+    c.trace = on_trace;
+    c.trace_user = &tr;
+    c.pair_split[0] = c.pair_split[1] = 4;
+    c.pair_waves = pair_waves;
+    c.pipeline_depth = 1;
+    tenv *t = tenv_new(&c, NULL);
+    uint32_t tn = tenv_tenant(t, "w"), fn[2];
+    const char *names[2] = {"comp", "mem"};
+    tenv_functions(t, tn, names, 2, 1, fn);
+    rec a = {0}, b = {0};
+    ksched_op x = launch_op(fn[0], 20 * 8 * 132, 1, 256), y = launch_op(fn[1], 20 * 8 * 132, 1, 256);
+    tenv_submit(t, tn, 0, &x, rec_done, &a);
+    tenv_submit(t, tn, tenv_stream(t, tn), &y, rec_done, &b);
+    tenv_run(t);
+    g_assert_true(a.seen && b.seen);
+    g_assert_cmpint(a.r.status, ==, 0);
+    g_assert_cmpint(b.r.status, ==, 0);
+    pair_shape r = {0};
+    unsigned queued[8] = {0};
+    for (guint i = 0; i < tr.ev->len; i++) {
+        const ksched_trace *e = &g_array_index(tr.ev, ksched_trace, i);
+        if (e->lane >= 8 || (e->kind != KSCHED_TRACE_SLICE && e->kind != KSCHED_TRACE_SLICE_DONE))
+            continue;
+        if (e->kind == KSCHED_TRACE_SLICE_DONE) {
+            queued[e->lane]--;
+            continue;
+        }
+        if (++queued[e->lane] > r.max_queued)
+            r.max_queued = queued[e->lane];
+        if (e->blocks_per_sm[0] != 4)
+            continue;           /* not part of the pair */
+        r.paired++;
+        r.largest = e->count > r.largest ? e->count : r.largest;
+        r.off_wave += e->count != 4 * 132;
+    }
+    tenv_free(t);
+    g_array_free(tr.ev, TRUE);
+    return r;
+}
+
+/* pair_waves = 1: every slice of the pair is one wave at its split (the last of a kernel
+ * may be shorter) and the lanes queue more than the pipeline depth, so that the GPU is not
+ * left waiting for the host between short slices; 0: the paper's longer slices. */
+static void test_pair_waves(void)
+{
+    pair_shape one = run_split_pair(1), paper = run_split_pair(0);
+    g_test_message("pair_waves 1: %u slices, largest %llu, %u off, queued %u; 0: largest %llu, "
+                   "queued %u", one.paired, (unsigned long long)one.largest, one.off_wave,
+                   one.max_queued, (unsigned long long)paper.largest, paper.max_queued);
+    g_assert_cmpuint(one.paired, >, 10);
+    g_assert_cmpuint(one.largest, ==, 4 * 132);
+    g_assert_cmpuint(one.off_wave, <=, 2);
+    g_assert_cmpuint(one.max_queued, >, 1);
+    g_assert_cmpuint(paper.largest, >, 4 * 132);
+    g_assert_cmpuint(paper.max_queued, ==, 1);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -618,6 +689,7 @@ int main(int argc, char **argv)
         g_test_add_data_func(path, GINT_TO_POINTER(p), test_blocks_once);
     }
     g_test_add_func("/policies/table/names", test_table_names);
+    g_test_add_func("/policies/pair-waves", test_pair_waves);
     g_test_add_func("/policies/table/needs-trial", test_table_needs_trial);
     g_test_add_func("/policies/profile-whole", test_profile_whole);
     g_test_add_func("/policies/pair-split", test_pair_split);
