@@ -74,12 +74,13 @@ static void waiter_wait(waiter *w, unsigned n)
 
 /* ---- set-up ---------------------------------------------------------------------------- */
 
-static kbackend open_backend(const char *calibration_dir)
+static kbackend open_backend_timed(const char *calibration_dir, int timed_events)
 {
     kcuda_config cfg;
     kcuda_config_default(&cfg);
     cfg.lanes = LANES;
     cfg.calibration_dir = calibration_dir;
+    cfg.timed_events = timed_events;
     kcuda *kc;
     kbackend_error e = {0};
     if (kcuda_new(&kc, &cfg, &e))
@@ -88,6 +89,11 @@ static kbackend open_backend(const char *calibration_dir)
     kcuda_backend(kc, &be);
     g_assert_cmpint(kbackend_validate(&be, NULL), ==, 0);
     return be;
+}
+
+static kbackend open_backend(const char *calibration_dir)
+{
+    return open_backend_timed(calibration_dir, 0);
 }
 
 static char *sliced_module_text(size_t *len)
@@ -584,6 +590,66 @@ static void test_time_launch(void)
     be.ops->destroy(be.state);
 }
 
+/* Times of the slices of one lane, by ticket. */
+typedef struct {
+    waiter *w;
+    uint64_t start_ns, end_ns;
+} timed_ticket;
+
+static void on_timed(void *user, const kbackend_completion *c)
+{
+    timed_ticket *t = user;
+    t->start_ns = c->start_ns;
+    t->end_ns = c->end_ns;
+    ticket plain = {t->w, 0, 0};
+    on_done(&plain, c);
+}
+
+/* Six slices queued in one lane: the events recorded for them, and their times. */
+static unsigned run_six_slices(int timed_events, timed_ticket t[6], waiter *w)
+{
+    kbackend be = open_backend_timed(NULL, timed_events);
+    kernels k = load_kernels(&be);
+    kbackend_devptr counts;
+    kbackend_error e = {0};
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 600 * 4, &counts, &e), ==, 0);
+    count_params p = {.counts = counts};
+    kbackend_slice s = count_launch(&k, (const unsigned[3]){600, 1, 1}, &p);
+    s.fn = k.count_sliced;
+    s.sliced = 1;
+    waiter_init(w);
+    fake_stats before, after;
+    fake_driver_stats(&before);
+    for (unsigned i = 0; i < 6; i++) {
+        s.first = 100 * i;
+        s.count = 10 * (i + 1);
+        t[i] = (timed_ticket){w, 0, 0};
+        g_assert_cmpint(be.ops->launch(be.state, &s, on_timed, &t[i], &e), ==, 0);
+    }
+    waiter_wait(w, 6);
+    fake_driver_stats(&after);
+    g_assert_cmpuint(w->failed, ==, 0);
+    be.ops->destroy(be.state);
+    return after.event_records - before.event_records;
+}
+
+/* By default a slice records one event, without timing, and its times are the host's: one
+ * after the other in its lane. With timed_events, two timing events give the device's
+ * times (the fake's: exactly the launch's cost). */
+static void test_completion_events(void)
+{
+    timed_ticket t[6];
+    waiter w;
+    g_assert_cmpuint(run_six_slices(0, t, &w), ==, 6);
+    g_assert_true(w.times_ok);
+    for (unsigned i = 1; i < 6; i++)
+        g_assert_cmpuint(t[i].start_ns, >=, t[i - 1].end_ns);
+    g_assert_cmpuint(run_six_slices(1, t, &w), ==, 12);
+    for (unsigned i = 0; i < 6; i++)
+        g_assert_cmpfloat_with_epsilon((double)(t[i].end_ns - t[i].start_ns),
+                                       FAKE_LAUNCH_NS + 10 * (i + 1) * FAKE_BLOCK_NS, 2);
+}
+
 static void test_profile_refusals(void)
 {
     kbackend be = open_backend(NULL);
@@ -703,6 +769,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/capped-slice-waves", test_capped_slice_waves);
     g_test_add_func("/cuda/backend-fake/trial", test_trial);
     g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);
+    g_test_add_func("/cuda/backend-fake/completion-events", test_completion_events);
     g_test_add_func("/cuda/backend-fake/profile-refusals", test_profile_refusals);
     g_test_add_func("/cuda/backend-fake/profile-whole-without-counters",
                     test_profile_whole_without_counters);

@@ -19,6 +19,7 @@ void kcuda_config_default(kcuda_config *c)
     c->blocking_sync = 1;
     const char *waves = getenv("KERNELET_CUDA_WAVES");
     c->cap_by_waves = !(waves && !strcmp(waves, "0"));
+    c->timed_events = getenv("KERNELET_CUDA_TIMELINE") != NULL;
 }
 
 uint64_t kcuda_now(void)

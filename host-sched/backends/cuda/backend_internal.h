@@ -56,7 +56,7 @@ typedef struct kcuda_job {
     unsigned queue;
     kbackend_done_fn done;
     void *user;
-    CUevent start, end;
+    CUevent start, end;         /* start only with timed_events */
     int issued;                 /* on the device: its end event will complete */
     int status;                 /* a KBACKEND_E* code when it failed before reaching the device */
     char msg[MSG_LEN];
@@ -86,6 +86,7 @@ typedef struct kcuda_queue {
     int started;
     pthread_cond_t wake;
     kcuda_job *head, *tail;
+    uint64_t last_end_ns;       /* when its thread saw its last job end (host clock) */
 } kcuda_queue;
 
 /* A free waiting for the end of a profile or trial (kernel replay restores memory). */

@@ -76,6 +76,13 @@ typedef struct kcuda_config {
                                     launches of one wave each (cap x SMs blocks) queued back
                                     to back, so that the hardware cannot give the slice more
                                     of an SM than the cap while its partner waits */
+    int timed_events;            /* 0 (default): a job's completion is an event without
+                                    timing and its times are the host's (start: when it
+                                    was issued or its lane's previous job ended, end: when
+                                    its end was seen); 1 (and with KERNELET_CUDA_TIMELINE):
+                                    timing events before and after every job. Timing
+                                    events between two slices of a pair cost the pair
+                                    most of its gain on an H100 (docs/perf/scheduling.md) */
 } kcuda_config;
 
 /* Counters for tests and the daemon's statistics. */

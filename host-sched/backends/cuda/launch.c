@@ -71,7 +71,7 @@ int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kbackend_erro
     const char *what = "cuFuncSetAttribute (dynamic shared memory)";
     job->issued_ns = kcuda_now();
     CUresult r = kcuda_allow_smem_locked(fn, job->smem);
-    if (r == CUDA_SUCCESS) {
+    if (r == CUDA_SUCCESS && job->start) {
         what = "cuEventRecord";
         r = cuEventRecord(job->start, stream);
     }

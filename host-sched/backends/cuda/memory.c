@@ -179,7 +179,7 @@ int kcuda_memset_d8(void *state, kbackend_devptr dst, uint8_t value, uint64_t by
 void kcuda_issue_copy(kcuda *kc, kcuda_job *job, CUstream stream)
 {
     job->issued_ns = kcuda_now();
-    CUresult r = cuEventRecord(job->start, stream);
+    CUresult r = job->start ? cuEventRecord(job->start, stream) : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS) {
         switch (job->kind) {
         case JOB_H2D: r = cuMemcpyHtoDAsync(job->dst, job->host_src, job->bytes, stream); break;

@@ -15,8 +15,9 @@ static int event_get(kcuda *kc, CUevent *ev, kbackend_error *err)
     pthread_mutex_unlock(&kc->lock);
     if (have)
         return 0;
-    CUresult r = cuEventCreate(ev, kc->cfg.blocking_sync ? CU_EVENT_BLOCKING_SYNC
-                                                         : CU_EVENT_DEFAULT);
+    unsigned flags = (kc->cfg.blocking_sync ? CU_EVENT_BLOCKING_SYNC : CU_EVENT_DEFAULT) |
+                     (kc->cfg.timed_events ? 0 : CU_EVENT_DISABLE_TIMING);
+    CUresult r = cuEventCreate(ev, flags);
     return r == CUDA_SUCCESS ? 0 : kcuda_cu_fail(err, r, "cuEventCreate");
 }
 
@@ -47,7 +48,9 @@ int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kbackend_done_fn don
     *job = (kcuda_job){.kind = kind, .queue = queue, .done = done, .user = user,
                        .issued_ns = kcuda_now()};
     int rc = 0;
-    if (kind != JOB_PROFILE && !(rc = event_get(kc, &job->start, err)))
+    if (kind != JOB_PROFILE && kc->cfg.timed_events)
+        rc = event_get(kc, &job->start, err);
+    if (kind != JOB_PROFILE && !rc)
         rc = event_get(kc, &job->end, err);
     if (rc) {
         kcuda_job_free(kc, job);
@@ -225,21 +228,34 @@ static int failure_of(kcuda *kc, const kcuda_job *job, CUresult r, char *msg, si
     return sticky ? KBACKEND_ELOST : kcuda_error_code(r);
 }
 
+/* When job ran: from its timing events, or else by the host's clock from when it could
+ * start (issued, and the lane's previous job seen ended) to now, when its end was seen. */
+static void job_times(kcuda_queue *q, const kcuda_job *job, CUresult r, uint64_t *start,
+                      uint64_t *end)
+{
+    *end = kcuda_now();
+    *start = job->issued_ns > q->last_end_ns ? job->issued_ns : q->last_end_ns;
+    float ms;
+    if (job->start && job->issued && r == CUDA_SUCCESS &&
+        cuEventElapsedTime(&ms, job->start, job->end) == CUDA_SUCCESS && ms >= 0) {
+        uint64_t d = (uint64_t)((double)ms * 1e6);
+        *start = *end > d ? *end - d : 0;
+        if (*start < job->issued_ns)    /* it cannot have started before it was issued */
+            *start = job->issued_ns;
+    }
+    if (*start > *end)
+        *start = *end;
+    q->last_end_ns = *end;
+}
+
 /* Waits for one job of queue q on the device and completes it. */
 static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
 {
     if (!job->issued && !job->status)
         kcuda_issue_copy(kc, job, q->stream);
     CUresult r = job->issued ? cuEventSynchronize(job->end) : CUDA_SUCCESS;
-    uint64_t end = kcuda_now(), start = job->issued_ns;
-    float ms;
-    if (job->issued && r == CUDA_SUCCESS &&
-        cuEventElapsedTime(&ms, job->start, job->end) == CUDA_SUCCESS && ms >= 0) {
-        uint64_t d = (uint64_t)((double)ms * 1e6);
-        start = end > d ? end - d : 0;
-        if (start < job->issued_ns)     /* it cannot have started before it was issued */
-            start = job->issued_ns;
-    }
+    uint64_t start, end;
+    job_times(q, job, r, &start, &end);
     if (r == CUDA_SUCCESS)
         kcuda_timeline_note(kc, job);
     char msg[2 * MSG_LEN];

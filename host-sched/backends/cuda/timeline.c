@@ -30,8 +30,8 @@ void kcuda_timeline_open(kcuda *kc)
 /* Called by a completion thread once job's end event has completed. */
 void kcuda_timeline_note(kcuda *kc, const kcuda_job *job)
 {
-    if (!kc->timeline || job->kind != JOB_LAUNCH || !job->issued)
-        return;
+    if (!kc->timeline || job->kind != JOB_LAUNCH || !job->issued || !job->start)
+        return;     /* no timing events (kcuda_config.timed_events) */
     float s, e;
     if (cuEventElapsedTime(&s, kc->timeline_base, job->start) != CUDA_SUCCESS ||
         cuEventElapsedTime(&e, kc->timeline_base, job->end) != CUDA_SUCCESS)

@@ -265,6 +265,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 {
     pthread_mutex_lock(&g.lock);
     e->t = stream_of(s)->now;
+    g.stats.event_records++;
     CUresult r = lost();
     pthread_mutex_unlock(&g.lock);
     return r;

@@ -41,9 +41,11 @@ typedef struct fake_stats {
     unsigned live_allocations;
     unsigned last_grid[3];      /* of the last successful launch */
     size_t last_param_bytes;
+    unsigned event_records;     /* cuEventRecord calls */
 } fake_stats;
 
 /* Exported by the fake library for the tests that link it. */
 void fake_driver_stats(fake_stats *out);
+
 
 #endif
