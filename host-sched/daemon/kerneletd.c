@@ -38,6 +38,11 @@ static void usage(FILE *f)
             "  --profiles FILE      kernel profiles (the sim's truth; a cache for the others)\n"
             "  --pair-split A:B     kernelet: pairs run A blocks per SM of the more compute-\n"
             "                       bound kernel beside B of the other, not the model's split\n"
+            "  --pair-waves N       kernelet: a pair's slices are N waves at their split and\n"
+            "                       alternate in their lanes; 0 = slices of equal time (the\n"
+            "                       paper's sizing; default 1 on cuda, 0 elsewhere)\n"
+            "  --pair-min-us US     with --pair-waves: slices last at least this long by the\n"
+            "                       model (default 30)\n"
             "  --calibration DIR    cuda: GPU calibration files (default: the built-in ones)\n"
             "  --max-connections N  tenants and administrators at once (default 256)\n"
             "  --max-connections-per-user N\n"
@@ -66,6 +71,8 @@ struct options {
     unsigned hello_timeout_ms;
     uid_t admin_uid;
     unsigned pair_split[2];
+    int pair_waves;             /* -1: by backend */
+    int pair_min_us;            /* -1: default */
 };
 
 /* A user name or a numeric uid; -1 when neither. */
@@ -134,6 +141,8 @@ static int parse(int argc, char **argv, struct options *o)
         {"backend", required_argument, NULL, 'b'}, {"policy", required_argument, NULL, 'p'},
         {"profiles", required_argument, NULL, 'f'},
         {"pair-split", required_argument, NULL, 'S'},
+        {"pair-waves", required_argument, NULL, 'W'},
+        {"pair-min-us", required_argument, NULL, 'M'},
         {"calibration", required_argument, NULL, 'C'},
         {"max-connections", required_argument, NULL, 'c'},
         {"max-connections-per-user", required_argument, NULL, 'U'},
@@ -149,7 +158,8 @@ static int parse(int argc, char **argv, struct options *o)
      * emulator, short enough that a spinning kernel holds the device only that long. */
     *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666,
                           .backend = {.name = "auto", .kernel_time_limit_ms = 120000},
-                          .policy = "kernelet", .admin_uid = getuid()};
+                          .policy = "kernelet", .admin_uid = getuid(), .pair_waves = -1,
+                          .pair_min_us = -1};
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (ch) {
         case 's': o->socket = optarg; break;
@@ -163,6 +173,16 @@ static int parse(int argc, char **argv, struct options *o)
         case 'f': o->backend.profiles = optarg; break;
         case 'S':
             if (sscanf(optarg, "%u:%u%c", &o->pair_split[0], &o->pair_split[1], &(char){0}) != 2)
+                return -1;
+            break;
+        case 'W':
+            if (sscanf(optarg, "%d%c", &o->pair_waves, &(char){0}) != 1 ||
+                o->pair_waves < 0 || o->pair_waves > 64)
+                return -1;
+            break;
+        case 'M':
+            if (sscanf(optarg, "%d%c", &o->pair_min_us, &(char){0}) != 1 ||
+                o->pair_min_us < 0 || o->pair_min_us > 1000000)
                 return -1;
             break;
         case 'C': o->backend.calibration_dir = optarg; break;
@@ -233,6 +253,11 @@ int main(int argc, char **argv)
     scfg.trace_user = tally;
     scfg.pair_split[0] = o.pair_split[0];
     scfg.pair_split[1] = o.pair_split[1];
+    /* A GPU does not hold a pair's residency cap; it mixes two kernels on its SMs only when
+     * their launches are small (docs/perf/scheduling.md). The sim holds the cap exactly. */
+    scfg.pair_waves = o.pair_waves >= 0 ? (unsigned)o.pair_waves
+                      : !strcmp(backend.ops->name, "cuda");
+    scfg.pair_min_ns = o.pair_min_us >= 0 ? (uint64_t)o.pair_min_us * 1000 : 30000;
     if (ksched_policy_parse(o.policy, &scfg.policy) != 0) {
         fprintf(stderr, "kerneletd: unknown policy '%s'\n", o.policy);
         goto out;

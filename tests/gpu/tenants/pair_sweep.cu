@@ -53,20 +53,39 @@ __global__ void triad(const float *a, const float *b, float *c, unsigned first)
     }
 }
 
+#define MARKS 4096u           /* timing events for the bracketed variant, reused in turn */
+
 typedef struct {
     float *in, *out, *a, *b, *c;
     cudaStream_t s[2];
     cudaEvent_t start, stop;
+    cudaEvent_t marks[2][MARKS]; /* timing events, events without timing */
+    int bracket;              /* events around every slice, as kerneletd's cuda backend
+                                 records them: 0 none, 1 a timing event after each slice,
+                                 2 one before and one after, 3 one after without timing */
+    unsigned next_mark;
 } world;
+
+static void mark(world *w, cudaStream_t s, int after)
+{
+    if (!w->bracket || (!after && w->bracket != 2))
+        return;
+    CHECK(cudaEventRecord(w->marks[w->bracket == 3][w->next_mark], s));
+    w->next_mark = (w->next_mark + 1) % MARKS;
+}
 
 static void burn_range(world *w, cudaStream_t s, unsigned first, unsigned n)
 {
+    mark(w, s, 0);
     burn<<<n, THREADS, 0, s>>>(w->in, w->out, first);
+    mark(w, s, 1);
 }
 
 static void triad_range(world *w, cudaStream_t s, unsigned first, unsigned n)
 {
+    mark(w, s, 0);
     triad<<<n, THREADS, 0, s>>>(w->a, w->b, w->c, first);
+    mark(w, s, 1);
 }
 
 /* Queues launches x (burn slices of sa blocks, triad slices of sb), alternating streams;
@@ -144,7 +163,7 @@ int main(int argc, char **argv)
         ha[i] = (float)rand() / (float)RAND_MAX;
         hb[i] = (float)rand() / (float)RAND_MAX;
     }
-    world w;
+    world w = {0};
     CHECK(cudaMalloc((void **)&w.in, n * 4));
     CHECK(cudaMalloc((void **)&w.out, n * 4));
     CHECK(cudaMalloc((void **)&w.a, m * 4));
@@ -181,6 +200,19 @@ int main(int argc, char **argv)
             printf("| burn:stream %u:%u per SM, %u wave%s a slice | %.2f | %.3f | %s |\n", a, b,
                    waves, waves > 1 ? "s" : "", ms, serial / ms, bad ? "NO" : "yes");
         }
+    static const char *brackets[] = {"", "a timing event after each", "timing events around each",
+                                     "an event without timing after each"};
+    for (unsigned i = 0; i < MARKS; i++) {
+        CHECK(cudaEventCreate(&w.marks[0][i]));
+        CHECK(cudaEventCreateWithFlags(&w.marks[1][i], cudaEventDisableTiming));
+    }
+    for (w.bracket = 1; w.bracket <= 3; w.bracket++) {
+        float ms = run(&w, launches, 4 * sms, 4 * sms, 0);
+        bad = verify(&w, hin, ha, hb);
+        failed |= bad != 0;
+        printf("| burn:stream 4:4 per SM, 1 wave a slice, %s | %.2f | %.3f | %s |\n",
+               brackets[w.bracket], ms, serial / ms, bad ? "NO" : "yes");
+    }
     printf(failed ? "FAILED: an output did not verify\n" : "PASSED\n");
     return failed;
 }
