@@ -20,6 +20,12 @@ void kcuda_config_default(kcuda_config *c)
     const char *waves = getenv("KERNELET_CUDA_WAVES");
     c->cap_by_waves = !(waves && !strcmp(waves, "0"));
     c->timed_events = getenv("KERNELET_CUDA_TIMELINE") != NULL;
+    const char *carveout = getenv("KERNELET_CUDA_CARVEOUT");
+    char *end;
+    long pct = carveout ? strtol(carveout, &end, 10) : -1;
+    c->carveout = carveout && (*end || pct < 0 || pct > 100) ? -1 : (int)pct;
+    const char *prof = getenv("KERNELET_CUDA_PROFILER");
+    c->keep_profiler = !(prof && !strcmp(prof, "close"));
 }
 
 uint64_t kcuda_now(void)
@@ -66,6 +72,8 @@ static int check_config(const kcuda_config *c, kbackend_error *err)
 {
     if (c->device < 0)
         return kbackend_fail(err, KBACKEND_EINVAL, "device ordinal %d", c->device);
+    if (c->carveout < -1 || c->carveout > 100)
+        return kbackend_fail(err, KBACKEND_EINVAL, "carveout must be -1 or a percent");
     if (!c->lanes || c->lanes > KCUDA_MAX_LANES)
         return kbackend_fail(err, KBACKEND_EINVAL, "lanes must be in [1, %d]", KCUDA_MAX_LANES);
     if (!(c->slice_overhead_bound > 0 && c->slice_overhead_bound <= 0.5))

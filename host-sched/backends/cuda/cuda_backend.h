@@ -83,6 +83,13 @@ typedef struct kcuda_config {
                                     timing events before and after every job. Timing
                                     events between two slices of a pair cost the pair
                                     most of its gain on an H100 (docs/perf/scheduling.md) */
+    int carveout;                /* every function's preferred shared-memory carveout, in
+                                    percent; -1 (default): the driver's choice per kernel.
+                                    KERNELET_CUDA_CARVEOUT=N in the environment sets it */
+    int keep_profiler;           /* 1 (default): the range profiler stays enabled on the
+                                    context after the first profile; 0
+                                    (KERNELET_CUDA_PROFILER=close): it is disabled after
+                                    each profile and enabled again for the next */
 } kcuda_config;
 
 /* Counters for tests and the daemon's statistics. */

@@ -209,8 +209,18 @@ static int attributes(struct kbackend_function *fn, kbackend_error *err)
     return 0;
 }
 
-static int function_new(struct kbackend_module *m, const char *entry, struct kbackend_function **out,
-                        kbackend_error *err)
+/* Kernels whose shared-memory carveouts differ cannot share an SM until it drains; one
+ * carveout for every function lets any two co-reside (KERNELET_CUDA_CARVEOUT, a percent
+ * of the SM's shared memory; unset: the driver's choice per kernel). */
+static void set_carveout(const kcuda *kc, CUfunction f)
+{
+    if (kc->cfg.carveout >= 0)
+        cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                           kc->cfg.carveout);
+}
+
+static int function_new(kcuda *kc, struct kbackend_module *m, const char *entry,
+                        struct kbackend_function **out, kbackend_error *err)
 {
     struct kbackend_function *fn = calloc(1, sizeof(*fn));
     if (!fn || !(fn->name = strdup(entry))) {
@@ -223,6 +233,8 @@ static int function_new(struct kbackend_module *m, const char *entry, struct kba
     int rc = r == CUDA_ERROR_NOT_FOUND
                  ? kbackend_fail(err, KBACKEND_ENOTFOUND, "no entry '%s' in the module", entry)
              : r != CUDA_SUCCESS ? kcuda_cu_fail(err, r, "cuModuleGetFunction") : 0;
+    if (!rc)
+        set_carveout(kc, fn->f);
     if (!rc)
         rc = attributes(fn, err);
     kbackend_error le = {0};
@@ -249,7 +261,7 @@ static int get_function(kcuda *kc, struct kbackend_module *m, const char *entry,
             return 0;
         }
     int rc = kcuda_bind(kc, err);
-    return rc ? rc : function_new(m, entry, out, err);
+    return rc ? rc : function_new(kc, m, entry, out, err);
 }
 
 /* A look-up of name (what: "entry", "variable") in m: m loaded, name of a usable length,

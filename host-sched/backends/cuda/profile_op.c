@@ -165,6 +165,10 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
     }
     if (!status)
         fill_profile(kc, job, &c, &p, job->profile_out);
+    if (!kc->cfg.keep_profiler && kc->prof) {
+        kprof_close(kc->prof);      /* the other kernels run without CUPTI on the context */
+        kc->prof = NULL;
+    }
     uint64_t end = kcuda_now();
     pthread_mutex_lock(&kc->lock);
     kc->stats.profiles += status == 0;

@@ -2,7 +2,7 @@
 # One round on the GPU machine for the pair plans (docs/perf/scheduling.md), from a folder
 # made by pack.sh:
 #   pairs.sh CARRY_DIR OUT_DIR [MIXES] [REPEATS] [MODES]
-# 1. pair-sweep: what burn and stream give side by side with no scheduler;
+# 1. pair-sweep: what burn and stream give side by side with no scheduler (SWEEP=0: not);
 # 2. kernelet-tenants: the mixes as separate tenant processes in MODES (default: serial,
 #    separate, MPS, kerneletd base and kernelet with one-wave pair slices, the paper's
 #    equal-time slices and the hand-found 4:4 split), each with its GPU timeline.
@@ -20,15 +20,13 @@ mkdir -p "$work"
 stage() { echo "== $* ($(date -u +%T))"; }
 export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-if [ "$backend" = cuda ]; then
+if [ "$backend" = cuda ] && [ "${SWEEP:-1}" = 1 ]; then
     if ! nvidia-smi -L >/dev/null 2>&1; then echo "no NVIDIA GPU: skipping"; exit 77; fi
     stage pair-sweep
     timeout 120 "$carry/bin/pair-sweep" 20 >"$work/pair-sweep.md" 2>&1
     echo "pair-sweep: exit $?"; cat "$work/pair-sweep.md"
-    small=
-else
-    small=--small
 fi
+small=; [ "$backend" = cuda ] || small=--small
 
 stage kernelet-tenants "$mixes" "$modes"
 python3 "$carry/kernelet-tenants" --carry "$carry" --mix "$mixes" --repeats "$repeats" \

@@ -55,6 +55,33 @@ __global__ void triad(const float *a, const float *b, float *c, unsigned first)
 
 #define MARKS 4096u           /* timing events for the bracketed variant, reused in turn */
 
+/* The same kernels with the sliced entries' prologue (host-sched/ptx/slice.c): the block's
+ * index goes through a small .shared array, so the kernels use static shared memory. */
+__global__ void burn_smem(const float *in, float *out, unsigned first)
+{
+    __shared__ unsigned grid[6];
+    grid[0] = blockIdx.x + first;
+    unsigned i = ((volatile unsigned *)grid)[0] * blockDim.x + threadIdx.x;
+    float x = in[i], y = 1.0f - in[i];
+    for (unsigned k = 0; k < ITERS; k++) {
+        x = __fmaf_rn(x, BURN_A, BURN_B);
+        y = __fmaf_rn(y, BURN_A, BURN_B);
+    }
+    out[i] = x + y;
+}
+
+__global__ void triad_smem(const float *a, const float *b, float *c, unsigned first)
+{
+    __shared__ unsigned grid[6];
+    grid[0] = blockIdx.x + first;
+    unsigned long long base =
+        (unsigned long long)((volatile unsigned *)grid)[0] * blockDim.x * PER_THREAD;
+    for (unsigned j = 0; j < PER_THREAD; j++) {
+        unsigned long long i = base + (unsigned long long)j * blockDim.x + threadIdx.x;
+        c[i] = __fmaf_rn(3.0f, b[i], a[i]);
+    }
+}
+
 typedef struct {
     float *in, *out, *a, *b, *c;
     cudaStream_t s[2];
@@ -64,6 +91,7 @@ typedef struct {
                                  records them: 0 none, 1 a timing event after each slice,
                                  2 one before and one after, 3 one after without timing */
     unsigned next_mark;
+    int smem;                 /* 1: the kernels with the sliced entries' .shared prologue */
 } world;
 
 static void mark(world *w, cudaStream_t s, int after)
@@ -77,14 +105,20 @@ static void mark(world *w, cudaStream_t s, int after)
 static void burn_range(world *w, cudaStream_t s, unsigned first, unsigned n)
 {
     mark(w, s, 0);
-    burn<<<n, THREADS, 0, s>>>(w->in, w->out, first);
+    if (w->smem)
+        burn_smem<<<n, THREADS, 0, s>>>(w->in, w->out, first);
+    else
+        burn<<<n, THREADS, 0, s>>>(w->in, w->out, first);
     mark(w, s, 1);
 }
 
 static void triad_range(world *w, cudaStream_t s, unsigned first, unsigned n)
 {
     mark(w, s, 0);
-    triad<<<n, THREADS, 0, s>>>(w->a, w->b, w->c, first);
+    if (w->smem)
+        triad_smem<<<n, THREADS, 0, s>>>(w->a, w->b, w->c, first);
+    else
+        triad<<<n, THREADS, 0, s>>>(w->a, w->b, w->c, first);
     mark(w, s, 1);
 }
 
@@ -212,6 +246,20 @@ int main(int argc, char **argv)
         failed |= bad != 0;
         printf("| burn:stream 4:4 per SM, 1 wave a slice, %s | %.2f | %.3f | %s |\n",
                brackets[w.bracket], ms, serial / ms, bad ? "NO" : "yes");
+    }
+    w.bracket = 0;
+    w.smem = 1;
+    static const char *carveouts[] = {"driver's carveout", "carveout fixed at 50%"};
+    for (int fixed = 0; fixed < 2; fixed++) {
+        if (fixed) {
+            CHECK(cudaFuncSetAttribute(burn_smem, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
+            CHECK(cudaFuncSetAttribute(triad_smem, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
+        }
+        float ms = run(&w, launches, 4 * sms, 4 * sms, 0);
+        bad = verify(&w, hin, ha, hb);
+        failed |= bad != 0;
+        printf("| burn:stream 4:4 per SM, 1 wave a slice, kernels with a .shared prologue, %s | "
+               "%.2f | %.3f | %s |\n", carveouts[fixed], ms, serial / ms, bad ? "NO" : "yes");
     }
     printf(failed ? "FAILED: an output did not verify\n" : "PASSED\n");
     return failed;
