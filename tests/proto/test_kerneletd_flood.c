@@ -1,0 +1,233 @@
+/* kerneletd against tenants that flood it with queued work (issue 15, bounded resources):
+ * copies, memsets, events and synchronisations count against the tenant's max-inflight
+ * like launches do, and a 2D memset of very many rows is fed to the device a limited
+ * number of rows at a time. The offender's work still completes (nothing lost), a
+ * bystander is served, and the daemon stays responsive.
+ *   test_kerneletd_flood KERNELETD --tap */
+#define _GNU_SOURCE
+#include <glib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon_util.h"
+#include "kernelet/protocol.h"
+#include "server_harness.h"
+
+static const char *kerneletd;
+
+/* The named tenant's status, through an administration connection. */
+static struct kernelet_tenant_status tenant_status(const char *socket, const char *name)
+{
+    struct kernelet_admin_status_req q = {0};
+    struct kernelet_admin_status st;
+    struct kernelet_tenant_status ts = {0};
+    struct client admin;
+
+    g_assert_true(client_open_path(&admin, socket, "ctl", true));
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_STATUS, &q, sizeof(q), -1), ==,
+                    KERNELET_ST_OK);
+    memcpy(&st, admin.answer, sizeof(st));
+    for (uint32_t i = 0; i < st.n_tenants; i++) {
+        struct kernelet_tenant_status t;
+        memcpy(&t, admin.answer + sizeof(st) + i * sizeof(t), sizeof(t));
+        if (strcmp(t.name, name) == 0)
+            ts = t;
+    }
+    client_close(&admin);
+    g_assert_cmpuint(ts.id, !=, 0);
+    return ts;
+}
+
+static void set_max_inflight(const char *socket, uint64_t tenant, uint32_t n)
+{
+    struct kernelet_admin_set set = {.tenant = tenant, .fields = KERNELET_SET_MAX_INFLIGHT,
+                                     .max_inflight = n};
+    struct client admin;
+
+    g_assert_true(client_open_path(&admin, socket, "ctl", true));
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_OK);
+    client_close(&admin);
+}
+
+/* Sends (without waiting for its answer) a batch of n one-byte memsets on the legacy
+ * stream, byte i of p set to i + 1 (mod 255, never 0); returns the request id. */
+static uint64_t send_memsets(struct client *c, uint64_t p, unsigned n)
+{
+    size_t len = sizeof(struct kernelet_batch) + n * sizeof(struct kernelet_rec_memset);
+    uint8_t *buf = g_malloc0(len);
+    struct kernelet_batch b = {.count = n};
+
+    memcpy(buf, &b, sizeof(b));
+    for (unsigned i = 0; i < n; i++) {
+        struct kernelet_rec_memset m = {
+            .h = {.op = KERNELET_REC_MEMSET, .length = sizeof(m),
+                  .stream = KERNELET_STREAM_LEGACY},
+            .dst = p + i, .pitch = 1, .width = 1, .height = 1, .value = i % 255 + 1,
+            .elem_size = 1};
+        memcpy(buf + sizeof(b) + i * sizeof(m), &m, sizeof(m));
+    }
+    uint64_t id = client_send(c, KERNELET_OP_LAUNCH_BATCH, buf, len, -1);
+    g_free(buf);
+    g_assert_cmpuint(id, !=, 0);
+    return id;
+}
+
+/* While the offender's kernel runs (until the time limit stops it), it sends 2000 memsets
+ * and 600 synchronisations. With max-inflight 64, the daemon queues at most 64 of its
+ * operations (before, all 2000) and refuses the syncs beyond 4 per allowed operation with
+ * OUT_OF_MEMORY at once (before, each held memory until the kernel ended). Once the kernel
+ * has stopped, every memset runs: the bytes verify. A bystander's work verifies. */
+static void test_queue_flood(void)
+{
+    const char *opts[] = {"--kernel-time-limit", "2", NULL};
+    enum { N = 1000, SYNCS = 600 };
+    struct daemon d;
+    struct client c;
+    uint8_t *out;
+    double took;
+
+    daemon_start(&d, kerneletd, opts);
+    g_assert_true(client_open_path(&c, d.socket, "flood", false));
+    set_max_inflight(d.socket, c.tenant, 64);
+    uint64_t p = client_alloc(&c, 2 * N), fn = spin_function(&c, "k_forever");
+    uint32_t rid = client_region(&c, 2 * N, (void **)&out);
+
+    /* Context 1 holds the device; context 2 floods (the kernel's timeout ends context 1
+     * only). */
+    c.context = 1;
+    g_assert_cmpint(launch_spin(&c, fn, p, -1, 1, false), ==, KERNELET_ST_OK);
+    c.context = 2;
+    uint64_t b1 = send_memsets(&c, p, N), b2 = send_memsets(&c, p + N, N);
+    usleep(300000);
+    struct kernelet_tenant_status ts = tenant_status(d.socket, "flood");
+    g_assert_cmpuint(ts.queued, <=, 64 + 4);
+    g_assert_cmpuint(ts.queued, >=, 32);
+
+    /* The batches answer (OK) once the kernel has stopped and their memsets were queued. */
+    g_assert_cmpint(client_recv(&c, KERNELET_OP_LAUNCH_BATCH, b1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_recv(&c, KERNELET_OP_LAUNCH_BATCH, b2), ==, KERNELET_ST_OK);
+
+    /* Synchronisations behind a kernel that never ends: 256 wait, the rest fail at once. */
+    c.context = 1;
+    g_assert_cmpint(launch_spin(&c, fn, p, -1, 1, false), ==, KERNELET_ST_CUDA); /* sticky */
+    c.context = 3;
+    uint64_t fn3 = spin_function(&c, "k_forever");
+    g_assert_cmpint(launch_spin(&c, fn3, p, -1, 1, false), ==, KERNELET_ST_OK);
+    c.context = 4;
+    double start = now_s();
+    for (unsigned i = 0; i < SYNCS; i++)
+        g_assert_cmpuint(client_send(&c, KERNELET_OP_CTX_SYNC, NULL, 0, -1), !=, 0);
+    unsigned refused = 0;
+    for (unsigned i = 0; i < SYNCS - 256; i++) {
+        g_assert_cmpint(client_recv(&c, 0, 0), ==, KERNELET_ST_CUDA);
+        g_assert_cmpuint(c.cuda, ==, 2 /* OUT_OF_MEMORY */);
+        refused++;
+    }
+    g_assert_cmpfloat(now_s() - start, <, 1.5); /* at once, not after the kernel */
+    g_assert_cmpuint(refused, ==, SYNCS - 256);
+    for (unsigned i = 0; i < 256; i++)
+        client_recv(&c, 0, 0); /* after the kernel's timeout: its error or success */
+
+    c.context = 5;
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 0, p, 2 * N, NULL, 0, true), ==,
+                    KERNELET_ST_OK);
+    for (unsigned i = 0; i < 2 * N; i++)
+        g_assert_cmpuint(out[i], ==, i % N % 255 + 1);
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    client_close(&c);
+    g_assert_true(daemon_alive(&d));
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+/* The daemon's peak resident memory in KiB (VmHWM). */
+static unsigned long peak_kib(pid_t pid)
+{
+    char path[64], *text = NULL, *at;
+    unsigned long kib = 0;
+
+    g_snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_assert_nonnull(at = strstr(text, "VmHWM:"));
+    g_assert_cmpint(sscanf(at, "VmHWM: %lu", &kib), ==, 1);
+    g_free(text);
+    return kib;
+}
+
+/* One record of 2D work on the legacy stream, sent without waiting for its answer. */
+static uint64_t send_record(struct client *c, const void *rec, size_t len)
+{
+    uint8_t buf[256];
+    struct kernelet_batch b = {.count = 1};
+
+    memcpy(buf, &b, sizeof(b));
+    memcpy(buf + sizeof(b), rec, len);
+    uint64_t id = client_send(c, KERNELET_OP_LAUNCH_BATCH, buf, sizeof(b) + len, -1);
+    g_assert_cmpuint(id, !=, 0);
+    return id;
+}
+
+/* cuMemsetD2D8Async and a 2D device-to-device copy of ROWS rows of one byte each (one
+ * operation per row on the device). Before, the daemon queued all rows at once: about
+ * 470 bytes per row (467 MB for 10^6 rows), and a bystander waited behind them. Now at
+ * most max-inflight rows are queued at a time: the daemon's peak memory grows by less
+ * than 48 MB, a bystander's round trip is served within seconds meanwhile, and every row
+ * is set and copied. */
+static void test_rows(void)
+{
+    enum { ROWS = 300000 };
+    struct daemon d;
+    struct client c;
+    uint8_t *out;
+    double took;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_path(&c, d.socket, "rows", false));
+    uint64_t p = client_alloc(&c, 2 * ROWS), q = client_alloc(&c, ROWS);
+    uint32_t rid = client_region(&c, ROWS, (void **)&out);
+    unsigned long before = peak_kib(d.pid);
+
+    struct kernelet_rec_memset m = {
+        .h = {.op = KERNELET_REC_MEMSET, .length = sizeof(m), .stream = KERNELET_STREAM_LEGACY},
+        .dst = p, .pitch = 2, .width = 1, .height = ROWS, .value = 0x7f, .elem_size = 1};
+    struct kernelet_rec_copy cp = {
+        .h = {.op = KERNELET_REC_COPY, .length = sizeof(cp), .stream = KERNELET_STREAM_LEGACY},
+        .kind = KERNELET_COPY_DTOD, .region = 0, .dst = q, .src = p,
+        .width = 1, .height = ROWS, .dst_pitch = 1, .src_pitch = 2};
+    uint64_t b1 = send_record(&c, &m, sizeof(m)), b2 = send_record(&c, &cp, sizeof(cp));
+
+    while (tenant_status(d.socket, "rows").queued == 0) /* its rows have started */
+        usleep(1000);
+    double start = now_s();
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    g_test_message("bystander served in %.2f s", now_s() - start);
+    g_assert_cmpfloat(now_s() - start, <, 5.0);
+
+    g_assert_cmpint(client_recv(&c, KERNELET_OP_LAUNCH_BATCH, b1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_recv(&c, KERNELET_OP_LAUNCH_BATCH, b2), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 0, q, ROWS, NULL, 0, true), ==,
+                    KERNELET_ST_OK);
+    for (unsigned i = 0; i < ROWS; i++)
+        g_assert_cmpuint(out[i], ==, 0x7f);
+    g_test_message("%d rows twice in %.2f s; peak memory +%lu KiB", ROWS, now_s() - start,
+                   peak_kib(d.pid) - before);
+    g_assert_cmpuint(peak_kib(d.pid) - before, <, 48 * 1024);
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    if (argc < 2) {
+        g_printerr("usage: test_kerneletd_flood KERNELETD\n");
+        return 2;
+    }
+    kerneletd = argv[1];
+    signal(SIGPIPE, SIG_IGN);
+    g_test_add_func("/kerneletd/queue-flood", test_queue_flood);
+    g_test_add_func("/kerneletd/rows", test_rows);
+    return g_test_run();
+}
