@@ -39,6 +39,10 @@ void kserver_tally_trace(void *tally, const ksched_trace *t);
 /* The tenant's count so far. */
 uint64_t kserver_tally_coscheduled(struct kserver_tally *t, uint32_t tenant);
 
+/* Address space all connections' regions may take together: half of x86-64's 128 TiB of
+ * user space, so that the daemon's own mappings always find room. */
+#define KSERVER_MAX_MAPPED (64ull << 40)
+
 struct kserver_config {
     const char *socket_path;    /* created (an old socket file is replaced) */
     unsigned socket_mode;       /* permissions of the socket file, e.g. 0666 */
@@ -54,6 +58,12 @@ struct kserver_config {
                                    closed, so idle ones cannot hold slots; 0 = 5000 */
     uint64_t max_output_bytes;  /* answers queued per connection before it stops being
                                    read; 0 = 4 MiB */
+    unsigned max_regions;       /* shared-memory regions one connection may have mapped;
+                                   0 = KERNELET_MAX_REGIONS (64), also the most */
+    uint64_t max_region_bytes;  /* bytes one connection may have mapped as regions (a VM
+                                   maps its RAM): sparse memfds cost address space, not
+                                   memory. 0 = the host's physical memory. All connections
+                                   together map at most KSERVER_MAX_MAPPED */
     uid_t admin_uid;            /* besides root, who may administer (the daemon's user) */
     struct kserver_tally *tally; /* may be NULL: no co-scheduling statistics */
 };

@@ -140,6 +140,7 @@ void ks_handles_free(struct ks_handles *h);
 /* ---- connections -------------------------------------------------------------------------- */
 
 struct ks_region {
+    struct ks_conn *conn;       /* whose mapped bytes it counts in */
     bool used;
     bool detached;              /* unmapped once refs reaches 0 */
     uint32_t id;
@@ -239,6 +240,8 @@ struct ks_conn {
 
     struct ks_region regions[KERNELET_MAX_REGIONS];
     uint32_t next_region;
+    unsigned n_regions;         /* slots used, detached ones still referenced included */
+    uint64_t region_bytes;      /* their sizes */
     krange_table allocs;        /* struct ks_alloc; zeroed until the first is added */
     uint64_t mem_in_use;
 
@@ -278,6 +281,7 @@ struct ks_server {
     volatile int stopping;
     struct ks_conn *conns;
     unsigned n_conns;
+    uint64_t mapped_bytes;      /* regions of every connection */
     struct kernelet_device device;
     uint64_t start_ns;
 

@@ -5,8 +5,10 @@
  * bystander is served, and the daemon stays responsive.
  *   test_kerneletd_flood KERNELETD --tap */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <glib.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -218,6 +220,77 @@ static void test_rows(void)
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
 }
 
+/* SHM_ATTACH of a sealed, sparse memfd of size bytes (nothing mapped here): the status,
+ * the CUresult in c->cuda. */
+static int attach_sparse(struct client *c, uint64_t size)
+{
+    int fd = memfd_create("sparse", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    struct kernelet_shm_attach q = {.size = size};
+
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(ftruncate(fd, (off_t)size), ==, 0);
+    g_assert_cmpint(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), ==, 0);
+    int st = client_call(c, KERNELET_OP_SHM_ATTACH, &q, sizeof(q), fd);
+    close(fd);
+    return st;
+}
+
+/* Sparse memfd regions cost the daemon address space, not memory: before, regions of
+ * 1 TiB each, from two connections, took all of it and a bystander's copy failed. With
+ * --max-region-bytes 1G and --max-regions 8, a connection maps 1 GiB in at most 8 regions
+ * and is refused beyond with OUT_OF_MEMORY; with the defaults (the host's memory per
+ * connection), 1 TiB regions are refused. Bystanders are served throughout; a detached
+ * region's bytes are free again. */
+static void test_region_flood(void)
+{
+    const char *opts[] = {"--max-regions", "8", "--max-region-bytes", "1G", NULL};
+    struct daemon d;
+    struct client c;
+    struct kernelet_shm_region r;
+    double took;
+
+    daemon_start(&d, kerneletd, opts);
+    g_assert_true(client_open_path(&c, d.socket, "regions", false));
+    g_assert_cmpint(attach_sparse(&c, 768u << 20), ==, KERNELET_ST_OK);
+    memcpy(&r, c.answer, sizeof(r));
+    g_assert_cmpint(attach_sparse(&c, 512u << 20), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 2 /* OUT_OF_MEMORY */);
+    for (unsigned i = 0; i < 7; i++)
+        g_assert_cmpint(attach_sparse(&c, 4096), ==, KERNELET_ST_OK);
+    g_assert_cmpint(attach_sparse(&c, 4096), ==, KERNELET_ST_CUDA); /* a ninth */
+    g_assert_cmpuint(c.cuda, ==, 2);
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    g_assert_cmpint(client_call(&c, KERNELET_OP_SHM_DETACH, &r, sizeof(r), -1), ==,
+                    KERNELET_ST_OK);
+    g_assert_cmpint(attach_sparse(&c, 512u << 20), ==, KERNELET_ST_OK);
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_path(&c, d.socket, "regions", false));
+    /* Regions of the protocol's largest size, 1 TiB: more than this host's memory. */
+    uint64_t host = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    for (unsigned i = 0; i < 64 && host < KERNELET_MAX_REGION_SIZE; i++) {
+        g_assert_cmpint(attach_sparse(&c, KERNELET_MAX_REGION_SIZE), ==, KERNELET_ST_CUDA);
+        g_assert_cmpuint(c.cuda, ==, 2);
+    }
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+/* Options that make no sense are refused (exit 2), not half-applied. */
+static void test_bad_options(void)
+{
+    const char *bad[][2] = {{"--max-regions", "0"}, {"--max-regions", "65"},
+                            {"--max-region-bytes", "0"}, {"--max-region-bytes", "-1"},
+                            {"--max-region-bytes", "1X"}, {"--max-region-bytes", "1GB"},
+                            {"--max-region-bytes", "99999999999T"}};
+
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+        g_assert_cmpint(daemon_option_status(kerneletd, bad[i][0], bad[i][1]), ==, 2);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -229,5 +302,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     g_test_add_func("/kerneletd/queue-flood", test_queue_flood);
     g_test_add_func("/kerneletd/rows", test_rows);
+    g_test_add_func("/kerneletd/region-flood", test_region_flood);
+    g_test_add_func("/kerneletd/bad-options", test_bad_options);
     return g_test_run();
 }
