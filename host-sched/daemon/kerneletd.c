@@ -55,6 +55,9 @@ static void usage(FILE *f)
             "  --max-region-bytes BYTES\n"
             "                       bytes one connection may map as regions (a VM maps its\n"
             "                       RAM); suffixes K, M, G, T (default: the host's memory)\n"
+            "  --default-memory-quota BYTES\n"
+            "                       device memory a tenant may hold unless the operator sets\n"
+            "                       its own quota; suffixes K, M, G, T (default: the device's)\n"
             "  --admin-user USER    may administer besides root and the daemon's user: the\n"
             "                       user QEMU runs as, so that QMP policy reaches the daemon\n"
             "  --help\n",
@@ -72,6 +75,7 @@ struct options {
     unsigned hello_timeout_ms;
     unsigned max_regions;
     uint64_t max_region_bytes;
+    uint64_t default_mem_quota;
     uid_t admin_uid;
     unsigned pair_split[2];
 };
@@ -174,6 +178,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"kernel-time-limit", required_argument, NULL, 'K'},
         {"max-regions", required_argument, NULL, 'R'},
         {"max-region-bytes", required_argument, NULL, 'B'},
+        {"default-memory-quota", required_argument, NULL, 'Q'},
         {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -215,6 +220,10 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case 'B':
             if (parse_bytes(optarg, &o->max_region_bytes) != 0)
+                return -1;
+            break;
+        case 'Q':
+            if (parse_bytes(optarg, &o->default_mem_quota) != 0)
                 return -1;
             break;
         case 'K':
@@ -298,6 +307,7 @@ int main(int argc, char **argv)
     cfg.hello_timeout_ms = o.hello_timeout_ms;
     cfg.max_regions = o.max_regions;
     cfg.max_region_bytes = o.max_region_bytes;
+    cfg.default_mem_quota = o.default_mem_quota;
     cfg.admin_uid = o.admin_uid;
     cfg.tally = tally;
     if (kserver_new(&srv, &cfg, err, sizeof(err)) != 0) {

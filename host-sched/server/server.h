@@ -64,6 +64,9 @@ struct kserver_config {
                                    maps its RAM): sparse memfds cost address space, not
                                    memory. 0 = the host's physical memory. All connections
                                    together map at most KSERVER_MAX_MAPPED */
+    uint64_t default_mem_quota; /* device bytes a tenant may hold unless the operator gives
+                                   it a quota of its own (ADMIN_SET; a quota of 0 there
+                                   means this default). 0 = the device's memory */
     uid_t admin_uid;            /* besides root, who may administer (the daemon's user) */
     struct kserver_tally *tally; /* may be NULL: no co-scheduling statistics */
 };

@@ -96,6 +96,8 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
     s->listen_fd = s->epfd = s->wake_fd = -1;
     pthread_mutex_init(&s->cq_lock, NULL);
     ks_device_describe(&cfg->device, &s->device);
+    if (!s->cfg.default_mem_quota)
+        s->cfg.default_mem_quota = s->device.total_mem;
     s->start_ns = ks_now_ns();
     if ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
         rc = fail(err, errlen, errno, "epoll_create1");

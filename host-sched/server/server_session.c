@@ -60,7 +60,10 @@ void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_reques
         }
         c->admin = true;
     } else {
-        if (ksched_tenant_add(c->srv->cfg.sched, c->name, NULL, &c->tenant, &err) != 0) {
+        ksched_tenant_policy pol;
+        ksched_tenant_policy_default(&pol);
+        pol.mem_quota = c->srv->cfg.default_mem_quota; /* until the operator sets one */
+        if (ksched_tenant_add(c->srv->cfg.sched, c->name, &pol, &c->tenant, &err) != 0) {
             ks_reply(c, KERNELET_OP_HELLO, id, KERNELET_ST_UNAVAILABLE, NULL, 0);
             ks_conn_close(c);
             return;

@@ -279,13 +279,61 @@ static void test_region_flood(void)
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
 }
 
+static void set_quota(const char *socket, uint64_t tenant, uint64_t bytes)
+{
+    struct kernelet_admin_set set = {.tenant = tenant, .fields = KERNELET_SET_MEM_QUOTA,
+                                     .mem_quota = bytes};
+    struct client admin;
+
+    g_assert_true(client_open_path(&admin, socket, "ctl", true));
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_OK);
+    client_close(&admin);
+}
+
+/* MEM_ALLOC of size bytes: the status (c->cuda says why it failed). */
+static int try_alloc(struct client *c, uint64_t size)
+{
+    struct kernelet_mem_alloc q = {.size = size};
+
+    return client_call(c, KERNELET_OP_MEM_ALLOC, &q, sizeof(q), -1);
+}
+
+/* Every tenant has a quota without the operator naming it: with --default-memory-quota
+ * 1M, a tenant gets QUOTA (libcuda: OUT_OF_MEMORY) beyond 1 MiB (before, it could take the whole device
+ * from its neighbours); a quota the operator sets for the tenant overrides the default,
+ * and setting 0 returns it to the default. A bystander is served meanwhile. */
+static void test_default_quota(void)
+{
+    const char *opts[] = {"--default-memory-quota", "1M", NULL};
+    struct daemon d;
+    struct client c;
+    double took;
+
+    daemon_start(&d, kerneletd, opts);
+    g_assert_true(client_open_path(&c, d.socket, "greedy", false));
+    g_assert_cmpuint(tenant_status(d.socket, "greedy").mem_quota, ==, 1u << 20);
+    g_assert_cmpint(try_alloc(&c, 768u << 10), ==, KERNELET_ST_OK);
+    g_assert_cmpint(try_alloc(&c, 512u << 10), ==, KERNELET_ST_QUOTA); /* OUT_OF_MEMORY */
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    set_quota(d.socket, c.tenant, 4u << 20);
+    g_assert_cmpint(try_alloc(&c, 512u << 10), ==, KERNELET_ST_OK);
+    set_quota(d.socket, c.tenant, 0);
+    g_assert_cmpuint(tenant_status(d.socket, "greedy").mem_quota, ==, 1u << 20);
+    g_assert_cmpint(try_alloc(&c, 4096), ==, KERNELET_ST_QUOTA);
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
 /* Options that make no sense are refused (exit 2), not half-applied. */
 static void test_bad_options(void)
 {
     const char *bad[][2] = {{"--max-regions", "0"}, {"--max-regions", "65"},
                             {"--max-region-bytes", "0"}, {"--max-region-bytes", "-1"},
                             {"--max-region-bytes", "1X"}, {"--max-region-bytes", "1GB"},
-                            {"--max-region-bytes", "99999999999T"}};
+                            {"--max-region-bytes", "99999999999T"},
+                            {"--default-memory-quota", "0"},
+                            {"--default-memory-quota", "1.5G"}};
 
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
         g_assert_cmpint(daemon_option_status(kerneletd, bad[i][0], bad[i][1]), ==, 2);
@@ -303,6 +351,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/queue-flood", test_queue_flood);
     g_test_add_func("/kerneletd/rows", test_rows);
     g_test_add_func("/kerneletd/region-flood", test_region_flood);
+    g_test_add_func("/kerneletd/default-quota", test_default_quota);
     g_test_add_func("/kerneletd/bad-options", test_bad_options);
     return g_test_run();
 }
