@@ -1,9 +1,11 @@
-/* kerneletd against tenants that flood it with queued work (issue 15, bounded resources):
- * copies, memsets, events and synchronisations count against the tenant's max-inflight
- * like launches do, and a 2D memset of very many rows is fed to the device a limited
- * number of rows at a time. The offender's work still completes (nothing lost), a
- * bystander is served, and the daemon stays responsive.
- *   test_kerneletd_flood KERNELETD --tap */
+/* kerneletd against tenants that try to exhaust it (issue 15, bounded resources): floods
+ * of queued copies, memsets, events and synchronisations count against the tenant's
+ * max-inflight like launches do; a 2D memset or copy of very many rows is fed to the
+ * device a limited number of rows at a time; shared-memory regions are bounded in number
+ * and bytes; every tenant has a default memory quota; freed memory reads as zeros to the
+ * next tenant. Each time the offender gets an error or waits, its own work still
+ * completes (nothing lost), a bystander is served, and the daemon stays responsive.
+ *   test_kerneletd_resources KERNELETD --tap */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <glib.h>
@@ -325,6 +327,41 @@ static void test_default_quota(void)
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
 }
 
+/* Tenant A leaves a secret in device memory and frees it; tenant B then allocates the
+ * same size and reads it back with an ordinary copy: zeros. The emulator backs every
+ * allocation with fresh zeroed memory (calloc), so this guards against a regression; the
+ * cuda backend, whose driver does reuse memory, now zeroes on allocation
+ * (test-backend-fake /cuda/backend-fake/memory-cleared fails without that). */
+static void test_memory_cleared(void)
+{
+    enum { N = 1 << 16 };
+    struct daemon d;
+    struct client a, b;
+    uint8_t *secret, *seen;
+    double took;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_path(&a, d.socket, "a", false));
+    uint64_t pa = client_alloc(&a, N);
+    uint32_t ra = client_region(&a, N, (void **)&secret);
+    memset(secret, 0x5e, N);
+    g_assert_cmpint(client_copy(&a, KERNELET_COPY_HTOD, ra, pa, 0, N, NULL, 0, true), ==,
+                    KERNELET_ST_OK);
+    g_assert_cmpint(client_free(&a, pa), ==, KERNELET_ST_OK);
+    client_close(&a);
+
+    g_assert_true(client_open_path(&b, d.socket, "b", false));
+    uint64_t pb = client_alloc(&b, N);
+    uint32_t rb = client_region(&b, N, (void **)&seen);
+    memset(seen, 0xff, N);
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_DTOH, rb, 0, pb, N, NULL, 0, true), ==,
+                    KERNELET_ST_OK);
+    for (unsigned i = 0; i < N; i++)
+        g_assert_cmpuint(seen[i], ==, 0);
+    client_close(&b);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
 /* Options that make no sense are refused (exit 2), not half-applied. */
 static void test_bad_options(void)
 {
@@ -343,7 +380,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     if (argc < 2) {
-        g_printerr("usage: test_kerneletd_flood KERNELETD\n");
+        g_printerr("usage: test_kerneletd_resources KERNELETD\n");
         return 2;
     }
     kerneletd = argv[1];
@@ -352,6 +389,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/rows", test_rows);
     g_test_add_func("/kerneletd/region-flood", test_region_flood);
     g_test_add_func("/kerneletd/default-quota", test_default_quota);
+    g_test_add_func("/kerneletd/memory-cleared", test_memory_cleared);
     g_test_add_func("/kerneletd/bad-options", test_bad_options);
     return g_test_run();
 }
