@@ -5,7 +5,9 @@
  * connection (kernelet-ctl). Requests are decoded and validated by libkernelet-proto, then
  * checked against what the tenant owns (handles, allocations, shared-memory regions, quota)
  * before they reach the scheduler; stream work goes into the tenant's own queues, so the
- * scheduling policy decides when it runs. A hostile message gets an error answer, or the
+ * scheduling policy decides when it runs. What one tenant may hold is bounded: operations
+ * of every kind queued (its max-inflight policy), synchronisations waiting, regions and
+ * their bytes, device memory (a default quota). A hostile message gets an error answer, or the
  * connection is closed when its framing cannot be trusted; nothing it sends can reach
  * another tenant's objects. A tenant that disconnects has its queued work cancelled and its
  * memory, modules and regions freed once its running work has drained.
