@@ -406,7 +406,7 @@ static bool run(struct ks_conn *c)
         code = full(c) && !c->stalled_piece ? EAGAIN_CODE
                                               : submit_record(c, &rec, c->stalled_tracker);
         if (code == EAGAIN_CODE) {
-            c->stalled_it = before; /* this record again, once launches have completed */
+            c->stalled_it = before; /* this record again, once work has drained */
             c->stalled = true;
             return false;
         }
