@@ -3,6 +3,7 @@
  * docs/OPERATORS.md). Runs in the foreground; stops cleanly on SIGINT or SIGTERM. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -54,6 +55,14 @@ static void usage(FILE *f)
             "  --hello-timeout SECONDS\n"
             "                       a connection that has not said HELLO by then is closed\n"
             "                       (default 5; fractions allowed)\n"
+            "  --max-regions N      shared-memory regions one connection may map (default\n"
+            "                       and most: 64)\n"
+            "  --max-region-bytes BYTES\n"
+            "                       bytes one connection may map as regions (a VM maps its\n"
+            "                       RAM); suffixes K, M, G, T (default: the host's memory)\n"
+            "  --default-memory-quota BYTES\n"
+            "                       device memory a tenant may hold unless the operator sets\n"
+            "                       its own quota; suffixes K, M, G, T (default: the device's)\n"
             "  --admin-user USER    may administer besides root and the daemon's user: the\n"
             "                       user QEMU runs as, so that QMP policy reaches the daemon\n"
             "  --help\n",
@@ -69,6 +78,9 @@ struct options {
     unsigned max_connections;
     unsigned max_per_user;
     unsigned hello_timeout_ms;
+    unsigned max_regions;
+    uint64_t max_region_bytes;
+    uint64_t default_mem_quota;
     uid_t admin_uid;
     unsigned pair_split[2];
     int pair_waves;             /* -1: by backend */
@@ -102,6 +114,31 @@ static int parse_count(const char *s, unsigned *out)
     if (!*s || *end || errno || v == 0 || v > 1u << 20 || *s == '-')
         return -1;
     *out = (unsigned)v;
+    return 0;
+}
+
+/* A positive size in bytes, with an optional binary suffix K, M, G or T; -1 when s is not
+ * one or it does not fit 64 bits. */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+    static const char suffixes[] = "KMGT";
+    char *end;
+    unsigned long long v;
+    unsigned shift = 0;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (!*s || *s == '-' || errno || v == 0)
+        return -1;
+    if (*end) {
+        const char *at = strchr(suffixes, *end);
+        if (!at || end[1])
+            return -1;
+        shift = 10u * (unsigned)(at - suffixes + 1);
+    }
+    if (v > (UINT64_MAX >> shift))
+        return -1;
+    *out = (uint64_t)v << shift;
     return 0;
 }
 
@@ -148,6 +185,9 @@ static int parse(int argc, char **argv, struct options *o)
         {"max-connections-per-user", required_argument, NULL, 'U'},
         {"hello-timeout", required_argument, NULL, 'T'},
         {"kernel-time-limit", required_argument, NULL, 'K'},
+        {"max-regions", required_argument, NULL, 'R'},
+        {"max-region-bytes", required_argument, NULL, 'B'},
+        {"default-memory-quota", required_argument, NULL, 'Q'},
         {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -192,6 +232,18 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case 'U':
             if (parse_count(optarg, &o->max_per_user) != 0)
+                return -1;
+            break;
+        case 'R':
+            if (parse_count(optarg, &o->max_regions) != 0 || o->max_regions > 64)
+                return -1;
+            break;
+        case 'B':
+            if (parse_bytes(optarg, &o->max_region_bytes) != 0)
+                return -1;
+            break;
+        case 'Q':
+            if (parse_bytes(optarg, &o->default_mem_quota) != 0)
                 return -1;
             break;
         case 'K':
@@ -277,6 +329,9 @@ int main(int argc, char **argv)
     cfg.max_connections = o.max_connections;
     cfg.max_per_user = o.max_per_user;
     cfg.hello_timeout_ms = o.hello_timeout_ms;
+    cfg.max_regions = o.max_regions;
+    cfg.max_region_bytes = o.max_region_bytes;
+    cfg.default_mem_quota = o.default_mem_quota;
     cfg.admin_uid = o.admin_uid;
     cfg.tally = tally;
     if (kserver_new(&srv, &cfg, err, sizeof(err)) != 0) {

@@ -5,7 +5,9 @@
  * connection (kernelet-ctl). Requests are decoded and validated by libkernelet-proto, then
  * checked against what the tenant owns (handles, allocations, shared-memory regions, quota)
  * before they reach the scheduler; stream work goes into the tenant's own queues, so the
- * scheduling policy decides when it runs. A hostile message gets an error answer, or the
+ * scheduling policy decides when it runs. What one tenant may hold is bounded: operations
+ * of every kind queued (its max-inflight policy), synchronisations waiting, regions and
+ * their bytes, device memory (a default quota). A hostile message gets an error answer, or the
  * connection is closed when its framing cannot be trusted; nothing it sends can reach
  * another tenant's objects. A tenant that disconnects has its queued work cancelled and its
  * memory, modules and regions freed once its running work has drained.
@@ -39,6 +41,10 @@ void kserver_tally_trace(void *tally, const ksched_trace *t);
 /* The tenant's count so far. */
 uint64_t kserver_tally_coscheduled(struct kserver_tally *t, uint32_t tenant);
 
+/* Address space all connections' regions may take together: half of x86-64's 128 TiB of
+ * user space, so that the daemon's own mappings always find room. */
+#define KSERVER_MAX_MAPPED (64ull << 40)
+
 struct kserver_config {
     const char *socket_path;    /* created (an old socket file is replaced) */
     unsigned socket_mode;       /* permissions of the socket file, e.g. 0666 */
@@ -54,6 +60,15 @@ struct kserver_config {
                                    closed, so idle ones cannot hold slots; 0 = 5000 */
     uint64_t max_output_bytes;  /* answers queued per connection before it stops being
                                    read; 0 = 4 MiB */
+    unsigned max_regions;       /* shared-memory regions one connection may have mapped;
+                                   0 = KERNELET_MAX_REGIONS (64), also the most */
+    uint64_t max_region_bytes;  /* bytes one connection may have mapped as regions (a VM
+                                   maps its RAM): sparse memfds cost address space, not
+                                   memory. 0 = the host's physical memory. All connections
+                                   together map at most KSERVER_MAX_MAPPED */
+    uint64_t default_mem_quota; /* device bytes a tenant may hold unless the operator gives
+                                   it a quota of its own (ADMIN_SET; a quota of 0 there
+                                   means this default). 0 = the device's memory */
     uid_t admin_uid;            /* besides root, who may administer (the daemon's user) */
     struct kserver_tally *tally; /* may be NULL: no co-scheduling statistics */
 };

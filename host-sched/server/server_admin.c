@@ -109,8 +109,8 @@ void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r
         pol.weight = q->weight / 100.0;
     if (q->fields & KERNELET_SET_PRIORITY)
         pol.priority = (int)q->priority;
-    if (q->fields & KERNELET_SET_MEM_QUOTA)
-        pol.mem_quota = q->mem_quota;
+    if (q->fields & KERNELET_SET_MEM_QUOTA) /* 0: no quota of its own, the default */
+        pol.mem_quota = q->mem_quota ? q->mem_quota : s->cfg.default_mem_quota;
     if (q->fields & KERNELET_SET_MAX_INFLIGHT)
         pol.max_inflight = q->max_inflight;
     if (q->fields & KERNELET_SET_SLICING)

@@ -1,8 +1,10 @@
 /* LAUNCH_BATCH: records of stream work, checked against what the tenant owns and turned
  * into operations of its queues. The first record that fails stops the batch (the ones
- * before it stay queued) and the answer names it. A launch refused because the tenant has
- * as many launches queued as its policy allows stalls the batch: the connection is not
- * read until launches complete, then the batch continues where it stopped. */
+ * before it stay queued) and the answer names it. When the tenant has as many operations
+ * of any kind queued as its policy's max-inflight allows, the batch stalls: the
+ * connection is not read until enough of them complete, then the batch continues where it
+ * stopped, within a record of many rows at its next row. So a flood of copies, memsets or
+ * events costs the daemon no more than max-inflight operations, and loses nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,12 @@ static uint32_t submit_or_code(struct ks_conn *c, uint64_t stream, const ksched_
     if (rc == KSCHED_EAGAIN)
         return EAGAIN_CODE;
     return rc ? ks_cuda_of(rc, err.msg) : KS_CUDA_SUCCESS;
+}
+
+/* Whether c has as many operations queued as its policy allows: the batch waits. */
+static bool full(struct ks_conn *c)
+{
+    return c->ops_inflight >= ks_inflight_limit(c);
 }
 
 static struct ks_op *new_op(struct ks_tracker *t)
@@ -185,7 +193,8 @@ static uint32_t copy(struct ks_conn *c, const struct kproto_record *rec, struct 
         if (!ks_memory_owned(c, cp->dst, span_dst) || !ks_memory_owned(c, cp->src, span_src))
             return KS_CUDA_INVALID_VALUE;
     }
-    if ((code = order(c, rec->stream))) {
+    /* A record resumed at a later row was ordered when it started. */
+    if (!c->stalled_piece && (code = order(c, rec->stream))) {
         host_side_done(&h);
         return code;
     }
@@ -193,14 +202,22 @@ static uint32_t copy(struct ks_conn *c, const struct kproto_record *rec, struct 
     if (contiguous) {
         code = copy_piece(c, rec, t, &h, dst_base, src_base, cp->width * cp->height);
     } else {
-        for (uint64_t row = 0; row < cp->height && !code; row++)
+        /* One operation per row, as many as the tenant may queue: the rest wait. */
+        for (uint64_t row = c->stalled_piece; row < cp->height && !code; row++) {
+            if (row > c->stalled_piece && full(c)) {
+                c->stalled_piece = row;
+                host_side_done(&h);
+                return EAGAIN_CODE;
+            }
             code = copy_piece(c, rec, t, &h, dst_base + row * cp->dst_pitch,
                               src_base + row * cp->src_pitch, cp->width);
+        }
     }
     host_side_done(&h);
+    c->stalled_piece = 0;
     if (!code)
         c->bytes_copied += cp->width * cp->height;
-    return code == EAGAIN_CODE ? KS_CUDA_UNKNOWN : code; /* copies are never held back */
+    return code == EAGAIN_CODE ? KS_CUDA_UNKNOWN : code; /* the scheduler never refuses copies */
 }
 
 /* ---- memsets ------------------------------------------------------------------------------- */
@@ -213,11 +230,71 @@ static bool uniform_bytes(uint32_t v, unsigned size)
     return true;
 }
 
+/* A memset as pieces: its rows (one piece when they are contiguous), each cut into chunks
+ * of at most `chunk` bytes when the value is copied from a pattern buffer of that size. */
+struct memset_plan {
+    uint64_t pieces, piece_bytes, stride, chunk, chunks;
+};
+
+#define PATTERN_MAX (1u << 20)  /* bytes of a pattern buffer: bounded whatever the width */
+
+static void memset_plan(const struct kernelet_rec_memset *m, bool pattern, struct memset_plan *p)
+{
+    uint64_t row_bytes = m->width * m->elem_size;
+    bool contiguous = m->height == 1 || m->pitch == row_bytes;
+
+    p->pieces = contiguous ? 1 : m->height;
+    p->piece_bytes = contiguous ? row_bytes * m->height : row_bytes;
+    p->stride = m->pitch;
+    /* Whole elements per chunk, so that each starts the pattern afresh. */
+    p->chunk = pattern && p->piece_bytes > PATTERN_MAX
+                   ? PATTERN_MAX / m->elem_size * m->elem_size : p->piece_bytes;
+    p->chunks = (p->piece_bytes + p->chunk - 1) / p->chunk;
+}
+
+static struct ks_shared *pattern_new(const struct kernelet_rec_memset *m, uint64_t bytes)
+{
+    struct ks_shared *pattern = malloc(sizeof(*pattern) + bytes);
+
+    if (!pattern)
+        return NULL;
+    pattern->refs = 1;
+    for (uint64_t i = 0; i < bytes / m->elem_size; i++)
+        memcpy(pattern->data + i * m->elem_size, &m->value, m->elem_size);
+    return pattern;
+}
+
+/* Operation number i of the plan: chunk i % chunks of piece i / chunks. */
+static uint32_t memset_op(struct ks_conn *c, const struct kproto_record *rec, struct ks_tracker *t,
+                          const struct memset_plan *p, struct ks_shared *pattern, uint64_t i)
+{
+    const struct kernelet_rec_memset *m = &rec->u.memset;
+    uint64_t piece = i / p->chunks, off = i % p->chunks * p->chunk;
+    uint64_t dst = m->dst + piece * p->stride + off;
+    uint64_t bytes = p->piece_bytes - off < p->chunk ? p->piece_bytes - off : p->chunk;
+    struct ks_op *kop = new_op(t);
+    ksched_op op;
+
+    if (!kop)
+        return KS_CUDA_OUT_OF_MEMORY;
+    if (pattern) {
+        op = (ksched_op){.kind = KSCHED_OP_COPY_H2D,
+                         .u.h2d = {.dst = dst, .src = pattern->data, .bytes = bytes}};
+        kop->shared = pattern;
+        pattern->refs++;
+    } else {
+        op = (ksched_op){.kind = KSCHED_OP_MEMSET,
+                         .u.memset = {.dst = dst, .value = (uint8_t)m->value, .bytes = bytes}};
+    }
+    return submit_or_code(c, rec->stream, &op, kop);
+}
+
 static uint32_t memset_rec(struct ks_conn *c, const struct kproto_record *rec, struct ks_tracker *t)
 {
     const struct kernelet_rec_memset *m = &rec->u.memset;
-    uint64_t span, row_bytes = m->width * m->elem_size;
     struct ks_shared *pattern = NULL;
+    struct memset_plan p;
+    uint64_t span, i;
     uint32_t code = KS_CUDA_SUCCESS;
 
     if (kproto_memset_span(m, &span, NULL, 0))
@@ -226,41 +303,26 @@ static uint32_t memset_rec(struct ks_conn *c, const struct kproto_record *rec, s
         return KS_CUDA_SUCCESS;
     if (!ks_memory_owned(c, m->dst, span) || m->dst % m->elem_size)
         return KS_CUDA_INVALID_VALUE;
-    if ((code = order(c, rec->stream)))
+    if (!c->stalled_piece && (code = order(c, rec->stream)))
         return code;
-    if (!uniform_bytes(m->value, m->elem_size)) {
-        /* The scheduler sets bytes; other patterns are copied from a filled buffer. */
-        if (row_bytes > (64u << 20) || !(pattern = malloc(sizeof(*pattern) + row_bytes)))
-            return KS_CUDA_OUT_OF_MEMORY;
-        pattern->refs = 1;
-        for (uint64_t i = 0; i < m->width; i++)
-            memcpy(pattern->data + i * m->elem_size, &m->value, m->elem_size);
-    }
-    bool contiguous = m->height == 1 || m->pitch == row_bytes;
-    uint64_t rows = contiguous ? 1 : m->height, bytes = contiguous ? row_bytes * m->height : row_bytes;
-    if (pattern && contiguous && m->height > 1)
-        rows = m->height, bytes = row_bytes; /* the pattern buffer holds one row */
-    for (uint64_t r = 0; r < rows && !code; r++) {
-        uint64_t dst = m->dst + r * (contiguous ? row_bytes : m->pitch);
-        struct ks_op *kop = new_op(t);
-        ksched_op op;
-        if (!kop) {
-            code = KS_CUDA_OUT_OF_MEMORY;
+    /* The scheduler sets bytes; other patterns are copied from a filled buffer. */
+    bool patterned = !uniform_bytes(m->value, m->elem_size);
+    memset_plan(m, patterned, &p);
+    if (patterned && !(pattern = pattern_new(m, p.chunk)))
+        return KS_CUDA_OUT_OF_MEMORY;
+    /* As many operations as the tenant may queue: the rest wait (stalled_piece). */
+    for (i = c->stalled_piece; i < p.pieces * p.chunks && !code; i++) {
+        if (i > c->stalled_piece && full(c))
             break;
-        }
-        if (pattern) {
-            op = (ksched_op){.kind = KSCHED_OP_COPY_H2D,
-                             .u.h2d = {.dst = dst, .src = pattern->data, .bytes = bytes}};
-            kop->shared = pattern;
-            pattern->refs++;
-        } else {
-            op = (ksched_op){.kind = KSCHED_OP_MEMSET,
-                             .u.memset = {.dst = dst, .value = (uint8_t)m->value, .bytes = bytes}};
-        }
-        code = submit_or_code(c, rec->stream, &op, kop);
+        code = memset_op(c, rec, t, &p, pattern, i);
     }
     if (pattern && --pattern->refs == 0)
         free(pattern);
+    if (!code && i < p.pieces * p.chunks) {
+        c->stalled_piece = i;
+        return EAGAIN_CODE;
+    }
+    c->stalled_piece = 0;
     return code == EAGAIN_CODE ? KS_CUDA_UNKNOWN : code;
 }
 
@@ -309,6 +371,7 @@ static void batch_end(struct ks_conn *c, uint32_t code, uint32_t index)
     uint64_t id = c->stalled_id;
 
     c->stalled = false;
+    c->stalled_piece = 0;
     c->stalled_tracker = NULL;
     if (t) {
         /* Answered once the accepted records have run, with the failure if there was one. */
@@ -340,9 +403,10 @@ static bool run(struct ks_conn *c)
             batch_end(c, KS_CUDA_INVALID_VALUE, c->stalled_it.index);
             return true;
         }
-        code = submit_record(c, &rec, c->stalled_tracker);
+        code = full(c) && !c->stalled_piece ? EAGAIN_CODE
+                                              : submit_record(c, &rec, c->stalled_tracker);
         if (code == EAGAIN_CODE) {
-            c->stalled_it = before; /* this record again, once launches have completed */
+            c->stalled_it = before; /* this record again, once work has drained */
             c->stalled = true;
             return false;
         }
@@ -371,6 +435,10 @@ void ks_batch(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 
 bool ks_batch_resume(struct ks_conn *c)
 {
+    /* Not before half of the limit has drained: each resumption decodes its record again,
+     * so it should submit many operations, not one per completion. */
+    if (c->ops_inflight > ks_inflight_limit(c) / 2)
+        return false;
     c->context = c->stalled_context; /* its operations belong to the batch's context */
     return run(c);
 }

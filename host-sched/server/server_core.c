@@ -60,6 +60,14 @@ static int watch(int epfd, int fd, void *tag)
     return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* The host's physical memory in bytes (1 GiB when it cannot be read). */
+static uint64_t host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 1ull << 30;
+}
+
 int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *err,
                 size_t errlen)
 {
@@ -81,9 +89,15 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
         s->cfg.hello_timeout_ms = 5000;
     if (!s->cfg.max_output_bytes)
         s->cfg.max_output_bytes = 4u << 20;
+    if (!s->cfg.max_regions || s->cfg.max_regions > KERNELET_MAX_REGIONS)
+        s->cfg.max_regions = KERNELET_MAX_REGIONS;
+    if (!s->cfg.max_region_bytes)
+        s->cfg.max_region_bytes = host_memory();
     s->listen_fd = s->epfd = s->wake_fd = -1;
     pthread_mutex_init(&s->cq_lock, NULL);
     ks_device_describe(&cfg->device, &s->device);
+    if (!s->cfg.default_mem_quota)
+        s->cfg.default_mem_quota = s->device.total_mem;
     s->start_ns = ks_now_ns();
     if ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
         rc = fail(err, errlen, errno, "epoll_create1");

@@ -116,9 +116,12 @@ struct ks_handles {
 };
 
 /* What one connection may hold, so that a tenant cannot exhaust the daemon's memory with
- * objects that cost no device memory. */
+ * objects that cost no device memory. Synchronisations waiting on streams: a few per
+ * operation the tenant may have in flight, and never more than KS_MAX_WAITERS. */
 #define KS_MAX_HANDLES (1u << 16)
 #define KS_MAX_ALLOCS  (1u << 20)
+#define KS_WAITERS_PER_OP 4u
+#define KS_MAX_WAITERS (1u << 16)
 
 /* A new object with a fresh handle, created by client context owner; NULL without memory
  * or beyond KS_MAX_HANDLES. */
@@ -137,6 +140,7 @@ void ks_handles_free(struct ks_handles *h);
 /* ---- connections -------------------------------------------------------------------------- */
 
 struct ks_region {
+    struct ks_conn *conn;       /* whose mapped bytes it counts in */
     bool used;
     bool detached;              /* unmapped once refs reaches 0 */
     uint32_t id;
@@ -172,6 +176,7 @@ struct ks_tracker {
     enum ks_after after;
     uint64_t arg;               /* pointer to free, module handle */
     bool report_async;          /* answer the connection's pending asynchronous error */
+    bool holds_waiter;          /* counted in its conn's n_waiters until it finishes */
 };
 
 /* A buffer several operations read (a memset pattern), freed by the last. */
@@ -235,6 +240,8 @@ struct ks_conn {
 
     struct ks_region regions[KERNELET_MAX_REGIONS];
     uint32_t next_region;
+    unsigned n_regions;         /* slots used, detached ones still referenced included */
+    uint64_t region_bytes;      /* their sizes */
     krange_table allocs;        /* struct ks_alloc; zeroed until the first is added */
     uint64_t mem_in_use;
 
@@ -251,8 +258,13 @@ struct ks_conn {
     size_t n_ctx_errors, cap_ctx_errors;
     uint32_t sticky_all;        /* sticky for every context: the table was full */
 
-    /* A batch stopped by the tenant's max-inflight limit, resumed as launches complete. */
+    unsigned n_waiters;         /* ks_waiter of c's streams (synchronisations waiting) */
+
+    /* A batch stopped by the tenant's max-inflight limit (operations of every kind queued
+     * or running), resumed as they complete. */
     bool stalled;
+    uint64_t stalled_piece;           /* first row (or chunk) of the stopped record not
+                                         yet submitted; 0 when it starts afresh */
     uint64_t stalled_id;              /* request id and context of the stalled batch */
     uint32_t stalled_context;
     struct kproto_request stalled_req;
@@ -269,6 +281,7 @@ struct ks_server {
     volatile int stopping;
     struct ks_conn *conns;
     unsigned n_conns;
+    uint64_t mapped_bytes;      /* regions of every connection */
     struct kernelet_device device;
     uint64_t start_ns;
 
@@ -412,6 +425,13 @@ int ks_submit(struct ks_conn *c, uint64_t stream, const ksched_op *op, struct ks
 /* Submits the legacy-stream barriers CUDA's default-stream semantics need before work on
  * stream (handle). */
 int ks_stream_order(struct ks_conn *c, uint64_t stream, ksched_err *err);
+/* The most operations c may have queued or running, of every kind (launches, copies,
+ * memsets, event records and waits, fences): its tenant's max-inflight policy; UINT_MAX
+ * when the policy sets none. */
+unsigned ks_inflight_limit(struct ks_conn *c);
+/* Whether c may add one more synchronisation waiter: each costs daemon memory, and a
+ * tenant could otherwise pile up syncs behind one long kernel without end. */
+bool ks_waiter_room(struct ks_conn *c);
 /* Completion of a scheduler operation (any thread): queues it for the server thread. */
 void ks_op_done(void *user, const ksched_op_result *r);
 /* Handles the queued completions (server thread). */

@@ -2,6 +2,7 @@
  * ordering, completion handling on the server thread, and trackers (answers that wait for
  * operations). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,24 @@ uint32_t ks_cuda_of_completion(int status, const char *msg, bool launch)
         return KS_CUDA_LAUNCH_FAILED;
     }
     return status == KSCHED_EINVAL ? KS_CUDA_INVALID_VALUE : KS_CUDA_LAUNCH_FAILED;
+}
+
+unsigned ks_inflight_limit(struct ks_conn *c)
+{
+    ksched_tenant_policy pol;
+
+    if (!c->have_tenant || ksched_tenant_get_policy(c->srv->cfg.sched, c->tenant, &pol, NULL))
+        return UINT_MAX;
+    return pol.max_inflight ? pol.max_inflight : UINT_MAX;
+}
+
+bool ks_waiter_room(struct ks_conn *c)
+{
+    unsigned limit = ks_inflight_limit(c);
+
+    if (limit > KS_MAX_WAITERS / KS_WAITERS_PER_OP)
+        return c->n_waiters < KS_MAX_WAITERS;
+    return c->n_waiters < limit * KS_WAITERS_PER_OP;
 }
 
 struct ks_stream *ks_stream_of(struct ks_conn *c, uint64_t handle)
@@ -113,6 +132,8 @@ void ks_tracker_done(struct ks_tracker *t)
 {
     if (--t->remaining > 0)
         return;
+    if (t->holds_waiter)
+        t->conn->n_waiters--;
     tracker_finish(t);
     free(t);
 }
@@ -259,10 +280,11 @@ void ks_drain_stream(struct ks_conn *c, struct ks_tracker *t, uint64_t stream)
 
     if (!st || st->completed >= st->submitted)
         return;
-    if (!(w = calloc(1, sizeof(*w)))) {
+    if (!ks_waiter_room(c) || !(w = calloc(1, sizeof(*w)))) {
         t->error = t->error ? t->error : KS_CUDA_OUT_OF_MEMORY;
         return;
     }
+    c->n_waiters++;
     w->tracker = t;
     w->target = st->submitted;
     w->next = st->waiters;
@@ -290,6 +312,7 @@ static void wake(struct ks_stream *st, bool all)
     while (ready) {
         struct ks_waiter *w = ready;
         ready = w->next;
+        w->tracker->conn->n_waiters--;
         ks_tracker_done(w->tracker);
         free(w);
     }

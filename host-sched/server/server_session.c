@@ -60,7 +60,10 @@ void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_reques
         }
         c->admin = true;
     } else {
-        if (ksched_tenant_add(c->srv->cfg.sched, c->name, NULL, &c->tenant, &err) != 0) {
+        ksched_tenant_policy pol;
+        ksched_tenant_policy_default(&pol);
+        pol.mem_quota = c->srv->cfg.default_mem_quota; /* until the operator sets one */
+        if (ksched_tenant_add(c->srv->cfg.sched, c->name, &pol, &c->tenant, &err) != 0) {
             ks_reply(c, KERNELET_OP_HELLO, id, KERNELET_ST_UNAVAILABLE, NULL, 0);
             ks_conn_close(c);
             return;
@@ -75,7 +78,7 @@ void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_reques
     answer.session.mem_quota = answer.info.gpu_mem_bytes == c->srv->device.total_mem
                                    ? 0 : answer.info.gpu_mem_bytes;
     answer.session.device_count = 1;
-    answer.session.max_regions = KERNELET_MAX_REGIONS;
+    answer.session.max_regions = c->srv->cfg.max_regions;
     answer.session.max_message = KERNELET_MAX_REQUEST;
     ks_reply(c, KERNELET_OP_HELLO, id, KERNELET_ST_OK, &answer, sizeof(answer));
 }
@@ -121,6 +124,9 @@ struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id)
 
 static void region_unmap(struct ks_region *r)
 {
+    r->conn->n_regions--;
+    r->conn->region_bytes -= r->size;
+    r->conn->srv->mapped_bytes -= r->size;
     munmap(r->base, r->size);
     memset(r, 0, sizeof(*r));
 }
@@ -149,6 +155,17 @@ static bool region_acceptable(int fd, uint64_t size)
            (uint64_t)st.st_size >= size;
 }
 
+/* Whether c may map size more bytes: within the operator's count and bytes for one
+ * connection and the daemon's total, so that sparse memfds cannot use up its address
+ * space (issue 15). */
+static bool region_room(const struct ks_conn *c, uint64_t size)
+{
+    const struct ks_server *s = c->srv;
+
+    return c->n_regions < s->cfg.max_regions && size <= s->cfg.max_region_bytes - c->region_bytes &&
+           size <= KSERVER_MAX_MAPPED - s->mapped_bytes;
+}
+
 void ks_session_shm_attach(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
     int fd = ks_conn_take_fd(c);
@@ -163,10 +180,11 @@ void ks_session_shm_attach(struct ks_conn *c, uint64_t id, const struct kproto_r
     for (unsigned i = 0; i < KERNELET_MAX_REGIONS && !slot; i++)
         if (!c->regions[i].used)
             slot = &c->regions[i];
-    if (!slot || !region_acceptable(fd, size)) {
+    if (!slot || !region_room(c, size) || !region_acceptable(fd, size)) {
         close(fd);
         ks_reply_cuda(c, KERNELET_OP_SHM_ATTACH, id,
-                      slot ? KS_CUDA_INVALID_VALUE : KS_CUDA_OUT_OF_MEMORY, 0);
+                      slot && region_room(c, size) ? KS_CUDA_INVALID_VALUE
+                                                   : KS_CUDA_OUT_OF_MEMORY, 0);
         return;
     }
     base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -175,7 +193,11 @@ void ks_session_shm_attach(struct ks_conn *c, uint64_t id, const struct kproto_r
         ks_reply_cuda(c, KERNELET_OP_SHM_ATTACH, id, KS_CUDA_OUT_OF_MEMORY, 0);
         return;
     }
-    *slot = (struct ks_region){.used = true, .id = c->next_region++, .base = base, .size = size};
+    *slot = (struct ks_region){.conn = c, .used = true, .id = c->next_region++, .base = base,
+                               .size = size};
+    c->n_regions++;
+    c->region_bytes += size;
+    c->srv->mapped_bytes += size;
     if (c->next_region == KERNELET_REGION_INLINE)
         c->next_region = 1;
     struct kernelet_shm_region ans = {.region = slot->id};

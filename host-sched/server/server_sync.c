@@ -195,12 +195,18 @@ void ks_event_sync(struct ks_conn *c, uint64_t id, const struct kproto_request *
         ks_reply_cuda(c, KERNELET_OP_EVENT_SYNC, id, 0, 0);
         return;
     }
+    if (!ks_waiter_room(c)) {
+        ks_reply_cuda(c, KERNELET_OP_EVENT_SYNC, id, KS_CUDA_OUT_OF_MEMORY, 0);
+        return;
+    }
     if (!(tmp = new_stream(c, true, &code))) {
         ks_reply_cuda(c, KERNELET_OP_EVENT_SYNC, id, code, 0);
         return;
     }
     if (!(t = waiter(c, id, KERNELET_OP_EVENT_SYNC, KS_AFTER_DESTROY_STREAM, tmp->handle, true)))
         return;
+    t->holds_waiter = true; /* a waiter of its own stream's one operation */
+    c->n_waiters++;
     ksched_op op = {.kind = KSCHED_OP_EVENT_WAIT, .u.event = e->sid};
     if ((kop = calloc(1, sizeof(*kop)))) {
         kop->tracker = t; /* its completion is the answer */

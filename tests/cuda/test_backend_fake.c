@@ -260,6 +260,28 @@ static void test_memory(void)
     g_assert_cmpuint(fs.live_allocations, ==, 0);
 }
 
+/* A fresh allocation reads as zeros although the (fake) driver hands out memory with the
+ * last user's bytes in it: a tenant never sees what another left behind (issue 15). */
+static void test_memory_cleared(void)
+{
+    kbackend be = open_backend(NULL);
+    kbackend_devptr a;
+    kbackend_error e = {0};
+    waiter w;
+    unsigned char out[4096], zero[4096] = {0};
+
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    g_assert_cmpint(be.ops->mem_alloc(be.state, sizeof(out), &a, &e), ==, 0);
+    memset(out, 0x5a, sizeof(out));
+    g_assert_cmpint(be.ops->copy_d2h(be.state, out, a, sizeof(out), on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 1);
+    g_assert_cmpuint(w.failed, ==, 0);
+    g_assert_cmpmem(out, sizeof(out), zero, sizeof(zero));
+    g_assert_cmpint(be.ops->mem_free(be.state, a, &e), ==, 0);
+    be.ops->destroy(be.state);
+}
+
 static void test_modules(void)
 {
     kbackend be = open_backend(NULL);
@@ -763,6 +785,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/device-and-calibration", test_device_and_calibration);
     g_test_add_func("/cuda/backend-fake/overhead-measured", test_overhead_measured);
     g_test_add_func("/cuda/backend-fake/memory", test_memory);
+    g_test_add_func("/cuda/backend-fake/memory-cleared", test_memory_cleared);
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
     g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);
     g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);

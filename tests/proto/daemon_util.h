@@ -15,8 +15,9 @@ struct daemon {
     char log[300];
 };
 
-/* Starts kerneletd (path) with --socket in a fresh directory, --backend emu and the extra
- * options (NULL-terminated); returns once its socket exists. */
+/* Starts kerneletd (path) with --socket in a fresh directory, --backend emu (or
+ * $KERNELET_TEST_BACKEND) and the extra options (NULL-terminated); returns once its socket
+ * listens. */
 void daemon_start(struct daemon *d, const char *path, const char *const *extra);
 /* SIGTERM, then waits up to limit_s: the wait status, or -1 when it did not exit (it is
  * then killed). *seconds: how long it took. Removes the directory. */

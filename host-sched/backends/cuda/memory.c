@@ -24,13 +24,19 @@ int kcuda_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_
         return rc;
     CUdeviceptr p = 0;
     CUresult r;
+    /* Zeroed before it is handed out: freed memory goes back to the driver (or the pool)
+     * with the last tenant's data in it, and the next tenant must never read that. */
     if (kc->use_pool) {
         /* the allocation stream only ever holds allocations and frees: this wait is short */
         r = cuMemAllocAsync(&p, bytes, kc->alloc_stream);
+        if (r == CUDA_SUCCESS && (r = cuMemsetD8Async(p, 0, bytes, kc->alloc_stream)) != CUDA_SUCCESS)
+            release(kc, p);
         if (r == CUDA_SUCCESS)
             r = cuStreamSynchronize(kc->alloc_stream);
     } else {
         r = cuMemAlloc(&p, bytes);
+        if (r == CUDA_SUCCESS && (r = cuMemsetD8(p, 0, bytes)) != CUDA_SUCCESS)
+            cuMemFree(p);
     }
     if (r != CUDA_SUCCESS) {
         char what[64];

@@ -313,6 +313,8 @@ EXPORT CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes)
     if (r == CUDA_SUCCESS && !(m = aligned_alloc(256, (bytes + 255) / 256 * 256)))
         r = CUDA_ERROR_OUT_OF_MEMORY;
     if (r == CUDA_SUCCESS) {
+        /* What a real device hands out: whatever the last user left there. */
+        memset(m, 0xa5, bytes);
         *p = (CUdeviceptr)(uintptr_t)m;
         g.stats.live_allocations++;
     }
@@ -367,6 +369,11 @@ EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr src, size_t n, CUst
 {
     (void)s;
     return copy((void *)(uintptr_t)d, (const void *)(uintptr_t)src, n);
+}
+
+EXPORT CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n)
+{
+    return cuMemsetD8Async(d, v, n, NULL);
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)

@@ -1,0 +1,402 @@
+/* kerneletd against tenants that try to exhaust it (issue 15, bounded resources): floods
+ * of queued copies, memsets, events and synchronisations count against the tenant's
+ * max-inflight like launches do; a 2D memset or copy of very many rows is fed to the
+ * device a limited number of rows at a time; shared-memory regions are bounded in number
+ * and bytes; every tenant has a default memory quota; freed memory reads as zeros to the
+ * next tenant. Each time the offender gets an error or waits, its own work still
+ * completes (nothing lost), a bystander is served, and the daemon stays responsive.
+ *   test_kerneletd_resources KERNELETD --tap */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <glib.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon_util.h"
+#include "kernelet/protocol.h"
+#include "server_harness.h"
+
+static const char *kerneletd;
+
+/* The named tenant's status, through an administration connection. */
+static struct kernelet_tenant_status tenant_status(const char *socket, const char *name)
+{
+    struct kernelet_admin_status_req q = {0};
+    struct kernelet_admin_status st;
+    struct kernelet_tenant_status ts = {0};
+    struct client admin;
+
+    g_assert_true(client_open_path(&admin, socket, "ctl", true));
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_STATUS, &q, sizeof(q), -1), ==,
+                    KERNELET_ST_OK);
+    memcpy(&st, admin.answer, sizeof(st));
+    for (uint32_t i = 0; i < st.n_tenants; i++) {
+        struct kernelet_tenant_status t;
+        memcpy(&t, admin.answer + sizeof(st) + i * sizeof(t), sizeof(t));
+        if (strcmp(t.name, name) == 0)
+            ts = t;
+    }
+    client_close(&admin);
+    g_assert_cmpuint(ts.id, !=, 0);
+    return ts;
+}
+
+static void set_max_inflight(const char *socket, uint64_t tenant, uint32_t n)
+{
+    struct kernelet_admin_set set = {.tenant = tenant, .fields = KERNELET_SET_MAX_INFLIGHT,
+                                     .max_inflight = n};
+    struct client admin;
+
+    g_assert_true(client_open_path(&admin, socket, "ctl", true));
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_OK);
+    client_close(&admin);
+}
+
+/* Sends (without waiting for its answer) a batch of n one-byte memsets on the legacy
+ * stream, byte i of p set to i + 1 (mod 255, never 0); returns the request id. */
+static uint64_t send_memsets(struct client *c, uint64_t p, unsigned n)
+{
+    size_t len = sizeof(struct kernelet_batch) + n * sizeof(struct kernelet_rec_memset);
+    uint8_t *buf = g_malloc0(len);
+    struct kernelet_batch b = {.count = n};
+
+    memcpy(buf, &b, sizeof(b));
+    for (unsigned i = 0; i < n; i++) {
+        struct kernelet_rec_memset m = {
+            .h = {.op = KERNELET_REC_MEMSET, .length = sizeof(m),
+                  .stream = KERNELET_STREAM_LEGACY},
+            .dst = p + i, .pitch = 1, .width = 1, .height = 1, .value = i % 255 + 1,
+            .elem_size = 1};
+        memcpy(buf + sizeof(b) + i * sizeof(m), &m, sizeof(m));
+    }
+    uint64_t id = client_send(c, KERNELET_OP_LAUNCH_BATCH, buf, len, -1);
+    g_free(buf);
+    g_assert_cmpuint(id, !=, 0);
+    return id;
+}
+
+/* While the offender's kernel runs (until the time limit stops it), it sends 2000 memsets
+ * and 600 synchronisations. With max-inflight 64, the daemon queues at most 64 of its
+ * operations (before, all 2000) and refuses the syncs beyond 4 per allowed operation with
+ * OUT_OF_MEMORY at once (before, each held memory until the kernel ended). Once the kernel
+ * has stopped, every memset runs: the bytes verify. A bystander's work verifies. */
+static void test_queue_flood(void)
+{
+    const char *opts[] = {"--kernel-time-limit", "2", NULL};
+    enum { N = 1000, SYNCS = 600 };
+    struct daemon d;
+    struct client c;
+    uint8_t *out;
+    double took;
+
+    daemon_start(&d, kerneletd, opts);
+    g_assert_true(client_open_path(&c, d.socket, "flood", false));
+    set_max_inflight(d.socket, c.tenant, 64);
+    uint64_t p = client_alloc(&c, 2 * N), fn = spin_function(&c, "k_forever");
+    uint32_t rid = client_region(&c, 2 * N, (void **)&out);
+
+    /* Context 1 holds the device; context 2 floods (the kernel's timeout ends context 1
+     * only). */
+    c.context = 1;
+    g_assert_cmpint(launch_spin(&c, fn, p, -1, 1, false), ==, KERNELET_ST_OK);
+    c.context = 2;
+    uint64_t b1 = send_memsets(&c, p, N), b2 = send_memsets(&c, p + N, N);
+    /* The kernel and 63 memsets queued, the rest held back (a few fences may add). */
+    double start = now_s();
+    uint32_t queued = 0;
+    while (queued < 64 && now_s() - start < 1.5) {
+        queued = tenant_status(d.socket, "flood").queued;
+        g_assert_cmpuint(queued, <=, 64 + 4);
+        usleep(10000);
+    }
+    g_assert_cmpuint(queued, >=, 64);
+    usleep(100000);
+    g_assert_cmpuint(tenant_status(d.socket, "flood").queued, <=, 64 + 4);
+
+    /* The batches answer (OK) once the kernel has stopped and their memsets were queued. */
+    g_assert_cmpint(client_recv(&c, KERNELET_OP_LAUNCH_BATCH, b1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_recv(&c, KERNELET_OP_LAUNCH_BATCH, b2), ==, KERNELET_ST_OK);
+
+    /* Synchronisations behind a kernel that never ends: 256 wait, the rest fail at once. */
+    c.context = 1;
+    g_assert_cmpint(launch_spin(&c, fn, p, -1, 1, false), ==, KERNELET_ST_CUDA); /* sticky */
+    c.context = 3;
+    uint64_t fn3 = spin_function(&c, "k_forever");
+    g_assert_cmpint(launch_spin(&c, fn3, p, -1, 1, false), ==, KERNELET_ST_OK);
+    c.context = 4;
+    start = now_s();
+    for (unsigned i = 0; i < SYNCS; i++)
+        g_assert_cmpuint(client_send(&c, KERNELET_OP_CTX_SYNC, NULL, 0, -1), !=, 0);
+    unsigned refused = 0;
+    for (unsigned i = 0; i < SYNCS - 256; i++) {
+        g_assert_cmpint(client_recv(&c, 0, 0), ==, KERNELET_ST_CUDA);
+        g_assert_cmpuint(c.cuda, ==, 2 /* OUT_OF_MEMORY */);
+        refused++;
+    }
+    g_assert_cmpfloat(now_s() - start, <, 1.5); /* at once, not after the kernel */
+    g_assert_cmpuint(refused, ==, SYNCS - 256);
+    for (unsigned i = 0; i < 256; i++)
+        client_recv(&c, 0, 0); /* after the kernel's timeout: its error or success */
+
+    c.context = 5;
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 0, p, 2 * N, NULL, 0, true), ==,
+                    KERNELET_ST_OK);
+    for (unsigned i = 0; i < 2 * N; i++)
+        g_assert_cmpuint(out[i], ==, i % N % 255 + 1);
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    client_close(&c);
+    g_assert_true(daemon_alive(&d));
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+/* The daemon's peak resident memory in KiB (VmHWM). */
+static unsigned long peak_kib(pid_t pid)
+{
+    char path[64], *text = NULL, *at;
+    unsigned long kib = 0;
+
+    g_snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_assert_nonnull(at = strstr(text, "VmHWM:"));
+    g_assert_cmpint(sscanf(at, "VmHWM: %lu", &kib), ==, 1);
+    g_free(text);
+    return kib;
+}
+
+/* One record of 2D work on the legacy stream, sent without waiting for its answer. */
+static uint64_t send_record(struct client *c, const void *rec, size_t len)
+{
+    uint8_t buf[256];
+    struct kernelet_batch b = {.count = 1};
+
+    memcpy(buf, &b, sizeof(b));
+    memcpy(buf + sizeof(b), rec, len);
+    uint64_t id = client_send(c, KERNELET_OP_LAUNCH_BATCH, buf, sizeof(b) + len, -1);
+    g_assert_cmpuint(id, !=, 0);
+    return id;
+}
+
+/* cuMemsetD2D8Async and a 2D device-to-device copy of ROWS rows of one byte each (one
+ * operation per row on the device). Before, the daemon queued all rows at once: about
+ * 470 bytes per row (467 MB for 10^6 rows), and a bystander waited behind them. Now at
+ * most max-inflight rows are queued at a time: the daemon's peak memory grows by less
+ * than 48 MB, a bystander's round trip is served within seconds meanwhile, and every row
+ * is set and copied. */
+static void test_rows(void)
+{
+    enum { ROWS = 300000 };
+    struct daemon d;
+    struct client c;
+    uint8_t *out;
+    double took;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_path(&c, d.socket, "rows", false));
+    uint64_t p = client_alloc(&c, 2 * ROWS), q = client_alloc(&c, ROWS);
+    uint32_t rid = client_region(&c, ROWS, (void **)&out);
+    unsigned long before = peak_kib(d.pid);
+
+    struct kernelet_rec_memset m = {
+        .h = {.op = KERNELET_REC_MEMSET, .length = sizeof(m), .stream = KERNELET_STREAM_LEGACY},
+        .dst = p, .pitch = 2, .width = 1, .height = ROWS, .value = 0x7f, .elem_size = 1};
+    struct kernelet_rec_copy cp = {
+        .h = {.op = KERNELET_REC_COPY, .length = sizeof(cp), .stream = KERNELET_STREAM_LEGACY},
+        .kind = KERNELET_COPY_DTOD, .region = 0, .dst = q, .src = p,
+        .width = 1, .height = ROWS, .dst_pitch = 1, .src_pitch = 2};
+    uint64_t b1 = send_record(&c, &m, sizeof(m)), b2 = send_record(&c, &cp, sizeof(cp));
+
+    while (tenant_status(d.socket, "rows").queued == 0) /* its rows have started */
+        usleep(1000);
+    double start = now_s();
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    g_test_message("bystander served in %.2f s", now_s() - start);
+    g_assert_cmpfloat(now_s() - start, <, 5.0);
+
+    g_assert_cmpint(client_recv(&c, KERNELET_OP_LAUNCH_BATCH, b1), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_recv(&c, KERNELET_OP_LAUNCH_BATCH, b2), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 0, q, ROWS, NULL, 0, true), ==,
+                    KERNELET_ST_OK);
+    for (unsigned i = 0; i < ROWS; i++)
+        g_assert_cmpuint(out[i], ==, 0x7f);
+    g_test_message("%d rows twice in %.2f s; peak memory +%lu KiB", ROWS, now_s() - start,
+                   peak_kib(d.pid) - before);
+    g_assert_cmpuint(peak_kib(d.pid) - before, <, 48 * 1024);
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+/* SHM_ATTACH of a sealed, sparse memfd of size bytes (nothing mapped here): the status,
+ * the CUresult in c->cuda. */
+static int attach_sparse(struct client *c, uint64_t size)
+{
+    int fd = memfd_create("sparse", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    struct kernelet_shm_attach q = {.size = size};
+
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(ftruncate(fd, (off_t)size), ==, 0);
+    g_assert_cmpint(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), ==, 0);
+    int st = client_call(c, KERNELET_OP_SHM_ATTACH, &q, sizeof(q), fd);
+    close(fd);
+    return st;
+}
+
+/* Sparse memfd regions cost the daemon address space, not memory: before, regions of
+ * 1 TiB each, from two connections, took all of it and a bystander's copy failed. With
+ * --max-region-bytes 1G and --max-regions 8, a connection maps 1 GiB in at most 8 regions
+ * and is refused beyond with OUT_OF_MEMORY; with the defaults (the host's memory per
+ * connection), 1 TiB regions are refused. Bystanders are served throughout; a detached
+ * region's bytes are free again. */
+static void test_region_flood(void)
+{
+    const char *opts[] = {"--max-regions", "8", "--max-region-bytes", "1G", NULL};
+    struct daemon d;
+    struct client c;
+    struct kernelet_shm_region r;
+    double took;
+
+    daemon_start(&d, kerneletd, opts);
+    g_assert_true(client_open_path(&c, d.socket, "regions", false));
+    g_assert_cmpint(attach_sparse(&c, 768u << 20), ==, KERNELET_ST_OK);
+    memcpy(&r, c.answer, sizeof(r));
+    g_assert_cmpint(attach_sparse(&c, 512u << 20), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 2 /* OUT_OF_MEMORY */);
+    for (unsigned i = 0; i < 7; i++)
+        g_assert_cmpint(attach_sparse(&c, 4096), ==, KERNELET_ST_OK);
+    g_assert_cmpint(attach_sparse(&c, 4096), ==, KERNELET_ST_CUDA); /* a ninth */
+    g_assert_cmpuint(c.cuda, ==, 2);
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    g_assert_cmpint(client_call(&c, KERNELET_OP_SHM_DETACH, &r, sizeof(r), -1), ==,
+                    KERNELET_ST_OK);
+    g_assert_cmpint(attach_sparse(&c, 512u << 20), ==, KERNELET_ST_OK);
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_path(&c, d.socket, "regions", false));
+    /* Regions of the protocol's largest size, 1 TiB: more than this host's memory. */
+    uint64_t host = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    for (unsigned i = 0; i < 64 && host < KERNELET_MAX_REGION_SIZE; i++) {
+        g_assert_cmpint(attach_sparse(&c, KERNELET_MAX_REGION_SIZE), ==, KERNELET_ST_CUDA);
+        g_assert_cmpuint(c.cuda, ==, 2);
+    }
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+static void set_quota(const char *socket, uint64_t tenant, uint64_t bytes)
+{
+    struct kernelet_admin_set set = {.tenant = tenant, .fields = KERNELET_SET_MEM_QUOTA,
+                                     .mem_quota = bytes};
+    struct client admin;
+
+    g_assert_true(client_open_path(&admin, socket, "ctl", true));
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_OK);
+    client_close(&admin);
+}
+
+/* MEM_ALLOC of size bytes: the status (c->cuda says why it failed). */
+static int try_alloc(struct client *c, uint64_t size)
+{
+    struct kernelet_mem_alloc q = {.size = size};
+
+    return client_call(c, KERNELET_OP_MEM_ALLOC, &q, sizeof(q), -1);
+}
+
+/* Every tenant has a quota without the operator naming it: with --default-memory-quota
+ * 1M, a tenant gets QUOTA (libcuda: OUT_OF_MEMORY) beyond 1 MiB (before, it could take the whole device
+ * from its neighbours); a quota the operator sets for the tenant overrides the default,
+ * and setting 0 returns it to the default. A bystander is served meanwhile. */
+static void test_default_quota(void)
+{
+    const char *opts[] = {"--default-memory-quota", "1M", NULL};
+    struct daemon d;
+    struct client c;
+    double took;
+
+    daemon_start(&d, kerneletd, opts);
+    g_assert_true(client_open_path(&c, d.socket, "greedy", false));
+    g_assert_cmpuint(tenant_status(d.socket, "greedy").mem_quota, ==, 1u << 20);
+    g_assert_cmpint(try_alloc(&c, 768u << 10), ==, KERNELET_ST_OK);
+    g_assert_cmpint(try_alloc(&c, 512u << 10), ==, KERNELET_ST_QUOTA); /* OUT_OF_MEMORY */
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    set_quota(d.socket, c.tenant, 4u << 20);
+    g_assert_cmpint(try_alloc(&c, 512u << 10), ==, KERNELET_ST_OK);
+    set_quota(d.socket, c.tenant, 0);
+    g_assert_cmpuint(tenant_status(d.socket, "greedy").mem_quota, ==, 1u << 20);
+    g_assert_cmpint(try_alloc(&c, 4096), ==, KERNELET_ST_QUOTA);
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+/* Tenant A leaves a secret in device memory and frees it; tenant B then allocates the
+ * same size and reads it back with an ordinary copy: zeros. The emulator backs every
+ * allocation with fresh zeroed memory (calloc), so this guards against a regression; the
+ * cuda backend, whose driver does reuse memory, now zeroes on allocation
+ * (test-backend-fake /cuda/backend-fake/memory-cleared fails without that). */
+static void test_memory_cleared(void)
+{
+    enum { N = 1 << 16 };
+    struct daemon d;
+    struct client a, b;
+    uint8_t *secret, *seen;
+    double took;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_path(&a, d.socket, "a", false));
+    uint64_t pa = client_alloc(&a, N);
+    uint32_t ra = client_region(&a, N, (void **)&secret);
+    memset(secret, 0x5e, N);
+    g_assert_cmpint(client_copy(&a, KERNELET_COPY_HTOD, ra, pa, 0, N, NULL, 0, true), ==,
+                    KERNELET_ST_OK);
+    g_assert_cmpint(client_free(&a, pa), ==, KERNELET_ST_OK);
+    client_close(&a);
+
+    g_assert_true(client_open_path(&b, d.socket, "b", false));
+    uint64_t pb = client_alloc(&b, N);
+    uint32_t rb = client_region(&b, N, (void **)&seen);
+    memset(seen, 0xff, N);
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_DTOH, rb, 0, pb, N, NULL, 0, true), ==,
+                    KERNELET_ST_OK);
+    for (unsigned i = 0; i < N; i++)
+        g_assert_cmpuint(seen[i], ==, 0);
+    client_close(&b);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+/* Options that make no sense are refused (exit 2), not half-applied. */
+static void test_bad_options(void)
+{
+    const char *bad[][2] = {{"--max-regions", "0"}, {"--max-regions", "65"},
+                            {"--max-region-bytes", "0"}, {"--max-region-bytes", "-1"},
+                            {"--max-region-bytes", "1X"}, {"--max-region-bytes", "1GB"},
+                            {"--max-region-bytes", "99999999999T"},
+                            {"--default-memory-quota", "0"},
+                            {"--default-memory-quota", "1.5G"}};
+
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+        g_assert_cmpint(daemon_option_status(kerneletd, bad[i][0], bad[i][1]), ==, 2);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    if (argc < 2) {
+        g_printerr("usage: test_kerneletd_resources KERNELETD\n");
+        return 2;
+    }
+    kerneletd = argv[1];
+    signal(SIGPIPE, SIG_IGN);
+    g_test_add_func("/kerneletd/queue-flood", test_queue_flood);
+    g_test_add_func("/kerneletd/rows", test_rows);
+    g_test_add_func("/kerneletd/region-flood", test_region_flood);
+    g_test_add_func("/kerneletd/default-quota", test_default_quota);
+    g_test_add_func("/kerneletd/memory-cleared", test_memory_cleared);
+    g_test_add_func("/kerneletd/bad-options", test_bad_options);
+    return g_test_run();
+}
