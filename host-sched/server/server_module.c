@@ -1,7 +1,8 @@
-/* Modules: an image (fatbin, PTX; cubins cannot be sliced and are refused) becomes PTX
- * (the fatbin reader picks the entry for the device), which is parsed once to learn each
- * kernel's parameter layout, given its sliced variants by the slicer, and loaded into the
- * scheduler. Functions come back with their layout and attributes. */
+/* Modules: an image (fatbin, PTX or cubin) becomes PTX or a cubin (the fatbin reader picks
+ * the entry for the device, PTX first). PTX is parsed once to learn each kernel's parameter
+ * layout, given its sliced variants by the slicer, and loaded into the scheduler; a cubin
+ * runs whole, natively (server_cubin.c). Functions come back with their layout and
+ * attributes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +36,19 @@ void ks_module_free(struct ks_obj *o)
     m->n_entries = 0;
 }
 
-/* ---- from image to PTX ---------------------------------------------------------------------- */
-
-static uint32_t fatbin_ptx(struct ks_conn *c, const uint8_t *img, size_t size, uint8_t **ptx,
-                           size_t *len)
+unsigned ks_device_arch(const struct ks_conn *c)
 {
-    unsigned arch = (unsigned)(c->srv->device.attrs[DEV_CC_MAJOR] * 10 +
-                               c->srv->device.attrs[DEV_CC_MINOR]);
+    return (unsigned)(c->srv->device.attrs[DEV_CC_MAJOR] * 10 +
+                      c->srv->device.attrs[DEV_CC_MINOR]);
+}
+
+/* ---- from image to PTX or a cubin ------------------------------------------------------------ */
+
+/* The fatbin's entry for the device: PTX when there is one that fits (it can be sliced),
+ * else a cubin for the device's architecture (*kind tells which). */
+static uint32_t fatbin_entry(struct ks_conn *c, const uint8_t *img, size_t size,
+                             uint8_t **payload, size_t *len, uint32_t *kind)
+{
     kfatbin *fb = NULL;
     kptx_error err;
     unsigned idx;
@@ -49,11 +56,13 @@ static uint32_t fatbin_ptx(struct ks_conn *c, const uint8_t *img, size_t size, u
 
     if (kfatbin_open(img, size, &fb, &err) != 0)
         return KS_CUDA_INVALID_IMAGE;
-    if (kfatbin_select(fb, arch, true, &idx, &err) != 0 ||
-        kfatbin_entry_at(fb, idx)->kind != KFATBIN_PTX)
-        code = KS_CUDA_NO_BINARY_FOR_GPU; /* only cubins: nothing to slice or emulate */
-    else if (kfatbin_extract(fb, idx, ptx, len, &err) != 0)
-        code = KS_CUDA_INVALID_IMAGE;
+    if (kfatbin_select(fb, ks_device_arch(c), true, &idx, &err) != 0)
+        code = KS_CUDA_NO_BINARY_FOR_GPU;
+    else if (kfatbin_extract(fb, idx, payload, len, &err) != 0)
+        code = err.code == KPTX_ENOMEM ? KS_CUDA_OUT_OF_MEMORY : KS_CUDA_INVALID_IMAGE;
+    else
+        *kind = kfatbin_entry_at(fb, idx)->kind == KFATBIN_PTX ? KERNELET_IMAGE_PTX
+                                                               : KERNELET_IMAGE_CUBIN;
     kfatbin_free(fb);
     return code;
 }
@@ -204,24 +213,24 @@ void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request 
     uint8_t *img = NULL, *ptx = NULL;
     struct ks_module mod = {0};
     struct ks_obj *o;
-    uint32_t code;
+    uint32_t code, kind = 0;
 
     if ((code = image_copy(c, r, &img)))
         goto fail;
-    switch (image_kind(img, size, r->u.module_load.load.kind)) {
-    case KERNELET_IMAGE_FATBIN:
-        code = fatbin_ptx(c, img, size, &ptx, &ptx_len);
-        break;
-    case KERNELET_IMAGE_PTX:
-        ptx = img;
+    kind = image_kind(img, size, r->u.module_load.load.kind);
+    if (kind == KERNELET_IMAGE_FATBIN)
+        code = fatbin_entry(c, img, size, &ptx, &ptx_len, &kind);
+    else {
+        ptx = img;      /* PTX text or a cubin, as it came */
         ptx_len = size;
         img = NULL;
-        break;
-    default:
-        code = KS_CUDA_NO_BINARY_FOR_GPU; /* a cubin: no PTX to slice or run elsewhere */
     }
-    if (!code)
+    if (!code && kind == KERNELET_IMAGE_CUBIN)
+        code = ks_cubin_load(c, ptx, ptx_len, &mod);
+    else if (!code && kind == KERNELET_IMAGE_PTX)
         code = load_ptx(c, (const char *)ptx, ptx_len, &mod);
+    else if (!code)
+        code = KS_CUDA_INVALID_IMAGE;
     if (!code && !(o = ks_handle_new(&c->handles, KS_MODULE, c->context))) {
         ksched_module_unload(c->srv->cfg.sched, c->tenant, mod.sid, NULL);
         code = KS_CUDA_OUT_OF_MEMORY;
@@ -309,8 +318,10 @@ static void function_attrs(const struct ks_conn *c, const struct ks_module *m,
     attrs[FN_SHARED] = smem;
     attrs[FN_REGS] = info->attrs.regs_per_thread ? (int32_t)info->attrs.regs_per_thread
                                                  : (int32_t)(e->regs ? e->regs : 1);
-    attrs[FN_PTX_VERSION] = (int32_t)m->ptx_version;
-    attrs[FN_BINARY_VERSION] = dev[DEV_CC_MAJOR] * 10 + dev[DEV_CC_MINOR];
+    /* A cubin keeps no PTX version: CUDA reports the SM it was built for for both. */
+    attrs[FN_PTX_VERSION] = (int32_t)(m->cubin_arch ? m->cubin_arch : m->ptx_version);
+    attrs[FN_BINARY_VERSION] = m->cubin_arch ? (int32_t)m->cubin_arch
+                                             : dev[DEV_CC_MAJOR] * 10 + dev[DEV_CC_MINOR];
     attrs[FN_MAX_DYNAMIC_SHARED] = dyn > 0 ? dyn : 0;
     attrs[FN_CARVEOUT] = -1;
 }
@@ -347,6 +358,8 @@ void ks_function_get(struct ks_conn *c, uint64_t id, const struct kproto_request
     }
     fo->u.function.sid = fid;
     fo->u.function.module = mo->handle;
+    fo->u.function.entry = (uint32_t)(e - mo->u.module.entries);
+    fo->u.function.no_code = info.no_code;
     fo->u.function.param_bytes = e->param_bytes;
     function_attrs(c, &mo->u.module, e, &info, fo->u.function.attrs);
 
