@@ -39,16 +39,18 @@ int kfb_nvinfo_next(const uint8_t *p, size_t n, size_t *pos, kfb_nvattr *a, kptx
 }
 
 /* One parameter record: u32 index, u16 ordinal, u16 offset, u32 with the size in bits
- * 18-31. Ordinals say where it goes in the kernel's declaration order. */
-static int kparam(const kfb_nvattr *a, kcubin_kernel *k, uint8_t *seen, kptx_error *err)
+ * 18-31. Ordinals say where it goes in the kernel's declaration order; with one record per
+ * parameter, an ordinal of `records` or more would leave a hole. */
+static int kparam(const kfb_nvattr *a, kcubin_kernel *k, uint8_t *seen, unsigned records,
+                  kptx_error *err)
 {
     if (a->size < 12)
         return kfb_fail(err, KPTX_ECORRUPT, "parameter record of %zu bytes", a->size);
     unsigned ordinal = kfb_le16(a->data + 4);
     uint32_t offset = kfb_le16(a->data + 6), size = kfb_le32(a->data + 8) >> 18;
-    if (ordinal >= KCUBIN_MAX_PARAMS)
-        return kfb_fail(err, KPTX_ELIMIT, "parameter ordinal %u (at most %u parameters)",
-                        ordinal, KCUBIN_MAX_PARAMS);
+    if (ordinal >= records)
+        return kfb_fail(err, KPTX_ECORRUPT, "parameter ordinal %u among %u parameter records",
+                        ordinal, records);
     if (seen[ordinal])
         return kfb_fail(err, KPTX_ECORRUPT, "parameter %u described twice", ordinal);
     if (!size || offset > KCUBIN_MAX_PARAM_BYTES || size > KCUBIN_MAX_PARAM_BYTES - offset)
@@ -106,12 +108,26 @@ static int check_layout(kcubin_kernel *k, const uint8_t *seen, uint32_t declared
     return 0;
 }
 
-static int decode_attr(const kfb_nvattr *a, kcubin_kernel *k, uint8_t *seen, uint32_t *cbank,
-                       uint32_t *bank_size, kptx_error *err)
+/* The number of parameter records: the most parameters the section can describe. */
+static int count_params(const uint8_t *p, size_t n, unsigned *records, kptx_error *err)
+{
+    size_t pos = 0;
+    kfb_nvattr a;
+    int rc;
+    *records = 0;
+    while ((rc = kfb_nvinfo_next(p, n, &pos, &a, err)) == 1)
+        if (a.attr == KFB_EIATTR_KPARAM_INFO && a.format == KFB_EIFMT_SVAL &&
+            ++*records > KCUBIN_MAX_PARAMS)
+            return kfb_fail(err, KPTX_ELIMIT, "more than %u parameters", KCUBIN_MAX_PARAMS);
+    return rc;
+}
+
+static int decode_attr(const kfb_nvattr *a, kcubin_kernel *k, uint8_t *seen, unsigned records,
+                       uint32_t *cbank, uint32_t *bank_size, kptx_error *err)
 {
     switch (a->attr) {
     case KFB_EIATTR_KPARAM_INFO:
-        return a->format == KFB_EIFMT_SVAL ? kparam(a, k, seen, err) : 0;
+        return a->format == KFB_EIFMT_SVAL ? kparam(a, k, seen, records, err) : 0;
     case KFB_EIATTR_MAX_THREADS:
         return a->format == KFB_EIFMT_SVAL ? max_threads(a, k, err) : 0;
     case KFB_EIATTR_CBANK_PARAM_SIZE:
@@ -127,8 +143,12 @@ int kcubin_decode_kernel_info(const uint8_t *p, size_t n, kcubin_kernel *k, kptx
 {
     if (!k || (!p && n))
         return kfb_fail(err, KPTX_EINVAL, "kcubin_decode_kernel_info: NULL argument");
-    uint8_t *seen = calloc(KCUBIN_MAX_PARAMS, 1);
-    kcubin_param *params = calloc(KCUBIN_MAX_PARAMS, sizeof(*params));
+    unsigned records;
+    int rc = count_params(p, n, &records, err);
+    if (rc)
+        return rc;
+    uint8_t *seen = calloc(records + 1, 1);
+    kcubin_param *params = calloc(records + 1, sizeof(*params));
     if (!seen || !params) {
         free(seen);
         free(params);
@@ -141,16 +161,11 @@ int kcubin_decode_kernel_info(const uint8_t *p, size_t n, kcubin_kernel *k, kptx
     uint32_t cbank = 0, bank_size = 0;
     size_t pos = 0;
     kfb_nvattr a;
-    int rc;
     while ((rc = kfb_nvinfo_next(p, n, &pos, &a, err)) == 1)
-        if ((rc = decode_attr(&a, k, seen, &cbank, &bank_size, err)))
+        if ((rc = decode_attr(&a, k, seen, records, &cbank, &bank_size, err)))
             break;
     if (!rc)
         rc = check_layout(k, seen, cbank ? cbank : bank_size, err);
     free(seen);
-    /* Keep what the kernel uses: a module may hold thousands of kernels. */
-    kcubin_param *fit = realloc(k->params, (k->n_params ? k->n_params : 1) * sizeof(*fit));
-    if (fit)
-        k->params = fit;
     return rc ? rc : kfb_ok(err);
 }
