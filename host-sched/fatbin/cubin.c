@@ -112,7 +112,23 @@ typedef struct reader {
     uint32_t *kernel_of_sym;    /* symbol index -> kernel index + 1 (0: not a kernel) */
     uint64_t *info_of_text;     /* text section index -> its .nv.info.<k> section, 0: none */
     kcubin *cb;
+    unsigned cap_kernels, cap_globals;
 } reader;
+
+/* Room for one more element in *arr (n used of *cap), doubling: the arrays grow with what
+ * the cubin holds, not with its symbol count (a hostile one may list millions). */
+static int grow(void **arr, unsigned n, unsigned *cap, size_t elem, kptx_error *err)
+{
+    if (n < *cap)
+        return 0;
+    unsigned want = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, (size_t)want * elem);
+    if (!p)
+        return kfb_fail(err, KPTX_ENOMEM, "out of memory");
+    *arr = p;
+    *cap = want;
+    return 0;
+}
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -124,6 +140,10 @@ static int add_kernel(reader *r, uint64_t sym, const char *name, kptx_error *err
     kcubin *cb = r->cb;
     if (cb->n_kernels >= KCUBIN_MAX_KERNELS)
         return kfb_fail(err, KPTX_ELIMIT, "more than %u kernels", KCUBIN_MAX_KERNELS);
+    int rc = grow((void **)&cb->kernels, cb->n_kernels, &r->cap_kernels, sizeof(*cb->kernels),
+                  err);
+    if (rc)
+        return rc;
     kcubin_kernel *k = &cb->kernels[cb->n_kernels];
     *k = (kcubin_kernel){.name = strdup(name)};
     if (!k->name)
@@ -135,6 +155,12 @@ static int add_kernel(reader *r, uint64_t sym, const char *name, kptx_error *err
 
 static int add_global(reader *r, const char *name, uint64_t size, kptx_error *err)
 {
+    if (r->cb->n_globals >= KCUBIN_MAX_KERNELS)
+        return kfb_fail(err, KPTX_ELIMIT, "more than %u variables", KCUBIN_MAX_KERNELS);
+    int rc = grow((void **)&r->cb->globals, r->cb->n_globals, &r->cap_globals,
+                  sizeof(*r->cb->globals), err);
+    if (rc)
+        return rc;
     kcubin_global *g = &r->cb->globals[r->cb->n_globals];
     if (!(g->name = strdup(name)))
         return kfb_fail(err, KPTX_ENOMEM, "out of memory");
@@ -242,9 +268,7 @@ static int open_parts(const kfb_elf *e, kcubin *cb, kptx_error *err)
     if (!rc) {
         r.kernel_of_sym = calloc(n, sizeof(*r.kernel_of_sym));
         r.info_of_text = calloc((size_t)e->count, sizeof(*r.info_of_text));
-        cb->kernels = calloc(n, sizeof(*cb->kernels));
-        cb->globals = calloc(n, sizeof(*cb->globals));
-        if (!r.kernel_of_sym || !r.info_of_text || !cb->kernels || !cb->globals)
+        if (!r.kernel_of_sym || !r.info_of_text)
             rc = kfb_fail(err, KPTX_ENOMEM, "out of memory");
     }
     if (!rc)

@@ -24,7 +24,8 @@
 extern "C" {
 #endif
 
-/* Limits of what kcubin_open accepts (KPTX_ELIMIT beyond): CUDA's own parameter limit. */
+/* Limits of what kcubin_open accepts (KPTX_ELIMIT beyond): CUDA's own parameter limits;
+ * at most KCUBIN_MAX_KERNELS kernels and as many variables. */
 #define KCUBIN_MAX_PARAMS 4096u
 #define KCUBIN_MAX_PARAM_BYTES 32764u
 #define KCUBIN_MAX_KERNELS 65536u
