@@ -430,6 +430,19 @@ uint32_t ks_cuda_of_completion(int status, const char *msg, bool launch);
 /* The device's SM architecture, major * 10 + minor (90 for the H100). */
 unsigned ks_device_arch(const struct ks_conn *c);
 
+/* server_module.c: parses, describes, slices and loads PTX text into the scheduler;
+ * CUDA_ERROR_INVALID_PTX when the parser or the backend refuses it. */
+uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod);
+
+/* Frees what a failed load left in mod's entries and zeroes it, for another try. */
+void ks_module_reset(struct ks_module *mod);
+
+/* server_fatbin.c: loads a fatbin's entry for the device, PTX first, else (or when its PTX
+ * cannot be loaded) a cubin for the device's architecture; CUDA_ERROR_NO_BINARY_FOR_GPU
+ * when nothing fits, INVALID_IMAGE for a malformed fatbin. */
+uint32_t ks_fatbin_load(struct ks_conn *c, const uint8_t *img, size_t size,
+                        struct ks_module *mod);
+
 /* server_cubin.c: loads a cubin (SASS for the device) into the scheduler and describes its
  * kernels from its .nv.info records; CUDA_ERROR_NO_BINARY_FOR_GPU for another architecture,
  * INVALID_IMAGE for a malformed one. */

@@ -1,8 +1,7 @@
-/* Modules: an image (fatbin, PTX or cubin) becomes PTX or a cubin (the fatbin reader picks
- * the entry for the device, PTX first). PTX is parsed once to learn each kernel's parameter
- * layout, given its sliced variants by the slicer, and loaded into the scheduler; a cubin
- * runs whole, natively (server_cubin.c). Functions come back with their layout and
- * attributes. */
+/* Modules: an image is PTX, a cubin (server_cubin.c: runs whole, natively) or a fatbin
+ * (server_fatbin.c: its PTX for the device, else its cubin). PTX is parsed once to learn
+ * each kernel's parameter layout, given its sliced variants by the slicer, and loaded into
+ * the scheduler. Functions come back with their layout and attributes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,31 +39,6 @@ unsigned ks_device_arch(const struct ks_conn *c)
 {
     return (unsigned)(c->srv->device.attrs[DEV_CC_MAJOR] * 10 +
                       c->srv->device.attrs[DEV_CC_MINOR]);
-}
-
-/* ---- from image to PTX or a cubin ------------------------------------------------------------ */
-
-/* The fatbin's entry for the device: PTX when there is one that fits (it can be sliced),
- * else a cubin for the device's architecture (*kind tells which). */
-static uint32_t fatbin_entry(struct ks_conn *c, const uint8_t *img, size_t size,
-                             uint8_t **payload, size_t *len, uint32_t *kind)
-{
-    kfatbin *fb = NULL;
-    kptx_error err;
-    unsigned idx;
-    uint32_t code = KS_CUDA_SUCCESS;
-
-    if (kfatbin_open(img, size, &fb, &err) != 0)
-        return KS_CUDA_INVALID_IMAGE;
-    if (kfatbin_select(fb, ks_device_arch(c), true, &idx, &err) != 0)
-        code = KS_CUDA_NO_BINARY_FOR_GPU;
-    else if (kfatbin_extract(fb, idx, payload, len, &err) != 0)
-        code = err.code == KPTX_ENOMEM ? KS_CUDA_OUT_OF_MEMORY : KS_CUDA_INVALID_IMAGE;
-    else
-        *kind = kfatbin_entry_at(fb, idx)->kind == KFATBIN_PTX ? KERNELET_IMAGE_PTX
-                                                               : KERNELET_IMAGE_CUBIN;
-    kfatbin_free(fb);
-    return code;
 }
 
 /* ---- what the PTX says about each entry ------------------------------------------------------ */
@@ -135,8 +109,7 @@ static int describe_module(const kptx_module *m, struct ks_module *mod)
     return 0;
 }
 
-/* Parses, describes, slices and loads ptx into the scheduler. */
-static uint32_t load_ptx(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod)
+uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod)
 {
     kptx_module *m = NULL;
     kptx_error perr;
@@ -207,30 +180,30 @@ static uint32_t image_kind(const uint8_t *img, size_t size, uint32_t kind)
     return KERNELET_IMAGE_PTX;
 }
 
+void ks_module_reset(struct ks_module *mod)
+{
+    struct ks_obj tmp = {.kind = KS_MODULE, .u.module = *mod};
+
+    ks_module_free(&tmp);
+    memset(mod, 0, sizeof(*mod));
+}
+
 void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
-    size_t size = r->u.module_load.load.size, ptx_len = 0;
-    uint8_t *img = NULL, *ptx = NULL;
+    size_t size = r->u.module_load.load.size;
+    uint8_t *img = NULL;
     struct ks_module mod = {0};
     struct ks_obj *o;
-    uint32_t code, kind = 0;
+    uint32_t code;
 
     if ((code = image_copy(c, r, &img)))
         goto fail;
-    kind = image_kind(img, size, r->u.module_load.load.kind);
-    if (kind == KERNELET_IMAGE_FATBIN)
-        code = fatbin_entry(c, img, size, &ptx, &ptx_len, &kind);
-    else {
-        ptx = img;      /* PTX text or a cubin, as it came */
-        ptx_len = size;
-        img = NULL;
+    switch (image_kind(img, size, r->u.module_load.load.kind)) {
+    case KERNELET_IMAGE_FATBIN: code = ks_fatbin_load(c, img, size, &mod); break;
+    case KERNELET_IMAGE_CUBIN: code = ks_cubin_load(c, img, size, &mod); break;
+    case KERNELET_IMAGE_PTX: code = ks_ptx_load(c, (const char *)img, size, &mod); break;
+    default: code = KS_CUDA_INVALID_IMAGE;
     }
-    if (!code && kind == KERNELET_IMAGE_CUBIN)
-        code = ks_cubin_load(c, ptx, ptx_len, &mod);
-    else if (!code && kind == KERNELET_IMAGE_PTX)
-        code = load_ptx(c, (const char *)ptx, ptx_len, &mod);
-    else if (!code)
-        code = KS_CUDA_INVALID_IMAGE;
     if (!code && !(o = ks_handle_new(&c->handles, KS_MODULE, c->context))) {
         ksched_module_unload(c->srv->cfg.sched, c->tenant, mod.sid, NULL);
         code = KS_CUDA_OUT_OF_MEMORY;
@@ -241,15 +214,10 @@ void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request 
     struct kernelet_module ans = {.module = o->handle, .n_functions = mod.n_entries};
     ks_reply(c, KERNELET_OP_MODULE_LOAD, id, KERNELET_ST_OK, &ans, sizeof(ans));
     free(img);
-    free(ptx);
     return;
 fail:
-    {
-        struct ks_obj tmp = {.kind = KS_MODULE, .u.module = mod};
-        ks_module_free(&tmp);
-    }
+    ks_module_reset(&mod);
     free(img);
-    free(ptx);
     ks_reply_cuda(c, KERNELET_OP_MODULE_LOAD, id, code, 0);
 }
 

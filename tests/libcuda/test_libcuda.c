@@ -429,11 +429,11 @@ static void expect_no_binary(CUfunction f, void **params)
  * point, its functions carry the layout of its .nv.info records, its launches are refused
  * here; a fatbin with only an sm_90 cubin loads the same way, one with PTX too still loads
  * (PTX preferred), and SASS for another architecture is refused at load with
- * CUDA_ERROR_NO_BINARY_FOR_GPU. */
+ * CUDA_ERROR_NO_BINARY_FOR_GPU. A fatbin whose PTX cannot be loaded falls back to its cubin. */
 static void test_sass_only(void)
 {
     gchar *c90 = fixture("cubin90"), *c80 = fixture("cubin80"), *f90 = fixture("sass90"),
-          *f80 = fixture("sass80"), *multi = fixture("multi");
+          *f80 = fixture("sass80"), *multi = fixture("multi"), *bad = fixture("ptx_bad");
     CUmodule mod;
     CUfunction f;
     CUlibrary lib;
@@ -479,8 +479,24 @@ static void test_sass_only(void)
     CU(cuModuleUnload(mod));
     CU(cuLibraryLoadData(&lib, f90, NULL, NULL, 0, NULL, NULL, 0));
     CU(cuLibraryUnload(lib));
+    /* PTX beside the cubins: the PTX is chosen, so this backend runs the kernel. */
     CU(cuModuleLoadFatBinary(&mod, multi));
+    CU(cuModuleGetFunction(&f, mod, "vec_add"));
+    CUdeviceptr a, b;
+    int n = 64;
+    CU(cuMemAlloc(&a, 256));
+    CU(cuMemAlloc(&b, 256));
+    void *vec_params[] = {&a, &b, &n};
+    CU(cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, NULL, vec_params, NULL));
+    CU(cuCtxSynchronize());
     CU(cuModuleUnload(mod));
+    /* PTX that cannot be loaded beside an sm_90 cubin: the cubin is loaded instead. */
+    CU(cuModuleLoadData(&mod, bad));
+    CU(cuModuleGetFunction(&f, mod, "vec_add"));
+    expect_no_binary(f, vec_params);
+    CU(cuModuleUnload(mod));
+    CU(cuMemFree(a));
+    CU(cuMemFree(b));
 
     g_assert_cmpint(cuModuleLoadData(&mod, c80), ==, CUDA_ERROR_NO_BINARY_FOR_GPU);
     g_assert_cmpint(cuModuleLoadFatBinary(&mod, f80), ==, CUDA_ERROR_NO_BINARY_FOR_GPU);
@@ -491,6 +507,7 @@ static void test_sass_only(void)
     g_free(f90);
     g_free(f80);
     g_free(multi);
+    g_free(bad);
 }
 
 static void test_streams_and_queries(void)
