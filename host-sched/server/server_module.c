@@ -286,7 +286,8 @@ static void function_attrs(const struct ks_conn *c, const struct ks_module *m,
     attrs[FN_SHARED] = smem;
     attrs[FN_REGS] = info->attrs.regs_per_thread ? (int32_t)info->attrs.regs_per_thread
                                                  : (int32_t)(e->regs ? e->regs : 1);
-    /* A cubin keeps no PTX version: CUDA reports the SM it was built for for both. */
+    /* A cubin of the current ELF ABI does not record the virtual architecture it came
+     * from; its SM stands in (nvcc builds sm_XY from compute_XY). */
     attrs[FN_PTX_VERSION] = (int32_t)(m->cubin_arch ? m->cubin_arch : m->ptx_version);
     attrs[FN_BINARY_VERSION] = m->cubin_arch ? (int32_t)m->cubin_arch
                                              : dev[DEV_CC_MAJOR] * 10 + dev[DEV_CC_MINOR];

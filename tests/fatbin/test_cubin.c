@@ -113,6 +113,14 @@ static void test_arch_rules(void)
     kcubin *cb = open_fixture("CUBIN_80", &data, &size);
     g_assert_cmpuint(cb->arch, ==, 80);
     kcubin_free(cb);
+    /* The ELF ABI before version 8 (CUDA 12 and older) kept the SM in bits 0-7 of e_flags
+     * and the virtual SM in bits 16-23: 0x500550 for sm_80. */
+    data[8] = 7;
+    static const guint8 old_flags[] = {0x50, 0x05, 0x50, 0x00};
+    memcpy(data + 0x30, old_flags, sizeof(old_flags));
+    cb = open_cubin(data, size);
+    g_assert_cmpuint(cb->arch, ==, 80);
+    kcubin_free(cb);
     g_free(data);
     g_assert_true(kcubin_runs_on(90, 90));
     g_assert_true(kcubin_runs_on(80, 86));
