@@ -1,8 +1,8 @@
 /* The cubin reader (kernelet/cubin.h) on cubins built with nvcc for sm_90 and sm_80:
  * architecture, kernels, module variables, and each kernel's parameter layout, compared
  * with what the PTX library reads from the PTX of the same source (and, for the benchmark
- * kernels, from the PTX beside their sm_75 cubins). Malformed cubins: every truncation and
- * corrupted .nv.info records give an error, never a crash. */
+ * kernels, from the PTX beside their sm_75 cubins). Malformed cubins: every truncation, every
+ * flipped byte and corrupted .nv.info records give an error, never a crash. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,6 +171,30 @@ static void test_truncated(void)
     g_free(data);
 }
 
+/* Every byte of the cubin flipped in turn (headers, symbols, names, .nv.info records): an
+ * error, or a result whose layouts stay inside their blocks, never a crash (ASan run). */
+static void test_flipped(void)
+{
+    guint8 *data;
+    gsize size;
+    kcubin_free(open_fixture("CUBIN_90", &data, &size));
+    guint8 *copy = g_malloc(size);
+    for (gsize i = 0; i < size; i++) {
+        memcpy(copy, data, size);
+        copy[i] ^= 0xff;
+        kcubin *cb = NULL;
+        if (kcubin_open(copy, size, &cb, NULL))
+            continue;
+        for (unsigned k = 0; k < cb->n_kernels; k++)
+            for (unsigned p = 0; p < cb->kernels[k].n_params; p++)
+                g_assert_cmpuint(cb->kernels[k].params[p].offset + cb->kernels[k].params[p].size,
+                                 <=, cb->kernels[k].param_bytes);
+        kcubin_free(cb);
+    }
+    g_free(copy);
+    g_free(data);
+}
+
 static int decode(const guint8 *p, gsize n, kcubin_kernel *k)
 {
     memset(k, 0, sizeof(*k));
@@ -233,6 +257,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cubin/arch-rules", test_arch_rules);
     g_test_add_func("/cubin/bench-kernels", test_bench);
     g_test_add_func("/cubin/truncated", test_truncated);
+    g_test_add_func("/cubin/flipped", test_flipped);
     g_test_add_func("/cubin/nvinfo-records", test_nvinfo_records);
     return g_test_run();
 }
