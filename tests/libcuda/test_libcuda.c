@@ -479,6 +479,15 @@ static void test_sass_only(void)
     CU(cuModuleUnload(mod));
     CU(cuLibraryLoadData(&lib, f90, NULL, NULL, 0, NULL, NULL, 0));
     CU(cuLibraryUnload(lib));
+    /* As cudart registers it: the host stub's wrapper {magic, version 1, fatbin, 0}. */
+    struct {
+        uint32_t magic, version;
+        const void *fatbin, *unused;
+    } wrapper = {0x466243B1u, 1, f90, NULL};
+    CU(cuLibraryLoadData(&lib, &wrapper, NULL, NULL, 0, NULL, NULL, 0));
+    CU(cuLibraryGetKernelCount(&count, lib));
+    g_assert_cmpuint(count, ==, 2);
+    CU(cuLibraryUnload(lib));
     /* PTX beside the cubins: the PTX is chosen, so this backend runs the kernel. */
     CU(cuModuleLoadFatBinary(&mod, multi));
     CU(cuModuleGetFunction(&f, mod, "vec_add"));
