@@ -1,5 +1,6 @@
-/* Finding a section by name in a 64-bit little-endian ELF file (executables, shared objects
- * and host objects keep their fatbins in .nv_fatbin). Every offset and count read from the
+/* Sections of a 64-bit little-endian ELF file: finding one by name (executables, shared
+ * objects and host objects keep their fatbins in .nv_fatbin) and reading every header (a
+ * cubin's symbols and .nv.info sections). Every offset and count read from the
  * file is checked against the file's size before it is used. */
 #include <elf.h>
 #include <stddef.h>
@@ -68,25 +69,66 @@ static int read_table(const uint8_t *elf, size_t size, shdr_table *t, kptx_error
     return 0;
 }
 
+int kfb_elf_open(const uint8_t *elf, size_t size, kfb_elf *e, kptx_error *err)
+{
+    shdr_table t = {0};
+    int rc = read_table(elf, size, &t, err);
+    if (rc || (rc = section_range(t.base + t.strndx * t.entsize, size, "name table", &e->names,
+                                  &e->names_size, err)))
+        return rc;
+    e->bytes = elf;
+    e->size = size;
+    e->table = t.base;
+    e->entsize = t.entsize;
+    e->count = t.count;
+    return 0;
+}
+
+int kfb_elf_shdr(const kfb_elf *e, uint64_t i, kfb_shdr *out, kptx_error *err)
+{
+    if (i >= e->count)
+        return kfb_fail(err, KPTX_ECORRUPT, "ELF section %llu out of range",
+                        (unsigned long long)i);
+    const uint8_t *sh = e->table + i * e->entsize;
+    uint64_t at = SH32(sh, sh_name);
+    const char *names = (const char *)e->bytes + e->names;
+    /* The name must end inside the table: a name running off its end is corrupt. */
+    if (at >= e->names_size || !memchr(names + at, '\0', e->names_size - at))
+        return kfb_fail(err, KPTX_ECORRUPT, "ELF section %llu name offset %llu out of range",
+                        (unsigned long long)i, (unsigned long long)at);
+    out->name = names + at;
+    out->type = SH32(sh, sh_type);
+    out->flags = SH64(sh, sh_flags);
+    out->link = SH32(sh, sh_link);
+    out->info = SH32(sh, sh_info);
+    out->entsize = SH64(sh, sh_entsize);
+    return section_range(sh, e->size, out->name, &out->offset, &out->size, err);
+}
+
 int kfb_elf_section(const uint8_t *elf, size_t size, const char *name, size_t *offset,
                     size_t *section_size, kptx_error *err)
 {
-    shdr_table t = {0};
-    size_t str_off = 0, str_size = 0;
-    int rc = read_table(elf, size, &t, err);
-    if (rc || (rc = section_range(t.base + t.strndx * t.entsize, size, "name table", &str_off,
-                                  &str_size, err)))
+    kfb_elf e;
+    kfb_shdr sh;
+    int rc = kfb_elf_open(elf, size, &e, err);
+    if (rc)
         return rc;
-    const char *strs = (const char *)elf + str_off;
-    size_t want = strlen(name) + 1;
-    for (uint64_t i = 1; i < t.count; i++) {
-        const uint8_t *sh = t.base + i * t.entsize;
-        uint64_t at = SH32(sh, sh_name);
-        if (at >= str_size)
+    for (uint64_t i = 1; i < e.count; i++) {
+        const uint8_t *raw = e.table + i * e.entsize;
+        uint64_t at = SH32(raw, sh_name);
+        /* Sections that are not asked for are not checked further (as before). */
+        if (at >= e.names_size)
             return kfb_fail(err, KPTX_ECORRUPT, "ELF section %llu name offset %llu out of range",
                             (unsigned long long)i, (unsigned long long)at);
-        if (str_size - at >= want && memcmp(strs + at, name, want) == 0)
-            return section_range(sh, size, name, offset, section_size, err);
+        size_t want = strlen(name) + 1;
+        if (e.names_size - at < want ||
+            memcmp(elf + e.names + at, name, want) != 0)
+            continue;
+        if ((rc = kfb_elf_shdr(&e, i, &sh, err)))
+            return rc;
+        *offset = sh.offset;
+        *section_size = sh.size;
+        return 0;
     }
     return kfb_fail(err, KPTX_ENOTFOUND, "ELF file has no %s section", name);
 }

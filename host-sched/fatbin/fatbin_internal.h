@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernelet/cubin.h"
 #include "kernelet/fatbin.h"
 
 /* An entry as the view keeps it: the public part and where its payload lies. */
@@ -65,5 +66,57 @@ int kfb_parse_images(kfatbin *fb, size_t start, size_t end, bool relocatable,
  * headers point outside the file. */
 int kfb_elf_section(const uint8_t *elf, size_t size, const char *name, size_t *offset,
                     size_t *section_size, kptx_error *err);
+
+/* ---- cubins (elf.c, nvinfo.c, cubin.c) ---- */
+
+/* A section header as read, its range checked against the file. */
+typedef struct kfb_shdr {
+    const char *name;           /* NUL-terminated inside the file's name table */
+    uint32_t type;
+    uint64_t flags;
+    size_t offset, size;        /* size 0 for SHT_NOBITS */
+    uint32_t link, info;
+    uint64_t entsize;
+} kfb_shdr;
+
+/* An ELF file's section header table, checked (header, table and name table in bounds). */
+typedef struct kfb_elf {
+    const uint8_t *bytes;
+    size_t size;
+    const uint8_t *table;
+    size_t entsize;
+    uint64_t count;
+    size_t names, names_size;   /* the section name table's range */
+} kfb_elf;
+
+/* Reads and checks the section header table of a 64-bit little-endian ELF file. */
+int kfb_elf_open(const uint8_t *elf, size_t size, kfb_elf *e, kptx_error *err);
+
+/* Section i (< e->count), bounds-checked. */
+int kfb_elf_shdr(const kfb_elf *e, uint64_t i, kfb_shdr *out, kptx_error *err);
+
+/* .nv.info record formats and the attributes read (docs/FATBIN.md). */
+enum {
+    KFB_EIFMT_NVAL = 1,
+    KFB_EIFMT_BVAL = 2,
+    KFB_EIFMT_HVAL = 3,
+    KFB_EIFMT_SVAL = 4,
+    KFB_EIATTR_MAX_THREADS = 0x05,
+    KFB_EIATTR_PARAM_CBANK = 0x0a,
+    KFB_EIATTR_KPARAM_INFO = 0x17,
+    KFB_EIATTR_CBANK_PARAM_SIZE = 0x19,
+    KFB_EIATTR_REGCOUNT = 0x2f,
+};
+
+/* One .nv.info record: formats 1-3 carry value, format 4 carries size bytes at data. */
+typedef struct kfb_nvattr {
+    unsigned format, attr;
+    uint32_t value;
+    const uint8_t *data;
+    size_t size;
+} kfb_nvattr;
+
+/* The record at *pos of the n bytes at p, advancing *pos: 1, 0 at the end, or an error. */
+int kfb_nvinfo_next(const uint8_t *p, size_t n, size_t *pos, kfb_nvattr *a, kptx_error *err);
 
 #endif

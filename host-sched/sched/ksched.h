@@ -219,10 +219,19 @@ int ksched_mem_free(ksched *s, uint32_t tenant, kbackend_devptr ptr, ksched_err 
 /* Loads PTX (with the slicer's __kslice variants already added, see executor.h). */
 int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
                        uint32_t *module, ksched_err *err);
+/* Loads a cubin (SASS for the device; the caller checked its architecture): its kernels
+ * run whole, never sliced or paired. A backend that runs PTX only (no module_load_cubin)
+ * gets no code: the module is kept so that its functions can be looked up
+ * (ksched_function_info.no_code) and every launch of them is refused with
+ * KSCHED_EUNSUPPORTED. */
+int ksched_module_load_cubin(ksched *s, uint32_t tenant, const void *image, size_t len,
+                             uint32_t *module, ksched_err *err);
 int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err *err);
 
 typedef struct ksched_function_info {
     int sliceable;          /* the module has the entry's sliced variant */
+    int no_code;            /* a cubin's function on a backend that runs PTX only: its
+                               launches are refused */
     uint64_t module_hash;   /* kernel identity: module hash and entry */
     kbackend_func_info attrs;
 } ksched_function_info;

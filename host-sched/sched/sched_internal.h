@@ -59,7 +59,7 @@ typedef struct sched_alloc {
 
 typedef struct sched_module {
     uint32_t id;
-    kbackend_module *mod;
+    kbackend_module *mod;       /* NULL: a cubin the backend cannot run (no code) */
     uint64_t hash;
     unsigned users;             /* functions handed out (freed with the module) */
 } sched_module;

@@ -1,4 +1,4 @@
-/* Modules and functions of tenants: PTX loaded through the backend, the kernel identity
+/* Modules and functions of tenants: PTX or cubins loaded through the backend, the kernel identity
  * (module hash, entry), each entry's sliced variant, and module variables. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,10 +8,25 @@
 
 #define MAX_PTX (64u << 20)
 
-int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
+/* The backend's module for the bytes: PTX, or a cubin (none when the backend runs PTX
+ * only: the module then has no code, ksched.h). */
+static int backend_load(ksched *s, const void *data, size_t len, int cubin, sched_module *m,
+                        ksched_err *err)
+{
+    kbackend_error e = {0};
+    const kbackend_ops *o = s->be.ops;
+    if (!cubin && o->module_load_ptx(s->be.state, data, len, &m->mod, &e))
+        return sched_backend_fail_s(s, err, &e, "module_load_ptx");
+    if (cubin && o->module_load_cubin &&
+        o->module_load_cubin(s->be.state, data, len, &m->mod, &e))
+        return sched_backend_fail_s(s, err, &e, "module_load_cubin");
+    return 0;
+}
+
+static int module_load(ksched *s, uint32_t tenant, const void *data, size_t len, int cubin,
                        uint32_t *module, ksched_err *err)
 {
-    if (!s || !ptx || !module || !len)
+    if (!s || !data || !module || !len)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument or empty module");
     if (len > MAX_PTX)
         return ksched_fail(err, KSCHED_EINVAL, "module of %zu bytes (at most %u)", len, MAX_PTX);
@@ -23,14 +38,15 @@ int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
     sched_module *m = rc ? NULL : calloc(1, sizeof(*m));
     if (!rc && !m)
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
-    kbackend_error e = {0};
-    if (!rc && s->be.ops->module_load_ptx(s->be.state, ptx, len, &m->mod, &e))
-        rc = sched_backend_fail_s(s, err, &e, "module_load_ptx");
+    if (!rc)
+        rc = backend_load(s, data, len, cubin, m, err);
     if (!rc) {
         m->id = t->next_module++;
-        m->hash = ksched_hash(ptx, len);
+        m->hash = ksched_hash(data, len);
         if (idmap_put(&t->modules, m->id, m)) {
-            s->be.ops->module_unload(s->be.state, m->mod, &e);
+            kbackend_error e = {0};
+            if (m->mod)
+                s->be.ops->module_unload(s->be.state, m->mod, &e);
             rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
         } else {
             *module = m->id;
@@ -40,6 +56,18 @@ int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
         free(m);
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
+                       uint32_t *module, ksched_err *err)
+{
+    return module_load(s, tenant, ptx, len, 0, module, err);
+}
+
+int ksched_module_load_cubin(ksched *s, uint32_t tenant, const void *image, size_t len,
+                             uint32_t *module, ksched_err *err)
+{
+    return module_load(s, tenant, image, len, 1, module, err);
 }
 
 typedef struct {
@@ -85,7 +113,7 @@ int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err
             }
         } while (q.n_ids == 64);
         kbackend_error e = {0};
-        if (s->be.ops->module_unload(s->be.state, m->mod, &e))
+        if (m->mod && s->be.ops->module_unload(s->be.state, m->mod, &e))
             rc = sched_backend_fail(err, &e, "module_unload");
         sched_globals_drop(t, module);
         idmap_del(&t->modules, module);
@@ -95,11 +123,14 @@ int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err
     return rc;
 }
 
-/* Looks up entry and entry__kslice in the backend. */
+/* Looks up entry and entry__kslice in the backend. A module without code has neither:
+ * the function is a name whose launches check_launch refuses. */
 static int resolve(ksched *s, sched_function *f, const char *entry, ksched_err *err)
 {
     kbackend_error e = {0};
     const kbackend_ops *o = s->be.ops;
+    if (!f->module->mod)
+        return 0;
     if (o->function_get(s->be.state, f->module->mod, entry, &f->fn, &f->attrs, &e))
         return e.code == KBACKEND_ENOTFOUND
                    ? ksched_fail(err, KSCHED_ENOTFOUND, "%s", e.msg)
@@ -118,7 +149,7 @@ static int resolve(ksched *s, sched_function *f, const char *entry, ksched_err *
 static void fill_info(const sched_function *f, ksched_function_info *info)
 {
     if (info)
-        *info = (ksched_function_info){.sliceable = f->sliced != NULL,
+        *info = (ksched_function_info){.sliceable = f->sliced != NULL, .no_code = !f->fn,
                                        .module_hash = f->module->hash, .attrs = f->attrs};
 }
 
@@ -182,9 +213,10 @@ int ksched_global_get(ksched *s, uint32_t tenant, uint32_t module, const char *n
              : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
              : !m ? ksched_fail(err, KSCHED_ENOTFOUND, "no module %u", module)
              : sched_refuse_if_lost(s, err) ? KSCHED_ELOST
-             : !s->be.ops->global_get
-                 ? ksched_fail(err, KSCHED_EUNSUPPORTED, "backend %s has no module variables",
-                               s->be.ops->name ? s->be.ops->name : "?")
+             : !s->be.ops->global_get || !m->mod
+                 ? ksched_fail(err, KSCHED_EUNSUPPORTED, "backend %s has no module variables%s",
+                               s->be.ops->name ? s->be.ops->name : "?",
+                               m->mod ? "" : " for a cubin")
              : 0;
     kbackend_devptr p = 0;
     uint64_t n = 0;

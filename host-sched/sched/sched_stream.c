@@ -315,8 +315,12 @@ int sched_streams_start(ksched *s)
 
 static int check_launch(ksched *s, sched_tenant *t, const ksched_op *op, ksched_err *err)
 {
-    if (!idmap_get(&t->functions, op->u.launch.function))
+    const sched_function *f = idmap_get(&t->functions, op->u.launch.function);
+    if (!f)
         return ksched_fail(err, KSCHED_ENOTFOUND, "no function %u", op->u.launch.function);
+    if (!f->fn)
+        return ksched_fail(err, KSCHED_EUNSUPPORTED, "kernel %s is SASS only and backend %s "
+                           "runs PTX only", f->entry, s->be.ops->name ? s->be.ops->name : "?");
     const unsigned *g = op->u.launch.grid, *b = op->u.launch.block;
     uint64_t threads = (uint64_t)b[0] * b[1] * b[2];
     if (!g[0] || !g[1] || !g[2] || !threads)

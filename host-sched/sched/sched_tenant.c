@@ -165,7 +165,8 @@ static void unload_cb(uint32_t id, void *val, void *user)
     ksched *s = user;
     sched_module *m = val;
     kbackend_error e;
-    s->be.ops->module_unload(s->be.state, m->mod, &e);
+    if (m->mod)
+        s->be.ops->module_unload(s->be.state, m->mod, &e);
     free(m);
 }
 

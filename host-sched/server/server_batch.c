@@ -64,6 +64,8 @@ static uint32_t launch(struct ks_conn *c, const struct kproto_record *rec, struc
     f = &o->u.function;
     if (l->param_bytes != f->param_bytes)
         return KS_CUDA_INVALID_VALUE;
+    if (f->no_code)
+        return ks_cubin_refuse_launch(c, &o->u.function);
     /* Device limits (cuda.h attribute numbers: 1 threads per block, 2-4 block, 5-7 grid). */
     for (int i = 0; i < 3; i++)
         if (l->block[i] > (uint32_t)dev[2 + i] || l->grid[i] > (uint32_t)dev[5 + i])

@@ -59,13 +59,17 @@ struct ks_module {
     unsigned n_entries;
     struct ks_entry *entries;
     unsigned ptx_version;       /* major * 10 + minor */
+    unsigned cubin_arch;        /* a cubin's SM (90): runs whole, natively; 0 for PTX */
 };
 
 struct ks_function {
     uint32_t sid;
     uint64_t module;            /* handle */
+    uint32_t entry;             /* index in the module's entries */
     uint32_t param_bytes;
     int32_t attrs[KERNELET_FUNC_ATTRS];
+    bool no_code;               /* a cubin's kernel the backend cannot run: launches refused */
+    bool refusal_logged;        /* the refusal of its launches was logged */
 };
 
 struct ks_tracker;
@@ -442,6 +446,32 @@ uint32_t ks_cuda_of(int ksched_code, const char *msg);
 uint32_t ks_cuda_of_completion(int status, const char *msg, bool launch);
 
 /* ---- server_device.c ---------------------------------------------------------------------- */
+
+/* The device's SM architecture, major * 10 + minor (90 for the H100). */
+unsigned ks_device_arch(const struct ks_conn *c);
+
+/* server_module.c: parses, describes, slices and loads PTX text into the scheduler;
+ * CUDA_ERROR_INVALID_PTX when the parser or the backend refuses it. */
+uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod);
+
+/* Frees what a failed load left in mod's entries and zeroes it, for another try. */
+void ks_module_reset(struct ks_module *mod);
+
+/* server_fatbin.c: loads a fatbin's entry for the device, PTX first, else (or when its PTX
+ * cannot be loaded) a cubin for the device's architecture; CUDA_ERROR_NO_BINARY_FOR_GPU
+ * when nothing fits, INVALID_IMAGE for a malformed fatbin. */
+uint32_t ks_fatbin_load(struct ks_conn *c, const uint8_t *img, size_t size,
+                        struct ks_module *mod);
+
+/* server_cubin.c: loads a cubin (SASS for the device) into the scheduler and describes its
+ * kernels from its .nv.info records; CUDA_ERROR_NO_BINARY_FOR_GPU for another architecture,
+ * INVALID_IMAGE for a malformed one. */
+uint32_t ks_cubin_load(struct ks_conn *c, const uint8_t *img, size_t size,
+                       struct ks_module *mod);
+
+/* The answer to a launch of a function whose backend holds no code for it (f->no_code):
+ * CUDA_ERROR_NO_BINARY_FOR_GPU, with one line in the log naming the kernel. */
+uint32_t ks_cubin_refuse_launch(struct ks_conn *c, struct ks_function *f);
 
 void ks_device_describe(const kbackend_device_info *info, struct kernelet_device *out);
 

@@ -1,7 +1,7 @@
-/* Modules: an image (fatbin, PTX; cubins cannot be sliced and are refused) becomes PTX
- * (the fatbin reader picks the entry for the device), which is parsed once to learn each
- * kernel's parameter layout, given its sliced variants by the slicer, and loaded into the
- * scheduler. Functions come back with their layout and attributes. */
+/* Modules: an image is PTX, a cubin (server_cubin.c: runs whole, natively) or a fatbin
+ * (server_fatbin.c: its PTX for the device, else its cubin). PTX is parsed once to learn
+ * each kernel's parameter layout, given its sliced variants by the slicer, and loaded into
+ * the scheduler. Functions come back with their layout and attributes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,27 +35,10 @@ void ks_module_free(struct ks_obj *o)
     m->n_entries = 0;
 }
 
-/* ---- from image to PTX ---------------------------------------------------------------------- */
-
-static uint32_t fatbin_ptx(struct ks_conn *c, const uint8_t *img, size_t size, uint8_t **ptx,
-                           size_t *len)
+unsigned ks_device_arch(const struct ks_conn *c)
 {
-    unsigned arch = (unsigned)(c->srv->device.attrs[DEV_CC_MAJOR] * 10 +
-                               c->srv->device.attrs[DEV_CC_MINOR]);
-    kfatbin *fb = NULL;
-    kptx_error err;
-    unsigned idx;
-    uint32_t code = KS_CUDA_SUCCESS;
-
-    if (kfatbin_open(img, size, &fb, &err) != 0)
-        return KS_CUDA_INVALID_IMAGE;
-    if (kfatbin_select(fb, arch, true, &idx, &err) != 0 ||
-        kfatbin_entry_at(fb, idx)->kind != KFATBIN_PTX)
-        code = KS_CUDA_NO_BINARY_FOR_GPU; /* only cubins: nothing to slice or emulate */
-    else if (kfatbin_extract(fb, idx, ptx, len, &err) != 0)
-        code = KS_CUDA_INVALID_IMAGE;
-    kfatbin_free(fb);
-    return code;
+    return (unsigned)(c->srv->device.attrs[DEV_CC_MAJOR] * 10 +
+                      c->srv->device.attrs[DEV_CC_MINOR]);
 }
 
 /* ---- what the PTX says about each entry ------------------------------------------------------ */
@@ -126,8 +109,7 @@ static int describe_module(const kptx_module *m, struct ks_module *mod)
     return 0;
 }
 
-/* Parses, describes, slices and loads ptx into the scheduler. */
-static uint32_t load_ptx(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod)
+uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod)
 {
     kptx_module *m = NULL;
     kptx_error perr;
@@ -198,10 +180,18 @@ static uint32_t image_kind(const uint8_t *img, size_t size, uint32_t kind)
     return KERNELET_IMAGE_PTX;
 }
 
+void ks_module_reset(struct ks_module *mod)
+{
+    struct ks_obj tmp = {.kind = KS_MODULE, .u.module = *mod};
+
+    ks_module_free(&tmp);
+    memset(mod, 0, sizeof(*mod));
+}
+
 void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
-    size_t size = r->u.module_load.load.size, ptx_len = 0;
-    uint8_t *img = NULL, *ptx = NULL;
+    size_t size = r->u.module_load.load.size;
+    uint8_t *img = NULL;
     struct ks_module mod = {0};
     struct ks_obj *o;
     uint32_t code;
@@ -209,19 +199,11 @@ void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request 
     if ((code = image_copy(c, r, &img)))
         goto fail;
     switch (image_kind(img, size, r->u.module_load.load.kind)) {
-    case KERNELET_IMAGE_FATBIN:
-        code = fatbin_ptx(c, img, size, &ptx, &ptx_len);
-        break;
-    case KERNELET_IMAGE_PTX:
-        ptx = img;
-        ptx_len = size;
-        img = NULL;
-        break;
-    default:
-        code = KS_CUDA_NO_BINARY_FOR_GPU; /* a cubin: no PTX to slice or run elsewhere */
+    case KERNELET_IMAGE_FATBIN: code = ks_fatbin_load(c, img, size, &mod); break;
+    case KERNELET_IMAGE_CUBIN: code = ks_cubin_load(c, img, size, &mod); break;
+    case KERNELET_IMAGE_PTX: code = ks_ptx_load(c, (const char *)img, size, &mod); break;
+    default: code = KS_CUDA_INVALID_IMAGE;
     }
-    if (!code)
-        code = load_ptx(c, (const char *)ptx, ptx_len, &mod);
     if (!code && !(o = ks_handle_new(&c->handles, KS_MODULE, c->context))) {
         ksched_module_unload(c->srv->cfg.sched, c->tenant, mod.sid, NULL);
         code = KS_CUDA_OUT_OF_MEMORY;
@@ -232,15 +214,10 @@ void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request 
     struct kernelet_module ans = {.module = o->handle, .n_functions = mod.n_entries};
     ks_reply(c, KERNELET_OP_MODULE_LOAD, id, KERNELET_ST_OK, &ans, sizeof(ans));
     free(img);
-    free(ptx);
     return;
 fail:
-    {
-        struct ks_obj tmp = {.kind = KS_MODULE, .u.module = mod};
-        ks_module_free(&tmp);
-    }
+    ks_module_reset(&mod);
     free(img);
-    free(ptx);
     ks_reply_cuda(c, KERNELET_OP_MODULE_LOAD, id, code, 0);
 }
 
@@ -309,8 +286,11 @@ static void function_attrs(const struct ks_conn *c, const struct ks_module *m,
     attrs[FN_SHARED] = smem;
     attrs[FN_REGS] = info->attrs.regs_per_thread ? (int32_t)info->attrs.regs_per_thread
                                                  : (int32_t)(e->regs ? e->regs : 1);
-    attrs[FN_PTX_VERSION] = (int32_t)m->ptx_version;
-    attrs[FN_BINARY_VERSION] = dev[DEV_CC_MAJOR] * 10 + dev[DEV_CC_MINOR];
+    /* A cubin of the current ELF ABI does not record the virtual architecture it came
+     * from; its SM stands in (nvcc builds sm_XY from compute_XY). */
+    attrs[FN_PTX_VERSION] = (int32_t)(m->cubin_arch ? m->cubin_arch : m->ptx_version);
+    attrs[FN_BINARY_VERSION] = m->cubin_arch ? (int32_t)m->cubin_arch
+                                             : dev[DEV_CC_MAJOR] * 10 + dev[DEV_CC_MINOR];
     attrs[FN_MAX_DYNAMIC_SHARED] = dyn > 0 ? dyn : 0;
     attrs[FN_CARVEOUT] = -1;
 }
@@ -347,6 +327,8 @@ void ks_function_get(struct ks_conn *c, uint64_t id, const struct kproto_request
     }
     fo->u.function.sid = fid;
     fo->u.function.module = mo->handle;
+    fo->u.function.entry = (uint32_t)(e - mo->u.module.entries);
+    fo->u.function.no_code = info.no_code;
     fo->u.function.param_bytes = e->param_bytes;
     function_attrs(c, &mo->u.module, e, &info, fo->u.function.attrs);
 

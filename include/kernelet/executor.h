@@ -270,6 +270,13 @@ typedef struct kbackend_ops {
      * hold up the stop. Returns once nothing runs or waits in the backend; calling it again
      * waits for what was submitted since. destroy may follow. */
     void (*cancel_all)(void *state);
+
+    /* Optional (NULL: the backend runs PTX only, as the emu and sim do). Loads a cubin (len
+     * bytes of ELF: SASS for this device, checked by the caller to fit its architecture)
+     * as it is, natively: no sliced variants, so its kernels always run whole. The module
+     * is unloaded, and its functions and variables looked up, with the ops above. */
+    int (*module_load_cubin)(void *state, const void *image, size_t len, kbackend_module **out,
+                             kbackend_error *err);
 } kbackend_ops;
 
 typedef struct kbackend {

@@ -1,9 +1,13 @@
-/* Unit tests of kcuda_ptx_defines_variables (host-sched/backends/cuda/ptx_vars.h): which module
- * texts define module-scope .global or .const variables, and so are never shared. */
+/* Unit tests of kcuda_ptx_defines_variables and kcuda_cubin_defines_variables
+ * (host-sched/backends/cuda/ptx_vars.h): which module texts and cubins define module-scope
+ * .global or .const variables, and so are never shared. */
 #include "ptx_vars.h"
 
 #include <glib.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "kernelet/fatbin.h"
 
 #define HEAD ".version 7.5\n.target sm_75\n.address_size 64\n"
 #define KERNEL ".visible .entry k(.param .u64 p)\n{\n    .reg .b32 %r<2>;\n" \
@@ -40,11 +44,38 @@ static void test_unreadable_is_private(void)
     g_assert_cmpint(kcuda_ptx_defines_variables(NULL, 0), ==, 1);
 }
 
+/* A cubin is private when its symbol table names a variable, shared when it names none,
+ * private when it cannot be read. */
+static void test_cubins(void)
+{
+    const char *vars = g_getenv("KCUDA_CUBIN_VARS"), *none = g_getenv("KCUDA_FATBIN_NO_VARS");
+    gchar *data = NULL;
+    gsize size = 0;
+    if (!vars || !none) {
+        g_test_skip("no CUDA toolchain: no cubins");
+        return;
+    }
+    g_assert_true(g_file_get_contents(vars, &data, &size, NULL));
+    g_assert_cmpint(kcuda_cubin_defines_variables(data, size), ==, 1);
+    g_free(data);
+    kfatbin *fb = NULL;
+    uint8_t *elf = NULL;
+    size_t elf_size = 0;
+    g_assert_cmpint(kfatbin_open_file(none, &fb, NULL), ==, 0);
+    g_assert_cmpint(kfatbin_extract(fb, 0, &elf, &elf_size, NULL), ==, 0);
+    g_assert_cmpint(kcuda_cubin_defines_variables(elf, elf_size), ==, 0);
+    g_assert_cmpint(kcuda_cubin_defines_variables(elf, 40), ==, 1);   /* truncated */
+    g_assert_cmpint(kcuda_cubin_defines_variables(NULL, 0), ==, 1);
+    free(elf);
+    kfatbin_free(fb);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cuda/ptx-vars/variables", test_variables);
     g_test_add_func("/cuda/ptx-vars/no-variables", test_no_variables);
     g_test_add_func("/cuda/ptx-vars/unreadable-is-private", test_unreadable_is_private);
+    g_test_add_func("/cuda/ptx-vars/cubins", test_cubins);
     return g_test_run();
 }

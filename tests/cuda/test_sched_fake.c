@@ -3,11 +3,12 @@
  * (profiles given: one compute-like, one memory-like, so the kernelet policy pairs and
  * slices them); every block of every launch must be counted exactly once, whatever slices
  * the scheduler chose and whichever lanes it put them on. Two tenants loading the same PTX
- * with a __device__ variable each get their own. */
+ * with a __device__ variable each get their own. A cubin of count_blocks runs whole. */
 #include <glib.h>
 #include <string.h>
 
 #include "cuda_backend.h"
+#include "fake/fake_driver.h"
 #include "kernelet/ptx.h"
 #include "kernels_ptx.h"
 #include "ksched.h"
@@ -208,11 +209,79 @@ static void test_module_variables_per_tenant(void)
     be.ops->destroy(be.state);
 }
 
+/* A cubin (SASS only) through the scheduler: loaded natively, no sliced variant, so even
+ * the kernelet policy with a profile that would slice it runs every launch whole (one
+ * backend launch of the whole grid each); its variable is the tenant's own. */
+static void test_cubin_runs_whole(void)
+{
+    gchar *cubin = NULL;
+    gsize size = 0;
+    g_assert_true(g_file_get_contents(g_getenv("KCUDA_COUNT_BLOCKS_CUBIN"), &cubin, &size,
+                                      NULL));
+    kcuda *kc;
+    kbackend_error ke = {0};
+    if (kcuda_new(&kc, NULL, &ke))
+        g_error("kcuda_new: %s", ke.msg);
+    kbackend be;
+    kcuda_backend(kc, &be);
+    ksched_profile_cache *profiles;
+    ksched_err e = {0};
+    g_assert_cmpint(ksched_profile_cache_new(&profiles, &e), ==, 0);
+    g_assert_cmpint(ksched_profile_parse(profiles, PROFILES, strlen(PROFILES), &e), ==, 0);
+    ksched_config sc;
+    ksched_config_default(&sc);
+    sc.policy = KSCHED_KERNELET;
+    ksched *s;
+    if (ksched_new(&s, &be, &sc, profiles, &e))
+        g_error("ksched_new: %s", e.msg);
+
+    tenant t;
+    unsigned failed = 0;
+    g_assert_cmpint(ksched_tenant_add(s, "sass", NULL, &t.id, &e), ==, 0);
+    g_assert_cmpint(ksched_module_load_cubin(s, t.id, cubin, size, &t.module, &e), ==, 0);
+    ksched_function_info info;
+    g_assert_cmpint(ksched_function_get(s, t.id, t.module, "count_blocks", &t.fn, &info, &e),
+                    ==, 0);
+    g_assert_false(info.sliceable);
+    g_assert_false(info.no_code);
+    kbackend_devptr var;
+    uint64_t bytes = 0;
+    g_assert_cmpint(ksched_global_get(s, t.id, t.module, "cubin_launches", &var, &bytes, &e),
+                    ==, 0);
+    g_assert_cmpuint(bytes, ==, 4);
+    for (int i = 0; i < LAUNCHES; i++) {
+        g_assert_cmpint(ksched_mem_alloc(s, t.id, GRID_X * 4, &t.counts[i], &e), ==, 0);
+        ksched_op op = {.kind = KSCHED_OP_MEMSET,
+                        .u.memset = {.dst = t.counts[i], .value = 0, .bytes = GRID_X * 4}};
+        submit(s, t.id, &op, &failed);
+    }
+    g_assert_cmpint(ksched_run_until_idle(s, &e), ==, 0);
+    fake_stats before;
+    fake_driver_stats(&before);
+    launch_all(s, &t, &failed);
+    g_assert_cmpint(ksched_run_until_idle(s, &e), ==, 0);
+    fake_stats after;
+    fake_driver_stats(&after);
+    g_assert_cmpuint(after.launches - before.launches, ==, LAUNCHES);
+    g_assert_cmpuint(after.last_grid[0], ==, GRID_X);
+    check_counts(s, &t, &failed);
+    g_assert_cmpuint(failed, ==, 0);
+    ksched_stats st;
+    ksched_get_stats(s, &st);
+    g_assert_cmpuint(st.kernels_completed, ==, LAUNCHES);
+    g_assert_cmpuint(st.coschedules, ==, 0);
+    ksched_free(s);
+    ksched_profile_cache_free(profiles);
+    be.ops->destroy(be.state);
+    g_free(cubin);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cuda/sched-fake/two-tenants-sliced", test_two_tenants_sliced);
     g_test_add_func("/cuda/sched-fake/module-variables-per-tenant",
                     test_module_variables_per_tenant);
+    g_test_add_func("/cuda/sched-fake/cubin-runs-whole", test_cubin_runs_whole);
     return g_test_run();
 }

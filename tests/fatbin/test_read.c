@@ -9,7 +9,7 @@
 #include "fixtures.h"
 
 static const char *const fatbin_names[] = {
-    "single", "multi", "multi_raw", "multi_lz4", "multi_zstd", "specific", "debug", "rdc", "lto",
+    "single", "multi", "multi_raw", "multi_lz4", "multi_zstd", "specific", "debug", "rdc", "lto", "sass90", "sass80",
 };
 
 static void assert_spec(const kfatbin *fb, unsigned image, const char *expected)

@@ -62,6 +62,26 @@ static void test_single(void)
     expect_table("single", t, G_N_ELEMENTS(t));
 }
 
+/* SASS only (what frameworks ship): an sm_90 cubin is chosen for sm_90 with or without
+ * prefer_ptx; an sm_80 cubin runs on 8.x only, never on sm_90 (the server then answers
+ * CUDA_ERROR_NO_BINARY_FOR_GPU). */
+static void test_sass_only(void)
+{
+    static const expectation t90[] = {
+        {80, NULL, NULL},
+        {90, "ELF90", "ELF90"},
+        {100, NULL, NULL},
+    };
+    static const expectation t80[] = {
+        {75, NULL, NULL},
+        {80, "ELF80", "ELF80"},
+        {86, "ELF80", "ELF80"},
+        {90, NULL, NULL},
+    };
+    expect_table("sass90", t90, G_N_ELEMENTS(t90));
+    expect_table("sass80", t80, G_N_ELEMENTS(t80));
+}
+
 /* ELF75 PTX75 ELF80 ELF90 PTX90 ELF100: 86 takes the sm_80 cubin, 120 only PTX. */
 static void test_multi(void)
 {
@@ -175,6 +195,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/fatbin/select/single", test_single);
     g_test_add_func("/fatbin/select/multi", test_multi);
+    g_test_add_func("/fatbin/select/sass-only", test_sass_only);
     g_test_add_func("/fatbin/select/specific", test_specific);
     g_test_add_func("/fatbin/select/bench", test_bench);
     g_test_add_func("/fatbin/select/relocatable-skipped", test_relocatable_skipped);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs CUDA programs, unmodified, against a private kerneletd through our libcuda.
 #   run_with_kerneletd.sh KERNELETD LIBCUDA_DIR BACKEND PATTERN PROGRAM [ARGS...]
-#       one program; passes when it exits 0 and prints a line matching PATTERN (grep -E)
+#       one program; passes when it exits 0 (EXPECT_EXIT when set) and prints a line
+#       matching PATTERN (grep -E)
 #   run_with_kerneletd.sh KERNELETD LIBCUDA_DIR BACKEND --pair P1 PATTERN1 P2 PATTERN2 [ARGS...]
 #       two programs at once (two tenants), both with ARGS (P1 also with PAIR_ARGS_1, P2
 #       with PAIR_ARGS_2: their own size options); both must pass. With KERNELET_CTL set,
@@ -47,8 +48,8 @@ check() {
     name=$1; pattern=$2
     cat "$dir/$name.out"
     rc=$(cat "$dir/$name.rc")
-    if [ "$rc" -ne 0 ] || ! grep -Eq "$pattern" "$dir/$name.out"; then
-        echo "FAILED: $name (exit $rc, want a line matching '$pattern')"
+    if [ "$rc" -ne "${EXPECT_EXIT:-0}" ] || ! grep -Eq "$pattern" "$dir/$name.out"; then
+        echo "FAILED: $name (exit $rc, want ${EXPECT_EXIT:-0} and a line matching '$pattern')"
         return 1
     fi
 }

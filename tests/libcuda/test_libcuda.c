@@ -404,6 +404,121 @@ static void test_module_and_launch(void)
     CU(cuLibraryUnload(lib));
 }
 
+/* The bytes of fixture name (KCU_FX_<name>, tests/fatbin/), or NULL without a toolchain. */
+static gchar *fixture(const char *name)
+{
+    gchar *key = g_strdup_printf("KCU_FX_%s", name), *data = NULL;
+    const char *path = g_getenv(key);
+    g_free(key);
+    if (path)
+        g_assert_true(g_file_get_contents(path, &data, NULL, NULL));
+    return data;
+}
+
+/* A launch of a SASS-only kernel on this backend (the sim runs PTX only) is refused with
+ * CUDA_ERROR_NO_BINARY_FOR_GPU, at the call or at the next synchronisation. */
+static void expect_no_binary(CUfunction f, void **params)
+{
+    CUresult r = cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+    if (r == CUDA_SUCCESS)
+        r = cuCtxSynchronize();
+    g_assert_cmpint(r, ==, CUDA_ERROR_NO_BINARY_FOR_GPU);
+}
+
+/* SASS-only modules (issue 14): a cubin for the device's sm_90 loads through every entry
+ * point, its functions carry the layout of its .nv.info records, its launches are refused
+ * here; a fatbin with only an sm_90 cubin loads the same way, one with PTX too still loads
+ * (PTX preferred), and SASS for another architecture is refused at load with
+ * CUDA_ERROR_NO_BINARY_FOR_GPU. A fatbin whose PTX cannot be loaded falls back to its cubin. */
+static void test_sass_only(void)
+{
+    gchar *c90 = fixture("cubin90"), *c80 = fixture("cubin80"), *f90 = fixture("sass90"),
+          *f80 = fixture("sass80"), *multi = fixture("multi"), *bad = fixture("ptx_bad");
+    CUmodule mod;
+    CUfunction f;
+    CUlibrary lib;
+    CUkernel k;
+    unsigned count = 0;
+    size_t off, size;
+    int v;
+
+    if (!c90) {
+        g_test_skip("no CUDA toolchain: no cubins");
+        return;
+    }
+    CU(cuModuleLoadData(&mod, c90));
+    CU(cuModuleGetFunctionCount(&count, mod));
+    g_assert_cmpuint(count, ==, 6);
+    CU(cuModuleGetFunction(&f, mod, "mixed"));
+    CU(cuFuncGetParamInfo(f, 2, &off, &size));      /* struct twelve: 12 bytes at 16 */
+    g_assert_cmpuint(off, ==, 16);
+    g_assert_cmpuint(size, ==, 12);
+    g_assert_cmpint(cuFuncGetParamInfo(f, 5, &off, &size), ==, CUDA_ERROR_INVALID_VALUE);
+    CU(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_BINARY_VERSION, f));
+    g_assert_cmpint(v, ==, 90);
+    CU(cuModuleGetFunction(&f, mod, "bounded"));
+    CU(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f));
+    g_assert_cmpint(v, ==, 128);
+    CUdeviceptr d;
+    CU(cuMemAlloc(&d, 64));
+    void *params[] = {&d};
+    expect_no_binary(f, params);
+    expect_no_binary(f, params);    /* again: the refusal is logged once, answered always */
+    CU(cuMemFree(d));
+    CUdeviceptr g;
+    g_assert_cmpint(cuModuleGetGlobal(&g, &size, mod, "counter"), ==, CUDA_ERROR_NOT_SUPPORTED);
+    CU(cuModuleUnload(mod));
+
+    CU(cuModuleLoadDataEx(&mod, c90, 0, NULL, NULL));
+    CU(cuModuleUnload(mod));
+    CU(cuLibraryLoadData(&lib, c90, NULL, NULL, 0, NULL, NULL, 0));
+    CU(cuLibraryGetKernel(&k, lib, "scale"));
+    CU(cuLibraryUnload(lib));
+    CU(cuModuleLoadFatBinary(&mod, f90));
+    CU(cuModuleGetFunction(&f, mod, "vec_add"));
+    CU(cuModuleUnload(mod));
+    CU(cuLibraryLoadData(&lib, f90, NULL, NULL, 0, NULL, NULL, 0));
+    CU(cuLibraryUnload(lib));
+    /* As cudart registers it: the host stub's wrapper {magic, version 1, fatbin, 0}. */
+    struct {
+        uint32_t magic, version;
+        const void *fatbin, *unused;
+    } wrapper = {0x466243B1u, 1, f90, NULL};
+    CU(cuLibraryLoadData(&lib, &wrapper, NULL, NULL, 0, NULL, NULL, 0));
+    CU(cuLibraryGetKernelCount(&count, lib));
+    g_assert_cmpuint(count, ==, 2);
+    CU(cuLibraryUnload(lib));
+    /* PTX beside the cubins: the PTX is chosen, so this backend runs the kernel. */
+    CU(cuModuleLoadFatBinary(&mod, multi));
+    CU(cuModuleGetFunction(&f, mod, "vec_add"));
+    CUdeviceptr a, b;
+    int n = 64;
+    CU(cuMemAlloc(&a, 256));
+    CU(cuMemAlloc(&b, 256));
+    void *vec_params[] = {&a, &b, &n};
+    CU(cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, NULL, vec_params, NULL));
+    CU(cuCtxSynchronize());
+    CU(cuModuleUnload(mod));
+    /* PTX that cannot be loaded beside an sm_90 cubin: the cubin is loaded instead. */
+    CU(cuModuleLoadData(&mod, bad));
+    CU(cuModuleGetFunction(&f, mod, "vec_add"));
+    expect_no_binary(f, vec_params);
+    CU(cuModuleUnload(mod));
+    CU(cuMemFree(a));
+    CU(cuMemFree(b));
+
+    g_assert_cmpint(cuModuleLoadData(&mod, c80), ==, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    g_assert_cmpint(cuModuleLoadFatBinary(&mod, f80), ==, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    c90[18] = 0;    /* e_machine no longer EM_CUDA: not a cubin */
+    g_assert_cmpint(cuModuleLoadData(&mod, c90), ==, CUDA_ERROR_INVALID_IMAGE);
+    g_free(c90);
+    g_free(c80);
+    g_free(f90);
+    g_free(f80);
+    g_free(multi);
+    g_free(bad);
+}
+
 static void test_streams_and_queries(void)
 {
     CUstream s;
@@ -674,6 +789,7 @@ int main(int argc, char **argv)
     g_test_add_func("/libcuda/pinned", test_pinned);
     g_test_add_func("/libcuda/2d-and-memset", test_2d_and_memset);
     g_test_add_func("/libcuda/module-and-launch", test_module_and_launch);
+    g_test_add_func("/libcuda/sass-only", test_sass_only);
     g_test_add_func("/libcuda/streams-and-queries", test_streams_and_queries);
     g_test_add_func("/libcuda/threads", test_threads);
     g_test_add_func("/libcuda/host-functions", test_host_functions);

@@ -91,6 +91,8 @@ struct harness *harness_start_hello(unsigned hello_timeout_ms)
     g_snprintf(h->socket, sizeof(h->socket), "%s/kerneletd.sock", h->dir);
     g_assert_cmpint(ksim_new(&sim, NULL, &err), ==, 0);
     g_assert_cmpint(ksim_add_kernel(sim, "k_add", &prof, &err), ==, 0);
+    /* tests/fatbin/vec_add.cu's kernel, which test_libcuda loads from fatbins as PTX */
+    g_assert_cmpint(ksim_add_kernel(sim, "vec_add", &prof, &err), ==, 0);
     ksim_backend(sim, &h->backend);
     h->sim = sim;
     g_assert_cmpint(kserver_tally_new(&h->tally), ==, 0);

@@ -300,6 +300,7 @@ static const kbackend_ops cuda_ops = {
     .trial = kcuda_trial,
     .progress = NULL,
     .global_get = kcuda_global_get,
+    .module_load_cubin = kcuda_module_load_cubin,
 };
 
 void kcuda_backend(kcuda *kc, kbackend *out)

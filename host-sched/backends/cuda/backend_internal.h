@@ -221,6 +221,8 @@ int kcuda_memset_d8(void *state, kbackend_devptr dst, uint8_t value, uint64_t by
                     kbackend_done_fn done, void *user, kbackend_error *err);
 int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kbackend_module **out,
                           kbackend_error *err);
+int kcuda_module_load_cubin(void *state, const void *image, size_t len, kbackend_module **out,
+                            kbackend_error *err);
 int kcuda_module_unload(void *state, kbackend_module *m, kbackend_error *err);
 int kcuda_function_get(void *state, kbackend_module *m, const char *entry, kbackend_function **out,
                        kbackend_func_info *info, kbackend_error *err);

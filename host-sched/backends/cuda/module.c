@@ -1,4 +1,4 @@
-/* Modules from PTX, cached by content, and their functions (see cuda_backend.h). */
+/* Modules from PTX or cubins, cached by content, and their functions (see cuda_backend.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +35,10 @@ static void module_free(struct kbackend_module *m)
     free(m);
 }
 
-/* JIT-compiles the NUL-terminated text; the error log becomes the message. */
-static int jit(kcuda *kc, const char *text, CUmodule *mod, kbackend_error *err)
+/* Loads the image (NUL-terminated PTX text, JIT-compiled, or a cubin, loaded as it is);
+ * the error log becomes the message. */
+static int jit(kcuda *kc, const char *text, const char *what, CUmodule *mod,
+               kbackend_error *err)
 {
     char *log = calloc(1, JIT_LOG_BYTES);
     if (!log)
@@ -53,7 +55,7 @@ static int jit(kcuda *kc, const char *text, CUmodule *mod, kbackend_error *err)
         if (kcuda_error_is_sticky(r))
             kcuda_mark_broken(kc, r, "module load");
         rc = kbackend_fail(err, kcuda_error_is_sticky(r) ? KBACKEND_ELOST : kcuda_error_code(r),
-                        "PTX JIT failed: %s%s%s", name, *line ? ": " : "", line);
+                        "%s failed: %s%s%s", what, name, *line ? ": " : "", line);
     }
     free(log);
     return rc;
@@ -73,19 +75,21 @@ static int check_text(const char *ptx, size_t len, kbackend_error *err)
     return 0;
 }
 
-/* A text with module variables gets a module of its own per load (module_cache.h); the
- * driver's JIT cache (~/.nv/ComputeCache, keyed by the PTX) still spares the compilation. */
-static int load_new(kcuda *kc, const char *ptx, size_t len, struct kbackend_module **out,
-                    kbackend_error *err)
+/* A module with variables gets a module of its own per load (module_cache.h); the
+ * driver's JIT cache (~/.nv/ComputeCache, keyed by the PTX) still spares the compilation.
+ * cubin: the bytes are SASS, loaded as they are (the copy's NUL is then unused). */
+static int load_new(kcuda *kc, const char *ptx, size_t len, int cubin,
+                    struct kbackend_module **out, kbackend_error *err)
 {
     char *text = malloc(len + 1);
     struct kbackend_module *m = calloc(1, sizeof(*m));
     int rc = text && m ? 0 : kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     if (!rc) {
-        m->shared = !kcuda_ptx_defines_variables(ptx, len);
+        m->shared = cubin ? !kcuda_cubin_defines_variables(ptx, len)
+                          : !kcuda_ptx_defines_variables(ptx, len);
         memcpy(text, ptx, len);
         text[len] = '\0';
-        rc = jit(kc, text, &m->mod, err);
+        rc = jit(kc, text, cubin ? "cubin load" : "PTX JIT", &m->mod, err);
     }
     free(text);
     if (!rc) {
@@ -104,17 +108,11 @@ static int load_new(kcuda *kc, const char *ptx, size_t len, struct kbackend_modu
     return rc;
 }
 
-int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kbackend_module **out,
-                          kbackend_error *err)
+/* The cached module for the bytes, or a new one. */
+static int load_cached(kcuda *kc, const char *ptx, size_t len, int cubin,
+                       kbackend_module **out, kbackend_error *err)
 {
-    kcuda *kc = state;
-    if (!ptx || !out)
-        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
-    if (len && ptx[len - 1] == '\0')  /* the same text with or without its terminator */
-        len--;
-    int rc = check_text(ptx, len, err);
-    if (rc)
-        return rc;
+    int rc;
     pthread_mutex_lock(&kc->lock);
     rc = kcuda_refuse_if_broken(kc, err);
     struct kbackend_module *m = rc ? NULL : kcuda_module_cache_acquire(kc->modules, ptx, len);
@@ -127,7 +125,31 @@ int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kbackend_mod
     }
     if ((rc = kcuda_bind(kc, err)))
         return rc;
-    return load_new(kc, ptx, len, out, err);
+    return load_new(kc, ptx, len, cubin, out, err);
+}
+
+int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kbackend_module **out,
+                          kbackend_error *err)
+{
+    if (!ptx || !out)
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
+    if (len && ptx[len - 1] == '\0')  /* the same text with or without its terminator */
+        len--;
+    int rc = check_text(ptx, len, err);
+    return rc ? rc : load_cached(state, ptx, len, 0, out, err);
+}
+
+/* A cubin shares the cache with PTX texts: an ELF image never equals a PTX text (the PTX
+ * path refuses NUL bytes, and every ELF header holds some). */
+int kcuda_module_load_cubin(void *state, const void *image, size_t len, kbackend_module **out,
+                            kbackend_error *err)
+{
+    if (!image || !out)
+        return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
+    if (len < 4 || len > MAX_PTX_BYTES || memcmp(image, "\177ELF", 4) != 0)
+        return kbackend_fail(err, KBACKEND_EMODULE, "not a cubin, or larger than %zu bytes",
+                             MAX_PTX_BYTES);
+    return load_cached(state, image, len, 1, out, err);
 }
 
 int kcuda_module_unload(void *state, kbackend_module *m, kbackend_error *err)

@@ -1,4 +1,4 @@
-/* Does PTX text define module variables? (host-sched/backends/cuda/, plain C, no Driver API)
+/* Does a module (PTX text or a cubin) define module variables? (host-sched/backends/cuda/, plain C, no Driver API)
  *
  * The backend shares one loaded module between loads of the same text only when the text
  * defines no module-scope variable: a .global or .const declaration at module scope that
@@ -19,6 +19,10 @@ extern "C" {
  * they define none; 1 as well when the PTX library cannot parse the text (the driver may
  * still accept it: a module that cannot be checked is not shared). */
 int kcuda_ptx_defines_variables(const char *text, size_t len);
+
+/* The same for a cubin of len bytes: 1 when its symbol table names a __device__ or
+ * __constant__ variable, or when the cubin cannot be read (kernelet/cubin.h). */
+int kcuda_cubin_defines_variables(const void *image, size_t len);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernelet/cubin.h"
 #include "kernelet/ptx.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -40,7 +41,8 @@ struct fake_var {
 };
 
 struct CUmod_st {
-    kptx_module *m;
+    kptx_module *m;         /* from PTX, or */
+    kcubin *cb;             /* from a cubin */
     struct CUfunc_st *fns;
     struct fake_var *vars;
     unsigned n_vars;
@@ -453,6 +455,52 @@ static CUresult alloc_vars(struct CUmod_st *mod)
     return CUDA_SUCCESS;
 }
 
+/* A cubin's variables: from its symbol table. */
+static CUresult alloc_cubin_vars(struct CUmod_st *mod)
+{
+    if (!(mod->vars = calloc(mod->cb->n_globals + 1, sizeof(*mod->vars))))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (unsigned i = 0; i < mod->cb->n_globals; i++) {
+        struct fake_var *fv = &mod->vars[mod->n_vars];
+        fv->name = mod->cb->globals[i].name;
+        fv->bytes = mod->cb->globals[i].size;
+        if (!(fv->mem = calloc(1, fv->bytes ? fv->bytes : 1)))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        mod->n_vars++;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* An nvcc cubin ends with its section headers: its size from the ELF header. */
+static size_t cubin_size(const unsigned char *p)
+{
+    uint64_t shoff;
+    uint16_t entsize, count;
+    memcpy(&shoff, p + 0x28, 8);
+    memcpy(&entsize, p + 0x3a, 2);
+    memcpy(&count, p + 0x3c, 2);
+    return (size_t)(shoff + (uint64_t)entsize * count);
+}
+
+static CUresult load_module(struct CUmod_st *mod, const void *image, unsigned n,
+                            CUjit_option *opt, void **val)
+{
+    kptx_error e;
+    if (!memcmp(image, "\177ELF", 4)) {
+        if (kcubin_open(image, cubin_size(image), &mod->cb, &e))
+            return CUDA_ERROR_INVALID_IMAGE;
+        return alloc_cubin_vars(mod);
+    }
+    const char *text = image;
+    kptx_module *m;
+    if (kptx_parse(text, strlen(text), &m, &e)) {
+        write_log(n, opt, val, &e);
+        return CUDA_ERROR_INVALID_PTX;
+    }
+    mod->m = m;
+    return alloc_vars(mod);
+}
+
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
                                    CUjit_option *opt, void **val)
 {
@@ -461,19 +509,14 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,
     pthread_mutex_unlock(&g.lock);
     if (r != CUDA_SUCCESS)
         return r;
-    kptx_module *m;
-    kptx_error e;
-    const char *text = image;
-    if (kptx_parse(text, strlen(text), &m, &e)) {
-        write_log(n, opt, val, &e);
-        return CUDA_ERROR_INVALID_PTX;
-    }
-    *mod = calloc(1, sizeof(**mod));
-    (*mod)->m = m;
-    if ((r = alloc_vars(*mod)) != CUDA_SUCCESS) {
-        cuModuleUnload(*mod);
+    CUmodule m = calloc(1, sizeof(*m));
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if ((r = load_module(m, image, n, opt, val)) != CUDA_SUCCESS) {
+        cuModuleUnload(m);      /* *mod untouched, as the real driver leaves it */
         return r;
     }
+    *mod = m;
     pthread_mutex_lock(&g.lock);
     g.stats.module_loads++;
     pthread_mutex_unlock(&g.lock);
@@ -498,6 +541,7 @@ EXPORT CUresult cuModuleUnload(CUmodule mod)
         free(mod->vars[i].mem);
     free(mod->vars);
     kptx_module_free(mod->m);
+    kcubin_free(mod->cb);
     free(mod);
     return CUDA_SUCCESS;
 }
@@ -521,13 +565,33 @@ EXPORT CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule mod
     return CUDA_ERROR_NOT_FOUND;
 }
 
+/* A cubin kernel's layout in the PTX library's form (what the launches read). */
+static int cubin_info(const kcubin_kernel *k, kptx_kernel_info *info)
+{
+    memset(info, 0, sizeof(*info));
+    if (!(info->params = calloc(k->n_params + 1, sizeof(*info->params))))
+        return -1;
+    info->n_params = k->n_params;
+    info->param_bytes = k->param_bytes;
+    for (unsigned i = 0; i < k->n_params; i++)
+        info->params[i] = (kptx_param_info){NULL, k->params[i].offset, k->params[i].size, 1};
+    return 0;
+}
+
+static int function_info(CUmodule mod, const char *name, kptx_kernel_info *info)
+{
+    if (mod->cb)
+        return cubin_info(kcubin_find_kernel(mod->cb, name), info);
+    return kptx_kernel_info_get(mod->m, name, info, NULL);
+}
+
 EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name)
 {
-    const kptx_function *k = kptx_find_function(mod->m, name);
-    if (!k || !k->is_entry)
+    const kptx_function *k = mod->m ? kptx_find_function(mod->m, name) : NULL;
+    if (mod->cb ? !kcubin_find_kernel(mod->cb, name) : !k || !k->is_entry)
         return CUDA_ERROR_NOT_FOUND;
     struct CUfunc_st *f = calloc(1, sizeof(*f));
-    if (!f || !(f->name = strdup(name)) || kptx_kernel_info_get(mod->m, name, &f->info, NULL)) {
+    if (!f || !(f->name = strdup(name)) || function_info(mod, name, &f->info)) {
         if (f)
             free(f->name);
         free(f);

@@ -4,7 +4,8 @@
  *
  * - One device, described as an H100 (fake_h100_attribute). Device memory is host memory.
  * - Modules are parsed with the PTX library: syntax errors fail the load with a JIT-style
- *   log; parameter layouts (cuFuncGetParamInfo) are the PTX's.
+ *   log; parameter layouts (cuFuncGetParamInfo) are the PTX's. An ELF image is a cubin,
+ *   read with kernelet/cubin.h (its layouts, its variables); its kernels run by name too.
  * - Work runs when it is submitted, in submission order; each stream has a virtual clock:
  *   a launch takes FAKE_LAUNCH_NS plus FAKE_BLOCK_NS per block, events take the stream's
  *   time, cuStreamWaitEvent moves a stream's clock forward. So timings are exact.

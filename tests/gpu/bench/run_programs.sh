@@ -19,7 +19,7 @@ for p in pc sad spmv st mm mriq bs tea; do
         fail=1
     fi
 done
-for p in vector_add driver_api streams_events grids pinned many_launches errors fault symbols; do
+for p in vector_add driver_api streams_events grids pinned many_launches errors fault symbols sass_module; do
     out=$("$dir/compat/$p" 2>&1)
     rc=$?
     echo "$out"

@@ -21,7 +21,7 @@ cp "$build/host-sched/daemon/kerneletd" "$build/host-sched/daemon/kerneletd-cuda
 cp "$build/guest-driver/libcuda/libcuda.so.1" "$dest/libcuda/"
 cp "$build/tests/gpu/libcuda/interposer/libcuda.so.1" "$dest/interposer/"
 for p in pc sad spmv st mm mriq bs tea; do need "bench/$p"; cp "$build/bench/$p" "$dest/bench/"; done
-for p in vector_add driver_api streams_events grids pinned many_launches errors fault symbols; do
+for p in vector_add driver_api streams_events grids pinned many_launches errors fault symbols sass_module; do
     need "bench/compat/$p"
     cp "$build/bench/compat/$p" "$dest/bench/compat/"
 done

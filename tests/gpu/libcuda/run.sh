@@ -23,7 +23,7 @@ export KERNELETD_ARGS="--calibration $carry/calibration --profiles $carry/h100-b
 cat "$out/machine.txt"
 status=0
 progs="pc sad spmv st mm mriq bs tea"
-compat="vector_add driver_api streams_events grids pinned many_launches errors fault symbols"
+compat="vector_add driver_api streams_events grids pinned many_launches errors fault symbols sass_module"
 
 echo "== 1. interposer"
 sh "$carry/run_interposer.sh" "$carry/interposer" "$carry/bench" "$out/kshim" >"$out/interposer.txt" 2>&1
