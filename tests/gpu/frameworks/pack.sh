@@ -1,0 +1,23 @@
+#!/bin/sh
+# Packs the framework acceptance round (run.sh) into one folder to carry to the GPU machine:
+#   tests/gpu/frameworks/pack.sh [BUILD_DIR] [DEST]      (defaults: build, .carry/frameworks)
+# Programs go through scripts/device-pack (their libraries into lib/: the GPU machine has
+# no GSL, GLib, LZ4 or ZSTD).
+set -eu
+build=${1:-build}
+dest=${2:-.carry/frameworks}
+for f in host-sched/daemon/kerneletd host-sched/daemon/kerneletd-cuda.so \
+         host-sched/daemon/kernelet-ctl guest-driver/libcuda/libcuda.so.1; do
+    [ -e "$build/$f" ] || { echo "pack.sh: $build/$f is missing" >&2; exit 1; }
+done
+rm -rf "$dest"
+scripts/device-pack "$dest" "$build/host-sched/daemon/kerneletd" \
+    "$build/host-sched/daemon/kerneletd-cuda.so" "$build/host-sched/daemon/kernelet-ctl" >/dev/null
+mkdir -p "$dest/libcuda" "$dest/compat"
+cp "$build/guest-driver/libcuda/libcuda.so.1" "$dest/libcuda/"
+for p in "$build"/bench/compat/*; do
+    [ -f "$p" ] && [ -x "$p" ] && cp "$p" "$dest/compat/"
+done
+cp -r host-sched/backends/cuda/calibration "$dest/calibration"
+cp tests/gpu/frameworks/workloads.py tests/gpu/frameworks/run.sh "$dest/"
+du -sh "$dest"

@@ -1,0 +1,80 @@
+#!/bin/sh
+# The GPU acceptance of real CUDA software as tenants (issue 14), from a folder made by
+# pack.sh; everything lands in OUT_DIR/frameworks.tar.gz:
+#   run.sh CARRY_DIR OUT_DIR
+# 1. every compatibility program (bench/compat) natively and through our libcuda and
+#    kerneletd --backend cuda, the fault program last and vector_add once more after it
+#                                                                    -> compat.md
+# 2. the framework workloads (workloads.py: PyTorch, CuPy, JAX) natively and through
+#    kerneletd, results compared, time per step                      -> frameworks.md
+# 3. two tenants at once through kerneletd: torch_mlp and cupy_rawkernel, each verified
+#    against its native result                                       -> two-tenants.md
+# The daemon's log is kept (kerneletd.log): unsupported entry points are named there.
+set -u
+carry=$(cd "${1:?usage: run.sh CARRY_DIR OUT_DIR}" && pwd)
+mkdir -p "${2:?}"
+out=$(cd "$2" && pwd)
+work=$out/frameworks
+mkdir -p "$work"
+if ! nvidia-smi -L >/dev/null 2>&1; then echo "no NVIDIA GPU: skipping"; exit 77; fi
+stage() { echo "== $* ($(date -u +%T))"; }
+{ nvidia-smi -L; date -u; python3 -c 'import torch; print("torch", torch.__version__)'; \
+  python3 -c 'import cupy; print("cupy", cupy.__version__)'; \
+  python3 -c 'import jax; print("jax", jax.__version__)'; } >"$work/machine.txt" 2>&1
+cat "$work/machine.txt"
+
+sock=$work/kerneletd.sock
+start_kerneletd() {
+    LD_LIBRARY_PATH="$carry/lib:/usr/local/cuda/extras/CUPTI/lib64:/usr/local/cuda/lib64" \
+        "$carry/bin/kerneletd" --socket "$sock" --backend cuda \
+        --calibration "$carry/calibration" >>"$work/kerneletd.log" 2>&1 &
+    kd=$!
+    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+    [ -S "$sock" ] || { echo "kerneletd did not start"; cat "$work/kerneletd.log"; exit 1; }
+}
+start_kerneletd
+# A tenant: our libcuda.so.1 ahead of NVIDIA's, the daemon's socket.
+tenant() { env LD_LIBRARY_PATH="$carry/libcuda" KERNELET_SOCKET="$sock" "$@"; }
+each() { timeout 60 "$@" 2>&1 | tail -n 40; }
+
+stage "1. compatibility programs"
+# fault last, then vector_add again: does a device fault cost later tenants the GPU?
+progs=$(ls "$carry/compat" | grep -vx fault)
+{
+    echo "| program | native | through kerneletd |"; echo "|---|---|---|"
+    for n in $progs fault vector_add; do
+        p=$carry/compat/$n
+        a=$(each "$p" | grep -E '^(PASS|FAIL|SASS-ONLY|WAIVED)' | tail -n 1)
+        b=$(each tenant "$p" | grep -E '^(PASS|FAIL|SASS-ONLY|WAIVED)' | tail -n 1)
+        echo "| $n | ${a:-no verdict} | ${b:-no verdict} |"
+    done
+} >"$work/compat.md"
+cat "$work/compat.md"
+
+# The fault may have cost the daemon its context (issue 15): a fresh one for the rest.
+kill "$kd"; wait "$kd" 2>/dev/null; rm -f "$sock"
+start_kerneletd
+stage "2. framework workloads"
+w="$carry/workloads.py"
+for name in $(python3 "$w" list); do
+    each python3 "$w" run "$name" >>"$work/native.txt"
+    each tenant python3 "$w" run "$name" >>"$work/kerneletd.txt"
+    grep "name=$name " "$work/kerneletd.txt" | tail -n 1
+done
+python3 "$w" compare "$work/native.txt" "$work/kerneletd.txt" >"$work/frameworks.md"
+echo "compare: exit $?"; cat "$work/frameworks.md"
+
+stage "3. two tenants at once"
+(each tenant python3 "$w" run torch_mlp >"$work/two-a.txt") &
+(each tenant python3 "$w" run cupy_rawkernel >"$work/two-b.txt") &
+wait %2 %3 2>/dev/null; sleep 1; wait
+cat "$work/two-a.txt" "$work/two-b.txt" >"$work/two.txt"
+python3 "$w" compare "$work/native.txt" "$work/two.txt" | grep -E "torch_mlp|cupy_rawkernel|workload|---" \
+    >"$work/two-tenants.md"
+cat "$work/two-tenants.md"
+LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" status >"$work/status.txt" 2>&1
+kill "$kd"; wait "$kd" 2>/dev/null
+grep -ciE "unsupported|not supported" "$work/kerneletd.log" | sed 's/^/log lines naming unsupported calls: /'
+grep -iE "unsupported|not supported" "$work/kerneletd.log" | sort | uniq -c | sort -rn | head -n 30
+stage done
+tar -C "$out" -czf "$out/frameworks.tar.gz" frameworks && rm -rf "$work"
