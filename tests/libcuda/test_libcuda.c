@@ -770,6 +770,37 @@ static void test_mempools(void)
     CU(cuStreamDestroy(s));
 }
 
+/* No stream is ever capturing (capture is not supported): the queries frameworks make
+ * before allocations and launches answer so for valid streams, refuse invalid ones, and
+ * starting a capture fails with CUDA's "not supported". */
+static void test_capture_queries(void)
+{
+    CUstream s;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    cuuint64_t id = 7;
+
+    CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CU(cuStreamIsCapturing(s, &st));
+    g_assert_cmpint(st, ==, CU_STREAM_CAPTURE_STATUS_NONE);
+    st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    CU(cuStreamIsCapturing(NULL, &st));
+    g_assert_cmpint(st, ==, CU_STREAM_CAPTURE_STATUS_NONE);
+    CU(cuStreamGetCaptureInfo_v3(s, &st, &id, NULL, NULL, NULL, NULL));
+    g_assert_cmpint(id, ==, 0);
+    g_assert_cmpint(cuStreamIsCapturing(s, NULL), ==, CUDA_ERROR_INVALID_VALUE);
+    g_assert_cmpint(cuStreamIsCapturing((CUstream)&st, &st), !=, CUDA_SUCCESS);
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    CU(cuThreadExchangeStreamCaptureMode(&mode));
+    g_assert_cmpint(mode, ==, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    CU(cuThreadExchangeStreamCaptureMode(&mode));
+    g_assert_cmpint(mode, ==, CU_STREAM_CAPTURE_MODE_RELAXED);
+    mode = (CUstreamCaptureMode)9;
+    g_assert_cmpint(cuThreadExchangeStreamCaptureMode(&mode), ==, CUDA_ERROR_INVALID_VALUE);
+    g_assert_cmpint(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL), ==,
+                    CUDA_ERROR_NOT_SUPPORTED);
+    CU(cuStreamDestroy(s));
+}
+
 int main(int argc, char **argv)
 {
     int rc;
@@ -795,6 +826,7 @@ int main(int argc, char **argv)
     g_test_add_func("/libcuda/host-functions", test_host_functions);
     g_test_add_func("/libcuda/host-register", test_host_register);
     g_test_add_func("/libcuda/mempools", test_mempools);
+    g_test_add_func("/libcuda/capture-queries", test_capture_queries);
     rc = g_test_run();
     harness_stop(H);
     return rc;

@@ -20,4 +20,6 @@ for p in "$build"/bench/compat/*; do
 done
 cp -r host-sched/backends/cuda/calibration "$dest/calibration"
 cp tests/gpu/frameworks/workloads.py tests/gpu/frameworks/run.sh "$dest/"
+# native results of an earlier round, for NATIVE=0 (tests/gpu/frameworks/native-h100.txt)
+[ -f tests/gpu/frameworks/native-h100.txt ] && cp tests/gpu/frameworks/native-h100.txt "$dest/native.txt"
 du -sh "$dest"
