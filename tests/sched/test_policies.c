@@ -679,6 +679,91 @@ static void test_pair_waves(void)
     g_assert_cmpuint(paper.max_queued, ==, 1);
 }
 
+/* ---- the kernelet policy picks the best of several candidate pairs ---- */
+
+/* Four kernels, two compute-bound and two memory-bound: four pairs survive pruning (the
+ * two of one kind are pruned), and the model's CP differs between them. */
+static const char *const choice_names[4] = {"comp", "mem", "comp_b", "mem_b"};
+
+static tenv *choice_env(tracer *tr)
+{
+    ksched_config c;
+    ksched_config_default(&c);
+    c.trace = on_trace;
+    c.trace_user = tr;
+    tr->ev = g_array_new(FALSE, FALSE, sizeof(ksched_trace));
+    tenv *t = tenv_new(&c, NULL);
+    kbackend_profile comp_b = test_profile(0.02, 1200, 0.65, 0.2);
+    kbackend_profile mem_b = test_profile(0.1, 400, 0.2, 0.45);
+    g_assert_cmpint(ksim_add_kernel(t->sim, "comp_b", &comp_b, NULL), ==, 0);
+    g_assert_cmpint(ksim_add_kernel(t->sim, "mem_b", &mem_b, NULL), ==, 0);
+    return t;
+}
+
+/* Submits the kernels of mask (bit i: choice_names[i]) at once, each in its own stream, and
+ * returns the first pair decision: the CP, the pair as a bit mask, the pairs considered
+ * and pruned. */
+typedef struct {
+    double cp;
+    unsigned pair, considered, pruned;
+} first_pair;
+
+static first_pair first_pair_of(unsigned mask)
+{
+    tracer tr;
+    tenv *t = choice_env(&tr);
+    uint32_t tn = tenv_tenant(t, "w"), fn[4];
+    tenv_functions(t, tn, choice_names, 4, 1, fn);
+    uint64_t op[4] = {0};
+    for (unsigned i = 0; i < 4; i++)
+        if (mask & (1u << i)) {
+            ksched_op l = launch_op(fn[i], 30 * 8 * 132, 1, 256);
+            op[i] = tenv_submit(t, tn, tenv_stream(t, tn), &l, NULL, NULL);
+        }
+    tenv_run(t);
+    first_pair r = {0};
+    for (guint e = 0; e < tr.ev->len && !r.pair; e++) {
+        const ksched_trace *d = &g_array_index(tr.ev, ksched_trace, e);
+        if (d->kind != KSCHED_TRACE_DECISION || !d->op[1])
+            continue;
+        for (unsigned i = 0; i < 4; i++)
+            if (op[i] && (d->op[0] == op[i] || d->op[1] == op[i]))
+                r.pair |= 1u << i;
+        r = (first_pair){d->cp, r.pair, d->pairs_considered, d->pairs_pruned};
+    }
+    tenv_free(t);
+    g_array_free(tr.ev, TRUE);
+    return r;
+}
+
+/* The CP of every unpruned pair alone (each the only candidate), then all four kernels at
+ * once: the policy must take the pair of highest CP. A policy that takes any other
+ * candidate (the lowest, the first, the oldest) fails. */
+static void test_kernelet_picks_best_pair(void)
+{
+    static const unsigned pairs[4] = {0x3, 0x9, 0x6, 0xc};  /* comp+mem, comp+mem_b, ... */
+    double cp[4];
+    unsigned best = 0;
+    for (unsigned i = 0; i < 4; i++) {
+        first_pair alone = first_pair_of(pairs[i]);
+        g_assert_cmpuint(alone.pair, ==, pairs[i]);     /* it pairs at all */
+        cp[i] = alone.cp;
+        g_test_message("pair %#x alone: CP %.3f", pairs[i], cp[i]);
+        if (cp[i] > cp[best])
+            best = i;
+    }
+    for (unsigned i = 0; i < 4; i++)    /* a clear best: the test can tell a wrong pick */
+        if (i != best)
+            g_assert_cmpfloat(cp[best] - cp[i], >, 0.01);
+    first_pair all = first_pair_of(0xf);
+    g_test_message("all four: pair %#x, CP %.3f, %u considered, %u pruned", all.pair, all.cp,
+                   all.considered, all.pruned);
+    g_assert_cmpuint(all.considered, ==, 6);
+    g_assert_cmpuint(all.considered - all.pruned, >=, 3);
+    g_assert_cmpuint(all.pair, ==, pairs[best]);
+    g_assert_cmpfloat(fabs(all.cp - cp[best]), <, 1e-9);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -690,6 +775,7 @@ int main(int argc, char **argv)
     }
     g_test_add_func("/policies/table/names", test_table_names);
     g_test_add_func("/policies/pair-waves", test_pair_waves);
+    g_test_add_func("/policies/kernelet-picks-best-pair", test_kernelet_picks_best_pair);
     g_test_add_func("/policies/table/needs-trial", test_table_needs_trial);
     g_test_add_func("/policies/profile-whole", test_profile_whole);
     g_test_add_func("/policies/pair-split", test_pair_split);
