@@ -82,10 +82,20 @@ CUresult kcu_launch(struct kcu_function *f, const unsigned grid[3], const unsign
         return r;
     if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
-    if ((r = check_shape(f, ctx->device, grid, block, smem)) != CUDA_SUCCESS)
+    if ((r = check_shape(f, ctx->device, grid, block, smem)) != CUDA_SUCCESS) {
+        kcu_log("launch of %s refused: grid %ux%ux%u, block %ux%ux%u (at most %d threads), "
+                "%u bytes of dynamic shared memory (at most %d)", f->name, grid[0], grid[1],
+                grid[2], block[0], block[1], block[2],
+                f->attrs[CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK], smem,
+                f->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES]);
         return r;
-    if ((r = marshal(f, params, extra, pblock)) != CUDA_SUCCESS)
+    }
+    if ((r = marshal(f, params, extra, pblock)) != CUDA_SUCCESS) {
+        kcu_log("launch of %s refused: its parameters (%u of them, %u bytes) were not given "
+                "as kernelParams or a large enough extra buffer", f->name, f->n_params,
+                f->param_bytes);
         return r;
+    }
     rec.function = f->handle;
     rec.param_bytes = f->param_bytes;
     rec.h.length = (uint32_t)(sizeof(rec) + ((f->param_bytes + 7u) & ~7u));

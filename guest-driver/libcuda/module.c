@@ -411,8 +411,11 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attri
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: {
         int optin = kcu_attr(ctx ? ctx->device : 0,
                              CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-        if (value < 0 || value + f->attrs[CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES] > optin)
+        if (value < 0 || value + f->attrs[CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES] > optin) {
+            kcu_log("%s: %d bytes of dynamic shared memory refused (%d static, opt-in limit %d)",
+                    f->name, value, f->attrs[CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES], optin);
             return CUDA_ERROR_INVALID_VALUE;
+        }
         break;
     }
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
@@ -420,8 +423,10 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attri
             return CUDA_ERROR_INVALID_VALUE;
         break;
     default:
-        if ((unsigned)attrib >= KERNELET_FUNC_ATTRS)
+        if ((unsigned)attrib >= KERNELET_FUNC_ATTRS) {
+            kcu_log("%s: function attribute %d unknown", f->name, (int)attrib);
             return CUDA_ERROR_INVALID_VALUE;
+        }
     }
     f->attrs[attrib] = value;
     return CUDA_SUCCESS;
