@@ -104,28 +104,37 @@ static void check_counts(ksched *s, tenant *t, unsigned *failed)
     g_free(host);
 }
 
-static void test_two_tenants_sliced(void)
+/* The kernelet policy on the cuda backend (on the fake driver, lanes of them; 0: the
+ * backend's default) with PROFILES; the caller frees all three. */
+static ksched *kernelet_on_fake(unsigned lanes, kbackend *be, ksched_profile_cache **profiles)
 {
     kcuda_config cfg;
     kcuda_config_default(&cfg);
-    cfg.lanes = 4;
+    if (lanes)
+        cfg.lanes = lanes;
     kcuda *kc;
     kbackend_error ke = {0};
     if (kcuda_new(&kc, &cfg, &ke))
         g_error("kcuda_new: %s", ke.msg);
-    kbackend be;
-    kcuda_backend(kc, &be);
-
-    ksched_profile_cache *profiles;
+    kcuda_backend(kc, be);
     ksched_err e = {0};
-    g_assert_cmpint(ksched_profile_cache_new(&profiles, &e), ==, 0);
-    g_assert_cmpint(ksched_profile_parse(profiles, PROFILES, strlen(PROFILES), &e), ==, 0);
+    g_assert_cmpint(ksched_profile_cache_new(profiles, &e), ==, 0);
+    g_assert_cmpint(ksched_profile_parse(*profiles, PROFILES, strlen(PROFILES), &e), ==, 0);
     ksched_config sc;
     ksched_config_default(&sc);
     sc.policy = KSCHED_KERNELET;
     ksched *s;
-    if (ksched_new(&s, &be, &sc, profiles, &e))
+    if (ksched_new(&s, be, &sc, *profiles, &e))
         g_error("ksched_new: %s", e.msg);
+    return s;
+}
+
+static void test_two_tenants_sliced(void)
+{
+    kbackend be;
+    ksched_profile_cache *profiles;
+    ksched *s = kernelet_on_fake(4, &be, &profiles);
+    ksched_err e = {0};
 
     unsigned failed = 0;
     tenant a, b;
@@ -218,22 +227,10 @@ static void test_cubin_runs_whole(void)
     gsize size = 0;
     g_assert_true(g_file_get_contents(g_getenv("KCUDA_COUNT_BLOCKS_CUBIN"), &cubin, &size,
                                       NULL));
-    kcuda *kc;
-    kbackend_error ke = {0};
-    if (kcuda_new(&kc, NULL, &ke))
-        g_error("kcuda_new: %s", ke.msg);
     kbackend be;
-    kcuda_backend(kc, &be);
     ksched_profile_cache *profiles;
+    ksched *s = kernelet_on_fake(0, &be, &profiles);
     ksched_err e = {0};
-    g_assert_cmpint(ksched_profile_cache_new(&profiles, &e), ==, 0);
-    g_assert_cmpint(ksched_profile_parse(profiles, PROFILES, strlen(PROFILES), &e), ==, 0);
-    ksched_config sc;
-    ksched_config_default(&sc);
-    sc.policy = KSCHED_KERNELET;
-    ksched *s;
-    if (ksched_new(&s, &be, &sc, profiles, &e))
-        g_error("ksched_new: %s", e.msg);
 
     tenant t;
     unsigned failed = 0;

@@ -20,16 +20,22 @@ static void on_trace(void *user, const ksched_trace *t)
     g_array_append_val(tr->ev, c);
 }
 
+/* A scheduler on config c whose trace goes to tr. */
+static tenv *traced_env_with(ksched_config *c, tracer *tr)
+{
+    c->trace = on_trace;
+    c->trace_user = tr;
+    tr->ev = g_array_new(FALSE, FALSE, sizeof(ksched_trace));
+    return tenv_new(c, NULL);
+}
+
 static tenv *traced_env(ksched_policy p, tracer *tr, uint64_t seed)
 {
     ksched_config c;
     ksched_config_default(&c);
     c.policy = p;
     c.seed = seed;
-    c.trace = on_trace;
-    c.trace_user = tr;
-    tr->ev = g_array_new(FALSE, FALSE, sizeof(ksched_trace));
-    return tenv_new(&c, NULL);
+    return traced_env_with(&c, tr);
 }
 
 /* ---- every block exactly once ---- */
@@ -565,12 +571,9 @@ static void test_pair_split(void)
     ksched_config c;
     ksched_config_default(&c);
     c.policy = KSCHED_KERNELET;
-    c.trace = on_trace;
-    c.trace_user = &tr;
     c.pair_split[0] = 2;
     c.pair_split[1] = 5;
-    tr.ev = g_array_new(FALSE, FALSE, sizeof(ksched_trace));
-    tenv *t = tenv_new(&c, NULL);
+    tenv *t = traced_env_with(&c, &tr);
     uint32_t tn = tenv_tenant(t, "s"), fn[2];
     const char *names[2] = {"comp", "mem"};
     tenv_functions(t, tn, names, 2, 1, fn);
@@ -619,15 +622,13 @@ typedef struct {
 
 static pair_shape run_split_pair(unsigned pair_waves)
 {
-    tracer tr = {.ev = g_array_new(FALSE, FALSE, sizeof(ksched_trace))};
+    tracer tr;
     ksched_config c;
     ksched_config_default(&c);
-    c.trace = on_trace;
-    c.trace_user = &tr;
     c.pair_split[0] = c.pair_split[1] = 4;
     c.pair_waves = pair_waves;
     c.pipeline_depth = 1;
-    tenv *t = tenv_new(&c, NULL);
+    tenv *t = traced_env_with(&c, &tr);
     uint32_t tn = tenv_tenant(t, "w"), fn[2];
     const char *names[2] = {"comp", "mem"};
     tenv_functions(t, tn, names, 2, 1, fn);
@@ -689,10 +690,7 @@ static tenv *choice_env(tracer *tr)
 {
     ksched_config c;
     ksched_config_default(&c);
-    c.trace = on_trace;
-    c.trace_user = tr;
-    tr->ev = g_array_new(FALSE, FALSE, sizeof(ksched_trace));
-    tenv *t = tenv_new(&c, NULL);
+    tenv *t = traced_env_with(&c, tr);
     kbackend_profile comp_b = test_profile(0.02, 1200, 0.65, 0.2);
     kbackend_profile mem_b = test_profile(0.1, 400, 0.2, 0.45);
     g_assert_cmpint(ksim_add_kernel(t->sim, "comp_b", &comp_b, NULL), ==, 0);
