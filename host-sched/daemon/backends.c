@@ -15,20 +15,32 @@
 #include "emu_backend.h"
 #endif
 
-static int load_profiles(const char *path, ksched_profile_cache **out, char *err, size_t errlen)
+/* Reads path into *cache (made on first use); a missing file is fine when optional. */
+static int load_profile_file(const char *path, int optional, ksched_profile_cache **cache,
+                             char *err, size_t errlen)
 {
     ksched_err e;
 
-    *out = NULL;
-    if (!path)
+    if (!path || (optional && access(path, F_OK) != 0))
         return 0;
-    if (ksched_profile_cache_new(out, &e) != 0 || ksched_profile_load_file(*out, path, &e) != 0) {
+    if ((!*cache && ksched_profile_cache_new(cache, &e) != 0) ||
+        ksched_profile_load_file(*cache, path, &e) != 0) {
         snprintf(err, errlen, "profiles %s: %s", path, e.msg);
-        ksched_profile_cache_free(*out);
-        *out = NULL;
         return -1;
     }
     return 0;
+}
+
+static int load_profiles(const struct kd_backend_options *o, ksched_profile_cache **out,
+                         char *err, size_t errlen)
+{
+    *out = NULL;
+    if (load_profile_file(o->profiles, 0, out, err, errlen) == 0 &&
+        load_profile_file(o->profile_cache, 1, out, err, errlen) == 0)
+        return 0;
+    ksched_profile_cache_free(*out);
+    *out = NULL;
+    return -1;
 }
 
 static int open_sim(ksched_profile_cache *profiles, kbackend *out, char *err, size_t errlen)
@@ -135,7 +147,7 @@ static int open_auto(const struct kd_backend_options *o, kbackend *out, char *er
 int kd_backend_open(const struct kd_backend_options *o, kbackend *out,
                     ksched_profile_cache **profiles, char *err, size_t errlen)
 {
-    if (load_profiles(o->profiles, profiles, err, errlen) != 0)
+    if (load_profiles(o, profiles, err, errlen) != 0)
         return -1;
     if (strcmp(o->name, "auto") == 0) {
         if (open_auto(o, out, err, errlen) == 0)

@@ -9,11 +9,13 @@
 struct kd_backend_options {
     const char *name;           /* "auto" (cuda, else emu), "sim", "emu", "cuda" */
     const char *profiles;       /* profile file (sim: the kernels' truth; all: cache) or NULL */
+    const char *profile_cache;  /* learned profiles: loaded when the file exists, or NULL */
     const char *calibration_dir; /* cuda: GPU calibrations; NULL = the built-in ones */
     unsigned kernel_time_limit_ms; /* emu: a launch running longer is stopped; 0 = none */
 };
 
-/* Opens the backend; *profiles (may stay NULL) gets the profile cache read for it.
+/* Opens the backend; *profiles (may stay NULL) gets the profiles read for it: the
+ * --profiles file, then the --profile-cache file if it exists (a first start has none).
  * 0, or -1 with a message in err. */
 int kd_backend_open(const struct kd_backend_options *o, kbackend *out,
                     ksched_profile_cache **profiles, char *err, size_t errlen);

@@ -37,6 +37,8 @@ static void usage(FILE *f)
             "                       (default auto)\n"
             "  --policy NAME        %s (default kernelet)\n"
             "  --profiles FILE      kernel profiles (the sim's truth; a cache for the others)\n"
+            "  --profile-cache FILE profiles learned online: read at start when the file\n"
+            "                       exists, written back (with what was learned) at stop\n"
             "  --pair-split A:B     kernelet: pairs run A blocks per SM of the more compute-\n"
             "                       bound kernel beside B of the other, not the model's split\n"
             "  --pair-waves N       kernelet: a pair's slices are N waves at their split and\n"
@@ -177,6 +179,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"socket", required_argument, NULL, 's'}, {"socket-mode", required_argument, NULL, 'm'},
         {"backend", required_argument, NULL, 'b'}, {"policy", required_argument, NULL, 'p'},
         {"profiles", required_argument, NULL, 'f'},
+        {"profile-cache", required_argument, NULL, 'F'},
         {"pair-split", required_argument, NULL, 'S'},
         {"pair-waves", required_argument, NULL, 'W'},
         {"pair-min-us", required_argument, NULL, 'M'},
@@ -211,6 +214,7 @@ static int parse(int argc, char **argv, struct options *o)
         case 'b': o->backend.name = optarg; break;
         case 'p': o->policy = optarg; break;
         case 'f': o->backend.profiles = optarg; break;
+        case 'F': o->backend.profile_cache = optarg; break;
         case 'S':
             if (sscanf(optarg, "%u:%u%c", &o->pair_split[0], &o->pair_split[1], &(char){0}) != 2)
                 return -1;
@@ -271,6 +275,15 @@ static void cancel_backend(const kbackend *b)
 {
     if (b->ops->cancel_all)
         b->ops->cancel_all(b->state);
+}
+
+/* What was profiled online is kept for the next start: no tenant pays for it twice. */
+static void save_profile_cache(ksched *sched, const char *path)
+{
+    ksched_err e;
+
+    if (path && ksched_profiles_save(sched, path, &e) != 0)
+        fprintf(stderr, "kerneletd: profile cache: %s\n", e.msg);
 }
 
 int main(int argc, char **argv)
@@ -354,6 +367,7 @@ out:
     if (sched) {
         ksched_thread_stop(sched);
         cancel_backend(&backend); /* what the dispatcher submitted while connections closed */
+        save_profile_cache(sched, o.backend.profile_cache);
         ksched_free(sched);
     }
     backend.ops->destroy(backend.state);

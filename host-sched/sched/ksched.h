@@ -350,6 +350,10 @@ void ksched_get_stats(ksched *s, ksched_stats *out);
  * ksched_config.device_a0 took it. */
 void ksched_model_options(ksched *s, kmodel_options *out);
 
+/* Writes every profile the scheduler holds (loaded and learned, with module hashes) to the
+ * file at path, for a later start to load (kerneletd --profile-cache). */
+int ksched_profiles_save(ksched *s, const char *path, ksched_err *err);
+
 /* The profile the scheduler uses for (module_hash, entry), copied to *out; KSCHED_ENOTFOUND
  * when it has none. */
 int ksched_profile_lookup(ksched *s, uint64_t module_hash, const char *entry,

@@ -11,7 +11,8 @@
  *
  *   profile entry=tea_encrypt rm=0.0089 insts=343.3 pur=0.755 mur=0.215 unc=0 wpb=4 regs=16 smem=0 min_slice=0
  *
- * entry, rm and insts are required; pur, mur, unc (uncoalesced fraction), wpb (warps per
+ * entry, rm and insts are required; module (the module hash in hex, as
+ * ksched_profile_cache_save writes learned profiles) limits the record to that module; pur, mur, unc (uncoalesced fraction), wpb (warps per
  * block), regs, smem (static bytes) and min_slice (blocks; 0 = derive from the 2% rule)
  * default to 0. Every value is range-checked; a bad line fails the whole file with its
  * line number.
@@ -62,18 +63,22 @@ size_t ksched_profile_cache_count(const ksched_profile_cache *c);
 const kbackend_profile *ksched_profile_cache_at(const ksched_profile_cache *c, size_t i,
                                              const char **entry, uint64_t *module_hash);
 
-/* Parses a data file's text (len bytes) into c, with module hash 0. Nothing is added when
- * any line is bad. */
+/* Parses a data file's text (len bytes) into c, with module hash 0 unless a record names
+ * its module. Nothing is added when any line is bad. */
 int ksched_profile_parse(ksched_profile_cache *c, const char *text, size_t len,
                          ksched_err *err);
 
 /* Reads and parses the file at path (at most 16 MiB). */
 int ksched_profile_load_file(ksched_profile_cache *c, const char *path, ksched_err *err);
 
-/* Writes the data-file line of (entry, p) into buf, with a newline; returns the length
- * snprintf would have written (>= buflen means truncated). */
-int ksched_profile_format(const char *entry, const kbackend_profile *p, char *buf,
-                          size_t buflen);
+/* Writes the data-file line of (module_hash, entry, p) into buf, with a newline (module_hash
+ * 0: no module key); returns the length snprintf would have written (>= buflen: truncated). */
+int ksched_profile_format(uint64_t module_hash, const char *entry, const kbackend_profile *p,
+                          char *buf, size_t buflen);
+
+/* Writes every record of c to the file at path (replaced whole, never left half written),
+ * in the data-file format with module hashes, so that a later start can load them. */
+int ksched_profile_cache_save(const ksched_profile_cache *c, const char *path, ksched_err *err);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "grow.h"
 #include "profile.h"
@@ -12,6 +13,7 @@
 
 typedef struct {
     char entry[KSCHED_ENTRY_MAX + 1];
+    uint64_t module_hash; /* 0: the entry in any module */
     kbackend_profile p;
 } parsed;
 
@@ -39,10 +41,22 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
     return 0;
 }
 
+/* A module hash as the cache writes it: 1 to 16 hex digits, not 0. */
+static int parse_module_hash(const char *s, uint64_t *out)
+{
+    size_t n = strspn(s, "0123456789abcdefABCDEF");
+    if (n == 0 || n > 16 || s[n])
+        return -1;
+    *out = strtoull(s, NULL, 16);
+    return *out ? 0 : -1;
+}
+
 /* Applies one key=value pair to rec; *seen collects bits of the required keys. */
 static int apply_pair(parsed *rec, const char *key, const char *val, unsigned *seen)
 {
     uint64_t u;
+    if (!strcmp(key, "module"))
+        return parse_module_hash(val, &rec->module_hash);
     if (!strcmp(key, "entry")) {
         if (strlen(val) > KSCHED_ENTRY_MAX || ksched_entry_validate(val, NULL))
             return -1;
@@ -153,7 +167,7 @@ int ksched_profile_parse(ksched_profile_cache *c, const char *text, size_t len,
     size_t n;
     int rc = collect(text, len, &recs, &n, err);
     for (size_t i = 0; !rc && i < n; i++)
-        rc = ksched_profile_cache_put(c, 0, recs[i].entry, &recs[i].p, err);
+        rc = ksched_profile_cache_put(c, recs[i].module_hash, recs[i].entry, &recs[i].p, err);
     free(recs);
     return rc;
 }
@@ -187,12 +201,52 @@ int ksched_profile_load_file(ksched_profile_cache *c, const char *path, ksched_e
     return rc;
 }
 
-int ksched_profile_format(const char *entry, const kbackend_profile *p, char *buf, size_t buflen)
+int ksched_profile_format(uint64_t module_hash, const char *entry, const kbackend_profile *p,
+                          char *buf, size_t buflen)
 {
+    char module[32] = "";
+    if (module_hash)
+        snprintf(module, sizeof(module), " module=%016llx", (unsigned long long)module_hash);
     return snprintf(buf, buflen,
-                    "profile entry=%s rm=%.6g insts=%.6g pur=%.6g mur=%.6g unc=%.6g wpb=%u "
+                    "profile entry=%s%s rm=%.6g insts=%.6g pur=%.6g mur=%.6g unc=%.6g wpb=%u "
                     "regs=%u smem=%u min_slice=%llu\n",
-                    entry, p->rm, p->insts_per_warp, p->pur, p->mur, p->uncoalesced,
+                    entry, module, p->rm, p->insts_per_warp, p->pur, p->mur, p->uncoalesced,
                     p->warps_per_block, p->regs_per_thread, p->smem_per_block,
                     (unsigned long long)p->min_slice_blocks);
+}
+
+static int write_records(const ksched_profile_cache *c, FILE *f)
+{
+    const kbackend_profile *p;
+    const char *entry;
+    uint64_t hash;
+    char line[LINE_MAX_LEN + 1];
+    for (size_t i = 0; (p = ksched_profile_cache_at(c, i, &entry, &hash)); i++) {
+        int n = ksched_profile_format(hash, entry, p, line, sizeof(line));
+        if (n < 0 || (size_t)n >= sizeof(line) || fputs(line, f) == EOF)
+            return -1;
+    }
+    return 0;
+}
+
+int ksched_profile_cache_save(const ksched_profile_cache *c, const char *path, ksched_err *err)
+{
+    if (!c || !path)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+        return ksched_fail(err, KSCHED_EINVAL, "%s: path too long", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return ksched_fail(err, KSCHED_EIO, "%s: %s", tmp, strerror(errno));
+    int bad = fputs("# kernel profiles learned by kerneletd (module = hash of the module's PTX)\n",
+                    f) == EOF || write_records(c, f);
+    bad |= fclose(f) != 0;
+    /* Written aside and renamed: a crash mid-write never leaves a half file to load. */
+    if (bad || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return ksched_fail(err, KSCHED_EIO, "%s: %s", path, bad ? "write error" : strerror(e));
+    }
+    return 0;
 }

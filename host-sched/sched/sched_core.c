@@ -246,6 +246,16 @@ void ksched_get_stats(ksched *s, ksched_stats *out)
     pthread_mutex_unlock(&s->lock);
 }
 
+int ksched_profiles_save(ksched *s, const char *path, ksched_err *err)
+{
+    if (!s || !path)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    pthread_mutex_lock(&s->lock);
+    int rc = ksched_profile_cache_save(s->profiles, path, err);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
 int ksched_profile_lookup(ksched *s, uint64_t module_hash, const char *entry,
                           kbackend_profile *out)
 {

@@ -18,8 +18,9 @@ static char *reprint(const ksched_profile_cache *c, size_t *len)
         abort();
     for (size_t i = 0; i < n; i++) {
         const char *entry;
-        const kbackend_profile *p = ksched_profile_cache_at(c, i, &entry, NULL);
-        int w = ksched_profile_format(entry, p, text + used, cap - used);
+        uint64_t hash;
+        const kbackend_profile *p = ksched_profile_cache_at(c, i, &entry, &hash);
+        int w = ksched_profile_format(hash, entry, p, text + used, cap - used);
         if (w < 0 || (size_t)w >= cap - used)
             abort();
         used += (size_t)w;

@@ -1,6 +1,7 @@
 /* Kernel profiles: the shipped H100 file against the measured figures of
  * docs/perf/bench.md (derivation redone here), the parser's checks, the cache. */
 #include <math.h>
+#include <unistd.h>
 
 #include "sched_test.h"
 
@@ -80,6 +81,10 @@ static void test_parser_rejects(void)
         {"profile entry=9a rm=0.1 insts=5\n", "bad value"},
         {"profile entry=a rm=0.1 insts=5 min_slice=1e3\n", "bad value"},
         {"profile entry=a rm=0.1 insts=5 junk\n", "key=value"},
+        {"profile entry=a module=0 rm=0.1 insts=5\n", "bad value for module"},
+        {"profile entry=a module=12345678123456789 rm=0.1 insts=5\n", "bad value for module"},
+        {"profile entry=a module=-12 rm=0.1 insts=5\n", "bad value for module"},
+        {"profile entry=a module=0x12 rm=0.1 insts=5\n", "bad value for module"},
         {"# fine\nprofile entry=a rm=0.1 insts=5\nprofile entry=b rm=2 insts=5\n", "line 3"},
     };
     ksched_profile_cache *c;
@@ -108,7 +113,7 @@ static void test_round_trip(void)
                        .warps_per_block = 4, .regs_per_thread = 40, .smem_per_block = 4096,
                        .insts_per_warp = 1234.5, .min_slice_blocks = 264};
     char line[512];
-    int n = ksched_profile_format("k_1$", &p, line, sizeof(line));
+    int n = ksched_profile_format(0, "k_1$", &p, line, sizeof(line));
     g_assert_cmpint(n, >, 0);
     g_assert_cmpint(n, <, (int)sizeof(line));
     ksched_profile_cache *c;
@@ -126,6 +131,38 @@ static void test_round_trip(void)
     g_assert_cmpuint(q->smem_per_block, ==, p.smem_per_block);
     g_assert_cmpuint(q->min_slice_blocks, ==, p.min_slice_blocks);
     ksched_profile_cache_free(c);
+}
+
+/* What kerneletd learned (profiles per module) survives a save and a load: the same
+ * entry in two modules keeps two profiles, and an entry without a module still matches any. */
+static void test_save_load(void)
+{
+    ksched_profile_cache *c, *d;
+    g_assert_cmpint(ksched_profile_cache_new(&c, NULL), ==, 0);
+    g_assert_cmpint(ksched_profile_cache_new(&d, NULL), ==, 0);
+    kbackend_profile a = test_profile(0.1, 100, 0.5, 0.5), b = test_profile(0.2, 200, 0.25, 0.75);
+    kbackend_profile any = test_profile(0.3, 300, 0.5, 0.5);
+    const uint64_t ha = 0x8000000000000001ull, hb = 0x42;
+    g_assert_cmpint(ksched_profile_cache_put(c, ha, "k", &a, NULL), ==, 0);
+    g_assert_cmpint(ksched_profile_cache_put(c, hb, "k", &b, NULL), ==, 0);
+    g_assert_cmpint(ksched_profile_cache_put(c, 0, "other", &any, NULL), ==, 0);
+    char path[] = "/tmp/kprof-XXXXXX";
+    int fd = g_mkstemp(path);
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    ksched_err e;
+    g_assert_cmpint(ksched_profile_cache_save(c, path, &e), ==, 0);
+    g_assert_cmpint(ksched_profile_load_file(d, path, &e), ==, 0);
+    g_assert_cmpuint(ksched_profile_cache_count(d), ==, 3);
+    g_assert_cmpfloat(ksched_profile_cache_get(d, ha, "k")->rm, ==, 0.1);
+    g_assert_cmpfloat(ksched_profile_cache_get(d, hb, "k")->rm, ==, 0.2);
+    g_assert_cmpfloat(ksched_profile_cache_get(d, hb, "k")->mur, ==, 0.75);
+    g_assert_null(ksched_profile_cache_get(d, 7, "k"));          /* learned for its module only */
+    g_assert_cmpfloat(ksched_profile_cache_get(d, 7, "other")->rm, ==, 0.3);
+    g_assert_cmpint(ksched_profile_cache_save(c, "/nonexistent/dir/p", &e), ==, KSCHED_EIO);
+    unlink(path);
+    ksched_profile_cache_free(c);
+    ksched_profile_cache_free(d);
 }
 
 static void test_cache(void)
@@ -167,5 +204,6 @@ int main(int argc, char **argv)
     g_test_add_func("/profile/parser-rejects", test_parser_rejects);
     g_test_add_func("/profile/round-trip", test_round_trip);
     g_test_add_func("/profile/cache", test_cache);
+    g_test_add_func("/profile/save-load", test_save_load);
     return g_test_run();
 }
