@@ -26,7 +26,8 @@ scripts/device-pack "$dest" "$build/host-sched/daemon/kerneletd" \
 mkdir -p "$dest/libcuda" "$dest/bench/ptx" "$dest/corpus"
 cp "$build/guest-driver/libcuda/libcuda.so.1" "$dest/libcuda/"
 for p in $progs burn stream; do cp "$build/bench/$p" "$dest/bench/"; done
-cp "$build/tests/gpu/tenants/pair-sweep" "$dest/bin/"
+cp "$build/tests/gpu/tenants/pair-sweep" "$build/tests/gpu/tenants/pair-probe" "$dest/bin/"
+cp "$build"/tests/gpu/tenants/tenant-*-sliced.ptx "$dest/bench/ptx/"
 cp "$build"/bench/*.ptx "$dest/bench/ptx/"
 cp "$build"/tests/ptx/*.ptx "$dest/corpus/"
 cp -r host-sched/backends/cuda/calibration "$dest/calibration"
