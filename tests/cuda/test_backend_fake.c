@@ -74,6 +74,18 @@ static void waiter_wait(waiter *w, unsigned n)
 
 /* ---- set-up ---------------------------------------------------------------------------- */
 
+static kbackend open_backend_cfg(const kcuda_config *cfg)
+{
+    kcuda *kc;
+    kbackend_error e = {0};
+    if (kcuda_new(&kc, cfg, &e))
+        g_error("kcuda_new: %s", e.msg);
+    kbackend be;
+    kcuda_backend(kc, &be);
+    g_assert_cmpint(kbackend_validate(&be, NULL), ==, 0);
+    return be;
+}
+
 static kbackend open_backend_timed(const char *calibration_dir, int timed_events)
 {
     kcuda_config cfg;
@@ -81,14 +93,7 @@ static kbackend open_backend_timed(const char *calibration_dir, int timed_events
     cfg.lanes = LANES;
     cfg.calibration_dir = calibration_dir;
     cfg.timed_events = timed_events;
-    kcuda *kc;
-    kbackend_error e = {0};
-    if (kcuda_new(&kc, &cfg, &e))
-        g_error("kcuda_new: %s", e.msg);
-    kbackend be;
-    kcuda_backend(kc, &be);
-    g_assert_cmpint(kbackend_validate(&be, NULL), ==, 0);
-    return be;
+    return open_backend_cfg(&cfg);
 }
 
 static kbackend open_backend(const char *calibration_dir)
@@ -672,6 +677,42 @@ static void test_completion_events(void)
                                        FAKE_LAUNCH_NS + 10 * (i + 1) * FAKE_BLOCK_NS, 2);
 }
 
+/* A completion thread polls a job's end for spin_us before it sleeps in the driver: with
+ * the end not ready for 20 polls, a long window sees it by polling alone, and no window
+ * goes to the driver's sleeping wait after one poll. */
+static void test_completion_spin(void)
+{
+    const unsigned spins[] = {0, 2000000};
+    for (unsigned i = 0; i < 2; i++) {
+        kcuda_config cfg;
+        kcuda_config_default(&cfg);
+        cfg.lanes = LANES;
+        cfg.spin_us = spins[i];
+        kbackend be = open_backend_cfg(&cfg);
+        kernels k = load_kernels(&be);
+        count_params p = {0};
+        kbackend_slice s = count_launch(&k, (const unsigned[3]){4, 1, 1}, &p);
+        kbackend_error e = {0};
+        g_assert_cmpint(be.ops->mem_alloc(be.state, 16, &p.counts, &e), ==, 0);
+        waiter w;
+        waiter_init(&w);
+        ticket t = {&w, 0, 0};
+        fake_stats before, after;
+        fake_driver_stats(&before);
+        fake_driver_events_busy(20);
+        g_assert_cmpint(be.ops->launch(be.state, &s, on_done, &t, &e), ==, 0);
+        waiter_wait(&w, 1);
+        fake_driver_stats(&after);
+        g_assert_cmpuint(w.failed, ==, 0);
+        unsigned queries = after.event_queries - before.event_queries;
+        unsigned syncs = after.event_syncs - before.event_syncs;
+        g_test_message("spin %u us: %u queries, %u synchronisations", spins[i], queries, syncs);
+        g_assert_cmpuint(queries, ==, spins[i] ? 21 : 1);
+        g_assert_cmpuint(syncs, ==, spins[i] ? 0 : 1);
+        be.ops->destroy(be.state);
+    }
+}
+
 static void test_profile_refusals(void)
 {
     kbackend be = open_backend(NULL);
@@ -793,6 +834,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/trial", test_trial);
     g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);
     g_test_add_func("/cuda/backend-fake/completion-events", test_completion_events);
+    g_test_add_func("/cuda/backend-fake/completion-spin", test_completion_spin);
     g_test_add_func("/cuda/backend-fake/profile-refusals", test_profile_refusals);
     g_test_add_func("/cuda/backend-fake/profile-whole-without-counters",
                     test_profile_whole_without_counters);

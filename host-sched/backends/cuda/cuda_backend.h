@@ -90,6 +90,11 @@ typedef struct kcuda_config {
                                     context after the first profile; 0
                                     (KERNELET_CUDA_PROFILER=close): it is disabled after
                                     each profile and enabled again for the next */
+    unsigned spin_us;            /* a completion thread polls its job's end this long before
+                                    it sleeps in the driver (blocking_sync): a short job's end
+                                    is seen without a wake-up's latency. Default 50;
+                                    KERNELET_CUDA_SPIN_US=N in the environment sets it (0:
+                                    sleep at once, as before) */
 } kcuda_config;
 
 /* Counters for tests and the daemon's statistics. */

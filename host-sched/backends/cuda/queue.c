@@ -248,12 +248,25 @@ static void job_times(kcuda_queue *q, const kcuda_job *job, CUresult r, uint64_t
     q->last_end_ns = *end;
 }
 
+/* Waits for ev: polls it for up to spin_us first, then sleeps in the driver. A sleeping
+ * wait is woken by the GPU's interrupt and the scheduler, tens of microseconds after the
+ * end: a tenant that waits for each short kernel pays that on every launch. */
+static CUresult wait_event(const kcuda *kc, CUevent ev)
+{
+    uint64_t until = kcuda_now() + (uint64_t)kc->cfg.spin_us * 1000;
+    for (;;) {
+        CUresult r = cuEventQuery(ev);
+        if (r != CUDA_ERROR_NOT_READY || kcuda_now() >= until)
+            return r == CUDA_ERROR_NOT_READY ? cuEventSynchronize(ev) : r;
+    }
+}
+
 /* Waits for one job of queue q on the device and completes it. */
 static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
 {
     if (!job->issued && !job->status)
         kcuda_issue_copy(kc, job, q->stream);
-    CUresult r = job->issued ? cuEventSynchronize(job->end) : CUDA_SUCCESS;
+    CUresult r = job->issued ? wait_event(kc, job->end) : CUDA_SUCCESS;
     uint64_t start, end;
     job_times(q, job, r, &start, &end);
     if (r == CUDA_SUCCESS)

@@ -52,6 +52,7 @@ static struct {
     pthread_mutex_t lock;
     CUresult sticky;
     int pending_fault;      /* a fault kernel ran: the next wait sees it */
+    unsigned busy_queries;  /* cuEventQuery answers NOT_READY this many more times */
     struct CUctx_st ctx;
     struct CUstream_st legacy;
     struct CUmemPoolHandle_st pool;
@@ -276,7 +277,29 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 EXPORT CUresult cuEventSynchronize(CUevent e)
 {
     (void)e;
-    LOCKED(waited());
+    pthread_mutex_lock(&g.lock);
+    g.stats.event_syncs++;
+    g.busy_queries = 0;
+    CUresult r = waited();
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+EXPORT CUresult cuEventQuery(CUevent e)
+{
+    (void)e;
+    pthread_mutex_lock(&g.lock);
+    g.stats.event_queries++;
+    CUresult r = g.busy_queries ? (g.busy_queries--, CUDA_ERROR_NOT_READY) : waited();
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+EXPORT void fake_driver_events_busy(unsigned n)
+{
+    pthread_mutex_lock(&g.lock);
+    g.busy_queries = n;
+    pthread_mutex_unlock(&g.lock);
 }
 
 EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)

@@ -43,10 +43,15 @@ typedef struct fake_stats {
     unsigned last_grid[3];      /* of the last successful launch */
     size_t last_param_bytes;
     unsigned event_records;     /* cuEventRecord calls */
+    unsigned event_queries;     /* cuEventQuery calls */
+    unsigned event_syncs;       /* cuEventSynchronize calls */
 } fake_stats;
 
 /* Exported by the fake library for the tests that link it. */
 void fake_driver_stats(fake_stats *out);
+/* The next n cuEventQuery calls answer CUDA_ERROR_NOT_READY (work still running, as far as
+ * a poller can tell); a cuEventSynchronize ends that. */
+void fake_driver_events_busy(unsigned n);
 
 
 #endif
