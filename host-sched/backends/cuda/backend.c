@@ -28,7 +28,7 @@ void kcuda_config_default(kcuda_config *c)
     c->keep_profiler = !(prof && !strcmp(prof, "close"));
     const char *spin = getenv("KERNELET_CUDA_SPIN_US");
     long us = spin ? strtol(spin, &end, 10) : -1;
-    c->spin_us = spin && !*end && us >= 0 && us <= 100000 ? (unsigned)us : 50;
+    c->spin_us = spin && !*end && us >= 0 && us <= 100000 ? (unsigned)us : 0;
 }
 
 uint64_t kcuda_now(void)

@@ -91,10 +91,10 @@ typedef struct kcuda_config {
                                     (KERNELET_CUDA_PROFILER=close): it is disabled after
                                     each profile and enabled again for the next */
     unsigned spin_us;            /* a completion thread polls its job's end this long before
-                                    it sleeps in the driver (blocking_sync): a short job's end
-                                    is seen without a wake-up's latency. Default 50;
-                                    KERNELET_CUDA_SPIN_US=N in the environment sets it (0:
-                                    sleep at once, as before) */
+                                    it sleeps in the driver (blocking_sync). Default 0 (sleep
+                                    at once): 50 and 200 us left the sync round trip at 59 us
+                                    on the H100 (docs/perf/transport.md), so the wake-up is
+                                    not where its time goes. KERNELET_CUDA_SPIN_US=N sets it */
 } kcuda_config;
 
 /* Counters for tests and the daemon's statistics. */

@@ -189,6 +189,30 @@ static void setup(world *w, const char *burn_ptx, const char *triad_ptx, float *
     CU(cuEventCreate(&w->stop, 0));
 }
 
+/* Every split a:b of the SM's 8 blocks and slices of 1 to 8 waves at that split: the plan
+ * kerneletd runs with --pair-split A:B --pair-waves W, queued by hand. Returns 1 when an
+ * output is wrong. */
+static int sweep(world *w, int sms, int launches, float serial, const float *hin,
+                 const float *ha, const float *hb)
+{
+    static const unsigned waves[] = {1, 2, 3, 4, 8};
+    int failed = 0;
+    printf("\n| split burn:stream per SM | waves a slice | ms | vs serial | verified |\n"
+           "|---|---|---|---|---|\n");
+    for (unsigned a = 2; a <= 6; a++)
+        for (size_t i = 0; i < sizeof(waves) / sizeof(waves[0]); i++) {
+            variant v = {"", a * (unsigned)sms * waves[i], (8 - a) * (unsigned)sms * waves[i],
+                         1, 1, 1, 1};
+            float ms = run(w, &v, launches);
+            size_t bad = verify(w, &v, hin, ha, hb);
+            failed |= bad != 0;
+            printf("| %u:%u | %u | %.2f | %.3f | %s |\n", a, 8 - a, waves[i], ms, serial / ms,
+                   bad ? "NO" : "yes");
+            fflush(stdout);
+        }
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     int launches = argc > 3 ? atoi(argv[3]) : 20;
@@ -231,6 +255,7 @@ int main(int argc, char **argv)
         printf("| %s | %.2f | %.3f | %s |\n", vs[i].name, ms, serial / ms, bad ? "NO" : "yes");
         fflush(stdout);
     }
+    failed |= sweep(&w, sms, launches, serial, hin, ha, hb);
     printf(failed ? "FAILED\n" : "PASSED\n");
     return failed;
 }
