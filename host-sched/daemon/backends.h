@@ -10,7 +10,6 @@ struct kd_backend_options {
     const char *name;           /* "auto" (cuda, else emu), "sim", "emu", "cuda" */
     const char *profiles;       /* profile file (sim: the kernels' truth; all: cache) or NULL */
     const char *calibration_dir; /* cuda: GPU calibrations; NULL = the built-in ones */
-    unsigned kernel_time_limit_ms; /* emu: a launch running longer is stopped; 0 = none */
 };
 
 /* Opens the backend; *profiles (may stay NULL) gets the profile cache read for it.
