@@ -114,6 +114,7 @@ bool kernelet_link_push_policy(VirtIOKernelet *s, const struct kdev_policy *pol,
         .tenant = l->tenant_id, .fields = KERNELET_SET_FIELDS, .weight = pol->weight,
         .priority = pol->priority, .max_inflight = pol->max_inflight,
         .mem_quota = pol->mem_quota, .slicing = pol->slicing,
+        .kernel_time_limit_ms = pol->kernel_time_limit_ms,
     };
     int st;
 

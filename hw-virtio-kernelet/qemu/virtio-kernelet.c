@@ -6,11 +6,12 @@
  * memory (bulk data is never copied whole); the decoder validates it and writes a
  * response header with a status. A diagnostic echo may ask to be held for a while before
  * it is served (a timer per held chain); reset and unplug drop held chains. The
- * run-time operator policy (weight, priority, mem-quota, max-inflight, slicing) and the
- * read-only statistics are QOM properties added in instance_init, because static qdev
- * properties cannot change after realize. Migration is refused: the tenant's GPU state
- * lives in kerneletd on this host and cannot move with the VM. With the socket property,
- * requests the device does not answer itself go to kerneletd (kernelet-link.c).
+ * run-time operator policy (weight, priority, mem-quota, max-inflight, slicing,
+ * kernel-time-limit-ms) and the read-only statistics are QOM properties added in
+ * instance_init, because static qdev properties cannot change after realize. Migration is
+ * refused: the tenant's GPU state lives in kerneletd on this host and cannot move with the
+ * VM. With the socket property, requests the device does not answer itself go to
+ * kerneletd (kernelet-link.c).
  */
 #include "qemu/osdep.h"
 
@@ -350,6 +351,7 @@ static void kernelet_instance_init(Object *obj)
         { "weight", offsetof(struct kdev_policy, weight) },
         { "priority", offsetof(struct kdev_policy, priority) },
         { "max-inflight", offsetof(struct kdev_policy, max_inflight) },
+        { "kernel-time-limit-ms", offsetof(struct kdev_policy, kernel_time_limit_ms) },
     };
     static const struct { const char *name; size_t off; } stats[] = {
         { "requests", offsetof(struct kernelet_stats, requests) },

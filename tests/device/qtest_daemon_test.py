@@ -211,12 +211,15 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     qmp.cmd("qom-set", path=path, property="priority", value=2)
     qmp.cmd("qom-set", path=path, property="max-inflight", value=16)
     qmp.cmd("qom-set", path=path, property="slicing", value=False)
+    qmp.cmd("qom-set", path=path, property="kernel-time-limit-ms", value=2500)
     out = subprocess.run([ctl, "--socket", sock, "--json"], capture_output=True,
                          text=True).stdout
     row = next((t for t in json.loads(out)["tenants"] if t["name"] == TENANT), None)
-    check("QMP policy appears in kernelet-ctl status (weight, priority, max-inflight, slicing)",
+    check("QMP policy appears in kernelet-ctl status (weight, priority, max-inflight, slicing, "
+          "kernel time limit)",
           row is not None and row["policy"] == {"weight": 300, "priority": 2,
-                                                "max_inflight": 16, "slicing": False}, out)
+                                                "max_inflight": 16, "slicing": False,
+                                                "kernel_time_limit_s": 2.5}, out)
     qmp.cmd("qom-set", path=path, property="slicing", value=True)
     check("kernelet-ctl status marks the tenant as a VM", row is not None and row["kind"] == "vm",
           out)
@@ -252,7 +255,8 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
                          text=True).stdout
     row = next((t for t in json.loads(out)["tenants"] if t["name"] == TENANT), None)
     check("after reconnection: the policy is sent again", row is not None and
-          (row["policy"]["weight"], row["policy"]["priority"]) == (300, 2), out)
+          (row["policy"]["weight"], row["policy"]["priority"],
+           row["policy"]["kernel_time_limit_s"]) == (300, 2, 2.5), out)
     return daemon
 
 
