@@ -170,6 +170,7 @@ static void connect_done(VirtIOKernelet *s, KerneletJob *j)
     l->fd = j->fd;
     l->in_len = 0;
     l->warned_down = false;
+    l->admin = j->admin;
     if (!j->admin) {
         warn_report("virtio-kernelet: kerneletd refused an administration connection: "
                     "the VM's policy and statistics cannot reach it (run QEMU as root or "
@@ -584,7 +585,7 @@ void kernelet_link_request_stats(VirtIOKernelet *s)
 {
     KerneletLink *l = &s->link;
 
-    if (l->path && l->fd >= 0 && !l->stats_job) {
+    if (l->path && l->fd >= 0 && l->admin && !l->stats_job) {
         submit_stats(s);
     }
 }
@@ -601,8 +602,8 @@ void kernelet_link_push_policy(VirtIOKernelet *s, const struct kdev_policy *pol)
         l->policy_pending = true;   /* the attempt out may carry an older one */
         return;
     }
-    if (l->fd < 0) {
-        return; /* sent when the link connects */
+    if (l->fd < 0 || !l->admin) {
+        return; /* sent when the link connects (refused: said once then) */
     }
     j = new_job(l, KERNELET_JOB_POLICY);
     j->policy = *pol;
@@ -644,7 +645,7 @@ bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *e
         return false; /* the device answers (or, for x-fault=broken, breaks) itself */
     }
     if (status == KERNELET_ST_OK && kdev_relay_local(req->opcode, l->fd >= 0 && l->contexts)) {
-        if (req->opcode == KERNELET_OP_GET_STATS && l->fd >= 0) {
+        if (req->opcode == KERNELET_OP_GET_STATS && l->fd >= 0 && l->admin) {
             /* the device answers with the daemon's counters, once the worker has them */
             free(req->payload);
             req->payload = NULL;

@@ -111,6 +111,7 @@ typedef struct KerneletLink {
     KerneletWorker worker;     /* connects, sends the policy, reads the statistics */
     uint64_t generation;       /* bumped when the connection closes */
     bool connecting;           /* a CONNECT job is out: the queues wait */
+    bool admin;                /* the worker holds an administration connection */
     bool policy_pending;       /* the policy changed while connecting: send it after */
     KerneletJob *stats_job;    /* the STATS job out, or NULL */
     KerneletWaitList stats_waiting; /* GET_STATS chains for the next STATS job */
