@@ -329,17 +329,22 @@ def session(qemu, kerneletd, ctl, tmp, mode, memfd, kill_restart):
     os.path.exists(sock) and os.unlink(sock)
 
 
+def tap_report(checks):
+    """Prints checks [(name, ok, detail)] as TAP; the exit status."""
+    print(f"1..{len(checks)}")
+    for i, (name, ok, detail) in enumerate(checks, 1):
+        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
+        if not ok and detail:
+            print("# " + str(detail).replace("\n", "\n# "))
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
 def main():
     qemu, kerneletd, ctl = sys.argv[1:4]
     with tempfile.TemporaryDirectory(prefix="kernelet-qtestd-") as tmp:
         session(qemu, kerneletd, ctl, tmp, "memfd", True, True)
         session(qemu, kerneletd, ctl, tmp, "staging", False, False)
-    print(f"1..{len(results)}")
-    for i, (name, ok, detail) in enumerate(results, 1):
-        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
-        if not ok and detail:
-            print("# " + str(detail).replace("\n", "\n# "))
-    return 0 if all(ok for _, ok, _ in results) else 1
+    return tap_report(results)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from qtest_virtqueue_test import HDR, QMP, Device, QTest  # noqa: E402
-from qtest_daemon_test import post_chain, wait_flag, wait_used, ST  # noqa: E402
+from qtest_daemon_test import ST, post_chain, tap_report, wait_flag, wait_used  # noqa: E402
 
 OP_HELLO, OP_GET_STATS, OP_SHM_ATTACH = 0x0001, 0x0003, 0x0018
 OP_ADMIN_STATUS = 0x0401
@@ -202,12 +202,7 @@ def main():
                 case(qemu, tmp)
             except Exception as e:  # a hang or a protocol error is a failure
                 check(f"{case.__name__}: ran to the end", False, repr(e))
-    print(f"1..{len(results)}")
-    for i, (name, ok, detail) in enumerate(results, 1):
-        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
-        if not ok and detail:
-            print("# " + str(detail).replace("\n", "\n# "))
-    return 0 if all(ok for _, ok, _ in results) else 1
+    return tap_report(results)
 
 
 if __name__ == "__main__":
