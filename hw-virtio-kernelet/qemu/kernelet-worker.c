@@ -9,10 +9,18 @@
  */
 #include "qemu/osdep.h"
 
+#include "qemu/atomic.h"
 #include "qemu/main-loop.h"
 #include "virtio-kernelet.h"
 
 #define STAGING_BYTES ((uint64_t)KERNELET_LINK_SLOTS * KERNELET_MAX_BULK)
+
+/* The device is going away: a connection attempt gives up between calls, so that unplug
+ * waits for at most the call in progress. */
+static bool stopping(KerneletWorker *w)
+{
+    return qatomic_read(&w->stop);
+}
 
 /* HELLO as the VM's tenant, then the staging region and each shared RAM block attached. */
 static bool handshake(KerneletWorker *w, KerneletJob *j)
@@ -20,14 +28,14 @@ static bool handshake(KerneletWorker *w, KerneletJob *j)
     if (!kernelet_hello(j->fd, w->name, KERNELET_HELLO_VM, j->hello, sizeof(j->hello))) {
         return false;
     }
-    j->staging_region = kernelet_attach(j->fd, w->staging_fd, STAGING_BYTES);
+    j->staging_region = stopping(w) ? 0 : kernelet_attach(j->fd, w->staging_fd, STAGING_BYTES);
     if (!j->staging_region) {
         return false;
     }
-    for (unsigned i = 0; i < j->n_ram; i++) {
+    for (unsigned i = 0; i < j->n_ram && !stopping(w); i++) {
         j->ram[i].region = kernelet_attach(j->fd, j->ram_fd[i], j->ram_size[i]);
     }
-    return true;
+    return !stopping(w);
 }
 
 /* A new tenant connection and administration connection, and the policy sent. */
@@ -49,10 +57,10 @@ static void run_connect(KerneletWorker *w, KerneletJob *j)
     if (j->fd < 0) {
         return;
     }
-    w->admin_fd = kernelet_admin_open(w->path, w->name);
+    w->admin_fd = stopping(w) ? -1 : kernelet_admin_open(w->path, w->name);
     j->admin = w->admin_fd >= 0;
     sess = (const struct kernelet_session *)(j->hello + sizeof(struct kernelet_info));
-    if (j->admin) {
+    if (j->admin && !stopping(w)) {
         j->status = kernelet_admin_set(w->admin_fd, sess->tenant_id, &j->policy);
     }
 }
@@ -158,10 +166,10 @@ void kernelet_worker_stop(KerneletWorker *w)
         return;
     }
     qemu_mutex_lock(&w->lock);
-    w->stop = true;
+    qatomic_set(&w->stop, true);
     qemu_cond_signal(&w->wake);
     qemu_mutex_unlock(&w->lock);
-    qemu_thread_join(&w->thread);   /* at most the job it runs: each call times out */
+    qemu_thread_join(&w->thread);   /* at most the call it makes: each times out */
     qemu_bh_delete(w->bh);
     free_jobs(&w->todo);
     free_jobs(&w->done);
