@@ -80,6 +80,11 @@ int kdev_policy_check(const struct kdev_policy *p, char *err, size_t errlen)
                  (unsigned long long)p->mem_quota, (unsigned long long)KDEV_MEM_QUOTA_MAX);
         return -EINVAL;
     }
+    if (p->kernel_time_limit_ms > KDEV_TIME_LIMIT_MAX_MS) {
+        snprintf(err, errlen, "kernel-time-limit-ms %u is above %u (a day); 0 means "
+                 "kerneletd's default", p->kernel_time_limit_ms, KDEV_TIME_LIMIT_MAX_MS);
+        return -EINVAL;
+    }
     return 0;
 }
 

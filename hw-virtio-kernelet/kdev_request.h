@@ -24,6 +24,8 @@ struct kdev_policy {
     uint64_t mem_quota;     /* bytes of device memory, 0 = no quota, <= KDEV_MEM_QUOTA_MAX */
     uint32_t max_inflight;  /* 1..KDEV_INFLIGHT_MAX queued launches */
     bool slicing;           /* kernels of this tenant may be sliced */
+    uint32_t kernel_time_limit_ms; /* a launch running longer is stopped; 0 = kerneletd's
+                                      --kernel-time-limit; <= KDEV_TIME_LIMIT_MAX_MS */
 };
 
 #define KDEV_WEIGHT_MIN     1u
@@ -33,6 +35,7 @@ struct kdev_policy {
 #define KDEV_MEM_QUOTA_MAX  (1ull << 50)  /* 1 PiB: larger values are typos or -1 */
 #define KDEV_INFLIGHT_MAX   65536u
 #define KDEV_INFLIGHT_DEFAULT 256u
+#define KDEV_TIME_LIMIT_MAX_MS 86400000u  /* a day, as kerneletd's KERNELET_TIME_LIMIT_MAX_MS */
 
 /* What the device tells the guest about the GPU it offers. */
 struct kdev_gpu {

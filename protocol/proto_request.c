@@ -160,8 +160,6 @@ static int check_admin_set(const struct kernelet_admin_set *s, char *err, size_t
 {
     if (s->fields == 0 || (s->fields & ~KERNELET_SET_FIELDS))
         return FAIL("ADMIN_SET: field mask %#x is empty or unknown", s->fields);
-    if (s->reserved)
-        return FAIL("ADMIN_SET: reserved field is not 0");
     if ((s->fields & KERNELET_SET_WEIGHT) && (s->weight < 1 || s->weight > KERNELET_WEIGHT_MAX))
         return FAIL("weight %u is outside 1..%u", s->weight, KERNELET_WEIGHT_MAX);
     if ((s->fields & KERNELET_SET_PRIORITY) && s->priority > KERNELET_PRIORITY_MAX)
@@ -173,6 +171,10 @@ static int check_admin_set(const struct kernelet_admin_set *s, char *err, size_t
         return FAIL("memory quota %llu is above 1 PiB", (unsigned long long)s->mem_quota);
     if ((s->fields & KERNELET_SET_SLICING) && s->slicing > 1)
         return FAIL("slicing %u is not 0 or 1", s->slicing);
+    if ((s->fields & KERNELET_SET_TIME_LIMIT) &&
+        s->kernel_time_limit_ms > KERNELET_TIME_LIMIT_MAX_MS)
+        return FAIL("kernel time limit %u ms is above %u (a day); 0 means the default",
+                    s->kernel_time_limit_ms, KERNELET_TIME_LIMIT_MAX_MS);
     return KPROTO_OK;
 }
 

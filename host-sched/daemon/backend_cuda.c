@@ -8,6 +8,13 @@
 int kd_cuda_backend_open(kbackend *out, const char *calibration_dir, char *err,
                          size_t errlen);
 
+/* The backend's notes to the operator (a launch past its tenant's time limit). */
+static void log_note(void *user, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "kerneletd: cuda: %s\n", msg);
+}
+
 __attribute__((visibility("default"))) int kd_cuda_backend_open(kbackend *out,
                                                                 const char *calibration_dir,
                                                                 char *err, size_t errlen)
@@ -18,6 +25,7 @@ __attribute__((visibility("default"))) int kd_cuda_backend_open(kbackend *out,
 
     kcuda_config_default(&cfg);
     cfg.calibration_dir = calibration_dir;
+    cfg.note = log_note;
     if (kcuda_new(&kc, &cfg, &e) != 0) {
         snprintf(err, errlen, "cuda: %s", e.msg);
         return -1;

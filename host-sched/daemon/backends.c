@@ -122,7 +122,8 @@ static int open_cuda(const struct kd_backend_options *o, kbackend *out, char *er
 static int open_emu(const struct kd_backend_options *o, kbackend *out, char *err,
                     size_t errlen)
 {
-    return kd_emu_backend_open(out, (uint64_t)o->kernel_time_limit_ms * 1000000u, err, errlen);
+    (void)o;
+    return kd_emu_backend_open(out, err, errlen);
 }
 #endif
 

@@ -11,7 +11,6 @@ struct kd_backend_options {
     const char *profiles;       /* profile file (sim: the kernels' truth; all: cache) or NULL */
     const char *profile_cache;  /* learned profiles: loaded when the file exists, or NULL */
     const char *calibration_dir; /* cuda: GPU calibrations; NULL = the built-in ones */
-    unsigned kernel_time_limit_ms; /* emu: a launch running longer is stopped; 0 = none */
 };
 
 /* Opens the backend; *profiles (may stay NULL) gets the profiles read for it: the

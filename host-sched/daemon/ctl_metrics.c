@@ -56,6 +56,9 @@ static const struct tenant_metric tenant_metrics[] = {
      FIELD(max_inflight), 1, 0},
     {"kernelet_tenant_slicing", "gauge", "1 when the tenant's kernels may be sliced.",
      FIELD(flags), 1, KERNELET_TENANT_SLICING},
+    {"kernelet_tenant_kernel_time_limit_seconds", "gauge",
+     "How long one launch of the tenant may run before it is stopped; 0 means no limit.",
+     FIELD(kernel_time_limit_ms), 1e-3, 0},
 };
 
 /* Writes a sample's value: counts as integers, exactly; nanoseconds as seconds with all

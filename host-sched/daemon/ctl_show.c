@@ -120,9 +120,10 @@ static void json_tenant(FILE *f, const struct kernelet_tenant_status *t, double 
             t->coscheduled, t->requests, t->errors,
             (t->flags & KERNELET_TENANT_STICKY) ? "true" : "false", t->streams, t->bytes_copied);
     fprintf(f, ", \"policy\": {\"weight\": %u, \"priority\": %u, \"max_inflight\": %u"
-            ", \"slicing\": %s}}",
+            ", \"slicing\": %s, \"kernel_time_limit_s\": %.3f}}",
             t->weight, t->priority, t->max_inflight,
-            (t->flags & KERNELET_TENANT_SLICING) ? "true" : "false");
+            (t->flags & KERNELET_TENANT_SLICING) ? "true" : "false",
+            t->kernel_time_limit_ms / 1000.0);
 }
 
 void ctl_show_json(FILE *f, const struct ctl_snapshot *before, const struct ctl_snapshot *now)

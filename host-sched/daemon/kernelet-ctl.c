@@ -2,7 +2,8 @@
  *   kernelet-ctl [--socket PATH] [--json] [--watch [SECONDS]] [status]
  *   kernelet-ctl [--socket PATH] metrics [--listen HOST:PORT]
  *   kernelet-ctl [--socket PATH] set TENANT key=value...   (weight, priority, quota,
- *                                                           max-inflight, slicing=on|off)
+ *                                                           max-inflight, slicing=on|off,
+ *                                                           time-limit=SECONDS)
  * It talks the administration part of the protocol (docs/PROTOCOL.md); docs/OPERATORS.md
  * describes the output. */
 #include <errno.h>
@@ -102,6 +103,25 @@ static int metrics(const struct options *o)
     return ok ? 0 : 1;
 }
 
+#define KEY(k) (strncmp(arg, k, (size_t)(eq - arg)) == 0 && (size_t)(eq - arg) == strlen(k))
+
+/* time-limit=SECONDS (fractions allowed; 0: the daemon's --kernel-time-limit; at most a
+ * day) into q as milliseconds; false when it is not such a time. */
+static int parse_time_limit(const char *value, struct kernelet_admin_set *q)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(value, &end);
+    if (!*value || *end || errno || !(v >= 0.0) || v * 1000.0 > KERNELET_TIME_LIMIT_MAX_MS)
+        return 0;
+    q->fields |= KERNELET_SET_TIME_LIMIT;
+    /* a positive limit below a millisecond is a millisecond, not "the default" */
+    q->kernel_time_limit_ms = v > 0.0 && v * 1000.0 < 1.0 ? 1u : (uint32_t)(v * 1000.0);
+    return 1;
+}
+
 /* key=value into q; false when the pair is not understood. */
 static int parse_setting(const char *arg, struct kernelet_admin_set *q)
 {
@@ -111,12 +131,14 @@ static int parse_setting(const char *arg, struct kernelet_admin_set *q)
 
     if (!eq)
         return 0;
-    if (strncmp(arg, "slicing", (size_t)(eq - arg)) == 0 && eq - arg == 7) {
+    if (KEY("slicing")) {
         q->fields |= KERNELET_SET_SLICING;
         q->slicing = strcmp(eq + 1, "on") == 0 || strcmp(eq + 1, "1") == 0;
         return strcmp(eq + 1, "on") == 0 || strcmp(eq + 1, "off") == 0 ||
                strcmp(eq + 1, "1") == 0 || strcmp(eq + 1, "0") == 0;
     }
+    if (KEY("time-limit"))
+        return parse_time_limit(eq + 1, q);
     errno = 0;
     v = strtoull(eq + 1, &end, 0);
     if (errno || end == eq + 1)
@@ -127,7 +149,6 @@ static int parse_setting(const char *arg, struct kernelet_admin_set *q)
     }
     if (*end)
         return 0;
-#define KEY(k) (strncmp(arg, k, (size_t)(eq - arg)) == 0 && (size_t)(eq - arg) == strlen(k))
     if (KEY("weight")) {
         q->fields |= KERNELET_SET_WEIGHT;
         q->weight = (uint32_t)v;
@@ -143,9 +164,9 @@ static int parse_setting(const char *arg, struct kernelet_admin_set *q)
     } else {
         return 0;
     }
-#undef KEY
     return 1;
 }
+#undef KEY
 
 static int set(int fd, int argc, char **argv)
 {
@@ -162,7 +183,9 @@ static int set(int fd, int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!parse_setting(argv[i], &q)) {
             fprintf(stderr, "kernelet-ctl: bad setting '%s' (weight=1..10000 priority=0..7 "
-                            "quota=BYTES max-inflight=1..65536 slicing=on|off)\n", argv[i]);
+                            "quota=BYTES max-inflight=1..65536 slicing=on|off "
+                            "time-limit=0..86400 seconds, 0 = the daemon's default)\n",
+                    argv[i]);
             return 2;
         }
     st = ctl_call(fd, KERNELET_OP_ADMIN_SET, &q, sizeof(q), NULL, 0, &len);

@@ -52,8 +52,10 @@ static void usage(FILE *f)
             "                       connections of one user, root and administrators\n"
             "                       excepted (default: a quarter of --max-connections)\n"
             "  --kernel-time-limit SECONDS\n"
-            "                       emu: a launch (one slice) running longer is stopped and\n"
-            "                       fails with CUDA's launch timeout (default 120; 0 = none)\n"
+            "                       a launch (one slice) running longer fails with CUDA's\n"
+            "                       launch timeout: stopped on emu, reported on cuda; the\n"
+            "                       default of tenants the operator gives no limit of their\n"
+            "                       own (default 120; 0 = none; at most a day)\n"
             "  --hello-timeout SECONDS\n"
             "                       a connection that has not said HELLO by then is closed\n"
             "                       (default 5; fractions allowed)\n"
@@ -83,6 +85,7 @@ struct options {
     unsigned max_regions;
     uint64_t max_region_bytes;
     uint64_t default_mem_quota;
+    unsigned kernel_time_limit_ms;
     uid_t admin_uid;
     unsigned pair_split[2];
     int pair_waves;             /* -1: by backend */
@@ -200,7 +203,7 @@ static int parse(int argc, char **argv, struct options *o)
     /* Two minutes per launch: far beyond the slices of the bench programs on the
      * emulator, short enough that a spinning kernel holds the device only that long. */
     *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666,
-                          .backend = {.name = "auto", .kernel_time_limit_ms = 120000},
+                          .backend = {.name = "auto"}, .kernel_time_limit_ms = 120000,
                           .policy = "kernelet", .admin_uid = getuid(), .pair_waves = -1,
                           .pair_min_us = -1};
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -251,7 +254,7 @@ static int parse(int argc, char **argv, struct options *o)
                 return -1;
             break;
         case 'K':
-            if (parse_limit_ms(optarg, &o->backend.kernel_time_limit_ms) != 0)
+            if (parse_limit_ms(optarg, &o->kernel_time_limit_ms) != 0)
                 return -1;
             break;
         case 'T':
@@ -345,6 +348,7 @@ int main(int argc, char **argv)
     cfg.max_regions = o.max_regions;
     cfg.max_region_bytes = o.max_region_bytes;
     cfg.default_mem_quota = o.default_mem_quota;
+    cfg.default_kernel_time_limit_ns = (uint64_t)o.kernel_time_limit_ms * 1000000u;
     cfg.admin_uid = o.admin_uid;
     cfg.tally = tally;
     if (kserver_new(&srv, &cfg, err, sizeof(err)) != 0) {

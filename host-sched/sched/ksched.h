@@ -163,7 +163,13 @@ typedef struct ksched_tenant_policy {
     uint64_t mem_quota;     /* device bytes; 0 = unlimited (default) */
     unsigned max_inflight;  /* launches queued or running; 0 = unlimited; default 1024 */
     int slicing;            /* 1 (default): kernels may be sliced and paired; 0: whole */
+    uint64_t kernel_time_limit_ns; /* each launch (one slice) of its kernels may run this
+                               long, then the backend stops it (kbackend_slice); 0 = none
+                               (default); at most KSCHED_TIME_LIMIT_MAX_NS */
 } ksched_tenant_policy;
+
+/* The longest kernel time limit a tenant may be given: a day. */
+#define KSCHED_TIME_LIMIT_MAX_NS (86400ull * 1000000000ull)
 
 typedef struct ksched_tenant_stats {
     uint64_t launched;       /* launches submitted */

@@ -57,22 +57,32 @@ void sched_kernel_unlink(ksched *s, sched_kernel *k)
             s->plan.kind = PLAN_NONE;
 }
 
+/* Blocks [first, first + count) of k as the backend gets them, with its tenant's kernel
+ * time limit (sliced: through the sliced variant). */
+static kbackend_slice backend_slice(const sched_kernel *k, int sliced, uint64_t first,
+                                    uint64_t count)
+{
+    const ksched_op *op = &k->op->op;
+    kbackend_slice sl = {.fn = sliced ? k->fn->sliced : k->fn->fn, .sliced = sliced,
+                         .first = first, .count = count, .smem = op->u.launch.smem,
+                         .params = op->u.launch.params,
+                         .params_size = op->u.launch.params_size, .tag = k->op->id,
+                         .time_limit_ns = k->tenant->pol.kernel_time_limit_ns,
+                         .tenant = k->tenant->name};
+    memcpy(sl.grid, op->u.launch.grid, sizeof(sl.grid));
+    memcpy(sl.block, op->u.launch.block, sizeof(sl.block));
+    return sl;
+}
+
 static int request_profile(ksched *s, sched_kernel *k)
 {
     sched_sub *sub = calloc(1, sizeof(*sub));
     if (!sub)
         return -1;
     *sub = (sched_sub){.kind = SUB_PROFILE, .s = s, .kernel = k};
-    const ksched_op *op = &k->op->op;
     /* the sliced variant lets the profiler run (and keep) a few blocks; a kernel that must
      * run whole is given unsliced, so that it runs none */
-    int sliced = !k->whole_only;
-    kbackend_slice sl = {.fn = sliced ? k->fn->sliced : k->fn->fn, .sliced = sliced, .first = 0,
-                      .count = k->total,
-                      .smem = op->u.launch.smem, .params = op->u.launch.params,
-                      .params_size = op->u.launch.params_size, .tag = k->op->id};
-    memcpy(sl.grid, op->u.launch.grid, sizeof(sl.grid));
-    memcpy(sl.block, op->u.launch.block, sizeof(sl.block));
+    kbackend_slice sl = backend_slice(k, !k->whole_only, 0, k->total);
     kbackend_error e;
     if (s->be.ops->profile(s->be.state, &sl, &k->prof_out, sched_backend_done, sub, &e)) {
         free(sub);
@@ -129,7 +139,6 @@ static void trace_slice(ksched *s, ksched_trace_kind kind, const sched_kernel *k
 int sched_kernel_launch(ksched *s, sched_kernel *k, uint64_t count, unsigned lane,
                         unsigned cap)
 {
-    const ksched_op *op = &k->op->op;
     uint64_t first = k->next;
     if (count > k->total - first)
         count = k->total - first;
@@ -139,12 +148,9 @@ int sched_kernel_launch(ksched *s, sched_kernel *k, uint64_t count, unsigned lan
         return KSCHED_ENOMEM;
     *sub = (sched_sub){.kind = SUB_SLICE, .s = s, .kernel = k, .first = first, .count = count,
                        .lane = lane};
-    kbackend_slice sl = {.fn = sliced ? k->fn->sliced : k->fn->fn, .sliced = sliced,
-                      .first = first, .count = count, .smem = op->u.launch.smem,
-                      .params = op->u.launch.params, .params_size = op->u.launch.params_size,
-                      .lane = lane, .max_blocks_per_sm = cap, .tag = k->op->id};
-    memcpy(sl.grid, op->u.launch.grid, sizeof(sl.grid));
-    memcpy(sl.block, op->u.launch.block, sizeof(sl.block));
+    kbackend_slice sl = backend_slice(k, sliced, first, count);
+    sl.lane = lane;
+    sl.max_blocks_per_sm = cap;
     kbackend_error e = {0};
     int rc = s->be.ops->launch(s->be.state, &sl, sched_backend_done, sub, &e);
     if (rc) {

@@ -20,6 +20,8 @@ static int policy_check(const ksched_tenant_policy *p, ksched_err *err)
         return ksched_fail(err, KSCHED_EINVAL, "weight must be in (0, 1e6]");
     if (p->slicing != 0 && p->slicing != 1)
         return ksched_fail(err, KSCHED_EINVAL, "slicing must be 0 or 1");
+    if (p->kernel_time_limit_ns > KSCHED_TIME_LIMIT_MAX_NS)
+        return ksched_fail(err, KSCHED_EINVAL, "kernel time limit must be at most a day");
     return 0;
 }
 

@@ -69,6 +69,10 @@ struct kserver_config {
     uint64_t default_mem_quota; /* device bytes a tenant may hold unless the operator gives
                                    it a quota of its own (ADMIN_SET; a quota of 0 there
                                    means this default). 0 = the device's memory */
+    uint64_t default_kernel_time_limit_ns; /* each launch of a tenant may run this long
+                                   unless the operator gives it a limit of its own
+                                   (ADMIN_SET; a limit of 0 there means this default);
+                                   0 = none */
     uid_t admin_uid;            /* besides root, who may administer (the daemon's user) */
     struct kserver_tally *tally; /* may be NULL: no co-scheduling statistics */
 };

@@ -37,6 +37,7 @@ static void describe(struct ks_server *s, struct ks_conn *c, struct kernelet_ten
         t->mem_quota = pol.mem_quota;
         t->max_inflight = pol.max_inflight;
         t->flags |= pol.slicing ? KERNELET_TENANT_SLICING : 0;
+        t->kernel_time_limit_ms = (uint32_t)(pol.kernel_time_limit_ns / 1000000u);
     }
     if (ksched_tenant_get_stats(s->cfg.sched, c->tenant, &st, NULL) == 0) {
         t->mem_in_use = st.mem_in_use;
@@ -115,6 +116,10 @@ void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r
         pol.max_inflight = q->max_inflight;
     if (q->fields & KERNELET_SET_SLICING)
         pol.slicing = (int)q->slicing;
+    if (q->fields & KERNELET_SET_TIME_LIMIT) /* 0: no limit of its own, the default */
+        pol.kernel_time_limit_ns = q->kernel_time_limit_ms
+                                       ? (uint64_t)q->kernel_time_limit_ms * 1000000u
+                                       : s->cfg.default_kernel_time_limit_ns;
     rc = ksched_tenant_set_policy(s->cfg.sched, (uint32_t)q->tenant, &pol, &err);
     ks_reply_cuda(c, KERNELET_OP_ADMIN_SET, id, rc ? ks_cuda_of(rc, err.msg) : 0, 0);
 }

@@ -63,6 +63,7 @@ void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_reques
         ksched_tenant_policy pol;
         ksched_tenant_policy_default(&pol);
         pol.mem_quota = c->srv->cfg.default_mem_quota; /* until the operator sets one */
+        pol.kernel_time_limit_ns = c->srv->cfg.default_kernel_time_limit_ns; /* likewise */
         if (ksched_tenant_add(c->srv->cfg.sched, c->name, &pol, &c->tenant, &err) != 0) {
             ks_reply(c, KERNELET_OP_HELLO, id, KERNELET_ST_UNAVAILABLE, NULL, 0);
             ks_conn_close(c);

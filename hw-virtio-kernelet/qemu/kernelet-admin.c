@@ -1,8 +1,10 @@
 /*
  * virtio-kernelet's blocking calls to kerneletd: the handshake's requests (HELLO,
  * SHM_ATTACH) and the administration connection that carries the VM's policy (ADMIN_SET)
- * and reads its statistics (ADMIN_STATUS). The daemon answers these at once; a socket
- * timeout bounds how long the main loop can wait for one.
+ * and reads its statistics (ADMIN_STATUS). Only the link's worker thread makes them
+ * (kernelet-worker.c), never QEMU's main loop: a daemon that is slow to answer, or
+ * accepts and never answers, then holds up nothing but the worker. A socket timeout still
+ * bounds each call, so that the worker moves on.
  */
 #include "qemu/osdep.h"
 
@@ -89,79 +91,58 @@ uint32_t kernelet_attach(int fd, int mem_fd, uint64_t size)
     return ans.region;
 }
 
-void kernelet_open_admin(VirtIOKernelet *s)
+/* An administration connection named name; -1 when the daemon is away or refuses it. */
+int kernelet_admin_open(const char *path, const char *name)
 {
     uint8_t ans[sizeof(struct kernelet_info) + sizeof(struct kernelet_session)];
-    KerneletLink *l = &s->link;
+    int fd = kernelet_connect(path);
 
-    l->admin_fd = kernelet_connect(l->path);
-    if (l->admin_fd >= 0 && !kernelet_hello(l->admin_fd, l->name, KERNELET_HELLO_ADMIN, ans,
-                                   sizeof(ans))) {
-        warn_report("virtio-kernelet: kerneletd refused an administration connection: "
-                    "the VM's policy and statistics cannot reach it (run QEMU as root or "
-                    "as the daemon's user)");
-        close(l->admin_fd);
-        l->admin_fd = -1;
+    if (fd >= 0 && !kernelet_hello(fd, name, KERNELET_HELLO_ADMIN, ans, sizeof(ans))) {
+        close(fd);
+        fd = -1;
     }
+    return fd;
 }
 
 /* ---- policy and statistics ---- */
 
-bool kernelet_link_push_policy(VirtIOKernelet *s, const struct kdev_policy *pol, Error **errp)
+int kernelet_admin_set(int admin_fd, uint64_t tenant, const struct kdev_policy *pol)
 {
-    KerneletLink *l = &s->link;
     struct kernelet_admin_set req = {
-        .tenant = l->tenant_id, .fields = KERNELET_SET_FIELDS, .weight = pol->weight,
+        .tenant = tenant, .fields = KERNELET_SET_FIELDS, .weight = pol->weight,
         .priority = pol->priority, .max_inflight = pol->max_inflight,
         .mem_quota = pol->mem_quota, .slicing = pol->slicing,
+        .kernel_time_limit_ms = pol->kernel_time_limit_ms,
     };
-    int st;
 
-    if (!l->path || l->fd < 0 || l->admin_fd < 0) {
-        return true; /* sent when the link (re)connects */
-    }
-    st = kernelet_call(l->admin_fd, KERNELET_OP_ADMIN_SET, &req, sizeof(req), -1, NULL, 0, NULL);
-    if (st != KERNELET_ST_OK) {
-        error_setg(errp, "virtio-kernelet: kerneletd refused the policy (status %d)", st);
-        return false;
-    }
-    return true;
+    return kernelet_call(admin_fd, KERNELET_OP_ADMIN_SET, &req, sizeof(req), -1, NULL, 0,
+                         NULL);
 }
 
-void kernelet_link_refresh_stats(VirtIOKernelet *s)
+bool kernelet_admin_row(int admin_fd, uint64_t tenant, struct kernelet_tenant_status *row)
 {
-    KerneletLink *l = &s->link;
     g_autofree uint8_t *ans = g_malloc(KERNELET_MAX_REQUEST);
     struct kernelet_admin_status_req req = { 0 };
     const size_t head = sizeof(struct kernelet_admin_status);
     const size_t each = sizeof(struct kernelet_tenant_status);
 
-    if (!l->path || l->fd < 0 || l->admin_fd < 0) {
-        return;
-    }
     for (;;) {
         struct kernelet_admin_status st;
         uint32_t len = 0;
 
-        if (kernelet_call(l->admin_fd, KERNELET_OP_ADMIN_STATUS, &req, sizeof(req), -1, ans,
+        if (kernelet_call(admin_fd, KERNELET_OP_ADMIN_STATUS, &req, sizeof(req), -1, ans,
                           KERNELET_MAX_REQUEST, &len) != KERNELET_ST_OK ||
             kproto_response_check(KERNELET_OP_ADMIN_STATUS, ans, len, NULL, 0) != KPROTO_OK) {
-            return;
+            return false;
         }
         memcpy(&st, ans, head);
         if (st.n_tenants == 0) {
-            return;
+            return false;
         }
         for (uint32_t i = 0; i < st.n_tenants; i++) {
-            struct kernelet_tenant_status t;
-
-            memcpy(&t, ans + head + i * each, each);
-            if (t.id == l->tenant_id) {
-                s->state.stats.kernels_launched = t.launches;
-                s->state.stats.gpu_time_ns = t.gpu_time_ns;
-                s->state.stats.bytes_copied = t.bytes_copied;
-                s->state.stats.mem_in_use = t.mem_in_use;
-                return;
+            memcpy(row, ans + head + i * each, each);
+            if (row->id == tenant) {
+                return true;
             }
         }
         req.first += st.n_tenants;

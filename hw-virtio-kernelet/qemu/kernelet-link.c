@@ -1,10 +1,10 @@
 /*
  * virtio-kernelet's link to kerneletd (see kernelet-link.h): connecting and reconnecting,
- * relaying requests and answers, bulk data.
+ * relaying requests and answers, bulk data, the policy and the statistics.
  *
- * The handshake (HELLO, attaching staging and RAM, the policy) is done synchronously with
- * a short timeout when the connection opens (kernelet-admin.c); after it the tenant socket
- * is non-blocking and served by main-loop handlers.
+ * The handshake (HELLO, attaching staging and RAM, the policy) is a job for the worker
+ * thread (kernelet-worker.c); once it is done the tenant socket is non-blocking and served
+ * by main-loop handlers. Nothing here waits for the daemon.
  */
 #include "qemu/osdep.h"
 
@@ -34,29 +34,54 @@ static void link_writable(void *opaque);
 
 /* ---- connection up and down ---- */
 
-typedef struct {
-    VirtIOKernelet *s;
-    int fd;
-} RamWalk;
+static void link_job_done(VirtIOKernelet *s, KerneletJob *j);
 
-/* Attaches each shared, file-backed RAM block (memory-backend-memfd,share=on). */
-static int attach_ram_block(RAMBlock *rb, void *opaque)
+static KerneletJob *new_job(KerneletLink *l, KerneletJobKind kind)
 {
-    RamWalk *w = opaque;
-    KerneletLink *l = &w->s->link;
-    int mem_fd = qemu_ram_get_fd(rb);
-    uint32_t region;
+    KerneletJob *j = g_new0(KerneletJob, 1);
 
-    if (mem_fd < 0 || !qemu_ram_is_shared(rb) || l->n_ram >= KERNELET_LINK_MAX_RAM) {
+    j->kind = kind;
+    j->generation = l->generation;
+    j->tenant_id = l->tenant_id;
+    j->fd = -1;
+    j->status = -1;
+    QTAILQ_INIT(&j->waiters);
+    return j;
+}
+
+/* Notes each shared, file-backed RAM block (memory-backend-memfd,share=on) for the
+ * worker to attach. */
+static int note_ram_block(RAMBlock *rb, void *opaque)
+{
+    KerneletJob *j = opaque;
+    int mem_fd = qemu_ram_get_fd(rb);
+
+    if (mem_fd < 0 || !qemu_ram_is_shared(rb) || j->n_ram >= KERNELET_LINK_MAX_RAM) {
         return 0;
     }
-    region = kernelet_attach(w->fd, mem_fd, rb->fd_offset + qemu_ram_get_used_length(rb));
-    if (region) {
-        l->ram[l->n_ram++] = (KerneletRam){ qemu_ram_get_host_addr(rb),
-                                            qemu_ram_get_used_length(rb), rb->fd_offset,
-                                            region };
-    }
+    j->ram_fd[j->n_ram] = mem_fd;
+    j->ram_size[j->n_ram] = rb->fd_offset + qemu_ram_get_used_length(rb);
+    j->ram[j->n_ram++] = (KerneletRam){ qemu_ram_get_host_addr(rb),
+                                        qemu_ram_get_used_length(rb), rb->fd_offset, 0 };
     return 0;
+}
+
+/* Hands a connection attempt to the worker; the queues wait until it is done. */
+static void link_try_connect(void *opaque)
+{
+    VirtIOKernelet *s = opaque;
+    KerneletLink *l = &s->link;
+    KerneletJob *j;
+
+    if (l->connecting || l->fd >= 0) {
+        return;
+    }
+    j = new_job(l, KERNELET_JOB_CONNECT);
+    j->policy = s->state.policy;
+    qemu_ram_foreach_block(note_ram_block, j);
+    l->connecting = true;
+    l->policy_pending = false;
+    kernelet_worker_submit(&l->worker, j);
 }
 
 static void adopt_gpu(VirtIOKernelet *s, const struct kernelet_info *info)
@@ -68,28 +93,31 @@ static void adopt_gpu(VirtIOKernelet *s, const struct kernelet_info *info)
     s->state.gpu.cc_minor = info->gpu_cc_minor;
 }
 
-static bool handshake(VirtIOKernelet *s, int fd)
+static void set_backend(VirtIOKernelet *s, bool up)
+{
+    s->state.backend = up;
+    virtio_notify_config(VIRTIO_DEVICE(s));
+}
+
+/* Takes what the handshake learnt: the daemon's GPU, the session, the regions. */
+static void adopt_session(VirtIOKernelet *s, const KerneletJob *j)
 {
     KerneletLink *l = &s->link;
-    uint8_t ans[sizeof(struct kernelet_info) + sizeof(struct kernelet_session)];
+    const struct kernelet_info *info = (const struct kernelet_info *)j->hello;
     struct kernelet_session sess;
-    RamWalk w = { s, fd };
 
-    if (!kernelet_hello(fd, l->name, KERNELET_HELLO_VM, ans, sizeof(ans))) {
-        return false;
-    }
-    memcpy(&sess, ans + sizeof(struct kernelet_info), sizeof(sess));
+    memcpy(&sess, j->hello + sizeof(struct kernelet_info), sizeof(sess));
     l->tenant_id = sess.tenant_id;
-    adopt_gpu(s, (const struct kernelet_info *)ans);
+    adopt_gpu(s, info);
     /* An older daemon refuses a context in the header and has no CONTEXT_CLOSE. */
-    l->contexts = (((const struct kernelet_info *)ans)->proto_version & 0xffff) >=
-                  KERNELET_PROTO_MINOR_CONTEXTS;
-    l->staging_region = kernelet_attach(fd, l->staging_fd, STAGING_BYTES);
-    if (!l->staging_region) {
-        return false;
-    }
+    l->contexts = (info->proto_version & 0xffff) >= KERNELET_PROTO_MINOR_CONTEXTS;
+    l->staging_region = j->staging_region;
     l->n_ram = 0;
-    qemu_ram_foreach_block(attach_ram_block, &w);
+    for (unsigned i = 0; i < j->n_ram; i++) {
+        if (j->ram[i].region) {
+            l->ram[l->n_ram++] = j->ram[i];
+        }
+    }
     if (!l->said_mode) {
         l->said_mode = true;
         if (l->n_ram) {
@@ -101,40 +129,59 @@ static bool handshake(VirtIOKernelet *s, int fd)
                         "through the device's staging region");
         }
     }
-    return true;
 }
 
-static void set_backend(VirtIOKernelet *s, bool up)
+/* A connection attempt failed: try again later. */
+static void connect_failed(VirtIOKernelet *s, const KerneletJob *j)
 {
-    s->state.backend = up;
-    virtio_notify_config(VIRTIO_DEVICE(s));
-}
-
-static void link_try_connect(void *opaque)
-{
-    VirtIOKernelet *s = opaque;
     KerneletLink *l = &s->link;
-    int fd = kernelet_connect(l->path);
 
-    if (fd < 0 || !handshake(s, fd)) {
-        /* A daemon that accepts but does not answer (stopped, overloaded) costs the main
-         * loop a handshake timeout per try: back off to at most 32 periods. */
-        l->retry_periods = fd < 0 ? 1 : MIN(MAX(l->retry_periods, 1) * 2, 32);
-        if (fd >= 0) {
-            close(fd);
+    /* A daemon that accepts but does not answer (stopped, overloaded) costs the worker a
+     * handshake timeout per try: back off to at most 32 periods. */
+    l->retry_periods = !j->reached ? 1 : MIN(MAX(l->retry_periods, 1) * 2, 32);
+    if (!l->warned_down) {
+        l->warned_down = true;
+        warn_report("virtio-kernelet: kerneletd is not reachable at %s; retrying every "
+                    "%d ms", l->path, KERNELET_LINK_RETRY_MS);
+    }
+    timer_mod(l->retry, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
+                        (int64_t)KERNELET_LINK_RETRY_MS * l->retry_periods);
+}
+
+static void connect_done(VirtIOKernelet *s, KerneletJob *j)
+{
+    KerneletLink *l = &s->link;
+
+    if (j->generation != l->generation) {
+        if (j->fd >= 0) {
+            close(j->fd);   /* reset meanwhile: a newer attempt is out */
         }
-        timer_mod(l->retry, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
-                            (int64_t)KERNELET_LINK_RETRY_MS * l->retry_periods);
         return;
     }
+    l->connecting = false;
+    kernelet_resume_queues(s);
+    if (j->fd < 0) {
+        connect_failed(s, j);
+        return;
+    }
+    adopt_session(s, j);
     l->retry_periods = 1;
-    qemu_socket_set_nonblock(fd);
-    l->fd = fd;
+    qemu_socket_set_nonblock(j->fd);
+    l->fd = j->fd;
     l->in_len = 0;
     l->warned_down = false;
-    kernelet_open_admin(s);
-    kernelet_link_push_policy(s, &s->state.policy, NULL);
-    qemu_set_fd_handler(fd, link_readable, NULL, s);
+    l->admin = j->admin;
+    if (!j->admin) {
+        warn_report("virtio-kernelet: kerneletd refused an administration connection: "
+                    "the VM's policy and statistics cannot reach it (run QEMU as root or "
+                    "as the daemon's user)");
+    } else if (j->status != KERNELET_ST_OK) {
+        warn_report("virtio-kernelet: kerneletd refused the policy (status %d)", j->status);
+    }
+    if (l->policy_pending) {
+        kernelet_link_push_policy(s, &s->state.policy);
+    }
+    qemu_set_fd_handler(l->fd, link_readable, NULL, s);
     set_backend(s, true);
 }
 
@@ -159,17 +206,17 @@ static void pending_free(KerneletLink *l, KerneletPending *p)
     g_free(p);
 }
 
-/* Closes both connections and forgets unsent output. */
+/* Closes the tenant connection and forgets unsent output; what the worker was asked for
+ * the old connection is dropped when it comes back (the administration connection is
+ * replaced at the next connection). */
 static void close_link(KerneletLink *l)
 {
+    l->generation++;
+    l->connecting = false;
     if (l->fd >= 0) {
         qemu_set_fd_handler(l->fd, NULL, NULL, NULL);
         close(l->fd);
         l->fd = -1;
-    }
-    if (l->admin_fd >= 0) {
-        close(l->admin_fd);
-        l->admin_fd = -1;
     }
     if (l->out) {
         g_byte_array_set_size(l->out, 0);
@@ -409,8 +456,8 @@ bool kernelet_link_throttled(VirtIOKernelet *s)
 {
     KerneletLink *l = &s->link;
 
-    return l->path && l->fd >= 0 &&
-           (l->out->len > KERNELET_LINK_OUT_MAX || free_slot(l) < 0);
+    return l->path && (l->connecting || (l->fd >= 0 &&
+           (l->out->len > KERNELET_LINK_OUT_MAX || free_slot(l) < 0)));
 }
 
 /* Rewrites the payload's bulk references: zero-copy when every range lies in shared RAM,
@@ -467,6 +514,122 @@ static void send_request(VirtIOKernelet *s, KerneletPending *p, const uint8_t *p
     flush_out(s);
 }
 
+/* ---- policy and statistics, through the worker ---- */
+
+static void submit_stats(VirtIOKernelet *s)
+{
+    KerneletLink *l = &s->link;
+    KerneletJob *j = new_job(l, KERNELET_JOB_STATS);
+    KerneletWaiting *w;
+
+    while ((w = QTAILQ_FIRST(&l->stats_waiting)) != NULL) {
+        QTAILQ_REMOVE(&l->stats_waiting, w, next);
+        QTAILQ_INSERT_TAIL(&j->waiters, w, next);
+    }
+    l->stats_job = j;
+    kernelet_worker_submit(&l->worker, j);
+}
+
+/* GET_STATS waits for a statistics job asked for after it arrived. */
+static void wait_for_stats(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *elem)
+{
+    KerneletLink *l = &s->link;
+    KerneletWaiting *w = g_new0(KerneletWaiting, 1);
+
+    w->vq = vq;
+    w->elem = elem;
+    QTAILQ_INSERT_TAIL(&l->stats_waiting, w, next);
+    if (!l->stats_job) {
+        submit_stats(s);
+    }
+}
+
+/* Drops waiting chains unanswered (reset, unplug). */
+static void drop_waiting(KerneletWaitList *list)
+{
+    KerneletWaiting *w;
+
+    while ((w = QTAILQ_FIRST(list)) != NULL) {
+        QTAILQ_REMOVE(list, w, next);
+        virtqueue_detach_element(w->vq, w->elem, 0);
+        g_free(w->elem);
+        g_free(w);
+    }
+}
+
+static void stats_done(VirtIOKernelet *s, KerneletJob *j)
+{
+    KerneletLink *l = &s->link;
+    KerneletWaiting *w;
+
+    if (l->stats_job == j) {
+        l->stats_job = NULL;
+    }
+    if (j->ok && j->generation == l->generation) {
+        s->state.stats.kernels_launched = j->row.launches;
+        s->state.stats.gpu_time_ns = j->row.gpu_time_ns;
+        s->state.stats.bytes_copied = j->row.bytes_copied;
+        s->state.stats.mem_in_use = j->row.mem_in_use;
+    }
+    while ((w = QTAILQ_FIRST(&j->waiters)) != NULL) {
+        QTAILQ_REMOVE(&j->waiters, w, next);
+        kernelet_serve_chain(s, w->vq, w->elem);
+        g_free(w);
+    }
+    if (!l->stats_job && !QTAILQ_EMPTY(&l->stats_waiting)) {
+        submit_stats(s);
+    }
+}
+
+void kernelet_link_request_stats(VirtIOKernelet *s)
+{
+    KerneletLink *l = &s->link;
+
+    if (l->path && l->fd >= 0 && l->admin && !l->stats_job) {
+        submit_stats(s);
+    }
+}
+
+void kernelet_link_push_policy(VirtIOKernelet *s, const struct kdev_policy *pol)
+{
+    KerneletLink *l = &s->link;
+    KerneletJob *j;
+
+    if (!l->path) {
+        return;
+    }
+    if (l->connecting) {
+        l->policy_pending = true;   /* the attempt out may carry an older one */
+        return;
+    }
+    if (l->fd < 0 || !l->admin) {
+        return; /* sent when the link connects (refused: said once then) */
+    }
+    j = new_job(l, KERNELET_JOB_POLICY);
+    j->policy = *pol;
+    kernelet_worker_submit(&l->worker, j);
+}
+
+static void link_job_done(VirtIOKernelet *s, KerneletJob *j)
+{
+    switch (j->kind) {
+    case KERNELET_JOB_CONNECT:
+        connect_done(s, j);
+        break;
+    case KERNELET_JOB_POLICY:
+        if (j->generation == s->link.generation && j->status != KERNELET_ST_OK) {
+            warn_report("virtio-kernelet: kerneletd refused the policy (status %d); it "
+                        "stays in the device and is sent again at the next connection",
+                        j->status);
+        }
+        break;
+    case KERNELET_JOB_STATS:
+        stats_done(s, j);
+        break;
+    }
+    g_free(j);
+}
+
 bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *elem,
                            struct kdev_req *req, uint32_t status, bool *paused)
 {
@@ -482,8 +645,12 @@ bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *e
         return false; /* the device answers (or, for x-fault=broken, breaks) itself */
     }
     if (status == KERNELET_ST_OK && kdev_relay_local(req->opcode, l->fd >= 0 && l->contexts)) {
-        if (req->opcode == KERNELET_OP_GET_STATS) {
-            kernelet_link_refresh_stats(s); /* the device answers with the daemon's counters */
+        if (req->opcode == KERNELET_OP_GET_STATS && l->fd >= 0 && l->admin) {
+            /* the device answers with the daemon's counters, once the worker has them */
+            free(req->payload);
+            req->payload = NULL;
+            wait_for_stats(s, vq, elem);
+            return true;
         }
         return false;
     }
@@ -538,8 +705,9 @@ bool kernelet_link_start(VirtIOKernelet *s, Error **errp)
 {
     KerneletLink *l = &s->link;
 
-    l->fd = l->admin_fd = l->staging_fd = -1;
+    l->fd = l->staging_fd = -1;
     QTAILQ_INIT(&l->pending);
+    QTAILQ_INIT(&l->stats_waiting);
     if (!l->path) {
         return true;
     }
@@ -558,12 +726,11 @@ bool kernelet_link_start(VirtIOKernelet *s, Error **errp)
         return false;
     }
     l->retry = timer_new_ms(QEMU_CLOCK_REALTIME, link_try_connect, s);
+    l->worker.path = l->path;
+    l->worker.name = l->name;
+    l->worker.staging_fd = l->staging_fd;
+    kernelet_worker_start(&l->worker, s, link_job_done);
     link_try_connect(s);
-    if (l->fd < 0) {
-        warn_report("virtio-kernelet: kerneletd is not reachable at %s; retrying every "
-                    "%d ms", l->path, KERNELET_LINK_RETRY_MS);
-        l->warned_down = true;
-    }
     return true;
 }
 
@@ -588,7 +755,11 @@ void kernelet_link_reset(VirtIOKernelet *s)
         return;
     }
     drop_pending(l);
-    if (l->fd >= 0) {
+    drop_waiting(&l->stats_waiting);
+    if (l->stats_job) {
+        drop_waiting(&l->stats_job->waiters);
+    }
+    if (l->fd >= 0 || l->connecting) {
         close_link(l);
         link_try_connect(s);
     }
@@ -602,7 +773,13 @@ void kernelet_link_stop(VirtIOKernelet *s)
         return;
     }
     drop_pending(l);
+    drop_waiting(&l->stats_waiting);
+    if (l->stats_job) {
+        drop_waiting(&l->stats_job->waiters);
+        l->stats_job = NULL;
+    }
     close_link(l);
+    kernelet_worker_stop(&l->worker);
     if (l->retry) {
         timer_free(l->retry);
         l->retry = NULL;

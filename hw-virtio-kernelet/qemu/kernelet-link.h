@@ -6,11 +6,19 @@
  * asynchronously: answers come back through a main-loop handler and complete the chain
  * they belong to. When the daemon goes away every pending chain is answered UNAVAILABLE,
  * the backend flag drops (config interrupt) and a timer retries the connection.
+ *
+ * QEMU's main loop never waits for the daemon. What needs blocking calls (connecting and
+ * the handshake, the policy, the statistics) is a job for the link's worker thread, which
+ * alone owns the administration connection; its result comes back to the main loop
+ * through a bottom half (kernelet-worker.c), as the thread-pool completions of QEMU's
+ * block layer do. While a connection is being made the queues pause (chains wait in the
+ * rings); a guest's GET_STATS waits, off the main loop, for a fresh statistics job.
  */
 #ifndef QEMU_KERNELET_LINK_H
 #define QEMU_KERNELET_LINK_H
 
 #include "qemu/queue.h"
+#include "qemu/thread.h"
 #include "qemu/timer.h"
 #include "hw/virtio/virtio.h"
 #include "kdev_request.h"
@@ -22,6 +30,15 @@ typedef struct VirtIOKernelet VirtIOKernelet;
 #define KERNELET_LINK_MAX_RAM   8      /* RAM blocks attached as regions */
 #define KERNELET_LINK_RETRY_MS  1000   /* reconnection period while the daemon is away */
 #define KERNELET_LINK_OUT_MAX   (1u << 20)  /* queued bytes before the queues pause */
+
+/* A chain waiting for something other than its own answer (GET_STATS: the statistics). */
+typedef struct KerneletWaiting {
+    VirtQueue *vq;
+    VirtQueueElement *elem;
+    QTAILQ_ENTRY(KerneletWaiting) next;
+} KerneletWaiting;
+
+typedef QTAILQ_HEAD(, KerneletWaiting) KerneletWaitList;
 
 /* A chain forwarded to kerneletd, waiting for its answer. */
 typedef struct KerneletPending {
@@ -41,11 +58,63 @@ typedef struct KerneletRam {
     uint32_t region;           /* daemon's region id */
 } KerneletRam;
 
+/* Work for the worker thread: its kind and inputs from the main loop, its results back. */
+typedef enum { KERNELET_JOB_CONNECT, KERNELET_JOB_POLICY, KERNELET_JOB_STATS } KerneletJobKind;
+
+typedef struct KerneletJob {
+    KerneletJobKind kind;
+    uint64_t generation;       /* the link's when submitted: a stale result is dropped */
+    struct kdev_policy policy; /* CONNECT, POLICY: sent to the daemon */
+    uint64_t tenant_id;        /* POLICY, STATS */
+    /* CONNECT: the shared RAM blocks to attach (fd, size; host, len, fd_offset kept) */
+    int ram_fd[KERNELET_LINK_MAX_RAM];
+    uint64_t ram_size[KERNELET_LINK_MAX_RAM];
+    KerneletRam ram[KERNELET_LINK_MAX_RAM];    /* region filled by the worker (0: refused) */
+    unsigned n_ram;
+    /* results */
+    int fd;                    /* CONNECT: the tenant connection after the handshake, or -1 */
+    bool reached;              /* CONNECT: the daemon accepted (it may not have answered) */
+    bool admin;                /* CONNECT: an administration connection is open */
+    uint8_t hello[sizeof(struct kernelet_info) + sizeof(struct kernelet_session)];
+    uint32_t staging_region;
+    int status;                /* CONNECT, POLICY: the ADMIN_SET answer; -1 none */
+    bool ok;                   /* STATS: row holds the tenant's row */
+    struct kernelet_tenant_status row;
+    KerneletWaitList waiters;  /* STATS: GET_STATS chains it answers (main loop only) */
+    QSIMPLEQ_ENTRY(KerneletJob) next;
+} KerneletJob;
+
+typedef void KerneletJobDone(VirtIOKernelet *s, KerneletJob *job);
+typedef QSIMPLEQ_HEAD(KerneletJobQueue, KerneletJob) KerneletJobQueue;
+
+/* The thread that makes the blocking calls (kernelet-worker.c). */
+typedef struct KerneletWorker {
+    QemuThread thread;
+    QemuMutex lock;
+    QemuCond wake;
+    KerneletJobQueue todo;
+    KerneletJobQueue done;
+    QEMUBH *bh;                /* runs done jobs' completions on the main loop */
+    bool started;
+    bool stop;
+    int admin_fd;              /* the administration connection: the worker's alone */
+    const char *path, *name;   /* the link's, unchanged while the worker runs */
+    int staging_fd;
+    VirtIOKernelet *s;
+    KerneletJobDone *done_fn;
+} KerneletWorker;
+
 typedef struct KerneletLink {
     char *path;                /* the daemon's socket; NULL: no link (standalone device) */
     char *name;                /* tenant name the daemon shows */
     int fd;                    /* tenant connection, -1 while down */
-    int admin_fd;              /* administration connection, -1 when refused or down */
+    KerneletWorker worker;     /* connects, sends the policy, reads the statistics */
+    uint64_t generation;       /* bumped when the connection closes */
+    bool connecting;           /* a CONNECT job is out: the queues wait */
+    bool admin;                /* the worker holds an administration connection */
+    bool policy_pending;       /* the policy changed while connecting: send it after */
+    KerneletJob *stats_job;    /* the STATS job out, or NULL */
+    KerneletWaitList stats_waiting; /* GET_STATS chains for the next STATS job */
     uint64_t tenant_id;
     bool contexts;             /* the daemon keeps guest contexts apart (protocol 0.2+) */
     uint64_t next_id;
@@ -86,25 +155,36 @@ bool kernelet_link_throttled(VirtIOKernelet *s);
  * it returns true with *paused set, the queue must pause (output or staging full). */
 bool kernelet_link_forward(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *elem,
                            struct kdev_req *req, uint32_t status, bool *paused);
-/* Sends policy pol to the daemon (true at once while the link is down: the device sends
- * its policy when it connects); false with errp set when the daemon refuses it. */
-bool kernelet_link_push_policy(VirtIOKernelet *s, const struct kdev_policy *pol, Error **errp);
-/* Refreshes s->state.stats' daemon counters (kernels, GPU time, bytes, memory). */
-void kernelet_link_refresh_stats(VirtIOKernelet *s);
+/* Sends policy pol to the daemon, without waiting (at the next connection while the link
+ * is down or connecting); a refusal by the daemon is logged. */
+void kernelet_link_push_policy(VirtIOKernelet *s, const struct kdev_policy *pol);
+/* Asks the daemon for s->state.stats' daemon counters (kernels, GPU time, bytes, memory)
+ * without waiting: they are updated when the answer comes. */
+void kernelet_link_request_stats(VirtIOKernelet *s);
 
-/* Blocking calls (kernelet-admin.c), for the handshake and the administration connection.
+/* The worker thread (kernelet-worker.c). start: before the first job (path, name,
+ * staging_fd set); submit: queues job, whose completion done runs on the main loop; stop:
+ * joins the thread and frees the jobs not completed (closing their connections). */
+void kernelet_worker_start(KerneletWorker *w, VirtIOKernelet *s, KerneletJobDone *done);
+void kernelet_worker_submit(KerneletWorker *w, KerneletJob *job);
+void kernelet_worker_stop(KerneletWorker *w);
+
+/* Blocking calls (kernelet-admin.c), made by the worker thread only.
  * kernelet_connect: a connection whose calls time out, or -1.
  * kernelet_call: one request and its answer; the answer's status or -1 (payload into
  *   resp, cap bytes; *resp_len gets its size).
  * kernelet_hello: HELLO as `name` with `flags`; ans receives info + session (cap bytes).
  * kernelet_attach: SHM_ATTACH of size bytes of mem_fd; the region id or 0.
- * kernelet_open_admin: opens s's administration connection (or warns once that the
- *   daemon refused it). */
+ * kernelet_admin_open: an administration connection, or -1 (away or refused).
+ * kernelet_admin_set: ADMIN_SET of pol for tenant; the answer's status or -1.
+ * kernelet_admin_row: ADMIN_STATUS until tenant's row, into *row; false when not found. */
 int kernelet_connect(const char *path);
 int kernelet_call(int fd, uint16_t op, const void *payload, uint32_t len, int pass_fd,
                   void *resp, size_t cap, uint32_t *resp_len);
 bool kernelet_hello(int fd, const char *name, uint32_t flags, uint8_t *ans, size_t cap);
 uint32_t kernelet_attach(int fd, int mem_fd, uint64_t size);
-void kernelet_open_admin(VirtIOKernelet *s);
+int kernelet_admin_open(const char *path, const char *name);
+int kernelet_admin_set(int admin_fd, uint64_t tenant, const struct kdev_policy *pol);
+bool kernelet_admin_row(int admin_fd, uint64_t tenant, struct kernelet_tenant_status *row);
 
 #endif

@@ -25,7 +25,7 @@ struct VirtIOKerneletPCI {
 
 /* Properties of the virtio device that the proxy exposes under the same names. */
 static const char *const kernelet_pci_aliases[] = {
-    "weight", "priority", "mem-quota", "max-inflight", "slicing",
+    "weight", "priority", "mem-quota", "max-inflight", "slicing", "kernel-time-limit-ms",
     "kernels-launched", "gpu-time-ns", "bytes-copied", "mem-in-use", "errors", "requests",
     "quota-hits", "bulk-zero-copy", "bulk-staged",
     "x-fault",

@@ -6,11 +6,12 @@
  * memory (bulk data is never copied whole); the decoder validates it and writes a
  * response header with a status. A diagnostic echo may ask to be held for a while before
  * it is served (a timer per held chain); reset and unplug drop held chains. The
- * run-time operator policy (weight, priority, mem-quota, max-inflight, slicing) and the
- * read-only statistics are QOM properties added in instance_init, because static qdev
- * properties cannot change after realize. Migration is refused: the tenant's GPU state
- * lives in kerneletd on this host and cannot move with the VM. With the socket property,
- * requests the device does not answer itself go to kerneletd (kernelet-link.c).
+ * run-time operator policy (weight, priority, mem-quota, max-inflight, slicing,
+ * kernel-time-limit-ms) and the read-only statistics are QOM properties added in
+ * instance_init, because static qdev properties cannot change after realize. Migration is
+ * refused: the tenant's GPU state lives in kerneletd on this host and cannot move with the
+ * VM. With the socket property, requests the device does not answer itself go to
+ * kerneletd (kernelet-link.c).
  */
 #include "qemu/osdep.h"
 
@@ -94,30 +95,36 @@ static void kernelet_held_free(KerneletHeld *h, bool detach)
     g_free(h);
 }
 
-static void kernelet_held_expired(void *opaque)
+void kernelet_serve_chain(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *elem)
 {
-    KerneletHeld *h = opaque;
-    VirtIOKernelet *s = h->dev;
     VirtIODevice *vdev = VIRTIO_DEVICE(s);
-    VirtQueue *vq = h->vq;
-    unsigned vq_index = h->vq_index;
-    VirtQueueElement *elem = h->elem;
+    unsigned vq_index = vq == s->launch_vq ? KERNELET_VQ_LAUNCH : KERNELET_VQ_REQUEST;
     struct kdev_chain chain = kernelet_chain(elem);
     struct kdev_req r;
     uint32_t status;
 
     if (vdev->broken) {
         /* The guest resets a broken device, which drops the chain anyway. */
-        kernelet_held_free(h, true);
+        virtqueue_detach_element(vq, elem, 0);
+        g_free(elem);
         return;
     }
-    kernelet_held_free(h, false);
-    /* Decoded again: a held chain (a delayed diagnostic echo) is served a timer period
-     * after it was looked at, and its decoded payload is not kept meanwhile. */
+    /* Decoded again: its decoded payload was not kept while it waited. */
     status = kdev_decode_chain(&chain, &r);
     if (kernelet_complete(s, vq, vq_index, elem, &r, status)) {
         virtio_notify(vdev, vq);
     }
+}
+
+static void kernelet_held_expired(void *opaque)
+{
+    KerneletHeld *h = opaque;
+    VirtIOKernelet *s = h->dev;
+    VirtQueue *vq = h->vq;
+    VirtQueueElement *elem = h->elem;
+
+    kernelet_held_free(h, false);
+    kernelet_serve_chain(s, vq, elem);
 }
 
 static void kernelet_hold(VirtIOKernelet *s, VirtQueue *vq, unsigned vq_index,
@@ -216,8 +223,9 @@ static uint64_t kernelet_get_features(VirtIODevice *vdev, uint64_t f, Error **er
 
 /* ---- run-time policy properties ---- */
 
-/* Applies a policy once it is valid and the daemon (when linked) took it: records it and
- * tells the guest that config changed. A refused policy leaves the old one in force. */
+/* Applies a policy once it is valid: records it, sends it to the daemon (when linked;
+ * without waiting: a refusal there is logged) and tells the guest that config changed. An
+ * invalid policy leaves the old one in force. */
 static bool kernelet_policy_commit(VirtIOKernelet *s, const struct kdev_policy *p,
                                    Error **errp)
 {
@@ -227,9 +235,7 @@ static bool kernelet_policy_commit(VirtIOKernelet *s, const struct kdev_policy *
         error_setg(errp, "virtio-kernelet: %s", why);
         return false;
     }
-    if (!kernelet_link_push_policy(s, p, errp)) {
-        return false;
-    }
+    kernelet_link_push_policy(s, p);
     s->state.policy = *p;
     virtio_notify_config(VIRTIO_DEVICE(s));
     return true;
@@ -327,7 +333,8 @@ static void kernelet_get_stat(Object *obj, Visitor *v, const char *name, void *o
     uint64_t value;
 
     if ((uintptr_t)opaque >= offsetof(struct kernelet_stats, kernels_launched)) {
-        kernelet_link_refresh_stats(s); /* the daemon's counters */
+        /* the daemon's counters as last read; a fresh read is asked for, not waited for */
+        kernelet_link_request_stats(s);
     }
     value = *(uint64_t *)((char *)&s->state.stats + (uintptr_t)opaque);
     visit_type_uint64(v, name, &value, errp);
@@ -350,6 +357,7 @@ static void kernelet_instance_init(Object *obj)
         { "weight", offsetof(struct kdev_policy, weight) },
         { "priority", offsetof(struct kdev_policy, priority) },
         { "max-inflight", offsetof(struct kdev_policy, max_inflight) },
+        { "kernel-time-limit-ms", offsetof(struct kdev_policy, kernel_time_limit_ms) },
     };
     static const struct { const char *name; size_t off; } stats[] = {
         { "requests", offsetof(struct kernelet_stats, requests) },

@@ -48,8 +48,6 @@ struct VirtIOKernelet {
     /* Chains held before they are served (diagnostic delays). */
     QTAILQ_HEAD(, KerneletHeld) held;
 
-    /* Bumped on every policy change so the daemon link can tell what it has sent. */
-
     Error *migration_blocker;
 
     /* The link to kerneletd (socket property); inactive without a socket. */
@@ -62,5 +60,8 @@ struct VirtIOKernelet {
 struct kdev_chain kernelet_chain(VirtQueueElement *elem);
 /* Serves both queues again soon (from a bottom half), after the link paused them. */
 void kernelet_resume_queues(VirtIOKernelet *s);
+/* Serves a chain the device answers itself that waited (held, or for the statistics),
+ * decoding it again, and notifies the guest; drops it when the device is broken. */
+void kernelet_serve_chain(VirtIOKernelet *s, VirtQueue *vq, VirtQueueElement *elem);
 
 #endif

@@ -150,6 +150,13 @@ typedef struct kbackend_slice {
                                    most this many blocks of this launch on one SM (sim:
                                    exact; a real GPU may approximate it or ignore it) */
     uint64_t tag;               /* the original launch's id, the same for all its slices */
+    uint64_t time_limit_ns;     /* the tenant's kernel time limit: a launch running longer
+                                   completes with KBACKEND_ELAUNCH and a message that says
+                                   "time limit" (the server answers CUDA's launch timeout);
+                                   the backend stops it where it can (emu) and at least
+                                   reports it (cuda). 0 = none */
+    const char *tenant;         /* the tenant's name, for the operator's log; valid only
+                                   during the call; may be NULL */
 } kbackend_slice;
 
 /* The result of one submission. */

@@ -387,6 +387,8 @@ struct kernelet_tenant_status {
     uint64_t bytes_copied;
     uint64_t requests;
     uint64_t errors;
+    uint32_t kernel_time_limit_ms; /* a launch of it running longer is stopped; 0 = none */
+    uint32_t reserved;
 };
 
 #define KERNELET_SET_WEIGHT       (1u << 0)
@@ -394,7 +396,8 @@ struct kernelet_tenant_status {
 #define KERNELET_SET_MEM_QUOTA    (1u << 2)
 #define KERNELET_SET_MAX_INFLIGHT (1u << 3)
 #define KERNELET_SET_SLICING      (1u << 4)
-#define KERNELET_SET_FIELDS       0x1fu
+#define KERNELET_SET_TIME_LIMIT   (1u << 5)
+#define KERNELET_SET_FIELDS       0x3fu
 
 struct kernelet_admin_set {
     uint64_t tenant;
@@ -404,12 +407,14 @@ struct kernelet_admin_set {
     uint32_t max_inflight;    /* 1..65536 */
     uint64_t mem_quota;       /* bytes, 0 = none */
     uint32_t slicing;         /* 0 or 1 */
-    uint32_t reserved;
+    uint32_t kernel_time_limit_ms; /* 0..KERNELET_TIME_LIMIT_MAX_MS; 0 = kerneletd's
+                                      --kernel-time-limit */
 };
 
 #define KERNELET_WEIGHT_MAX       10000u
 #define KERNELET_PRIORITY_MAX     7u
 #define KERNELET_INFLIGHT_MAX     65536u
+#define KERNELET_TIME_LIMIT_MAX_MS 86400000u  /* a day */
 
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_cuda_error) == 8, "cuda error layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_hello_tenant) == 72, "hello tenant layout");
@@ -424,7 +429,7 @@ KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_copy) == 72, "copy record layo
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_memset) == 56, "memset record layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_event) == 24, "event record layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_admin_status) == 120, "admin status layout");
-KERNELET_STATIC_ASSERT(sizeof(struct kernelet_tenant_status) == 176, "tenant status layout");
+KERNELET_STATIC_ASSERT(sizeof(struct kernelet_tenant_status) == 184, "tenant status layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_admin_set) == 40, "admin set layout");
 
 /* ======================================================================================

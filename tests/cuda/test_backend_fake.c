@@ -768,6 +768,92 @@ static void test_profile_whole_without_counters(void)
     be.ops->destroy(be.state);
 }
 
+/* ---- kernel time limits ---- */
+
+typedef struct notes {
+    pthread_mutex_t lock;
+    char text[512];
+    unsigned n;
+    uint64_t first_ns;          /* when the first note came */
+} notes;
+
+static void on_note(void *user, const char *msg)
+{
+    notes *n = user;
+    pthread_mutex_lock(&n->lock);
+    if (!n->n++) {
+        g_strlcpy(n->text, msg, sizeof(n->text));
+        n->first_ns = g_get_monotonic_time() * 1000u;
+    }
+    pthread_mutex_unlock(&n->lock);
+}
+
+static const char stall_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
+                                ".visible .entry stall(.param .u32 ms)\n{\n    ret;\n}\n";
+
+/* stall for ms on lane, under limit_ns for tenant; *w counts the completion. */
+static void launch_stall(const kbackend *be, kbackend_function *fn, unsigned lane, uint32_t ms,
+                         uint64_t limit_ns, const char *tenant, ticket *t)
+{
+    kbackend_slice s = {.fn = fn, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1,
+                        .params = &ms, .params_size = sizeof(ms), .lane = lane,
+                        .time_limit_ns = limit_ns, .tenant = tenant};
+    kbackend_error e = {0};
+    g_assert_cmpint(be->ops->launch(be->state, &s, on_done, t, &e), ==, 0);
+}
+
+/* A launch past its tenant's limit is told to the operator at the deadline, naming the
+ * tenant, while it still runs (the GPU cannot stop it: the fake's stall goes on), and
+ * completes with a time-limit message; launches within their limits, or without one,
+ * complete normally. */
+static void test_time_limit(void)
+{
+    notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.note = on_note;
+    cfg.note_user = &n;
+    kcuda *kc;
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
+    kbackend be;
+    kcuda_backend(kc, &be);
+    kbackend_module *mod;
+    kbackend_function *fn;
+    g_assert_cmpint(be.ops->module_load_ptx(be.state, stall_ptx, strlen(stall_ptx), &mod, &e),
+                    ==, 0);
+    g_assert_cmpint(be.ops->function_get(be.state, mod, "stall", &fn, NULL, &e), ==, 0);
+
+    waiter slow, fine;
+    waiter_init(&slow);
+    waiter_init(&fine);
+    ticket ts = {&slow, 0, 0}, tf = {&fine, 1, 0}, tu = {&fine, 2, 0};
+    uint64_t start = g_get_monotonic_time() * 1000u;
+    launch_stall(&be, fn, 0, 600, 150000000u, "slowpoke", &ts);
+    launch_stall(&be, fn, 1, 300, 5000000000u, "patient", &tf);
+    launch_stall(&be, fn, 2, 300, 0, "unlimited", &tu);
+    waiter_wait(&fine, 2);
+    g_assert_cmpuint(fine.failed, ==, 0);
+    waiter_wait(&slow, 1);
+    uint64_t end = g_get_monotonic_time() * 1000u;
+    g_assert_cmpint(slow.last_status, ==, KBACKEND_ELAUNCH);
+    g_assert_nonnull(strstr(slow.last_msg, "time limit"));
+    g_test_message("%s", slow.last_msg);
+
+    pthread_mutex_lock(&n.lock);
+    g_assert_cmpuint(n.n, ==, 1);
+    g_assert_nonnull(strstr(n.text, "'slowpoke'"));
+    g_assert_nonnull(strstr(n.text, "stall"));
+    g_assert_cmpuint(n.first_ns - start, >=, 150000000u);
+    g_assert_cmpuint(n.first_ns, <, end);      /* told while it still ran */
+    pthread_mutex_unlock(&n.lock);
+    g_test_message("note after %.3f s, completion after %.3f s: %s",
+                   (double)(n.first_ns - start) / 1e9, (double)(end - start) / 1e9, n.text);
+    g_assert_cmpint(be.ops->module_unload(be.state, mod, &e), ==, 0);
+    be.ops->destroy(be.state);
+}
+
 /* A fault loses the context: the launch completes with KBACKEND_ELOST naming the error,
  * everything after is refused, and a new backend (after destroy resets the context) works. */
 static void test_fault(void)
@@ -839,5 +925,6 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/profile-whole-without-counters",
                     test_profile_whole_without_counters);
     g_test_add_func("/cuda/backend-fake/fault", test_fault);
+    g_test_add_func("/cuda/backend-fake/time-limit", test_time_limit);
     return g_test_run();
 }

@@ -110,13 +110,13 @@ def test_policy(qemu):
     vm = VM(qemu, ["-device", "virtio-kernelet-pci,id=kl0"])
     try:
         defaults = {"weight": 100, "priority": 0, "mem-quota": 0, "max-inflight": 256,
-                    "slicing": True}
+                    "slicing": True, "kernel-time-limit-ms": 0}
         for prop, want in defaults.items():
             got = vm.cmd("qom-get", path=DEV, property=prop)
             check(f"default {prop} is {want!r}", got == want, f"got {got!r}")
 
         new = {"weight": 400, "priority": 7, "mem-quota": 3 << 30, "max-inflight": 16,
-               "slicing": False}
+               "slicing": False, "kernel-time-limit-ms": 86400000}
         for prop, value in new.items():
             vm.cmd("qom-set", path=DEV, property=prop, value=value)
             got = vm.cmd("qom-get", path=DEV, property=prop)
@@ -136,6 +136,9 @@ def test_policy(qemu):
         expect_error(vm, DEV, "mem-quota", (1 << 50) + 1, "mem-quota")
         expect_error(vm, DEV, "slicing", "sometimes")
         expect_error(vm, DEV, "slicing", 1)
+        expect_error(vm, DEV, "kernel-time-limit-ms", 86400001, "kernel-time-limit-ms")
+        expect_error(vm, DEV, "kernel-time-limit-ms", -1)
+        expect_error(vm, DEV, "kernel-time-limit-ms", 1.5)
 
         for stat in ["requests", "errors", "kernels-launched", "gpu-time-ns", "bytes-copied",
                      "mem-in-use"]:

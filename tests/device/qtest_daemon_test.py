@@ -211,24 +211,30 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     qmp.cmd("qom-set", path=path, property="priority", value=2)
     qmp.cmd("qom-set", path=path, property="max-inflight", value=16)
     qmp.cmd("qom-set", path=path, property="slicing", value=False)
+    qmp.cmd("qom-set", path=path, property="kernel-time-limit-ms", value=2500)
+    guest_stats(dev)    # the device's worker sends the policy before it reads these
     out = subprocess.run([ctl, "--socket", sock, "--json"], capture_output=True,
                          text=True).stdout
     row = next((t for t in json.loads(out)["tenants"] if t["name"] == TENANT), None)
-    check("QMP policy appears in kernelet-ctl status (weight, priority, max-inflight, slicing)",
+    check("QMP policy appears in kernelet-ctl status (weight, priority, max-inflight, slicing, "
+          "kernel time limit)",
           row is not None and row["policy"] == {"weight": 300, "priority": 2,
-                                                "max_inflight": 16, "slicing": False}, out)
+                                                "max_inflight": 16, "slicing": False,
+                                                "kernel_time_limit_s": 2.5}, out)
     qmp.cmd("qom-set", path=path, property="slicing", value=True)
     check("kernelet-ctl status marks the tenant as a VM", row is not None and row["kind"] == "vm",
           out)
+    guest = guest_stats(dev)
+    check("GET_STATS in the guest carries the daemon's counters: bytes copied, memory",
+          guest is not None and guest[4] >= 4 * 20000 and guest[5] == 2 * (1 << 16),
+          f"{guest}")
+    # QMP reads the counters the device read last (GET_STATS just did), never waiting
     copied = qmp.cmd("qom-get", path=path, property="bytes-copied")
     mem = qmp.cmd("qom-get", path=path, property="mem-in-use")
-    check("statistics from the daemon: bytes copied and memory in use",
-          copied >= 4 * 20000 and mem == 2 * (1 << 16), f"copied {copied} mem {mem}")
-    st, body, _, _, _ = request(dev, 0, 0x0003)
-    guest = struct.unpack_from("<6Q", body) if st == ST["OK"] and len(body) >= 48 else None
-    check("GET_STATS in the guest carries the daemon's counters",
-          guest is not None and guest[4] == copied and guest[5] == mem, f"{guest}")
+    check("statistics over QMP: the daemon's counters as last read",
+          guest is not None and (copied, mem) == guest[4:6], f"copied {copied} mem {mem}")
     qmp.cmd("qom-set", path=path, property="mem-quota", value=3 << 16)
+    guest_stats(dev)    # the policy has reached the daemon once this is answered
     st, _, _, _, _ = request(dev, 0, OP_MEM_ALLOC, struct.pack("<QII", 2 << 16, 0, 0))
     hits = qmp.cmd("qom-get", path=path, property="quota-hits")
     check("mem-quota set over QMP is enforced by the daemon (QUOTA, quota-hits)",
@@ -236,7 +242,7 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
     st, _, _, _, _ = request(dev, 0, OP_MEM_ALLOC, struct.pack("<QII", 1 << 16, 0, 0))
     check("an allocation within the quota still succeeds", st == ST["OK"], st)
     qmp.cmd("qom-set", path=path, property="mem-quota", value=0)
-    contexts(dev, qmp, path)
+    contexts(dev)
 
     daemon.kill()
     daemon.wait()
@@ -252,14 +258,22 @@ def run(dev, qmp, ctl, sock, mode, kill_restart, kerneletd, daemon):
                          text=True).stdout
     row = next((t for t in json.loads(out)["tenants"] if t["name"] == TENANT), None)
     check("after reconnection: the policy is sent again", row is not None and
-          (row["policy"]["weight"], row["policy"]["priority"]) == (300, 2), out)
+          (row["policy"]["weight"], row["policy"]["priority"],
+           row["policy"]["kernel_time_limit_s"]) == (300, 2, 2.5), out)
     return daemon
 
 
-def contexts(dev, qmp, path):
+def guest_stats(dev):
+    """GET_STATS as the guest sends it: the six counters, the last four read from the
+    daemon after the request arrived (None when it failed)."""
+    st, body, _, _, _ = request(dev, 0, 0x0003)
+    return struct.unpack_from("<6Q", body) if st == ST["OK"] and len(body) >= 48 else None
+
+
+def contexts(dev):
     """A guest context's CONTEXT_CLOSE frees what that context allocated, nothing else."""
     def mem():
-        return qmp.cmd("qom-get", path=path, property="mem-in-use")
+        return guest_stats(dev)[5]
 
     base = mem()
     for ctx, size in ((21, 1 << 16), (22, 2 << 16)):
@@ -315,17 +329,22 @@ def session(qemu, kerneletd, ctl, tmp, mode, memfd, kill_restart):
     os.path.exists(sock) and os.unlink(sock)
 
 
+def tap_report(checks):
+    """Prints checks [(name, ok, detail)] as TAP; the exit status."""
+    print(f"1..{len(checks)}")
+    for i, (name, ok, detail) in enumerate(checks, 1):
+        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
+        if not ok and detail:
+            print("# " + str(detail).replace("\n", "\n# "))
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
 def main():
     qemu, kerneletd, ctl = sys.argv[1:4]
     with tempfile.TemporaryDirectory(prefix="kernelet-qtestd-") as tmp:
         session(qemu, kerneletd, ctl, tmp, "memfd", True, True)
         session(qemu, kerneletd, ctl, tmp, "staging", False, False)
-    print(f"1..{len(results)}")
-    for i, (name, ok, detail) in enumerate(results, 1):
-        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
-        if not ok and detail:
-            print("# " + str(detail).replace("\n", "\n# "))
-    return 0 if all(ok for _, ok, _ in results) else 1
+    return tap_report(results)
 
 
 if __name__ == "__main__":

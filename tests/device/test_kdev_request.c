@@ -269,6 +269,11 @@ static void test_policy_check(void)
     g_assert_nonnull(strstr(err, "mem-quota"));
     p.mem_quota = KDEV_MEM_QUOTA_MAX;
     g_assert_cmpint(kdev_policy_check(&p, err, sizeof(err)), ==, 0);
+    p.kernel_time_limit_ms = KDEV_TIME_LIMIT_MAX_MS + 1;
+    g_assert_cmpint(kdev_policy_check(&p, err, sizeof(err)), <, 0);
+    g_assert_nonnull(strstr(err, "kernel-time-limit-ms"));
+    p.kernel_time_limit_ms = KDEV_TIME_LIMIT_MAX_MS;
+    g_assert_cmpint(kdev_policy_check(&p, err, sizeof(err)), ==, 0);
 }
 
 static void test_config_and_quota(void)

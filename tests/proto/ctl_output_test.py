@@ -78,7 +78,8 @@ def schema_problems(doc):
             bad.append(f"utilisation_percent {u!r}")
         p = t.get("policy", {})
         if not (isinstance(p.get("slicing"), bool) and all(
-                isinstance(p.get(k), int) for k in ("weight", "priority", "max_inflight"))):
+                isinstance(p.get(k), int) for k in ("weight", "priority", "max_inflight"))
+                and isinstance(p.get("kernel_time_limit_s"), (int, float))):
             bad.append(f"policy {p}")
     return bad
 
@@ -179,12 +180,14 @@ def check_json(sock, program_running):
 
 
 def check_set_and_watch(sock, tid, program_running):
-    r = ctl(sock, "set", str(tid), "weight=300", "priority=2", "quota=64M", "slicing=off")
+    r = ctl(sock, "set", str(tid), "weight=300", "priority=2", "quota=64M", "slicing=off",
+            "time-limit=2.5")
     doc = status_json(sock)
     t = next((t for t in doc["tenants"] if t["id"] == tid), {})
     check("set is reflected in --json", r.returncode == 0 and t.get("policy") == {
         "weight": 300, "priority": 2, "max_inflight": t["policy"]["max_inflight"],
-        "slicing": False} and t.get("memory_quota_bytes") == 64 << 20, str(t))
+        "slicing": False, "kernel_time_limit_s": 2.5}
+        and t.get("memory_quota_bytes") == 64 << 20, str(t))
     try:
         out = subprocess.run([CTL, "--socket", sock, "--json", "--watch", "0.3"],
                              capture_output=True, text=True, timeout=1.6).stdout
@@ -224,8 +227,10 @@ def check_metrics(sock):
             "kernelet_scheduler_coscheduled_pairs_total": "counter"}
     check("metrics: utilisation, memory, pairs and errors families with their types",
           all(families.get(k) == v for k, v in want.items()), str(families))
-    check("metrics: the set weight is exported",
-          tenant_series(samples, "kernelet_tenant_weight", ODD_NAME) == [300.0])
+    check("metrics: the set weight and kernel time limit are exported",
+          tenant_series(samples, "kernelet_tenant_weight", ODD_NAME) == [300.0] and
+          tenant_series(samples, "kernelet_tenant_kernel_time_limit_seconds", ODD_NAME) ==
+          [2.5])
 
 
 def scrape(port, path="/metrics"):

@@ -110,6 +110,7 @@ struct harness *harness_start_hello(unsigned hello_timeout_ms)
     cfg.tally = h->tally;
     cfg.max_output_bytes = 1 << 20;
     cfg.hello_timeout_ms = hello_timeout_ms;
+    cfg.default_kernel_time_limit_ns = HARNESS_TIME_LIMIT_MS * 1000000ull;
     if (kserver_new(&h->srv, &cfg, msg, sizeof(msg)) != 0)
         g_error("kserver_new: %s", msg);
     g_assert_cmpint(pthread_create(&h->thread, NULL, serve, h), ==, 0);
@@ -390,4 +391,21 @@ int client_launches_on(struct client *c, uint64_t stream, uint64_t fn, const voi
         memcpy(buf + off + sizeof(l), params, pbytes);
     }
     return client_call(c, KERNELET_OP_LAUNCH_BATCH, buf, off, -1);
+}
+
+struct kernelet_tenant_status client_tenant_row(struct client *admin, uint64_t id)
+{
+    struct kernelet_admin_status_req q = {0};
+    struct kernelet_admin_status st;
+    struct kernelet_tenant_status ts;
+
+    g_assert_cmpint(client_call(admin, KERNELET_OP_ADMIN_STATUS, &q, sizeof(q), -1), ==,
+                    KERNELET_ST_OK);
+    memcpy(&st, admin->answer, sizeof(st));
+    for (uint32_t i = 0; i < st.n_tenants; i++) {
+        memcpy(&ts, admin->answer + sizeof(st) + i * sizeof(ts), sizeof(ts));
+        if (ts.id == id)
+            return ts;
+    }
+    g_error("tenant %llu not listed", (unsigned long long)id);
 }

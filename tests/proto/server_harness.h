@@ -14,6 +14,8 @@ struct harness;
 /* Starts a server on a fresh socket in a temporary directory. The sim knows the kernels
  * "k_add" and "k_spin" (names of the test PTX). */
 struct harness *harness_start(void);
+/* The server's default kernel time limit (kserver_config.default_kernel_time_limit_ns). */
+#define HARNESS_TIME_LIMIT_MS 120000u
 /* The same with the server's HELLO timeout in ms (0: the default). */
 struct harness *harness_start_hello(unsigned hello_timeout_ms);
 void harness_stop(struct harness *h);
@@ -71,6 +73,9 @@ uint32_t client_region(struct client *c, size_t size, void **base);
 int client_copy(struct client *c, uint32_t kind, uint32_t region, uint64_t dst, uint64_t src,
                 uint64_t bytes, const void *inline_data, uint64_t stream, bool complete);
 int client_sync(struct client *c);
+/* ADMIN_STATUS on an administrator's connection: the row of tenant id (fails the test when
+ * it is not listed). */
+struct kernelet_tenant_status client_tenant_row(struct client *admin, uint64_t id);
 uint64_t client_module_ptx(struct client *c, const char *ptx);
 /* FUNCTION_GET: the handle (0 on failure, c->cuda says why), *f and its parameters. */
 uint64_t client_function(struct client *c, uint64_t module, const char *name,

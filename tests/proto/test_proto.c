@@ -241,6 +241,13 @@ static void test_admin(void)
     g_assert_cmpint(decode(KERNELET_OP_ADMIN_SET, &s, sizeof s, &r), ==, KPROTO_EINVAL);
     s.fields = 0x100;
     g_assert_cmpint(decode(KERNELET_OP_ADMIN_SET, &s, sizeof s, &r), ==, KPROTO_EINVAL);
+    s.fields = KERNELET_SET_TIME_LIMIT;
+    s.kernel_time_limit_ms = KERNELET_TIME_LIMIT_MAX_MS;
+    g_assert_cmpint(decode(KERNELET_OP_ADMIN_SET, &s, sizeof s, &r), ==, 0);
+    s.kernel_time_limit_ms = 0; /* the daemon's default */
+    g_assert_cmpint(decode(KERNELET_OP_ADMIN_SET, &s, sizeof s, &r), ==, 0);
+    s.kernel_time_limit_ms = KERNELET_TIME_LIMIT_MAX_MS + 1;
+    g_assert_cmpint(decode(KERNELET_OP_ADMIN_SET, &s, sizeof s, &r), ==, KPROTO_EINVAL);
 }
 
 /* ---- batches ---- */

@@ -254,6 +254,47 @@ static void test_quota(void)
     client_close(&c);
 }
 
+/* A tenant's kernel time limit: it starts at the server's default, the operator sets one
+ * of its own (status shows it), 0 returns to the default, and a value above a day is
+ * refused whole: the weight sent beside it is not applied. */
+static void test_admin_time_limit(void)
+{
+    struct client c, admin;
+    struct kernelet_admin_set set = {.fields = KERNELET_SET_TIME_LIMIT,
+                                     .kernel_time_limit_ms = 2500};
+
+    g_assert_true(client_open(&c, H, "limited", false));
+    g_assert_true(client_open(&admin, H, "ctl", true));
+    set.tenant = c.tenant;
+    g_assert_cmpuint(client_tenant_row(&admin, c.tenant).kernel_time_limit_ms, ==,
+                     HARNESS_TIME_LIMIT_MS);
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_OK);
+    g_assert_cmpuint(client_tenant_row(&admin, c.tenant).kernel_time_limit_ms, ==, 2500);
+    set.fields |= KERNELET_SET_WEIGHT;
+    set.weight = 300;
+    set.kernel_time_limit_ms = KERNELET_TIME_LIMIT_MAX_MS + 1;
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_BAD_REQUEST);
+    struct kernelet_tenant_status row = client_tenant_row(&admin, c.tenant);
+    g_assert_cmpuint(row.kernel_time_limit_ms, ==, 2500);
+    g_assert_cmpuint(row.weight, ==, 100);
+    set.kernel_time_limit_ms = KERNELET_TIME_LIMIT_MAX_MS;
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_OK);
+    row = client_tenant_row(&admin, c.tenant);
+    g_assert_cmpuint(row.kernel_time_limit_ms, ==, KERNELET_TIME_LIMIT_MAX_MS);
+    g_assert_cmpuint(row.weight, ==, 300);
+    set.fields = KERNELET_SET_TIME_LIMIT;
+    set.kernel_time_limit_ms = 0;
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_OK);
+    g_assert_cmpuint(client_tenant_row(&admin, c.tenant).kernel_time_limit_ms, ==,
+                     HARNESS_TIME_LIMIT_MS);
+    client_close(&admin);
+    client_close(&c);
+}
+
 /* A 2D memset with a 4-byte pattern (2 MiB rows: chunks of the 1 MiB pattern buffer) and
  * a 2D copy of 300 rows, with at most 8 operations queued while the scheduler holds
  * everything: both are fed in pieces as work drains, the batch answers once all ran, and
@@ -658,6 +699,7 @@ int main(int argc, char **argv)
     g_test_add_func("/server/foreign-handles", test_foreign_handles);
     g_test_add_func("/server/regions", test_regions);
     g_test_add_func("/server/quota", test_quota);
+    g_test_add_func("/server/admin-time-limit", test_admin_time_limit);
     g_test_add_func("/server/rows-held-back", test_rows_held_back);
     g_test_add_func("/server/disconnect-mid-message", test_disconnect_mid_message);
     g_test_add_func("/server/many-tenants", test_many_tenants);

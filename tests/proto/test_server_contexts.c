@@ -10,24 +10,6 @@
 
 static struct harness *H;
 
-/* The admin row of tenant id. */
-static struct kernelet_tenant_status tenant_row(struct client *admin, uint64_t id)
-{
-    struct kernelet_admin_status_req q = {0};
-    struct kernelet_admin_status st;
-    struct kernelet_tenant_status ts;
-
-    g_assert_cmpint(client_call(admin, KERNELET_OP_ADMIN_STATUS, &q, sizeof(q), -1), ==,
-                    KERNELET_ST_OK);
-    memcpy(&st, admin->answer, sizeof(st));
-    for (uint32_t i = 0; i < st.n_tenants; i++) {
-        memcpy(&ts, admin->answer + sizeof(st) + i * sizeof(ts), sizeof(ts));
-        if (ts.id == id)
-            return ts;
-    }
-    g_error("tenant %llu not listed", (unsigned long long)id);
-}
-
 static int context_close(struct client *c, uint32_t context)
 {
     c->context = context;
@@ -119,25 +101,25 @@ static void test_close_frees_only_its_own(void)
     uint64_t borrowed = client_function(&vm, a.module, "k_add", &f, p);
     /* Another connection using the same context number is another tenant's business. */
     struct ctx_objects n = create_all(&other, 7);
-    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 2u << 20);
+    g_assert_cmpuint(client_tenant_row(&admin, vm.tenant).mem_in_use, ==, 2u << 20);
 
     g_assert_cmpint(context_close(&vm, 7), ==, KERNELET_ST_OK);
     vm.context = 8;
-    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 1u << 20);
+    g_assert_cmpuint(client_tenant_row(&admin, vm.tenant).mem_in_use, ==, 1u << 20);
     assert_gone(&vm, &a);
     uint8_t params[16] = {0};
     g_assert_cmpint(client_launches(&vm, borrowed, params, 16, 1, 32, false), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(vm.cuda, ==, 400);
     assert_alive(&vm, &b);
     assert_alive(&other, &n);
-    g_assert_cmpuint(tenant_row(&admin, other.tenant).mem_in_use, ==, 1u << 20);
+    g_assert_cmpuint(client_tenant_row(&admin, other.tenant).mem_in_use, ==, 1u << 20);
 
     /* Closing twice, or a context that made nothing, is harmless. */
     g_assert_cmpint(context_close(&vm, 7), ==, KERNELET_ST_OK);
     g_assert_cmpint(context_close(&vm, 12345), ==, KERNELET_ST_OK);
     assert_alive(&vm, &b);
     g_assert_cmpint(context_close(&vm, 8), ==, KERNELET_ST_OK);
-    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 0);
+    g_assert_cmpuint(client_tenant_row(&admin, vm.tenant).mem_in_use, ==, 0);
     assert_gone(&vm, &b);
     client_close(&admin);
     client_close(&other);
@@ -156,7 +138,7 @@ static void test_close_waits_for_queued_work(void)
     memcpy(params, &a.mem, sizeof(a.mem));
     g_assert_cmpint(client_launches(&vm, a.function, params, 16, 40, 256, false), ==, KERNELET_ST_OK);
     g_assert_cmpint(context_close(&vm, 3), ==, KERNELET_ST_OK);
-    struct kernelet_tenant_status ts = tenant_row(&admin, vm.tenant);
+    struct kernelet_tenant_status ts = client_tenant_row(&admin, vm.tenant);
     g_assert_cmpuint(ts.launches, ==, 40);
     g_assert_cmpuint(ts.completed, ==, 40);
     g_assert_cmpuint(ts.mem_in_use, ==, 0);
@@ -184,7 +166,7 @@ static void test_sticky_error_is_per_context(void)
     uint32_t sticky = vm.cuda;
     g_assert_cmpint(touch(&vm, a.mem), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(vm.cuda, ==, sticky);
-    g_assert_true(tenant_row(&admin, vm.tenant).flags & KERNELET_TENANT_STICKY);
+    g_assert_true(client_tenant_row(&admin, vm.tenant).flags & KERNELET_TENANT_STICKY);
 
     vm.context = 6; /* the neighbour process */
     g_assert_cmpint(client_sync(&vm), ==, KERNELET_ST_OK);
@@ -192,8 +174,8 @@ static void test_sticky_error_is_per_context(void)
 
     g_assert_cmpint(context_close(&vm, 5), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(vm.cuda, ==, sticky);
-    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 1u << 20);
-    g_assert_false(tenant_row(&admin, vm.tenant).flags & KERNELET_TENANT_STICKY);
+    g_assert_cmpuint(client_tenant_row(&admin, vm.tenant).mem_in_use, ==, 1u << 20);
+    g_assert_false(client_tenant_row(&admin, vm.tenant).flags & KERNELET_TENANT_STICKY);
     vm.context = 5; /* a later process that got the same number */
     g_assert_cmpint(client_sync(&vm), ==, KERNELET_ST_OK);
     (void)client_alloc(&vm, 4096);
@@ -252,7 +234,7 @@ static void test_close_with_pending_sync(void)
     }
     g_assert_cmpuint(seen, ==, 7);
     assert_gone(&vm, &a);
-    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 0);
+    g_assert_cmpuint(client_tenant_row(&admin, vm.tenant).mem_in_use, ==, 0);
     client_close(&admin);
     client_close(&vm);
 }
@@ -269,7 +251,7 @@ static void test_close_is_validated(void)
                     KERNELET_ST_BAD_REQUEST);
     /* Nothing was freed by the refused request. */
     g_assert_true(client_open(&admin, H, "ctl", true));
-    g_assert_cmpuint(tenant_row(&admin, vm.tenant).mem_in_use, ==, 4096);
+    g_assert_cmpuint(client_tenant_row(&admin, vm.tenant).mem_in_use, ==, 4096);
     /* Administration connections own no contexts. */
     g_assert_cmpint(client_call(&admin, KERNELET_OP_CONTEXT_CLOSE, NULL, 0, -1), ==,
                     KERNELET_ST_BAD_OPCODE);

@@ -373,6 +373,10 @@ static void test_bad_input(void)
     ksched_tenant_policy_default(&pol);
     pol.weight = 0;
     g_assert_cmpint(ksched_tenant_add(t->s, "w", &pol, &id, &e), ==, KSCHED_EINVAL);
+    ksched_tenant_policy_default(&pol);
+    pol.kernel_time_limit_ns = KSCHED_TIME_LIMIT_MAX_NS + 1; /* above a day */
+    g_assert_cmpint(ksched_tenant_add(t->s, "w", &pol, &id, &e), ==, KSCHED_EINVAL);
+    g_assert_cmpint(ksched_tenant_set_policy(t->s, a, &pol, &e), ==, KSCHED_EINVAL);
     char longname[80];
     memset(longname, 'n', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = 0;

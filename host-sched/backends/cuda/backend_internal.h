@@ -68,6 +68,8 @@ typedef struct kcuda_job {
     void *params;               /* owned: the block as the driver gets it */
     size_t params_size;
     kbackend_profile *profile_out;
+    uint64_t time_limit_ns;     /* the tenant's kernel time limit (watchdog.c); 0 = none */
+    char tenant[64];            /* the tenant's name, for the operator's log */
     uint64_t total_blocks;
     uint64_t wave_blocks;       /* sliced with a residency cap: blocks per device launch */
     /* copies and memset */
@@ -88,6 +90,8 @@ typedef struct kcuda_queue {
     kcuda_job *head, *tail;
     uint64_t last_end_ns;       /* when its thread saw its last job end (host clock) */
 } kcuda_queue;
+
+typedef struct kcuda_watchdog kcuda_watchdog;
 
 /* A free waiting for the end of a profile or trial (kernel replay restores memory). */
 typedef struct pending_free {
@@ -117,6 +121,7 @@ struct kcuda {
     kcuda_job *deferred_head, *deferred_tail;
     pending_free *frees;
     int stopping;
+    kcuda_watchdog *watchdog;   /* the kernel time limits (watchdog.c) */
     int broken;
     char broken_msg[MSG_LEN];
     CUevent *events;            /* free timing events */
@@ -204,6 +209,15 @@ void kcuda_measure_release(kcuda *kc);
 void kcuda_timeline_open(kcuda *kc);
 void kcuda_timeline_note(kcuda *kc, const kcuda_job *job);
 void kcuda_timeline_close(kcuda *kc);
+
+/* watchdog.c: the tenants' kernel time limits on the lanes */
+int kcuda_watchdog_start(kcuda *kc, kbackend_error *err);
+void kcuda_watchdog_stop(kcuda *kc);
+/* Lane's completion thread waits for job, which could start at start_ns: the operator is
+ * told if it still runs job->time_limit_ns later (nothing when that is 0). */
+void kcuda_watchdog_arm(kcuda *kc, unsigned lane, const kcuda_job *job, uint64_t start_ns);
+/* The lane's wait ended; 1 when its launch ran past the limit and was reported. */
+int kcuda_watchdog_disarm(kcuda *kc, unsigned lane);
 
 /* profile_op.c */
 void kcuda_run_profile(kcuda *kc, kcuda_job *job);

@@ -40,7 +40,12 @@
  *   daemon, which fails its tenants' work, destroys the backend (that resets the primary
  *   context) and makes a new one; the daemon stays up. Non-sticky errors (bad arguments,
  *   out of memory, JIT failures) only fail their call.
- * - A kernel that never ends holds its lane forever: there is no preemption.
+ * - A kernel that never ends holds its lane forever: there is no preemption. A launch
+ *   that runs past its tenant's time limit (kbackend_slice.time_limit_ns) is detected by a
+ *   watchdog thread, told to the operator at once (kcuda_config.note, naming the tenant)
+ *   and completes, when it ends, with KBACKEND_ELAUNCH and a "time limit" message (CUDA's
+ *   launch timeout to its tenant). Stopping it needs a cancel flag polled by the kernel,
+ *   which the PTX rewriter does not insert yet (issue 15).
  */
 #ifndef KERNELET_CUDA_BACKEND_H
 #define KERNELET_CUDA_BACKEND_H
@@ -95,6 +100,10 @@ typedef struct kcuda_config {
                                     at once): 50 and 200 us left the sync round trip at 59 us
                                     on the H100 (docs/perf/transport.md), so the wake-up is
                                     not where its time goes. KERNELET_CUDA_SPIN_US=N sets it */
+    void (*note)(void *user, const char *msg); /* tells the operator of a launch past its
+                                    time limit, from the watchdog's thread, while it runs
+                                    (the daemon logs it); NULL: not told */
+    void *note_user;
 } kcuda_config;
 
 /* Counters for tests and the daemon's statistics. */

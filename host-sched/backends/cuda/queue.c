@@ -228,13 +228,19 @@ static int failure_of(kcuda *kc, const kcuda_job *job, CUresult r, char *msg, si
     return sticky ? KBACKEND_ELOST : kcuda_error_code(r);
 }
 
+/* When job could start: issued, and the lane's previous job seen ended. */
+static uint64_t could_start_ns(const kcuda_queue *q, const kcuda_job *job)
+{
+    return job->issued_ns > q->last_end_ns ? job->issued_ns : q->last_end_ns;
+}
+
 /* When job ran: from its timing events, or else by the host's clock from when it could
- * start (issued, and the lane's previous job seen ended) to now, when its end was seen. */
+ * start to now, when its end was seen. */
 static void job_times(kcuda_queue *q, const kcuda_job *job, CUresult r, uint64_t *start,
                       uint64_t *end)
 {
     *end = kcuda_now();
-    *start = job->issued_ns > q->last_end_ns ? job->issued_ns : q->last_end_ns;
+    *start = could_start_ns(q, job);
     float ms;
     if (job->start && job->issued && r == CUDA_SUCCESS &&
         cuEventElapsedTime(&ms, job->start, job->end) == CUDA_SUCCESS && ms >= 0) {
@@ -261,22 +267,38 @@ static CUresult wait_event(const kcuda *kc, CUevent ev)
     }
 }
 
+/* The launch ran past its tenant's time limit: the watchdog saw it, or it ended between
+ * the deadline and the watchdog's wake-up. */
+static int timed_out(const kcuda_job *job, int fired, uint64_t start, uint64_t end)
+{
+    return job->kind == JOB_LAUNCH && job->time_limit_ns &&
+           (fired || end - start > job->time_limit_ns);
+}
+
 /* Waits for one job of queue q on the device and completes it. */
 static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
 {
     if (!job->issued && !job->status)
         kcuda_issue_copy(kc, job, q->stream);
+    if (job->issued)
+        kcuda_watchdog_arm(kc, q->index, job, could_start_ns(q, job));
     CUresult r = job->issued ? wait_event(kc, job->end) : CUDA_SUCCESS;
+    int fired = kcuda_watchdog_disarm(kc, q->index);
     uint64_t start, end;
     job_times(q, job, r, &start, &end);
     if (r == CUDA_SUCCESS)
         kcuda_timeline_note(kc, job);
     char msg[2 * MSG_LEN];
     int status = job->status;
-    if (status)
+    if (status) {
         snprintf(msg, sizeof(msg), "%s", job->msg);
-    else if (r != CUDA_SUCCESS)
+    } else if (r != CUDA_SUCCESS) {
         status = failure_of(kc, job, r, msg, sizeof(msg));
+    } else if (timed_out(job, fired, start, end)) {
+        status = KBACKEND_ELAUNCH; /* the server answers CUDA's launch timeout */
+        snprintf(msg, sizeof(msg), "%s: ran past its tenant's time limit of %.3g s per launch",
+                 job->fn->name, (double)job->time_limit_ns / 1e9);
+    }
     kcuda_complete(kc, job, 1, status, status ? msg : "", start, end);
 }
 
@@ -326,7 +348,7 @@ int kcuda_queues_start(kcuda *kc, kbackend_error *err)
             return kbackend_fail(err, KBACKEND_ENOMEM, "cannot start a completion thread");
         q->started = 1;
     }
-    return 0;
+    return kcuda_watchdog_start(kc, err);
 }
 
 void kcuda_queues_stop(kcuda *kc)
@@ -348,6 +370,7 @@ void kcuda_queues_stop(kcuda *kc)
             cuStreamDestroy(q->stream);
         pthread_cond_destroy(&q->wake);
     }
+    kcuda_watchdog_stop(kc);    /* after the lanes' threads, which arm it */
     while (left) {
         kcuda_job *next = left->next;
         kcuda_job_free(kc, left);

@@ -46,7 +46,7 @@ struct emu_backend {
     volatile int cancel;           /* cancel_all: every job fails from now on */
     volatile int stop_launch;      /* the running launch's stop flag (the emulator polls
                                       it): set by cancel_all or the watchdog */
-    struct emu_watchdog *watchdog; /* the kernel time limit; NULL: none */
+    struct emu_watchdog *watchdog; /* the tenants' kernel time limits */
 };
 
 static uint64_t mono_ns(void)
@@ -88,23 +88,24 @@ static int run_launch(struct emu_backend *b, struct job *j, kemu_error *e)
     return kemu_launch((kemu_function *)s->fn, &cfg, e);
 }
 
-/* A launch under the time limit; a launch that the watchdog stopped gets a message that
- * says so (the server answers it as CUDA's launch timeout). */
+/* A launch under its tenant's time limit; a launch that the watchdog stopped gets a
+ * message that says so (the server answers it as CUDA's launch timeout). */
 static int run_timed_launch(struct emu_backend *b, struct job *j, kemu_error *e)
 {
+    uint64_t limit = j->slice.time_limit_ns;
     int rc;
 
     pthread_mutex_lock(&b->lock);
     b->stop_launch = b->cancel;
     pthread_mutex_unlock(&b->lock);
-    if (!b->watchdog)
+    if (!limit)
         return run_launch(b, j, e);
-    emu_watchdog_arm(b->watchdog, &b->stop_launch);
+    emu_watchdog_arm(b->watchdog, &b->stop_launch, limit);
     rc = run_launch(b, j, e);
     if (emu_watchdog_disarm(b->watchdog) && rc == KEMU_ECANCELLED)
         snprintf(e->message, sizeof(e->message),
-                 "kernel stopped: it ran past the time limit of %.3g s per launch",
-                 (double)emu_watchdog_limit(b->watchdog) / 1e9);
+                 "kernel stopped: it ran past its tenant's time limit of %.3g s per launch",
+                 (double)limit / 1e9);
     return rc;
 }
 
@@ -413,6 +414,7 @@ static int emu_launch(void *state, const kbackend_slice *s, kbackend_done_fn don
         memcpy(j->params, s->params, s->params_size);
     }
     j->slice.params = j->params;
+    j->slice.tenant = NULL; /* valid only during the call; the emulator does not log */
     return submit(state, j);
 }
 
@@ -435,7 +437,7 @@ static const kbackend_ops emu_ops = {
     .cancel_all = emu_cancel_all,
 };
 
-int kd_emu_backend_open(kbackend *out, uint64_t time_limit_ns, char *err, size_t errlen)
+int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
 {
     struct emu_backend *b = calloc(1, sizeof(*b));
     kemu_error e = {0};
@@ -444,7 +446,7 @@ int kd_emu_backend_open(kbackend *out, uint64_t time_limit_ns, char *err, size_t
         snprintf(err, errlen, "emu: out of memory");
         return -1;
     }
-    if (time_limit_ns && emu_watchdog_new(&b->watchdog, time_limit_ns) != 0) {
+    if (emu_watchdog_new(&b->watchdog) != 0) {
         snprintf(err, errlen, "emu: cannot start the kernel time limit's thread");
         free(b);
         return -1;

@@ -10,8 +10,8 @@
 #include "kernelet/executor.h"
 
 /* 0, or -1 with a message in err. The backend's destroy frees it. A launch (one slice)
- * that runs longer than time_limit_ns is stopped and fails with a message naming the
- * limit; 0 = no limit. */
-int kd_emu_backend_open(kbackend *out, uint64_t time_limit_ns, char *err, size_t errlen);
+ * that runs longer than its kbackend_slice.time_limit_ns (the tenant's kernel time limit;
+ * 0 = none) is stopped and fails with a message naming the limit. */
+int kd_emu_backend_open(kbackend *out, char *err, size_t errlen);
 
 #endif

@@ -10,7 +10,6 @@ struct emu_watchdog {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    uint64_t limit_ns;
     uint64_t deadline_ns;       /* 0: no launch is armed */
     volatile int *flag;         /* the armed launch's stop flag */
     bool fired;
@@ -53,14 +52,13 @@ static void *watch(void *arg)
     return NULL;
 }
 
-int emu_watchdog_new(struct emu_watchdog **out, uint64_t limit_ns)
+int emu_watchdog_new(struct emu_watchdog **out)
 {
     struct emu_watchdog *w = calloc(1, sizeof(*w));
     pthread_condattr_t attr;
 
     if (!w)
         return -1;
-    w->limit_ns = limit_ns;
     pthread_mutex_init(&w->lock, NULL);
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -76,12 +74,12 @@ int emu_watchdog_new(struct emu_watchdog **out, uint64_t limit_ns)
     return 0;
 }
 
-void emu_watchdog_arm(struct emu_watchdog *w, volatile int *flag)
+void emu_watchdog_arm(struct emu_watchdog *w, volatile int *flag, uint64_t limit_ns)
 {
     pthread_mutex_lock(&w->lock);
     w->flag = flag;
     w->fired = false;
-    w->deadline_ns = mono_ns() + w->limit_ns;
+    w->deadline_ns = mono_ns() + limit_ns;
     pthread_cond_signal(&w->cond);
     pthread_mutex_unlock(&w->lock);
 }
@@ -97,11 +95,6 @@ bool emu_watchdog_disarm(struct emu_watchdog *w)
     w->flag = NULL;
     pthread_mutex_unlock(&w->lock);
     return fired;
-}
-
-uint64_t emu_watchdog_limit(const struct emu_watchdog *w)
-{
-    return w->limit_ns;
 }
 
 void emu_watchdog_free(struct emu_watchdog *w)

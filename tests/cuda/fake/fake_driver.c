@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernelet/cubin.h"
 #include "kernelet/ptx.h"
@@ -18,10 +19,12 @@ struct CUctx_st {
 
 struct CUstream_st {
     double now;             /* virtual ns */
+    uint64_t busy_until;    /* CLOCK_MONOTONIC ns: a stall kernel holds the stream */
 };
 
 struct CUevent_st {
     double t;
+    uint64_t busy_until;    /* of its stream when recorded: a wait lasts until then */
 };
 
 struct CUmemPoolHandle_st {
@@ -268,15 +271,31 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 {
     pthread_mutex_lock(&g.lock);
     e->t = stream_of(s)->now;
+    e->busy_until = stream_of(s)->busy_until;
     g.stats.event_records++;
     CUresult r = lost();
     pthread_mutex_unlock(&g.lock);
     return r;
 }
 
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits out the stall kernels before e, in real time. */
 EXPORT CUresult cuEventSynchronize(CUevent e)
 {
-    (void)e;
+    pthread_mutex_lock(&g.lock);
+    uint64_t until = e->busy_until;
+    pthread_mutex_unlock(&g.lock);
+    for (uint64_t now = wall_ns(); now < until; now = wall_ns()) {
+        struct timespec ts = {.tv_sec = (time_t)((until - now) / 1000000000u),
+                              .tv_nsec = (long)((until - now) % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
     pthread_mutex_lock(&g.lock);
     g.stats.event_syncs++;
     g.busy_queries = 0;
@@ -285,12 +304,14 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
     return r;
 }
 
+/* Not ready while a stall kernel before e runs, or while fake_driver_events_busy says so. */
 EXPORT CUresult cuEventQuery(CUevent e)
 {
-    (void)e;
     pthread_mutex_lock(&g.lock);
     g.stats.event_queries++;
-    CUresult r = g.busy_queries ? (g.busy_queries--, CUDA_ERROR_NOT_READY) : waited();
+    CUresult r = g.busy_queries ? (g.busy_queries--, CUDA_ERROR_NOT_READY)
+                 : wall_ns() < e->busy_until ? CUDA_ERROR_NOT_READY
+                                             : waited();
     pthread_mutex_unlock(&g.lock);
     return r;
 }
@@ -730,6 +751,15 @@ static void run(const struct CUfunc_st *f, const unsigned char *b, uint64_t bloc
         counts[first + i]++;
 }
 
+/* stall(.u32 ms) keeps its stream busy for ms of real time after what is queued there. */
+static void stall(const struct CUfunc_st *f, const unsigned char *b, CUstream s)
+{
+    if (strcmp(f->name, "stall") || f->info.n_params != 1)
+        return;
+    uint64_t now = wall_ns(), from = s->busy_until > now ? s->busy_until : now;
+    s->busy_until = from + (uint64_t)u32_at(b, f->info.params[0].offset) * 1000000u;
+}
+
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                CUstream s, void **params, void **extra)
@@ -746,6 +776,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
     if (r == CUDA_SUCCESS) {
         uint64_t blocks = (uint64_t)gx * gy * gz;
         run(f, b, blocks);
+        stall(f, b, stream_of(s));
         stream_of(s)->now += FAKE_LAUNCH_NS + FAKE_BLOCK_NS * (double)blocks;
         g.stats.launches++;
         g.stats.last_grid[0] = gx;

@@ -15,6 +15,9 @@
  *     fault(...)                     a device fault: from the next wait (event, stream or
  *                                    context synchronisation) on, every call fails with
  *                                    CUDA_ERROR_ILLEGAL_ADDRESS until cuDevicePrimaryCtxReset
+ *     stall(.u32 ms)                 a kernel that runs ms of real time: an event recorded
+ *                                    after it on its stream is waited for that long
+ *                                    (cuEventSynchronize), so that watchdogs can be tested
  * - Module-scope .global and .const variables (not .extern) get zeroed host memory of their
  *   size (element size from the type's bit count, times .vN and the array dimensions) for
  *   each load; cuModuleGetGlobal gives it. Kernels do not touch them.

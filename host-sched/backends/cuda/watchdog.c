@@ -1,0 +1,154 @@
+/* The cuda backend's kernel time limits (kbackend_slice.time_limit_ns): a thread that
+ * watches the launch each lane's completion thread is waiting for and, when one runs past
+ * its tenant's limit, tells the operator at once (kcuda_config.note) naming the tenant and
+ * the kernel; the launch then completes with the time-limit message (queue.c), which the
+ * server answers as CUDA's launch timeout.
+ *
+ * A kernel running on the GPU cannot be stopped from the host without losing the context
+ * of every tenant: stopping only the offender needs a cancel flag that the kernel polls on
+ * its loop back-edges, put there by the PTX rewriter (issue 15, not done yet). Until then
+ * the offender keeps its lane until it ends by itself; this thread only detects it.
+ *
+ * The watchdog has a lock of its own, so that a note never waits for the backend's lock
+ * and the lanes' threads never wait for a note. Deadlines are CLOCK_MONOTONIC. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_internal.h"
+
+typedef struct watch {
+    const kcuda_job *job;       /* the launch its lane waits for; NULL: none */
+    uint64_t deadline_ns;
+    int fired;
+} watch;
+
+struct kcuda_watchdog {
+    kcuda *kc;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    watch *lanes;
+    unsigned n_lanes;
+    int stop;
+};
+
+/* The watch whose deadline comes first, or NULL when no launch is watched. */
+static watch *earliest_locked(kcuda_watchdog *w)
+{
+    watch *first = NULL;
+    for (unsigned i = 0; i < w->n_lanes; i++) {
+        watch *l = &w->lanes[i];
+        if (l->job && !l->fired && (!first || l->deadline_ns < first->deadline_ns))
+            first = l;
+    }
+    return first;
+}
+
+/* Called with the lock held; drops it while the operator is told. */
+static void fire_locked(kcuda_watchdog *w, watch *l)
+{
+    const kcuda_job *job = l->job;
+    char msg[2 * MSG_LEN];
+
+    l->fired = 1;
+    snprintf(msg, sizeof(msg),
+             "tenant '%s': launch of %.120s has run past its kernel time limit of %.3g s; "
+             "it will be reported as a launch timeout, but the GPU cannot stop it yet, so its "
+             "lane stays busy until it ends",
+             job->tenant[0] ? job->tenant : "?", job->fn->name, (double)job->time_limit_ns / 1e9);
+    if (!w->kc->cfg.note)
+        return;
+    pthread_mutex_unlock(&w->lock);
+    w->kc->cfg.note(w->kc->cfg.note_user, msg);
+    pthread_mutex_lock(&w->lock);
+}
+
+static void *watch_main(void *arg)
+{
+    kcuda_watchdog *w = arg;
+    pthread_mutex_lock(&w->lock);
+    while (!w->stop) {
+        watch *l = earliest_locked(w);
+        if (!l) {
+            pthread_cond_wait(&w->wake, &w->lock);
+        } else if (kcuda_now() >= l->deadline_ns) {
+            fire_locked(w, l);
+        } else {
+            struct timespec ts = {.tv_sec = (time_t)(l->deadline_ns / 1000000000u),
+                                  .tv_nsec = (long)(l->deadline_ns % 1000000000u)};
+            pthread_cond_timedwait(&w->wake, &w->lock, &ts);
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+int kcuda_watchdog_start(kcuda *kc, kbackend_error *err)
+{
+    kcuda_watchdog *w = calloc(1, sizeof(*w));
+    if (w)
+        w->lanes = calloc(kc->cfg.lanes, sizeof(*w->lanes));
+    if (!w || !w->lanes) {
+        if (w)
+            free(w);
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
+    }
+    w->kc = kc;
+    w->n_lanes = kc->cfg.lanes;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    if (pthread_create(&w->thread, NULL, watch_main, w)) {
+        pthread_cond_destroy(&w->wake);
+        pthread_mutex_destroy(&w->lock);
+        free(w->lanes);
+        free(w);
+        return kbackend_fail(err, KBACKEND_ENOMEM, "cannot start the watchdog thread");
+    }
+    kc->watchdog = w;
+    return 0;
+}
+
+void kcuda_watchdog_stop(kcuda *kc)
+{
+    kcuda_watchdog *w = kc->watchdog;
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->stop = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
+    free(w->lanes);
+    free(w);
+    kc->watchdog = NULL;
+}
+
+void kcuda_watchdog_arm(kcuda *kc, unsigned lane, const kcuda_job *job, uint64_t start_ns)
+{
+    kcuda_watchdog *w = kc->watchdog;
+    if (!w || lane >= w->n_lanes || !job->time_limit_ns)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->lanes[lane] = (watch){.job = job, .deadline_ns = start_ns + job->time_limit_ns};
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+}
+
+int kcuda_watchdog_disarm(kcuda *kc, unsigned lane)
+{
+    kcuda_watchdog *w = kc->watchdog;
+    if (!w || lane >= w->n_lanes)
+        return 0;
+    pthread_mutex_lock(&w->lock);
+    int fired = w->lanes[lane].job && w->lanes[lane].fired;
+    w->lanes[lane] = (watch){0};
+    pthread_mutex_unlock(&w->lock);
+    return fired;
+}
