@@ -46,6 +46,9 @@ static void usage(FILE *f)
             "                       paper's sizing; the default)\n"
             "  --pair-min-us US     with --pair-waves: slices last at least this long by the\n"
             "                       model (default 30)\n"
+            "  --pair-tune          kernelet: each pair of kernels tries a few ways of slicing\n"
+            "                       and launching on its real work and keeps the fastest\n"
+            "                       measured, or stops pairing when none gains\n"
             "  --calibration DIR    cuda: GPU calibration files (default: the built-in ones)\n"
             "  --max-connections N  tenants and administrators at once (default 256)\n"
             "  --max-connections-per-user N\n"
@@ -90,6 +93,7 @@ struct options {
     unsigned pair_split[2];
     int pair_waves;             /* -1: by backend */
     int pair_min_us;            /* -1: default */
+    int pair_tune;
 };
 
 /* A user name or a numeric uid; -1 when neither. */
@@ -183,6 +187,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"backend", required_argument, NULL, 'b'}, {"policy", required_argument, NULL, 'p'},
         {"profiles", required_argument, NULL, 'f'},
         {"profile-cache", required_argument, NULL, 'F'},
+        {"pair-tune", no_argument, NULL, 1000},
         {"pair-split", required_argument, NULL, 'S'},
         {"pair-waves", required_argument, NULL, 'W'},
         {"pair-min-us", required_argument, NULL, 'M'},
@@ -218,6 +223,7 @@ static int parse(int argc, char **argv, struct options *o)
         case 'p': o->policy = optarg; break;
         case 'f': o->backend.profiles = optarg; break;
         case 'F': o->backend.profile_cache = optarg; break;
+        case 1000: o->pair_tune = 1; break;
         case 'S':
             if (sscanf(optarg, "%u:%u%c", &o->pair_split[0], &o->pair_split[1], &(char){0}) != 2)
                 return -1;
@@ -280,6 +286,19 @@ static void cancel_backend(const kbackend *b)
         b->ops->cancel_all(b->state);
 }
 
+/* One line for the operator's log at stop: what the scheduler did. */
+static void log_scheduler(ksched *sched)
+{
+    ksched_stats st;
+
+    ksched_get_stats(sched, &st);
+    fprintf(stderr, "kerneletd: %llu decisions, %llu pairs, %llu solo, %llu slices; %llu pairs "
+            "of kernels tuned, %llu of them better unpaired\n",
+            (unsigned long long)st.decisions, (unsigned long long)st.coschedules,
+            (unsigned long long)st.solo, (unsigned long long)st.slices,
+            (unsigned long long)st.pairs_tuned, (unsigned long long)st.pairs_not_gaining);
+}
+
 /* What was profiled online is kept for the next start: no tenant pays for it twice. */
 static void save_profile_cache(ksched *sched, const char *path)
 {
@@ -325,6 +344,7 @@ int main(int argc, char **argv)
      * kerneletd on the H100 (docs/perf/scheduling.md): the paper's stays the default. */
     scfg.pair_waves = o.pair_waves >= 0 ? (unsigned)o.pair_waves : 0;
     scfg.pair_min_ns = o.pair_min_us >= 0 ? (uint64_t)o.pair_min_us * 1000 : 30000;
+    scfg.pair_tune = o.pair_tune;
     if (ksched_policy_parse(o.policy, &scfg.policy) != 0) {
         fprintf(stderr, "kerneletd: unknown policy '%s'\n", o.policy);
         goto out;
@@ -372,6 +392,7 @@ out:
         ksched_thread_stop(sched);
         cancel_backend(&backend); /* what the dispatcher submitted while connections closed */
         save_profile_cache(sched, o.backend.profile_cache);
+        log_scheduler(sched);
         ksched_free(sched);
     }
     backend.ops->destroy(backend.state);

@@ -116,6 +116,11 @@ typedef struct ksched_config {
     uint64_t pair_min_ns;       /* with pair_waves: a slice has at least as many waves as
                                    last this long by the model (each launch costs the GPU
                                    a gap of a few microseconds); default 0 */
+    int pair_tune;              /* kernelet: 1 = each pair of kernel classes tries a few
+                                   ways of slicing and launching (slice waves, the per-SM
+                                   cap, not pairing at all) on its real work and keeps the
+                                   one measured fastest (sched_tune.c); 0 (default) = the
+                                   model's plan with pair_waves */
     unsigned base_lanes;        /* kernels base runs side by side; default 2 */
     uint64_t seed;              /* mc's random choices; default 1 */
     uint64_t fairness_window_ns; /* weights: a tenant whose weighted GPU time runs this far
@@ -348,6 +353,8 @@ typedef struct ksched_stats {
     uint64_t unprofiled;          /* kernels run whole for lack of a profile */
     uint64_t ops_pending;         /* operations queued or running, all tenants */
     uint64_t aged;                /* kernelet decisions for a kernel past the aging bound */
+    uint64_t pairs_tuned;         /* pairs of classes whose tuning chose a plan */
+    uint64_t pairs_not_gaining;   /* of them, the pairs that run better unpaired */
 } ksched_stats;
 
 void ksched_get_stats(ksched *s, ksched_stats *out);

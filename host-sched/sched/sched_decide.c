@@ -165,6 +165,13 @@ static unsigned pair_depth(const ksched *s, const sched_kernel *k, uint64_t slic
 void sched_plan_pair(ksched *s, sched_kernel *a, sched_kernel *b, const unsigned bps[2],
                      const double wave_ns[2])
 {
+    sched_plan_pair_as(s, a, b, bps, wave_ns, -1, 0);
+}
+
+void sched_plan_pair_as(ksched *s, sched_kernel *a, sched_kernel *b, const unsigned bps[2],
+                        const double wave_ns[2], int waves_asked, int uncapped)
+{
+    unsigned pair_waves = waves_asked >= 0 ? (unsigned)waves_asked : s->cfg.pair_waves;
     uint64_t sms = s->gpu.sms, wave[2], left[2];
     double min_d = 0, left_d[2];
     const sched_kernel *k[2] = {a, b};
@@ -179,17 +186,17 @@ void sched_plan_pair(ksched *s, sched_kernel *a, sched_kernel *b, const unsigned
     }
     double d = min_d < left_d[0] && min_d < left_d[1] ? min_d
                : left_d[0] < left_d[1] ? left_d[0] : left_d[1];
-    s->plan = (sched_plan){.kind = PLAN_PAIR, .k = {a, b}, .bps = {bps[0], bps[1]}};
+    s->plan = (sched_plan){.kind = PLAN_PAIR, .k = {a, b}, .bps = {bps[0], bps[1]},
+                           .uncapped = uncapped};
     for (int i = 0; i < 2; i++) {
-        double waves = s->cfg.pair_waves ? fmax(s->cfg.pair_waves,
-                                                ceil((double)s->cfg.pair_min_ns / w[i]))
-                                         : floor(d / w[i] + 0.5);
+        double waves = pair_waves ? fmax(pair_waves, ceil((double)s->cfg.pair_min_ns / w[i]))
+                                  : floor(d / w[i] + 0.5);
         double budget = ceil(left_d[!i] / w[i]);
         if (waves < 1)
             waves = 1;
         s->plan.slice[i] = waves * (double)wave[i];
         s->plan.budget[i] = (budget < waves ? waves : budget) * (double)wave[i];
-        s->plan.depth[i] = s->cfg.pair_waves ? pair_depth(s, k[i], s->plan.slice[i]) : 0;
+        s->plan.depth[i] = pair_waves ? pair_depth(s, k[i], s->plan.slice[i]) : 0;
     }
     assign_lanes(s, &s->plan, 2);
     s->stats.coschedules++;
@@ -223,7 +230,7 @@ static int run_kernel(ksched *s, sched_plan *p, int i)
     while (k->in_class && p->budget[i] && s->lanes[lane].in_flight < depth) {
         uint64_t n = p->slice[i] < p->budget[i] ? p->slice[i] : p->budget[i];
         uint64_t before = k->next;
-        if (sched_kernel_launch(s, k, n, lane, p->bps[i]))
+        if (sched_kernel_launch(s, k, n, lane, p->uncapped ? 0 : p->bps[i]))
             return launched;    /* k was canceled (and may be gone) */
         uint64_t got = k->next - before;
         p->budget[i] = got < p->budget[i] ? p->budget[i] - got : 0;
@@ -258,6 +265,7 @@ static void decide(ksched *s, const sched_policy *p)
 {
     uint64_t t0 = mono_ns();
     s->aging_next_ns = UINT64_MAX;      /* the kernelet policy sets it again */
+    sched_tune_close(s);                /* the policy starts the next interval, if any */
     p->decide(s, s->policy_state[s->cfg.policy]);
     uint64_t dt = mono_ns() - t0;
     s->stats.decisions++;

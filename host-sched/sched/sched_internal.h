@@ -167,7 +167,30 @@ typedef struct sched_plan {
     uint64_t budget[2];         /* blocks each may still get under this plan */
     unsigned depth[2];          /* slices each may have queued in its lane (0: the
                                    configured pipeline depth) */
+    int uncapped;               /* slices go to the backend without the bps cap: whole
+                                   grids the GPU fills as it likes (a pair plan of tuning) */
 } sched_plan;
+
+/* Online tuning of one pair of classes (sched_tune.c): the pair runs under each candidate
+ * plan in turn for a while, the work it completes per wall-clock time is measured, and the
+ * best candidate stays. */
+#define PAIR_TUNE_CANDIDATES 6
+
+typedef struct pair_tune {
+    int chosen;                 /* -1: still trying candidates; else the one kept */
+    unsigned current;           /* the candidate being tried */
+    double wall_ns[PAIR_TUNE_CANDIDATES];  /* time the pair ran under each */
+    double work_ns[PAIR_TUNE_CANDIDATES];  /* and the work it completed meanwhile, as the
+                                   time those blocks take alone (class block_ns) */
+} pair_tune;
+
+/* How a pair runs under one candidate. */
+typedef struct tune_plan {
+    unsigned index;
+    int waves;                  /* slice waves; -1: the configuration's sizing */
+    int uncapped;               /* whole slices without the per-SM cap */
+    int whole;                  /* no pairing: both run whole, side by side (base) */
+} tune_plan;
 
 /* A pair of classes evaluated once: the best split and its CP (model or trials). */
 typedef struct pair_entry {
@@ -177,6 +200,7 @@ typedef struct pair_entry {
     unsigned bps[2];            /* for class a, class b */
     double wave_ns[2];          /* how long one wave (bps blocks on every SM) takes */
     double cp;
+    pair_tune tune;             /* kernelet with ksched_config.pair_tune */
     struct pair_entry *next;
 } pair_entry;
 
@@ -222,6 +246,13 @@ struct ksched {
     uint64_t ops_pending;
     void **policy_state;        /* each policy's private state, by table row (policy.h) */
     ksched_stats stats;
+    /* the pair being measured for tuning since `since` (sched_tune.c); NULL: none */
+    struct {
+        pair_entry *e;
+        unsigned cand;
+        uint64_t since;
+        double work_ns;
+    } tune_now;
     /* completion queue: filled by backend callbacks from any thread */
     pthread_mutex_t cq_lock;
     pthread_cond_t cq_cond;
@@ -290,7 +321,7 @@ uint64_t sched_class_min_slice(ksched *s, const sched_class *c);
 double sched_class_block_ns(ksched *s, const sched_class *c);
 
 /* sched_pairs.c: pair evaluations cached per pair of classes */
-const pair_entry *sched_pair_model(ksched *s, sched_class *a, sched_class *b);
+pair_entry *sched_pair_model(ksched *s, sched_class *a, sched_class *b);
 const pair_entry *sched_pair_trial(ksched *s, sched_kernel *a, sched_kernel *b);
 int sched_full_splits(ksched *s, const sched_class *a, const sched_class *b,
                       unsigned (*out)[2], unsigned cap);
@@ -305,6 +336,23 @@ void sched_plan_whole(ksched *s, sched_kernel *k);
 void sched_plan_solo(ksched *s, sched_kernel *k);
 void sched_plan_pair(ksched *s, sched_kernel *a, sched_kernel *b, const unsigned bps[2],
                      const double wave_ns[2]);
+/* sched_plan_pair with slices of `waves` waves (-1: the configuration's sizing), uncapped
+ * when asked. */
+void sched_plan_pair_as(ksched *s, sched_kernel *a, sched_kernel *b, const unsigned bps[2],
+                        const double wave_ns[2], int waves, int uncapped);
+
+/* sched_tune.c: online tuning of pair plans (ksched_config.pair_tune) */
+/* The plan pair e runs under now: the candidate being tried, or the one kept. */
+tune_plan sched_tune_plan(const pair_entry *e);
+/* Whether tuning found that pair e gains nothing over running its kernels whole. */
+int sched_tune_no_gain(const pair_entry *e);
+/* Ends the current measurement interval (at every decision); may move e to its next
+ * candidate or keep the best. */
+void sched_tune_close(ksched *s);
+/* From now on, completed work of e's classes counts for candidate cand of e. */
+void sched_tune_begin(ksched *s, pair_entry *e, unsigned cand);
+/* A slice of k completed `blocks` blocks. */
+void sched_tune_note(ksched *s, const sched_kernel *k, uint64_t blocks);
 int sched_model_waves(ksched *s, const sched_class *a, const sched_class *b,
                       const unsigned bps[2], double wave_ns[2], double *cp);
 void sched_trace_decision(ksched *s, double cp, unsigned considered, unsigned pruned,

@@ -241,6 +241,7 @@ void sched_slice_done(ksched *s, sched_sub *sub)
         return;
     }
     k->done_blocks += sub->count;
+    sched_tune_note(s, k, sub->count);
     if (sched_backlogged_tenants(s) > 1)
         s->dirty = 1;       /* weighted GPU time moved: eligibility may change */
     maybe_complete(s, k);

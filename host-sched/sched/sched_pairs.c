@@ -30,7 +30,8 @@ static pair_entry *insert(ksched *s, unsigned a, unsigned b, int policy)
     if (!e)
         return NULL;
     size_t h = bucket(a, b, policy);
-    *e = (pair_entry){.a = a, .b = b, .policy = policy, .next = s->pairs[h]};
+    *e = (pair_entry){.a = a, .b = b, .policy = policy, .tune = {.chosen = -1},
+                      .next = s->pairs[h]};
     s->pairs[h] = e;
     s->stats.pairs_evaluated++;
     return e;
@@ -58,7 +59,7 @@ static double wave_time(const ksched *s, const kmodel_kernel *k, unsigned bps, d
     return ipc > 0 ? cycles / s->gpu.clock_mhz * 1000.0 : 0;
 }
 
-const pair_entry *sched_pair_model(ksched *s, sched_class *x, sched_class *y)
+pair_entry *sched_pair_model(ksched *s, sched_class *x, sched_class *y)
 {
     sched_class *a = x->index < y->index ? x : y, *b = a == x ? y : x;
     pair_entry *e = lookup(s, a->index, b->index, KSCHED_KERNELET);

@@ -16,6 +16,7 @@ typedef struct {
     unsigned bps[2];
     double wave_ns[2];
     double cp;
+    pair_entry *entry;
 } choice;
 
 static int pruned(const sched_kernel *a, const sched_kernel *b, double ap, double am)
@@ -41,31 +42,76 @@ static void force_split(const ksched *s, choice *c)
     }
 }
 
-/* Makes (a, b) the best choice when it fits and beats *found's best; 1 when it did. */
+static sched_kernel *oldest(sched_kernel **c, unsigned n)
+{
+    sched_kernel *o = c[0];
+    for (unsigned i = 1; i < n; i++)
+        if (c[i]->seq < o->seq)
+            o = c[i];
+    return o;
+}
+
+/* Makes (a, b) the best choice when it fits and beats *found's best; 1 when it did, -1 when
+ * tuning found that the pair gains nothing. */
 static int consider(ksched *s, sched_kernel *a, sched_kernel *b, int *found, choice *best)
 {
-    const pair_entry *e = sched_pair_model(s, a->cls, b->cls);
+    pair_entry *e = sched_pair_model(s, a->cls, b->cls);
+    if (e && e->fits && s->cfg.pair_tune && sched_tune_no_gain(e))
+        return -1;
     if (!e || !e->fits || (*found && e->cp <= best->cp))
         return 0;
     int swap = e->a != a->cls->index;
     *best = (choice){.a = a, .b = b, .bps = {e->bps[swap], e->bps[!swap]},
-                     .wave_ns = {e->wave_ns[swap], e->wave_ns[!swap]}, .cp = e->cp};
+                     .wave_ns = {e->wave_ns[swap], e->wave_ns[!swap]}, .cp = e->cp,
+                     .entry = e};
     *found = 1;
     return 1;
 }
 
-/* The best unpruned pair; *n_pruned counts the pruned ones. */
+/* The chosen pair runs: under the model's plan, or under the plan its tuning tries or
+ * kept (which may be not to pair: both whole, side by side, as base runs them). */
+static void run_choice(ksched *s, const choice *c)
+{
+    if (!s->cfg.pair_tune) {
+        sched_plan_pair(s, c->a, c->b, c->bps, c->wave_ns);
+        return;
+    }
+    tune_plan t = sched_tune_plan(c->entry);
+    sched_tune_begin(s, c->entry, t.index);
+    if (!t.whole) {
+        sched_plan_pair_as(s, c->a, c->b, c->bps, c->wave_ns, t.waves, t.uncapped);
+        return;
+    }
+    sched_run_whole(s, s->cfg.base_lanes);
+    s->plan.kind = PLAN_NONE;
+}
+
+/* Nothing to pair: the oldest kernel runs alone, sliced so that a partner can join it; but
+ * where tuning found that the pairs at hand gain nothing, the kernels run whole, as base. */
+static void run_unpaired(ksched *s, sched_kernel **c, unsigned n, int no_gain)
+{
+    if (!no_gain) {
+        sched_plan_solo(s, oldest(c, n));
+        return;
+    }
+    sched_run_whole(s, s->cfg.base_lanes);
+    s->plan.kind = PLAN_NONE;
+}
+
+/* The best unpruned pair; *n_pruned counts the pruned ones, *no_gain those tuning found
+ * not worth pairing. */
 static int best_pair(ksched *s, sched_kernel **c, unsigned n, double ap, double am,
-                     unsigned *n_pruned, choice *best)
+                     unsigned *n_pruned, unsigned *no_gain, choice *best)
 {
     int found = 0;
     *n_pruned = 0;
+    *no_gain = 0;
     for (unsigned i = 0; i < n; i++)
         for (unsigned j = i + 1; j < n; j++) {
             if (pruned(c[i], c[j], ap, am))
                 (*n_pruned)++;
             else
-                consider(s, c[i], c[j], &found, best);
+                *no_gain += consider(s, c[i], c[j], &found, best) < 0;
         }
     return found;
 }
@@ -82,20 +128,11 @@ static void plan_overdue(ksched *s, sched_kernel *o, sched_kernel **c, unsigned 
     if (found && s->cfg.pair_split[0])
         force_split(s, &best);
     if (found && best.cp > s->cfg.min_cp)
-        sched_plan_pair(s, best.a, best.b, best.bps, best.wave_ns);
+        run_choice(s, &best);
     else
         sched_plan_solo(s, o);
     s->stats.aged++;
     sched_trace_decision(s, found ? best.cp : 0, n - 1, 0, 0);
-}
-
-static sched_kernel *oldest(sched_kernel **c, unsigned n)
-{
-    sched_kernel *o = c[0];
-    for (unsigned i = 1; i < n; i++)
-        if (c[i]->seq < o->seq)
-            o = c[i];
-    return o;
 }
 
 static void kernelet_decide(ksched *s, void *state)
@@ -110,12 +147,12 @@ static void kernelet_decide(ksched *s, void *state)
         plan_overdue(s, overdue, c, n);
         return;
     }
-    unsigned considered = n * (n - 1) / 2, n_pruned = 0, widenings = 0;
+    unsigned considered = n * (n - 1) / 2, n_pruned = 0, no_gain = 0, widenings = 0;
     double ap = s->cfg.alpha_p, am = s->cfg.alpha_m;
     choice best;
     int found = 0;
     while (n >= 2) {
-        found = best_pair(s, c, n, ap, am, &n_pruned, &best);
+        found = best_pair(s, c, n, ap, am, &n_pruned, &no_gain, &best);
         if (found || n_pruned < considered || (ap == 0 && am == 0))
             break;
         widenings++;            /* everything was pruned: relax the thresholds */
@@ -125,9 +162,9 @@ static void kernelet_decide(ksched *s, void *state)
     if (found && s->cfg.pair_split[0])
         force_split(s, &best);
     if (found && best.cp > s->cfg.min_cp)
-        sched_plan_pair(s, best.a, best.b, best.bps, best.wave_ns);
+        run_choice(s, &best);
     else
-        sched_plan_solo(s, oldest(c, n));
+        run_unpaired(s, c, n, no_gain > 0);
     sched_trace_decision(s, found ? best.cp : 0, considered, n_pruned, widenings);
 }
 
