@@ -286,6 +286,23 @@ static void cancel_backend(const kbackend *b)
         b->ops->cancel_all(b->state);
 }
 
+/* The scheduler's trace: slices go to the tally (kernelet-ctl's figures); a pair plan that
+ * tuning kept is one line in the operator's log. */
+static void on_trace(void *user, const ksched_trace *t)
+{
+    if (t->kind != KSCHED_TRACE_TUNED) {
+        kserver_tally_trace(user, t);
+        return;
+    }
+    char gains[256] = "";
+    size_t len = 0;
+    for (unsigned i = 0; i < t->n_tune_plans && len < sizeof(gains); i++)
+        len += (size_t)snprintf(gains + len, sizeof(gains) - len, "%s%s %.3f", i ? ", " : "",
+                                t->tune_plans[i], t->tune_gain[i]);
+    fprintf(stderr, "kerneletd: pair %s + %s runs %s (work per time: %s)\n", t->entry[0],
+            t->entry[1], t->tune_plans[t->first], gains);
+}
+
 /* One line for the operator's log at stop: what the scheduler did. */
 static void log_scheduler(ksched *sched)
 {
@@ -336,7 +353,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "kerneletd: out of memory\n");
         goto out;
     }
-    scfg.trace = kserver_tally_trace;
+    scfg.trace = on_trace;
     scfg.trace_user = tally;
     scfg.pair_split[0] = o.pair_split[0];
     scfg.pair_split[1] = o.pair_split[1];

@@ -70,6 +70,7 @@ typedef enum ksched_trace_kind {
     KSCHED_TRACE_DECISION,    /* a co-schedule was chosen */
     KSCHED_TRACE_SLICE,       /* a slice (or whole kernel) was handed to the backend */
     KSCHED_TRACE_SLICE_DONE,  /* and completed */
+    KSCHED_TRACE_TUNED,       /* pair_tune kept a plan for a pair of kernel classes */
 } ksched_trace_kind;
 
 typedef struct ksched_trace {
@@ -90,6 +91,12 @@ typedef struct ksched_trace {
     uint64_t start_ns, end_ns;
     int status;
     uint32_t tenant;
+    /* TUNED: entry[0], entry[1] the pair; `first` the plan kept (its name: tune_plans[i]);
+     * tune_gain[i] the work each plan completed per time (1.0: as fast as one kernel after
+     * the other), valid during the call. */
+    const char *const *tune_plans;
+    const double *tune_gain;
+    unsigned n_tune_plans;
 } ksched_trace;
 
 typedef struct ksched_config {

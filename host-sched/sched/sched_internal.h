@@ -179,6 +179,8 @@ typedef struct sched_plan {
 typedef struct pair_tune {
     int chosen;                 /* -1: still trying candidates; else the one kept */
     unsigned current;           /* the candidate being tried */
+    double warm_ns;             /* time the current candidate ran before it is measured:
+                                   work queued under the previous one still completes */
     double wall_ns[PAIR_TUNE_CANDIDATES];  /* time the pair ran under each */
     double work_ns[PAIR_TUNE_CANDIDATES];  /* and the work it completed meanwhile, as the
                                    time those blocks take alone (class block_ns) */
@@ -189,6 +191,8 @@ typedef struct tune_plan {
     unsigned index;
     int waves;                  /* slice waves; -1: the configuration's sizing */
     int uncapped;               /* whole slices without the per-SM cap */
+    int even;                   /* each kernel gets half of what fits of it on an SM, not
+                                   the model's split */
     int whole;                  /* no pairing: both run whole, side by side (base) */
 } tune_plan;
 

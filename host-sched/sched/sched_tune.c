@@ -3,25 +3,32 @@
  * (docs/perf/scheduling.md: on an H100 the same pair gains 27% with one-wave capped slices
  * and nothing with them when compiled differently, where three-wave uncapped slices gain
  * 12%). So each pair of classes runs under every candidate plan in turn, on its real work,
- * for EXPLORE_NS of wall-clock time each; the work completed per time is measured as the
+ * for EXPLORE_NS (2 ms) of wall-clock time each; the work completed per time is measured as the
  * time those blocks take alone (the classes' block_ns), so 1.0 is as fast as running them
  * one after the other; the best candidate is kept. A pair whose best does not beat running
  * its kernels whole side by side (the last candidate, base's way) is not paired again.
  *
  * Work is counted when it completes, in the interval in which it completes: work queued
  * under one candidate and finished under the next is counted for the next. Intervals are
- * short (one decision to the next) and each candidate gets many, so the error is small. */
+ * short (one decision to the next) and each candidate gets many; and the first WARM_NS of
+ * each candidate are not measured, which leaves the error small. */
 #include "sched_internal.h"
 
-#define EXPLORE_NS 3000000.0         /* wall-clock time each candidate runs */
+#define EXPLORE_NS 2000000.0         /* wall-clock time each candidate runs */
+
+#define WARM_NS 500000.0            /* and before that, unmeasured */
 
 static const tune_plan candidates[PAIR_TUNE_CANDIDATES] = {
     {.index = 0, .waves = -1},               /* the configuration's (paper's) sizing */
-    {.index = 1, .waves = 1},                /* one-wave slices, capped */
-    {.index = 2, .waves = 2, .uncapped = 1},
-    {.index = 3, .waves = 3, .uncapped = 1},
-    {.index = 4, .waves = 4, .uncapped = 1},
+    {.index = 1, .waves = 2, .uncapped = 1},
+    {.index = 2, .waves = 3, .uncapped = 1},
+    {.index = 3, .waves = 1, .even = 1},     /* half an SM each, one-wave capped slices */
+    {.index = 4, .waves = 3, .uncapped = 1, .even = 1},
     {.index = 5, .whole = 1},                /* no pairing */
+};
+
+static const char *const plan_names[PAIR_TUNE_CANDIDATES] = {
+    "configured", "2 waves", "3 waves", "even 1 wave capped", "even 3 waves", "unpaired",
 };
 
 static double gain(const pair_tune *t, unsigned i)
@@ -39,8 +46,24 @@ int sched_tune_no_gain(const pair_entry *e)
     return e->tune.chosen >= 0 && candidates[e->tune.chosen].whole;
 }
 
-static void keep_best(ksched *s, pair_tune *t)
+/* Tells the trace which plan e kept and what each gave. */
+static void trace_tuned(ksched *s, const pair_entry *e)
 {
+    if (!s->cfg.trace)
+        return;
+    double gains[PAIR_TUNE_CANDIDATES];
+    for (unsigned i = 0; i < PAIR_TUNE_CANDIDATES; i++)
+        gains[i] = gain(&e->tune, i);
+    ksched_trace t = {.kind = KSCHED_TRACE_TUNED, .now_ns = sched_now(s),
+                      .entry = {s->classes[e->a]->entry, s->classes[e->b]->entry},
+                      .first = (uint64_t)e->tune.chosen, .tune_plans = plan_names,
+                      .tune_gain = gains, .n_tune_plans = PAIR_TUNE_CANDIDATES};
+    s->cfg.trace(s->cfg.trace_user, &t);
+}
+
+static void keep_best(ksched *s, pair_entry *e)
+{
+    pair_tune *t = &e->tune;
     unsigned best = 0;
     for (unsigned i = 1; i < PAIR_TUNE_CANDIDATES; i++)
         if (gain(t, i) > gain(t, best))
@@ -48,6 +71,7 @@ static void keep_best(ksched *s, pair_tune *t)
     t->chosen = (int)best;
     s->stats.pairs_tuned++;
     s->stats.pairs_not_gaining += candidates[best].whole;
+    trace_tuned(s, e);
 }
 
 void sched_tune_close(ksched *s)
@@ -58,13 +82,19 @@ void sched_tune_close(ksched *s)
     uint64_t now = sched_now(s);
     pair_tune *t = &e->tune;
     unsigned c = s->tune_now.cand;
-    t->wall_ns[c] += (double)(now - s->tune_now.since);
-    t->work_ns[c] += s->tune_now.work_ns;
     s->tune_now.e = NULL;
+    double span = (double)(now - s->tune_now.since);
+    if (t->chosen < 0 && c == t->current && t->warm_ns < WARM_NS) {
+        t->warm_ns += span;     /* still finishing the previous candidate's work */
+        return;
+    }
+    t->wall_ns[c] += span;
+    t->work_ns[c] += s->tune_now.work_ns;
     if (t->chosen >= 0 || c != t->current || t->wall_ns[c] < EXPLORE_NS)
         return;
+    t->warm_ns = 0;
     if (++t->current == PAIR_TUNE_CANDIDATES)
-        keep_best(s, t);
+        keep_best(s, e);
 }
 
 void sched_tune_begin(ksched *s, pair_entry *e, unsigned cand)

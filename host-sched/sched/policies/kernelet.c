@@ -68,6 +68,23 @@ static int consider(ksched *s, sched_kernel *a, sched_kernel *b, int *found, cho
     return 1;
 }
 
+/* Half of what fits of each kernel on an SM alone, when both halves fit together, with the
+ * model's wave times there; else the split stays the model's. */
+static void even_split(ksched *s, const choice *c, unsigned bps[2], double wave_ns[2])
+{
+    const sched_class *a = c->a->cls, *b = c->b->cls;
+    unsigned half[2] = {a->max_blocks / 2 ? a->max_blocks / 2 : 1,
+                        b->max_blocks / 2 ? b->max_blocks / 2 : 1};
+    kmodel_kernel ks[2] = {a->k, b->k};
+    double w[2];
+    if (kmodel_fits(s->model, 2, ks, half) != 0 || sched_model_waves(s, a, b, half, w, NULL))
+        return;
+    for (int i = 0; i < 2; i++) {
+        bps[i] = half[i];
+        wave_ns[i] = w[i];
+    }
+}
+
 /* The chosen pair runs: under the model's plan, or under the plan its tuning tries or
  * kept (which may be not to pair: both whole, side by side, as base runs them). */
 static void run_choice(ksched *s, const choice *c)
@@ -79,7 +96,11 @@ static void run_choice(ksched *s, const choice *c)
     tune_plan t = sched_tune_plan(c->entry);
     sched_tune_begin(s, c->entry, t.index);
     if (!t.whole) {
-        sched_plan_pair_as(s, c->a, c->b, c->bps, c->wave_ns, t.waves, t.uncapped);
+        unsigned bps[2] = {c->bps[0], c->bps[1]};
+        double wave_ns[2] = {c->wave_ns[0], c->wave_ns[1]};
+        if (t.even)
+            even_split(s, c, bps, wave_ns);
+        sched_plan_pair_as(s, c->a, c->b, bps, wave_ns, t.waves, t.uncapped);
         return;
     }
     sched_run_whole(s, s->cfg.base_lanes);
