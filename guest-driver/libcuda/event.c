@@ -2,7 +2,7 @@
  * through the daemon. */
 #include <stdlib.h>
 
-#include "libcuda_internal.h"
+#include "graph_internal.h"
 
 /* cuda.h maps cuEventElapsedTime to its _v2; both symbols are defined here. */
 #undef cuEventElapsedTime
@@ -61,21 +61,38 @@ CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
     return r;
 }
 
+struct kcu_event *kcu_event_from(CUevent e)
+{
+    return event_from(e);
+}
+
+CUresult kcu_event_record_on(struct kcu_event *x, uint64_t stream)
+{
+    struct kernelet_rec_event rec = {.h = {.op = KERNELET_REC_EVENT_RECORD, .length = sizeof(rec),
+                                           .stream = stream},
+                                     .event = x->handle};
+    CUresult r = kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0);
+
+    if (r == CUDA_SUCCESS)
+        x->recorded = true;
+    return r;
+}
+
 static CUresult record(CUevent e, CUstream s, bool pt)
 {
     struct kcu_event *x = event_from(e);
-    struct kernelet_rec_event rec = {.h = {.op = KERNELET_REC_EVENT_RECORD, .length = sizeof(rec)}};
-    CUresult r = kcu_stream_handle(s, pt, &rec.h.stream);
+    uint64_t stream;
+    bool taken = false;
+    CUresult r = kcu_stream_handle(s, pt, &stream);
 
     if (r != CUDA_SUCCESS)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_HANDLE;
-    rec.event = x->handle;
-    r = kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0);
-    if (r == CUDA_SUCCESS)
-        x->recorded = true;
-    return r;
+    if (kcu_capture_any() &&
+        ((r = kcu_capture_event_record(stream, x, &taken)) != CUDA_SUCCESS || taken))
+        return r;
+    return kcu_event_record_on(x, stream);
 }
 
 CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) { return record(e, s, false); }
@@ -100,6 +117,8 @@ static CUresult ask(CUevent e, uint16_t op)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (kcu_capture_any() && (r = kcu_capture_check_event(x)) != CUDA_SUCCESS)
+        return r;
     if (!x->recorded)
         return CUDA_SUCCESS; /* an event never recorded counts as complete */
     r = kcu_call_handle(kcu.client, op, x->handle);

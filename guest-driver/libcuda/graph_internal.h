@@ -1,0 +1,140 @@
+/*
+ * CUDA graphs inside libcuda (graph.c, graph_node.c, graph_exec.c, graph_capture.c).
+ *
+ * A graph is a list of nodes in creation order; each node holds what it does (an *op*)
+ * and the nodes it depends on. Nothing of a graph reaches the daemon: launching an
+ * executable graph replays its ops, in a topological order, as the ordinary stream work
+ * they describe (each kernel node one launch record the daemon schedules and slices like
+ * any other). Stream capture builds the same structures from the work enqueued on a
+ * capturing stream, through one hook in each enqueueing path (kcu_capture_take).
+ *
+ * Graph objects are not locked: CUDA does not allow one graph to be used by several
+ * threads at once either. Capture state is shared and locked (graph_capture.c).
+ */
+#ifndef KCU_GRAPH_INTERNAL_H
+#define KCU_GRAPH_INTERNAL_H
+
+#include "libcuda_internal.h"
+
+#define KCU_MAGIC_GRAPH 0x6b636772u
+#define KCU_MAGIC_NODE  0x6b636e64u
+#define KCU_MAGIC_EXEC  0x6b636578u
+
+/* A kernel launch with its parameters copied (as CUDA copies them at node creation). */
+struct kcu_kernel_op {
+    struct kcu_function *fn;
+    unsigned grid[3], block[3], smem;
+    uint8_t *params;                /* fn->param_bytes bytes */
+    void **param_ptrs;              /* fn->n_params pointers into params (GetParams) */
+};
+
+struct kcu_memset_op {
+    CUdeviceptr dst;
+    size_t pitch, width, height;
+    uint32_t value;
+    unsigned elem_size;
+};
+
+struct kcu_host_op {
+    CUhostFn fn;
+    void *data;
+};
+
+/* What a node does; run on a stream by kcu_op_run. */
+struct kcu_op {
+    CUgraphNodeType type;
+    union {
+        struct kcu_kernel_op kernel;
+        struct kcu_copy copy;       /* stream filled in at launch */
+        struct kcu_memset_op memset;
+        struct kcu_host_op host;
+        struct kcu_event *event;    /* EVENT_RECORD, WAIT_EVENT */
+    } u;
+};
+
+struct kcu_graph;
+
+struct kcu_node {
+    uint32_t magic;
+    uint64_t id;                    /* unique in the process, never reused */
+    struct kcu_graph *graph;
+    size_t index;                   /* in graph->nodes (nodes are never removed) */
+    struct kcu_op op;
+    struct kcu_node **deps;         /* the nodes this one waits for */
+    size_t n_deps, cap_deps;
+    uint64_t mark;                  /* walks over the graph (graph.c) */
+};
+
+struct kcu_graph {
+    uint32_t magic;
+    struct kcu_node **nodes;        /* creation order */
+    size_t n_nodes, cap_nodes;
+};
+
+/* ---- ops (graph_op.c) ---------------------------------------------------------------- */
+
+/* A kernel op from launch arguments (checked and marshalled as a launch is). */
+CUresult kcu_kernel_op_make(struct kcu_op *op, struct kcu_function *fn, const unsigned grid[3],
+                            const unsigned block[3], unsigned smem, void **params,
+                            void **extra);
+/* A kernel op from an already marshalled parameter block. */
+CUresult kcu_kernel_op_from_block(struct kcu_op *op, struct kcu_function *fn,
+                                  const unsigned grid[3], const unsigned block[3],
+                                  unsigned smem, const uint8_t *params);
+/* A deep copy of src into dst. */
+CUresult kcu_op_copy(struct kcu_op *dst, const struct kcu_op *src);
+void kcu_op_free(struct kcu_op *op);
+/* Queues the op's work on stream (a daemon handle). */
+CUresult kcu_op_run(const struct kcu_op *op, uint64_t stream);
+
+/* ---- graphs and nodes (graph.c, graph_node.c) ------------------------------------------ */
+
+struct kcu_graph *kcu_graph_from(CUgraph g);
+struct kcu_node *kcu_node_from(CUgraphNode n);
+CUresult kcu_graph_new(struct kcu_graph **out);
+void kcu_graph_free(struct kcu_graph *g);
+/* Adds a node taking op (moved: the caller no longer owns it) after deps. */
+CUresult kcu_graph_add(struct kcu_graph *g, struct kcu_op *op, struct kcu_node *const *deps,
+                       size_t n_deps, struct kcu_node **out);
+/* Adds the edge from -> to (to waits for from); refuses a cycle or a duplicate. */
+CUresult kcu_node_add_dep(struct kcu_node *to, struct kcu_node *from);
+/* Marks from[] and every node they depend on, directly or not, with a fresh generation
+ * (node->mark == the value returned); 0 when out of memory. */
+uint64_t kcu_graph_mark_ancestors(struct kcu_graph *g, struct kcu_node *const *from, size_t n);
+/* Checks user-given dependencies: all valid nodes of g, no duplicates. */
+CUresult kcu_graph_check_deps(const struct kcu_graph *g, const CUgraphNode *deps, size_t n);
+/* Edge data: only the default (a full dependency) is supported; NULL is the default. */
+CUresult kcu_graph_check_edges(const CUgraphEdgeData *edges, size_t n);
+/* A kernel op from node parameters (func, or kern when func is NULL). */
+CUresult kcu_kernel_op_from_params(struct kcu_op *op, const CUDA_KERNEL_NODE_PARAMS *p);
+/* A kernel op's parameters as CUDA hands them back (kernelParams: the op's own copy). */
+void kcu_kernel_op_params(const struct kcu_op *op, CUDA_KERNEL_NODE_PARAMS *p);
+/* Replaces a kernel op by one made from p; the old one stays when p is refused. */
+CUresult kcu_kernel_op_replace(struct kcu_op *op, const CUDA_KERNEL_NODE_PARAMS *p);
+/* The index of n in its graph's node list. */
+size_t kcu_node_index(const struct kcu_node *n);
+
+/* ---- capture (graph_capture.c) ---------------------------------------------------------- */
+
+/* Whether any capture is running (one atomic load: the fast path of every enqueue). */
+bool kcu_capture_any(void);
+/* If stream is capturing, adds op as a node of its capture (moving op) and sets *taken;
+ * errors of an invalid or implicit capture as CUDA gives them. */
+CUresult kcu_capture_take(uint64_t stream, struct kcu_op *op, bool *taken);
+/* An event recorded on a capturing stream remembers the capture's position (*taken). */
+CUresult kcu_capture_event_record(uint64_t stream, struct kcu_event *ev, bool *taken);
+/* A wait for a captured event joins stream to the capture (*taken). */
+CUresult kcu_capture_stream_wait(uint64_t stream, struct kcu_event *ev, unsigned flags,
+                                 bool *taken);
+/* Before a synchronisation or query of stream: refused while it is capturing. */
+CUresult kcu_capture_check_stream(uint64_t stream);
+/* Before a synchronisation or query of an event: refused while its record is captured. */
+CUresult kcu_capture_check_event(const struct kcu_event *ev);
+/* Before a call CUDA deems unsafe during capture (synchronous copies, context sync). */
+CUresult kcu_capture_check_unsafe(void);
+/* What cuStreamGetCaptureInfo reports for stream (outputs may be NULL). */
+CUresult kcu_capture_info(uint64_t stream, CUstreamCaptureStatus *status, cuuint64_t *id,
+                          CUgraph *graph, const CUgraphNode **deps,
+                          const CUgraphEdgeData **edges, size_t *n);
+
+#endif
