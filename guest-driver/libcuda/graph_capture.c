@@ -318,6 +318,15 @@ CUresult kcu_capture_check_stream(uint64_t stream)
     return r;
 }
 
+CUresult kcu_capture_refuse(uint64_t stream, const char *what)
+{
+    CUresult r = kcu_capture_any() ? kcu_capture_check_stream(stream) : CUDA_SUCCESS;
+
+    if (r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+        kcu_unsupported(what); /* for the log: CUDA would make a node of it */
+    return r;
+}
+
 CUresult kcu_capture_check_event(const struct kcu_event *ev)
 {
     struct cap_event *e;

@@ -128,6 +128,9 @@ CUresult kcu_capture_stream_wait(uint64_t stream, struct kcu_event *ev, unsigned
                                  bool *taken);
 /* Before a synchronisation or query of stream: refused while it is capturing. */
 CUresult kcu_capture_check_stream(uint64_t stream);
+/* Work that cannot be captured here (memory nodes): on a capturing stream, named in the
+ * log as unsupported, refused with CUDA's capture error, the capture invalidated. */
+CUresult kcu_capture_refuse(uint64_t stream, const char *what);
 /* Before a synchronisation or query of an event: refused while its record is captured. */
 CUresult kcu_capture_check_event(const struct kcu_event *ev);
 /* Before a call CUDA deems unsafe during capture (synchronous copies, context sync). */

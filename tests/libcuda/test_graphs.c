@@ -409,6 +409,8 @@ static void test_capture_errors(void)
     CUdeviceptr a;
     uint8_t host[16];
     CUstreamCaptureStatus st;
+    CUstreamCaptureMode mode;
+    CUdeviceptr tmp;
 
     CU(cuMemAlloc(&a, N));
     CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
@@ -441,11 +443,29 @@ static void test_capture_errors(void)
     CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CU_ERR(cuCtxSynchronize(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     CU_ERR(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
-    /* ... allowed in relaxed mode. */
+    CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU_ERR(cuMemAlloc(&tmp, 64), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CU_ERR(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* ... allowed in a relaxed capture, or to a thread in relaxed mode (as PyTorch's
+     * allocator does around cudaMalloc). */
     CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
     CU(cuMemcpyDtoH(host, a, sizeof(host)));
     CU(cuStreamEndCapture(s, &g));
     CU(cuGraphDestroy(g));
+    CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    CU(cuThreadExchangeStreamCaptureMode(&mode));
+    CU(cuMemAlloc(&tmp, 64));
+    CU(cuMemFree(tmp));
+    CU(cuThreadExchangeStreamCaptureMode(&mode));
+    g_assert_cmpint(mode, ==, CU_STREAM_CAPTURE_MODE_RELAXED);
+    CU(cuStreamEndCapture(s, &g));
+    g_assert_cmpuint(count_nodes(g), ==, 0);
+    CU(cuGraphDestroy(g));
+    /* Memory nodes are not supported: stream-ordered allocation on a capturing stream. */
+    CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CU_ERR(cuMemAllocAsync(&tmp, 64, s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CU_ERR(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 
     /* A captured event may not be queried; an event of no capture may not be waited for. */
     CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
