@@ -78,21 +78,26 @@ CUresult kcu_event_record_on(struct kcu_event *x, uint64_t stream)
     return r;
 }
 
-static CUresult record(CUevent e, CUstream s, bool pt)
+CUresult kcu_event_record_stream(struct kcu_event *x, uint64_t stream)
 {
-    struct kcu_event *x = event_from(e);
-    uint64_t stream;
     bool taken = false;
-    CUresult r = kcu_stream_handle(s, pt, &stream);
+    CUresult r;
 
-    if (r != CUDA_SUCCESS)
-        return r;
-    if (!x)
-        return CUDA_ERROR_INVALID_HANDLE;
     if (kcu_capture_any() &&
         ((r = kcu_capture_event_record(stream, x, &taken)) != CUDA_SUCCESS || taken))
         return r;
     return kcu_event_record_on(x, stream);
+}
+
+static CUresult record(CUevent e, CUstream s, bool pt)
+{
+    struct kcu_event *x = event_from(e);
+    uint64_t stream;
+    CUresult r = kcu_stream_handle(s, pt, &stream);
+
+    if (r != CUDA_SUCCESS)
+        return r;
+    return x ? kcu_event_record_stream(x, stream) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) { return record(e, s, false); }

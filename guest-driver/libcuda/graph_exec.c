@@ -2,11 +2,10 @@
  * Executable graphs: instantiation (a copy of the graph's ops in a topological order),
  * launch, per-node updates, whole-graph update, destruction.
  *
- * A launch replays the ops, in that order, on the launch stream as the ordinary work they
- * stand for: each kernel node is one launch record that the daemon schedules, slices and
- * co-schedules like any other launch. Serialising on the one stream respects every
- * dependency (a topological order) at the cost of concurrency between independent
- * branches of one graph; the scheduler still overlaps them with other tenants' work.
+ * A launch replays the ops, in that order, as the ordinary work they stand for: each
+ * kernel node is one launch record that the daemon schedules, slices and co-schedules
+ * like any other launch. Independent branches go to streams of their own (lanes,
+ * graph_lanes.c), joined by events as the dependencies require.
  *
  * An executable graph is independent of its graph once made (CUDA's rule): the graph may
  * change or be destroyed. Nodes are found again by their id, which a node keeps for life.
@@ -28,6 +27,7 @@ struct kcu_exec {
     size_t n;
     struct exec_node *nodes;        /* in the graph's creation order */
     size_t *order;                  /* indices into nodes, topologically sorted */
+    struct kcu_lanes lanes;
     cuuint64_t flags;
 };
 
@@ -46,6 +46,7 @@ static void exec_free(struct kcu_exec *x)
     }
     free(x->nodes);
     free(x->order);
+    kcu_lanes_free(&x->lanes);
     x->magic = 0;
     free(x);
 }
@@ -111,7 +112,9 @@ static CUresult exec_node_make(struct exec_node *en, const struct kcu_node *n)
     return r;
 }
 
-static CUresult instantiate(struct kcu_graph *g, cuuint64_t flags, struct kcu_exec **out)
+/* lanes: plan the launch's lanes too (not for the copy an update compares). */
+static CUresult instantiate(struct kcu_graph *g, cuuint64_t flags, bool lanes,
+                            struct kcu_exec **out)
 {
     struct kcu_exec *x = calloc(1, sizeof(*x));
     CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -126,6 +129,8 @@ static CUresult instantiate(struct kcu_graph *g, cuuint64_t flags, struct kcu_ex
     for (; x->n < g->n_nodes; x->n++)
         if ((r = exec_node_make(&x->nodes[x->n], g->nodes[x->n])) != CUDA_SUCCESS)
             goto fail;
+    if (lanes && (r = kcu_lanes_plan(&x->lanes, g, x->order)) != CUDA_SUCCESS)
+        goto fail;
     *out = x;
     return CUDA_SUCCESS;
 fail:
@@ -151,7 +156,7 @@ static CUresult instantiate_api(CUgraphExec *ph, CUgraph hGraph, cuuint64_t flag
         return r;
     if (!ph || !g || (flags & ~(cuuint64_t)KNOWN_FLAGS))
         return CUDA_ERROR_INVALID_VALUE;
-    if ((r = instantiate(g, flags, &x)) == CUDA_SUCCESS)
+    if ((r = instantiate(g, flags, true, &x)) == CUDA_SUCCESS)
         *ph = (CUgraphExec)x;
     return r;
 }
@@ -242,6 +247,23 @@ CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec)
 
 /* ---- launch and upload --------------------------------------------------------------- */
 
+/* Queues every node, in topological order, each on its lane's stream. */
+static CUresult replay(const struct kcu_exec *x, uint64_t stream)
+{
+    CUresult r = kcu_lanes_fork(&x->lanes, stream);
+
+    for (size_t k = 0; k < x->n && r == CUDA_SUCCESS; k++) {
+        size_t i = x->order[k];
+        const struct exec_node *en = &x->nodes[i];
+        uint64_t lane;
+        if ((r = kcu_lanes_before(&x->lanes, i, en->deps, en->n_deps, stream, &lane)) ==
+                CUDA_SUCCESS &&
+            (r = kcu_op_run(&en->op, lane)) == CUDA_SUCCESS)
+            r = kcu_lanes_after(&x->lanes, i, lane);
+    }
+    return r == CUDA_SUCCESS ? kcu_lanes_join(&x->lanes, stream) : r;
+}
+
 static CUresult launch(CUgraphExec hGraphExec, CUstream s, bool pt, bool run)
 {
     struct kcu_exec *x = exec_from(hGraphExec);
@@ -252,9 +274,7 @@ static CUresult launch(CUgraphExec hGraphExec, CUstream s, bool pt, bool run)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; run && i < x->n && r == CUDA_SUCCESS; i++)
-        r = kcu_op_run(&x->nodes[x->order[i]].op, stream);
-    return r;
+    return run ? replay(x, stream) : CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream s) { return launch(e, s, false, true); }
@@ -275,6 +295,25 @@ static struct exec_node *exec_node_of(struct kcu_exec *x, CUgraphNode hNode)
     return NULL;
 }
 
+/* Replaces the op of exec node n (of the given type) by fresh, made and checked by the
+ * caller (made: its result). */
+static CUresult exec_set_op(CUgraphExec e, CUgraphNode n, CUgraphNodeType type,
+                            struct kcu_op *fresh, CUresult made)
+{
+    struct kcu_exec *x = exec_from(e);
+    struct exec_node *en = x ? exec_node_of(x, n) : NULL;
+
+    if (made != CUDA_SUCCESS)
+        return made;
+    if (!en || en->op.type != type) {
+        kcu_op_free(fresh);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    kcu_op_free(&en->op);
+    en->op = *fresh;
+    return CUDA_SUCCESS;
+}
+
 #undef cuGraphExecKernelNodeSetParams
 CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode n,
                                                 const CUDA_KERNEL_NODE_PARAMS_v1 *p);
@@ -282,12 +321,10 @@ CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode n,
 CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode n,
                                                    const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    struct kcu_exec *x = exec_from(e);
-    struct exec_node *en = x ? exec_node_of(x, n) : NULL;
+    struct kcu_op op = {.type = CU_GRAPH_NODE_TYPE_EMPTY};
+    CUresult r = p ? kcu_kernel_op_from_params(&op, p) : CUDA_ERROR_INVALID_VALUE;
 
-    if (!en || en->op.type != CU_GRAPH_NODE_TYPE_KERNEL || !p)
-        return CUDA_ERROR_INVALID_VALUE;
-    return kcu_kernel_op_replace(&en->op, p);
+    return exec_set_op(e, n, CU_GRAPH_NODE_TYPE_KERNEL, &op, r);
 }
 
 CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode n,
@@ -299,6 +336,32 @@ CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode n,
         return CUDA_ERROR_INVALID_VALUE;
     memcpy(&q, p, sizeof(*p)); /* v1 is the head of v2 */
     return cuGraphExecKernelNodeSetParams_v2(e, n, &q);
+}
+
+CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec e, CUgraphNode n,
+                                                const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
+{
+    struct kcu_op op;
+
+    (void)ctx;
+    return exec_set_op(e, n, CU_GRAPH_NODE_TYPE_MEMSET, &op, kcu_memset_op(&op, p));
+}
+
+CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec e, CUgraphNode n,
+                                                const CUDA_MEMCPY3D *p, CUcontext ctx)
+{
+    struct kcu_op op;
+
+    (void)ctx;
+    return exec_set_op(e, n, CU_GRAPH_NODE_TYPE_MEMCPY, &op, kcu_memcpy_op(&op, p));
+}
+
+CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec e, CUgraphNode n,
+                                              const CUDA_HOST_NODE_PARAMS *p)
+{
+    struct kcu_op op;
+
+    return exec_set_op(e, n, CU_GRAPH_NODE_TYPE_HOST, &op, kcu_host_op(&op, p));
 }
 
 /* Whether two nodes wait for the same set of nodes (by creation index; an index list
@@ -347,7 +410,7 @@ static CUresult update(CUgraphExec e, CUgraph hGraph, CUgraphExecUpdateResult *r
     *err = NULL;
     if (!x || !g)
         return CUDA_ERROR_INVALID_VALUE;
-    if ((r = instantiate(g, x->flags, &fresh)) != CUDA_SUCCESS)
+    if ((r = instantiate(g, x->flags, false, &fresh)) != CUDA_SUCCESS)
         return r;
     *result = compare(x, g, fresh, err);
     if (*result == CU_GRAPH_EXEC_UPDATE_SUCCESS) {

@@ -109,10 +109,35 @@ CUresult kcu_graph_check_edges(const CUgraphEdgeData *edges, size_t n);
 CUresult kcu_kernel_op_from_params(struct kcu_op *op, const CUDA_KERNEL_NODE_PARAMS *p);
 /* A kernel op's parameters as CUDA hands them back (kernelParams: the op's own copy). */
 void kcu_kernel_op_params(const struct kcu_op *op, CUDA_KERNEL_NODE_PARAMS *p);
-/* Replaces a kernel op by one made from p; the old one stays when p is refused. */
-CUresult kcu_kernel_op_replace(struct kcu_op *op, const CUDA_KERNEL_NODE_PARAMS *p);
+/* Memcpy, memset and host ops from node parameters, checked as CUDA checks them. */
+CUresult kcu_memcpy_op(struct kcu_op *op, const CUDA_MEMCPY3D *p);
+CUresult kcu_memset_op(struct kcu_op *op, const CUDA_MEMSET_NODE_PARAMS *p);
+CUresult kcu_host_op(struct kcu_op *op, const CUDA_HOST_NODE_PARAMS *p);
 /* The index of n in its graph's node list. */
 size_t kcu_node_index(const struct kcu_node *n);
+
+/* ---- lanes: an executable graph's branches on streams of their own (graph_lanes.c) ---- */
+
+struct kcu_lanes {
+    unsigned n;                     /* lanes; lane 0 is the launch stream */
+    size_t n_nodes;
+    unsigned *of;                   /* lane of each node (graph order) */
+    CUevent *done;                  /* per node: recorded after it when another lane waits */
+    CUstream *streams;              /* private streams of lanes 1.. */
+    CUevent *end;                   /* per lane 1..: recorded after it, for the join */
+    CUevent start;                  /* recorded on the launch stream, for the fork */
+};
+
+/* Assigns lanes to g's nodes (order: a topological order) and makes their objects. */
+CUresult kcu_lanes_plan(struct kcu_lanes *l, const struct kcu_graph *g, const size_t *order);
+void kcu_lanes_free(struct kcu_lanes *l);
+/* A launch on stream: fork, then for each node in order before (its lane's stream, waits
+ * for dependencies on other lanes) and after (its event), then join. */
+CUresult kcu_lanes_fork(const struct kcu_lanes *l, uint64_t stream);
+CUresult kcu_lanes_before(const struct kcu_lanes *l, size_t node, const size_t *deps,
+                          size_t n_deps, uint64_t stream, uint64_t *lane_stream);
+CUresult kcu_lanes_after(const struct kcu_lanes *l, size_t node, uint64_t lane_stream);
+CUresult kcu_lanes_join(const struct kcu_lanes *l, uint64_t stream);
 
 /* ---- capture (graph_capture.c) ---------------------------------------------------------- */
 

@@ -96,16 +96,32 @@ void kcu_kernel_op_params(const struct kcu_op *op, CUDA_KERNEL_NODE_PARAMS *p)
     };
 }
 
-static struct kcu_node *kernel_node(CUgraphNode hNode)
+static struct kcu_node *node_of_type(CUgraphNode hNode, CUgraphNodeType type)
 {
     struct kcu_node *n = kcu_node_from(hNode);
 
-    return n && n->op.type == CU_GRAPH_NODE_TYPE_KERNEL ? n : NULL;
+    return n && n->op.type == type ? n : NULL;
+}
+
+/* Replaces the op of a node of type by fresh (made by the caller, checked). */
+static CUresult set_op(CUgraphNode hNode, CUgraphNodeType type, struct kcu_op *fresh, CUresult made)
+{
+    struct kcu_node *n = node_of_type(hNode, type);
+
+    if (made != CUDA_SUCCESS)
+        return made;
+    if (!n) {
+        kcu_op_free(fresh);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    kcu_op_free(&n->op);
+    n->op = *fresh;
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *p)
 {
-    struct kcu_node *n = kernel_node(hNode);
+    struct kcu_node *n = node_of_type(hNode, CU_GRAPH_NODE_TYPE_KERNEL);
 
     if (!n || !p)
         return CUDA_ERROR_INVALID_VALUE;
@@ -123,24 +139,12 @@ CUresult CUDAAPI cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_
     return r;
 }
 
-/* Replaces a kernel op by one made from p; the old one stays when p is refused. */
-CUresult kcu_kernel_op_replace(struct kcu_op *op, const CUDA_KERNEL_NODE_PARAMS *p)
-{
-    struct kcu_op fresh;
-    CUresult r = p ? kcu_kernel_op_from_params(&fresh, p) : CUDA_ERROR_INVALID_VALUE;
-
-    if (r == CUDA_SUCCESS) {
-        kcu_op_free(op);
-        *op = fresh;
-    }
-    return r;
-}
-
 CUresult CUDAAPI cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    struct kcu_node *n = kernel_node(hNode);
+    struct kcu_op op = {.type = CU_GRAPH_NODE_TYPE_EMPTY};
+    CUresult r = p ? kcu_kernel_op_from_params(&op, p) : CUDA_ERROR_INVALID_VALUE;
 
-    return n ? kcu_kernel_op_replace(&n->op, p) : CUDA_ERROR_INVALID_VALUE;
+    return set_op(hNode, CU_GRAPH_NODE_TYPE_KERNEL, &op, r);
 }
 
 CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
@@ -155,7 +159,7 @@ CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL
 
 /* ---- memcpy, memset, host, empty and event nodes ---------------------------------------- */
 
-static CUresult memcpy_op(struct kcu_op *op, const CUDA_MEMCPY3D *p)
+CUresult kcu_memcpy_op(struct kcu_op *op, const CUDA_MEMCPY3D *p)
 {
     CUresult r = p ? kcu_copy_describe3d(p, &op->u.copy) : CUDA_ERROR_INVALID_VALUE;
 
@@ -168,13 +172,13 @@ CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode *ph, CUgraph g, const CUgraphN
                                       size_t n, const CUDA_MEMCPY3D *p, CUcontext ctx)
 {
     struct kcu_op op;
-    CUresult r = memcpy_op(&op, p);
+    CUresult r = kcu_memcpy_op(&op, p);
 
     (void)ctx; /* one device, one address space */
     return r != CUDA_SUCCESS ? r : add(ph, g, deps, n, &op);
 }
 
-static CUresult memset_op(struct kcu_op *op, const CUDA_MEMSET_NODE_PARAMS *p)
+CUresult kcu_memset_op(struct kcu_op *op, const CUDA_MEMSET_NODE_PARAMS *p)
 {
     struct kcu_memset_op *m = &op->u.memset;
     size_t pitch;
@@ -195,21 +199,72 @@ CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode *ph, CUgraph g, const CUgraphN
                                       size_t n, const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
 {
     struct kcu_op op;
-    CUresult r = memset_op(&op, p);
+    CUresult r = kcu_memset_op(&op, p);
 
     (void)ctx;
     return r != CUDA_SUCCESS ? r : add(ph, g, deps, n, &op);
 }
 
+CUresult CUDAAPI cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS *p)
+{
+    struct kcu_node *n = node_of_type(hNode, CU_GRAPH_NODE_TYPE_MEMSET);
+    const struct kcu_memset_op *m = n ? &n->op.u.memset : NULL;
+
+    if (!m || !p)
+        return CUDA_ERROR_INVALID_VALUE;
+    *p = (CUDA_MEMSET_NODE_PARAMS){.dst = m->dst, .pitch = m->pitch, .value = m->value,
+                                   .elementSize = m->elem_size, .width = m->width,
+                                   .height = m->height};
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *p)
+{
+    struct kcu_op op;
+
+    return set_op(hNode, CU_GRAPH_NODE_TYPE_MEMSET, &op, kcu_memset_op(&op, p));
+}
+
+CUresult CUDAAPI cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *p)
+{
+    struct kcu_op op;
+
+    return set_op(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, &op, kcu_memcpy_op(&op, p));
+}
+
+CUresult kcu_host_op(struct kcu_op *op, const CUDA_HOST_NODE_PARAMS *p)
+{
+    if (!p || !p->fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    *op = (struct kcu_op){.type = CU_GRAPH_NODE_TYPE_HOST, .u.host = {p->fn, p->userData}};
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *p)
+{
+    struct kcu_node *n = node_of_type(hNode, CU_GRAPH_NODE_TYPE_HOST);
+
+    if (!n || !p)
+        return CUDA_ERROR_INVALID_VALUE;
+    p->fn = n->op.u.host.fn;
+    p->userData = n->op.u.host.data;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *p)
+{
+    struct kcu_op op;
+
+    return set_op(hNode, CU_GRAPH_NODE_TYPE_HOST, &op, kcu_host_op(&op, p));
+}
+
 CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps,
                                     size_t n, const CUDA_HOST_NODE_PARAMS *p)
 {
-    struct kcu_op op = {.type = CU_GRAPH_NODE_TYPE_HOST};
+    struct kcu_op op;
+    CUresult r = kcu_host_op(&op, p);
 
-    if (!p || !p->fn)
-        return CUDA_ERROR_INVALID_VALUE;
-    op.u.host = (struct kcu_host_op){p->fn, p->userData};
-    return add(ph, g, deps, n, &op);
+    return r != CUDA_SUCCESS ? r : add(ph, g, deps, n, &op);
 }
 
 CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps,
@@ -252,14 +307,11 @@ static CUresult op_from_node_params(struct kcu_op *op, const CUgraphNodeParams *
         memcpy(&k, &p->kernel, sizeof(k)); /* v3 has v2's layout */
         return kcu_kernel_op_from_params(op, &k);
     case CU_GRAPH_NODE_TYPE_MEMCPY:
-        return memcpy_op(op, &p->memcpy.copyParams);
+        return kcu_memcpy_op(op, &p->memcpy.copyParams);
     case CU_GRAPH_NODE_TYPE_MEMSET:
-        return memset_op(op, (const CUDA_MEMSET_NODE_PARAMS *)&p->memset);
+        return kcu_memset_op(op, (const CUDA_MEMSET_NODE_PARAMS *)&p->memset);
     case CU_GRAPH_NODE_TYPE_HOST:
-        if (!p->host.fn)
-            return CUDA_ERROR_INVALID_VALUE;
-        *op = (struct kcu_op){.type = p->type, .u.host = {p->host.fn, p->host.userData}};
-        return CUDA_SUCCESS;
+        return kcu_host_op(op, (const CUDA_HOST_NODE_PARAMS *)&p->host);
     case CU_GRAPH_NODE_TYPE_EMPTY:
         op->type = p->type;
         return CUDA_SUCCESS;

@@ -94,9 +94,9 @@ CUresult kcu_op_run(const struct kcu_op *op, uint64_t stream)
     case CU_GRAPH_NODE_TYPE_HOST:
         return run_host(&op->u.host, stream);
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-        return kcu_event_record_on(op->u.event, stream);
+        return kcu_event_record_stream(op->u.event, stream);
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-        return kcu_stream_wait_on(stream, op->u.event);
+        return kcu_stream_wait_event(stream, op->u.event, CU_EVENT_WAIT_EXTERNAL);
     default:
         return CUDA_SUCCESS; /* empty */
     }

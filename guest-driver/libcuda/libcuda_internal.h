@@ -244,6 +244,9 @@ struct kcu_event *kcu_event_from(CUevent e);
 CUresult kcu_event_record_on(struct kcu_event *x, uint64_t stream);
 /* Queues a wait of stream for ev's last record, past any capture. */
 CUresult kcu_stream_wait_on(uint64_t stream, const struct kcu_event *ev);
+/* The same two through the capture hooks (as cuEventRecord, cuStreamWaitEvent do). */
+CUresult kcu_event_record_stream(struct kcu_event *x, uint64_t stream);
+CUresult kcu_stream_wait_event(uint64_t stream, struct kcu_event *ev, unsigned flags);
 
 /* ---- host functions and the gate that keeps stream order around them (host_func.c) -- */
 

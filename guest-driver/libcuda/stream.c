@@ -159,21 +159,28 @@ CUresult kcu_stream_wait_on(uint64_t stream, const struct kcu_event *ev)
     return kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0);
 }
 
+CUresult kcu_stream_wait_event(uint64_t stream, struct kcu_event *ev, unsigned flags)
+{
+    bool taken = false;
+    CUresult r;
+
+    if (kcu_capture_any() &&
+        ((r = kcu_capture_stream_wait(stream, ev, flags, &taken)) != CUDA_SUCCESS || taken))
+        return r;
+    return kcu_stream_wait_on(stream, ev);
+}
+
 static CUresult wait_event(CUstream s, CUevent e, unsigned flags, bool pt)
 {
     struct kcu_event *ev = kcu_event_from(e);
     uint64_t stream;
-    bool taken = false;
     CUresult r = kcu_stream_handle(s, pt, &stream);
 
     if (r != CUDA_SUCCESS)
         return r;
     if (!ev || flags > 1)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (kcu_capture_any() &&
-        ((r = kcu_capture_stream_wait(stream, ev, flags, &taken)) != CUDA_SUCCESS || taken))
-        return r;
-    return kcu_stream_wait_on(stream, ev);
+    return kcu_stream_wait_event(stream, ev, flags);
 }
 
 CUresult CUDAAPI cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return wait_event(s, e, f, false); }

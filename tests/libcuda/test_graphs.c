@@ -85,6 +85,17 @@ static CUDA_MEMSET_NODE_PARAMS fill8(CUdeviceptr d, uint8_t v)
                                      .height = 1};
 }
 
+/* Adds "set a to v" and, after it, "copy a to b" to g. */
+static void add_set_copy(CUgraph g, CUdeviceptr a, uint8_t v, CUdeviceptr b, CUgraphNode *set,
+                         CUgraphNode *copy)
+{
+    CUDA_MEMSET_NODE_PARAMS ms = fill8(a, v);
+    CUDA_MEMCPY3D cp = dtod(b, a);
+
+    CU(cuGraphAddMemsetNode(set, g, NULL, 0, &ms, NULL));
+    CU(cuGraphAddMemcpyNode(copy, g, set, 1, &cp, NULL));
+}
+
 static CUDA_KERNEL_NODE_PARAMS add_params(void **args)
 {
     return (CUDA_KERNEL_NODE_PARAMS){.func = k_add, .gridDimX = 4, .gridDimY = 1,
@@ -104,7 +115,6 @@ static void test_explicit(void)
     unsigned n = N / 4, v = 5;
     void *args[] = {&a, &n, &v};
     CUDA_MEMSET_NODE_PARAMS ms;
-    CUDA_MEMCPY3D cp;
     CUDA_HOST_NODE_PARAMS hp = {.fn = host_node, .userData = &log};
     CUDA_KERNEL_NODE_PARAMS kp, got;
     CUgraphNodeType type;
@@ -114,10 +124,7 @@ static void test_explicit(void)
     CU(cuMemAlloc(&b, N));
     CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     CU(cuGraphCreate(&g, 0));
-    ms = fill8(a, 7);
-    CU(cuGraphAddMemsetNode(&set, g, NULL, 0, &ms, NULL));
-    cp = dtod(b, a);
-    CU(cuGraphAddMemcpyNode(&copy, g, &set, 1, &cp, NULL));
+    add_set_copy(g, a, 7, b, &set, &copy);
     CU(cuGraphAddHostNode(&host, g, &copy, 1, &hp));
     kp = add_params(args);
     CU(cuGraphAddKernelNode(&kern, g, &set, 1, &kp));
@@ -170,6 +177,57 @@ static void test_explicit(void)
     CU(cuMemFree(b));
 }
 
+/* Independent branches (more than the library's lanes): a memset fans out to 12 copies,
+ * each into its own buffer, a copy waits for all of them, and the launch stream's later
+ * work must see the whole graph done. Each launch first clears every target. */
+static void test_branches(void)
+{
+    enum { W = 12 };
+    CUgraph g;
+    CUgraphExec x;
+    CUgraphNode root, fan[W], join;
+    CUdeviceptr a, t[W], out;
+    CUstream s;
+    CUDA_MEMSET_NODE_PARAMS ms;
+    CUDA_MEMCPY3D cp;
+
+    CU(cuMemAlloc(&a, N));
+    CU(cuMemAlloc(&out, N));
+    CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CU(cuGraphCreate(&g, 0));
+    ms = fill8(a, 0);
+    CU(cuGraphAddMemsetNode(&root, g, NULL, 0, &ms, NULL));
+    for (int i = 0; i < W; i++) {
+        CU(cuMemAlloc(&t[i], N));
+        cp = dtod(t[i], a);
+        CU(cuGraphAddMemcpyNode(&fan[i], g, &root, 1, &cp, NULL));
+    }
+    cp = dtod(out, t[W - 1]);
+    CU(cuGraphAddMemcpyNode(&join, g, fan, W, &cp, NULL));
+    CU(cuGraphInstantiate(&x, g, 0));
+    for (uint8_t v = 1; v <= 3; v++) {
+        ms = fill8(a, v);
+        CU(cuGraphExecMemsetNodeSetParams(x, root, &ms, NULL));
+        CU(cuMemsetD8Async(out, 0, N, s));
+        for (int i = 0; i < W; i++)
+            CU(cuMemsetD8Async(t[i], 0, N, s));
+        CU(cuGraphLaunch(x, s));
+        CU(cuMemsetD8Async(a, 0xee, N, s)); /* after the graph, on the launch stream */
+        CU(cuStreamSynchronize(s));
+        expect_bytes(out, v);
+        for (int i = 0; i < W; i++)
+            expect_bytes(t[i], v);
+        expect_bytes(a, 0xee);
+    }
+    CU(cuGraphExecDestroy(x));
+    CU(cuGraphDestroy(g));
+    CU(cuStreamDestroy(s));
+    for (int i = 0; i < W; i++)
+        CU(cuMemFree(t[i]));
+    CU(cuMemFree(a));
+    CU(cuMemFree(out));
+}
+
 /* A clone launches like the original; a launch on the legacy stream works too. */
 static void test_clone(void)
 {
@@ -177,16 +235,11 @@ static void test_clone(void)
     CUgraphExec x;
     CUgraphNode set, copy;
     CUdeviceptr a, b;
-    CUDA_MEMSET_NODE_PARAMS ms;
-    CUDA_MEMCPY3D cp;
 
     CU(cuMemAlloc(&a, N));
     CU(cuMemAlloc(&b, N));
     CU(cuGraphCreate(&g, 0));
-    ms = fill8(a, 3);
-    CU(cuGraphAddMemsetNode(&set, g, NULL, 0, &ms, NULL));
-    cp = dtod(b, a);
-    CU(cuGraphAddMemcpyNode(&copy, g, &set, 1, &cp, NULL));
+    add_set_copy(g, a, 3, b, &set, &copy);
     CU(cuGraphClone(&c, g));
     CU(cuGraphDestroy(g));
     g_assert_cmpuint(count_nodes(c), ==, 2);
@@ -510,8 +563,6 @@ static void test_update(void)
     CUgraphExec x;
     CUgraphNode set, copy, kern, extra;
     CUdeviceptr a, b;
-    CUDA_MEMSET_NODE_PARAMS ms;
-    CUDA_MEMCPY3D cp;
     CUgraphExecUpdateResultInfo info;
     unsigned n = N / 4, v = 1;
     void *args[] = {&a, &n, &v};
@@ -522,10 +573,7 @@ static void test_update(void)
     CUgraph *gs[] = {&g1, &g2, &g3};
     for (int i = 0; i < 3; i++) {
         CU(cuGraphCreate(gs[i], 0));
-        ms = fill8(a, (uint8_t)(10 + i));
-        CU(cuGraphAddMemsetNode(&set, *gs[i], NULL, 0, &ms, NULL));
-        cp = dtod(b, a);
-        CU(cuGraphAddMemcpyNode(&copy, *gs[i], &set, 1, &cp, NULL));
+        add_set_copy(*gs[i], a, (uint8_t)(10 + i), b, &set, &copy);
         if (i == 0) {
             kp = add_params(args);
             CU(cuGraphAddKernelNode(&kern, *gs[i], &copy, 1, &kp));
@@ -598,6 +646,7 @@ int main(int argc, char **argv)
     g_setenv("KERNELET_SOCKET", harness_socket(H), TRUE);
     setup();
     g_test_add_func("/libcuda/graphs/explicit", test_explicit);
+    g_test_add_func("/libcuda/graphs/branches", test_branches);
     g_test_add_func("/libcuda/graphs/clone", test_clone);
     g_test_add_func("/libcuda/graphs/explicit-errors", test_explicit_errors);
     g_test_add_func("/libcuda/graphs/capture-fork-join", test_capture_fork_join);
