@@ -55,6 +55,8 @@ CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (kcu_capture_any())
+        kcu_capture_forget_event(x); /* its address may come back as another event */
     r = kcu_call_handle(kcu.client, KERNELET_OP_EVENT_DESTROY, x->handle);
     x->magic = 0;
     free(x);

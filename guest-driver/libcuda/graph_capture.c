@@ -490,6 +490,48 @@ static CUresult end_capture(CUstream hStream, CUgraph *phGraph, bool pt)
 CUresult CUDAAPI cuStreamEndCapture(CUstream s, CUgraph *g) { return end_capture(s, g, false); }
 CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream s, CUgraph *g) { return end_capture(s, g, true); }
 
+void kcu_capture_forget_event(const struct kcu_event *ev)
+{
+    struct cap_event *e;
+
+    pthread_mutex_lock(&st.lock);
+    if ((e = event_find(ev)))
+        event_forget(e);
+    pthread_mutex_unlock(&st.lock);
+}
+
+void kcu_capture_forget_stream(uint64_t stream)
+{
+    struct cap_stream *s;
+
+    pthread_mutex_lock(&st.lock);
+    if ((s = stream_find(stream))) {
+        struct capture *cap = s->cap;
+        if (cap->origin == stream) {
+            struct kcu_graph *g = cap->graph;
+            capture_end(cap);
+            kcu_graph_free(g);
+        } else {
+            cap->invalid = true; /* it can no longer join back */
+            front_free(&s->front);
+            *s = st.streams[--st.n_streams];
+        }
+    }
+    pthread_mutex_unlock(&st.lock);
+}
+
+bool kcu_capture_stream_captures(uint64_t stream)
+{
+    bool yes;
+
+    if (!kcu_capture_any())
+        return false;
+    pthread_mutex_lock(&st.lock);
+    yes = stream_find(stream) != NULL;
+    pthread_mutex_unlock(&st.lock);
+    return yes;
+}
+
 /* ---- queries and dependency updates ------------------------------------------------------ */
 
 CUresult kcu_capture_info(uint64_t stream, CUstreamCaptureStatus *status, cuuint64_t *id,

@@ -29,6 +29,9 @@ struct kcu_exec {
     size_t *order;                  /* indices into nodes, topologically sorted */
     struct kcu_lanes lanes;
     cuuint64_t flags;
+    bool launched;                  /* once launched (not captured) */
+    uint64_t last_stream;           /* the stream of the last such launch */
+    CUevent last_done;              /* recorded after each launch not captured */
 };
 
 static struct kcu_exec *exec_from(CUgraphExec e)
@@ -47,6 +50,8 @@ static void exec_free(struct kcu_exec *x)
     free(x->nodes);
     free(x->order);
     kcu_lanes_free(&x->lanes);
+    if (x->last_done)
+        cuEventDestroy(x->last_done);
     x->magic = 0;
     free(x);
 }
@@ -264,6 +269,28 @@ static CUresult replay(const struct kcu_exec *x, uint64_t stream)
     return r == CUDA_SUCCESS ? kcu_lanes_join(&x->lanes, stream) : r;
 }
 
+/* CUDA orders a launch after the previous launch of the same executable graph, whatever
+ * its stream: a launch on another stream than the last waits for the last one's event.
+ * Captured launches neither wait nor record (an event of no capture cannot order captured
+ * work, and a captured record would pull later launches into the capture). */
+static CUresult launch_ordered(struct kcu_exec *x, uint64_t stream)
+{
+    bool captured = kcu_capture_stream_captures(stream);
+    CUresult r = CUDA_SUCCESS;
+
+    if (!captured && x->launched && x->last_stream != stream)
+        r = kcu_stream_wait_event(stream, kcu_event_from(x->last_done), 0);
+    if (r == CUDA_SUCCESS)
+        r = replay(x, stream);
+    if (r != CUDA_SUCCESS || captured)
+        return r;
+    if (!x->last_done && (r = cuEventCreate(&x->last_done, CU_EVENT_DISABLE_TIMING)))
+        return r;
+    x->launched = true;
+    x->last_stream = stream;
+    return kcu_event_record_stream(kcu_event_from(x->last_done), stream);
+}
+
 static CUresult launch(CUgraphExec hGraphExec, CUstream s, bool pt, bool run)
 {
     struct kcu_exec *x = exec_from(hGraphExec);
@@ -274,7 +301,7 @@ static CUresult launch(CUgraphExec hGraphExec, CUstream s, bool pt, bool run)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_VALUE;
-    return run ? replay(x, stream) : CUDA_SUCCESS;
+    return run ? launch_ordered(x, stream) : CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream s) { return launch(e, s, false, true); }

@@ -160,6 +160,13 @@ CUresult kcu_capture_refuse(uint64_t stream, const char *what);
 CUresult kcu_capture_check_event(const struct kcu_event *ev);
 /* Before a call CUDA deems unsafe during capture (synchronous copies, context sync). */
 CUresult kcu_capture_check_unsafe(void);
+/* A destroyed event leaves any capture. */
+void kcu_capture_forget_event(const struct kcu_event *ev);
+/* A destroyed stream leaves its capture; a capture whose origin stream is destroyed ends
+ * (its graph freed). */
+void kcu_capture_forget_stream(uint64_t stream);
+/* Whether stream is capturing (or in an invalidated capture not yet ended). */
+bool kcu_capture_stream_captures(uint64_t stream);
 /* What cuStreamGetCaptureInfo reports for stream (outputs may be NULL). */
 CUresult kcu_capture_info(uint64_t stream, CUstreamCaptureStatus *status, cuuint64_t *id,
                           CUgraph *graph, const CUgraphNode **deps,

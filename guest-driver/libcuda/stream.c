@@ -122,6 +122,8 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (kcu_capture_any())
+        kcu_capture_forget_stream(x->handle);
     r = kcu_call_handle(kcu.client, KERNELET_OP_STREAM_DESTROY, x->handle);
     x->magic = 0;
     free(x);

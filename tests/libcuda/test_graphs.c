@@ -59,6 +59,23 @@ static void host_node(void *arg)
     ((struct host_log *)arg)->calls++;
 }
 
+/* A host function that blocks its stream until the test opens the gate. */
+struct gate {
+    GMutex lock;
+    GCond cond;
+    bool open;
+};
+
+static void gate_wait(void *arg)
+{
+    struct gate *g = arg;
+
+    g_mutex_lock(&g->lock);
+    while (!g->open)
+        g_cond_wait(&g->cond, &g->lock);
+    g_mutex_unlock(&g->lock);
+}
+
 static void callback(CUstream s, CUresult r, void *arg)
 {
     (void)s;
@@ -226,6 +243,99 @@ static void test_branches(void)
         CU(cuMemFree(t[i]));
     CU(cuMemFree(a));
     CU(cuMemFree(out));
+}
+
+/* Opens the gate after 100 ms, from another thread. */
+static gpointer open_later(gpointer arg)
+{
+    struct gate *g = arg;
+
+    g_usleep(100000);
+    g_mutex_lock(&g->lock);
+    g->open = true;
+    g_cond_broadcast(&g->cond);
+    g_mutex_unlock(&g->lock);
+    return NULL;
+}
+
+/* A launch waits for the previous launch of the same executable graph, on whatever
+ * stream. The graph copies a to b, then c (7) to a; a starts at 1. The first launch's
+ * stream is held by a host function until another thread opens it; the second launch, on
+ * another stream, must come after the first: b is 7 once its stream is done (1 if it
+ * had run first). Events and streams destroyed during a capture leave it. */
+static void test_launch_order_and_lifetimes(void)
+{
+    CUgraph g, g2;
+    CUgraphExec x;
+    CUgraphNode copy1, copy2;
+    CUdeviceptr a, b, c;
+    CUstream s1, s2;
+    CUevent e;
+    CUstreamCaptureStatus st;
+    struct gate gate = {.open = false};
+    CUDA_MEMCPY3D cp;
+
+    CU(cuMemAlloc(&a, N));
+    CU(cuMemAlloc(&b, N));
+    CU(cuMemAlloc(&c, N));
+    CU(cuMemsetD8(a, 1, N));
+    CU(cuMemsetD8(c, 7, N));
+    CU(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    CU(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CU(cuGraphCreate(&g, 0));
+    cp = dtod(b, a);
+    CU(cuGraphAddMemcpyNode(&copy1, g, NULL, 0, &cp, NULL));
+    cp = dtod(a, c);
+    CU(cuGraphAddMemcpyNode(&copy2, g, &copy1, 1, &cp, NULL));
+    CU(cuGraphInstantiate(&x, g, 0));
+    g_mutex_init(&gate.lock);
+    g_cond_init(&gate.cond);
+    CU(cuLaunchHostFunc(s1, gate_wait, &gate));
+    CU(cuGraphLaunch(x, s1));
+    CU(cuGraphLaunch(x, s2));
+    /* Read back on s2 itself: a legacy-stream copy would wait for the host function. */
+    uint8_t *back;
+    CU(cuMemAllocHost((void **)&back, N));
+    CU(cuMemcpyDtoHAsync(back, b, N, s2));
+    GThread *t = g_thread_new("open", open_later, &gate);
+    CU(cuStreamSynchronize(s2));
+    for (size_t i = 0; i < N; i++)
+        if (back[i] != 7)
+            g_error("b[%zu] is %u: the second launch ran before the first", i, back[i]);
+    g_thread_join(t);
+    CU(cuMemFreeHost(back));
+    CU(cuStreamSynchronize(s1));
+    g_mutex_clear(&gate.lock);
+    g_cond_clear(&gate.cond);
+
+    /* A destroyed event leaves the capture (a new one may reuse its address). */
+    CU(cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU(cuEventCreate(&e, 0));
+    CU(cuEventRecord(e, s1));
+    CU(cuEventDestroy(e));
+    CU(cuEventCreate(&e, 0));
+    CU(cuEventQuery(e));
+    CU(cuEventDestroy(e));
+    /* A destroyed forked stream spoils the capture; a destroyed origin ends it. */
+    CUstream s3;
+    CU(cuStreamCreate(&s3, CU_STREAM_NON_BLOCKING));
+    CU(cuEventCreate(&e, 0));
+    CU(cuEventRecord(e, s1));
+    CU(cuStreamWaitEvent(s3, e, 0));
+    CU(cuStreamDestroy(s3));
+    CU_ERR(cuStreamEndCapture(s1, &g2), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CU(cuStreamBeginCapture(s2, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU(cuStreamDestroy(s2));
+    CU(cuStreamIsCapturing(s1, &st));
+    g_assert_cmpint(st, ==, CU_STREAM_CAPTURE_STATUS_NONE);
+    CU(cuCtxSynchronize()); /* no capture left to forbid it */
+    CU(cuEventDestroy(e));
+    CU(cuGraphExecDestroy(x));
+    CU(cuGraphDestroy(g));
+    CU(cuStreamDestroy(s1));
+    CU(cuMemFree(a));
+    CU(cuMemFree(b));
+    CU(cuMemFree(c));
 }
 
 /* A clone launches like the original; a launch on the legacy stream works too. */
@@ -647,6 +757,7 @@ int main(int argc, char **argv)
     setup();
     g_test_add_func("/libcuda/graphs/explicit", test_explicit);
     g_test_add_func("/libcuda/graphs/branches", test_branches);
+    g_test_add_func("/libcuda/graphs/launch-order-and-lifetimes", test_launch_order_and_lifetimes);
     g_test_add_func("/libcuda/graphs/clone", test_clone);
     g_test_add_func("/libcuda/graphs/explicit-errors", test_explicit_errors);
     g_test_add_func("/libcuda/graphs/capture-fork-join", test_capture_fork_join);
