@@ -179,59 +179,6 @@ CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph)
     return CUDA_SUCCESS;
 }
 
-/* Copies n items to out when out is given (at most *count of them, as CUDA does), and
- * reports n in *count. */
-static CUresult list_out(CUgraphNode *out, size_t *count, struct kcu_node *const *items,
-                         size_t n)
-{
-    if (!count)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (out) {
-        size_t k = n < *count ? n : *count;
-        for (size_t i = 0; i < k; i++)
-            out[i] = (CUgraphNode)items[i];
-        for (size_t i = k; i < *count; i++)
-            out[i] = NULL;
-    }
-    *count = n;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
-{
-    struct kcu_graph *g = kcu_graph_from(hGraph);
-
-    return g ? list_out(nodes, numNodes, g->nodes, g->n_nodes) : CUDA_ERROR_INVALID_VALUE;
-}
-
-CUresult CUDAAPI cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *roots, size_t *numRoots)
-{
-    struct kcu_graph *g = kcu_graph_from(hGraph);
-    struct kcu_node **tmp;
-    size_t n = 0;
-
-    if (!g || !numRoots)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (!(tmp = malloc((g->n_nodes + 1) * sizeof(*tmp))))
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    for (size_t i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i]->n_deps == 0)
-            tmp[n++] = g->nodes[i];
-    CUresult r = list_out(roots, numRoots, tmp, n);
-    free(tmp);
-    return r;
-}
-
-CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
-{
-    struct kcu_node *n = kcu_node_from(hNode);
-
-    if (!n || !type)
-        return CUDA_ERROR_INVALID_VALUE;
-    *type = n->op.type;
-    return CUDA_SUCCESS;
-}
-
 /* Edge data other than the default (a full dependency) is not supported. */
 CUresult kcu_graph_check_edges(const CUgraphEdgeData *edges, size_t n)
 {
@@ -278,32 +225,6 @@ CUresult CUDAAPI cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *fr
                                            size_t numDependencies)
 {
     return add_deps(hGraph, from, to, edgeData, numDependencies);
-}
-
-/* The dependencies of a node, for cuGraphNodeGetDependencies. */
-static CUresult node_deps(CUgraphNode hNode, CUgraphNode *deps, CUgraphEdgeData *edges,
-                          size_t *n)
-{
-    struct kcu_node *x = kcu_node_from(hNode);
-
-    if (!x)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (edges && deps && n)
-        memset(edges, 0, *n * sizeof(*edges));
-    return list_out(deps, n, x->deps, x->n_deps);
-}
-
-#undef cuGraphNodeGetDependencies
-CUresult CUDAAPI cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode *deps, size_t *n);
-CUresult CUDAAPI cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode *deps, size_t *n)
-{
-    return node_deps(hNode, deps, NULL, n);
-}
-
-CUresult CUDAAPI cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *deps,
-                                               CUgraphEdgeData *edges, size_t *n)
-{
-    return node_deps(hNode, deps, edges, n);
 }
 
 /* A deep copy of g: the same ops, the same edges between the corresponding nodes. */

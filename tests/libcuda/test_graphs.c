@@ -7,6 +7,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "../proto/server_harness.h"
@@ -174,7 +175,30 @@ static void test_explicit(void)
     count = 0;
     CU(cuGraphNodeGetDependencies(empty, NULL, NULL, &count));
     g_assert_cmpuint(count, ==, 2);
+    count = 8;
+    CU(cuGraphNodeGetDependentNodes(set, nodes, NULL, &count));
+    g_assert_cmpuint(count, ==, 2);
+    g_assert_true(nodes[0] == copy && nodes[1] == kern && nodes[2] == NULL);
+    CUgraphNode from[8], to[8];
+    count = 0;
+    CU(cuGraphGetEdges(g, NULL, NULL, NULL, &count));
+    g_assert_cmpuint(count, ==, 5);
+    count = 3; /* fewer than there are: as many as asked */
+    CU(cuGraphGetEdges(g, from, to, NULL, &count));
+    g_assert_cmpuint(count, ==, 3);
+    g_assert_true(from[0] == set && to[0] == copy && from[2] == set && to[2] == kern);
 
+    /* A DOT picture: a line per node, one per edge. */
+    gchar *dot = g_build_filename(g_get_tmp_dir(), "kcu-test-graph.dot", NULL), *text;
+    CU(cuGraphDebugDotPrint(g, dot, 0));
+    g_assert_true(g_file_get_contents(dot, &text, NULL, NULL));
+    g_assert_nonnull(strstr(text, "kernel k_add"));
+    g_assert_nonnull(strstr(text, "n0 -> n1;"));
+    g_assert_nonnull(strstr(text, "n3 -> n4;"));
+    g_unlink(dot);
+    g_free(text);
+    g_free(dot);
+    CU_ERR(cuGraphDebugDotPrint(g, "/nonexistent/dir/x.dot", 0), CUDA_ERROR_OPERATING_SYSTEM);
     CU(cuGraphInstantiate(&x, g, 0));
     CU(cuGraphUpload(x, s));
     /* The graph may change after instantiation: the executable graph keeps its copy. */
