@@ -187,7 +187,7 @@ CUresult kcu_memset_op(struct kcu_op *op, const CUDA_MEMSET_NODE_PARAMS *p)
         !p->width || !p->height)
         return CUDA_ERROR_INVALID_VALUE;
     pitch = p->height == 1 ? p->width * p->elementSize : p->pitch;
-    if (pitch < p->width * p->elementSize || p->dst % p->elementSize ||
+    if (pitch < p->width * p->elementSize || pitch % p->elementSize || p->dst % p->elementSize ||
         !kcu_device_range(p->dst, pitch * (p->height - 1) + p->width * p->elementSize))
         return CUDA_ERROR_INVALID_VALUE;
     op->type = CU_GRAPH_NODE_TYPE_MEMSET;

@@ -460,6 +460,65 @@ static void test_explicit_errors(void)
     CU(cuMemFree(a));
 }
 
+/* The generic cuGraphAddNode: each supported type, refused parameters and types, edge
+ * data; an empty graph instantiates and launches. */
+static void test_generic_add(void)
+{
+    CUgraph g, empty;
+    CUgraphExec x;
+    CUgraphNode set, copy, kern, nodes[4];
+    CUdeviceptr a, b;
+    CUgraphNodeParams p;
+    CUgraphEdgeData edge = {.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC};
+    unsigned n = N / 4, v = 1;
+    void *args[] = {&a, &n, &v};
+    CUDA_KERNEL_NODE_PARAMS kp = add_params(args);
+    size_t count = 4;
+
+    CU(cuMemAlloc(&a, N));
+    CU(cuMemAlloc(&b, N));
+    CU(cuGraphCreate(&g, 0));
+    memset(&p, 0, sizeof(p));
+    p.type = CU_GRAPH_NODE_TYPE_MEMSET;
+    p.memset.dst = a;
+    p.memset.value = 0x42;
+    p.memset.elementSize = 1;
+    p.memset.width = N;
+    p.memset.height = 1;
+    CU(cuGraphAddNode(&set, g, NULL, NULL, 0, &p));
+    memset(&p, 0, sizeof(p));
+    p.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+    p.memcpy.copyParams = dtod(b, a);
+    CU(cuGraphAddNode(&copy, g, &set, NULL, 1, &p));
+    CU_ERR(cuGraphAddNode(&kern, g, &copy, &edge, 1, &p), CUDA_ERROR_NOT_SUPPORTED);
+    memset(&p, 0, sizeof(p));
+    p.type = CU_GRAPH_NODE_TYPE_KERNEL;
+    memcpy(&p.kernel, &kp, sizeof(kp));
+    CU(cuGraphAddNode(&kern, g, &copy, NULL, 1, &p));
+    p.type = CU_GRAPH_NODE_TYPE_GRAPH;
+    CU_ERR(cuGraphAddNode(&kern, g, NULL, NULL, 0, &p), CUDA_ERROR_NOT_SUPPORTED);
+    memset(&p, 0, sizeof(p));
+    p.type = CU_GRAPH_NODE_TYPE_HOST; /* without a function */
+    CU_ERR(cuGraphAddNode(&kern, g, NULL, NULL, 0, &p), CUDA_ERROR_INVALID_VALUE);
+    CU_ERR(cuGraphAddNode(&kern, g, NULL, NULL, 0, NULL), CUDA_ERROR_INVALID_VALUE);
+    CU(cuGraphGetNodes(g, nodes, &count));
+    g_assert_cmpuint(count, ==, 3);
+    CU(cuGraphInstantiate(&x, g, 0));
+    CU(cuGraphLaunch(x, NULL));
+    CU(cuCtxSynchronize());
+    expect_bytes(b, 0x42);
+    CU(cuGraphExecDestroy(x));
+    CU(cuGraphCreate(&empty, 0));
+    CU(cuGraphInstantiate(&x, empty, 0));
+    CU(cuGraphLaunch(x, NULL));
+    CU(cuCtxSynchronize());
+    CU(cuGraphExecDestroy(x));
+    CU(cuGraphDestroy(empty));
+    CU(cuGraphDestroy(g));
+    CU(cuMemFree(a));
+    CU(cuMemFree(b));
+}
+
 /* Stream capture over two streams forked and joined by events: s1 sets a, s2 copies a to
  * b, s1 waits for s2 and copies b to c. Nothing runs while capturing; each launch does. */
 static void test_capture_fork_join(void)
@@ -784,6 +843,7 @@ int main(int argc, char **argv)
     g_test_add_func("/libcuda/graphs/launch-order-and-lifetimes", test_launch_order_and_lifetimes);
     g_test_add_func("/libcuda/graphs/clone", test_clone);
     g_test_add_func("/libcuda/graphs/explicit-errors", test_explicit_errors);
+    g_test_add_func("/libcuda/graphs/generic-add", test_generic_add);
     g_test_add_func("/libcuda/graphs/capture-fork-join", test_capture_fork_join);
     g_test_add_func("/libcuda/graphs/capture-kinds", test_capture_kinds);
     g_test_add_func("/libcuda/graphs/capture-errors", test_capture_errors);
