@@ -7,13 +7,16 @@
 
 #include "graph_internal.h"
 
-/* Copies n items to out when out is given (at most *count of them, as CUDA does) and
- * reports in *count the number written, or n when out is NULL. */
-static CUresult list_out(CUgraphNode *out, size_t *count, struct kcu_node *const *items,
-                         size_t n)
+/* Copies n items to out when out is given (at most *count of them, as CUDA does; edges,
+ * when given, all default) and reports in *count the number written, or n when out is
+ * NULL. */
+static CUresult list_out(CUgraphNode *out, CUgraphEdgeData *edges, size_t *count,
+                         struct kcu_node *const *items, size_t n)
 {
     if (!count)
         return CUDA_ERROR_INVALID_VALUE;
+    if (out && edges)
+        memset(edges, 0, *count * sizeof(*edges));
     if (out) {
         size_t k = n < *count ? n : *count;
         for (size_t i = 0; i < k; i++)
@@ -30,7 +33,7 @@ CUresult CUDAAPI cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *num
 {
     struct kcu_graph *g = kcu_graph_from(hGraph);
 
-    return g ? list_out(nodes, numNodes, g->nodes, g->n_nodes) : CUDA_ERROR_INVALID_VALUE;
+    return g ? list_out(nodes, NULL, numNodes, g->nodes, g->n_nodes) : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult CUDAAPI cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *roots, size_t *numRoots)
@@ -46,7 +49,7 @@ CUresult CUDAAPI cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *roots, size_t 
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i]->n_deps == 0)
             tmp[n++] = g->nodes[i];
-    CUresult r = list_out(roots, numRoots, tmp, n);
+    CUresult r = list_out(roots, NULL, numRoots, tmp, n);
     free(tmp);
     return r;
 }
@@ -69,9 +72,7 @@ static CUresult node_deps(CUgraphNode hNode, CUgraphNode *deps, CUgraphEdgeData 
 
     if (!x)
         return CUDA_ERROR_INVALID_VALUE;
-    if (edges && deps && n)
-        memset(edges, 0, *n * sizeof(*edges));
-    return list_out(deps, n, x->deps, x->n_deps);
+    return list_out(deps, edges, n, x->deps, x->n_deps);
 }
 
 #undef cuGraphNodeGetDependencies
@@ -111,9 +112,7 @@ static CUresult node_dependents(CUgraphNode hNode, CUgraphNode *out, CUgraphEdge
 
     if (r != CUDA_SUCCESS)
         return r;
-    if (edges && out && count)
-        memset(edges, 0, *count * sizeof(*edges));
-    r = list_out(out, count, list, n);
+    r = list_out(out, edges, count, list, n);
     free(list);
     return r;
 }
