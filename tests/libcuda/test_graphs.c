@@ -747,6 +747,73 @@ static void test_capture_errors(void)
     CU(cuMemFree(a));
 }
 
+/* What another thread may do while this one captures. */
+struct other {
+    CUcontext ctx;
+    CUstream s;
+    CUstreamCaptureMode mode;       /* the other thread's interaction mode */
+    CUresult copy, end;             /* what its unsafe call and its end of capture got */
+};
+
+static gpointer other_thread(gpointer arg)
+{
+    struct other *o = arg;
+    CUdeviceptr d;
+    CUgraph g;
+
+    CU(cuCtxSetCurrent(o->ctx));
+    CU(cuThreadExchangeStreamCaptureMode(&o->mode));
+    o->copy = cuMemAlloc(&d, 64); /* an unsafe call */
+    if (o->copy == CUDA_SUCCESS)
+        CU(cuMemFree(d));
+    o->end = cuStreamEndCapture(o->s, &g);
+    if (o->end == CUDA_SUCCESS)
+        CU(cuGraphDestroy(g));
+    return NULL;
+}
+
+/* Global mode forbids unsafe calls to every thread in global mode while any thread
+ * captures in global mode; thread-local mode only to the capturing thread. A capture not
+ * relaxed is ended by its own thread only. */
+static void test_capture_threads(void)
+{
+    static const struct {
+        CUstreamCaptureMode capture, other;
+        CUresult copy, end;
+    } cases[] = {
+        {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_GLOBAL,
+         CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD},
+        {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CUDA_SUCCESS,
+         CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD},
+        {CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CU_STREAM_CAPTURE_MODE_GLOBAL, CUDA_SUCCESS,
+         CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD},
+        {CU_STREAM_CAPTURE_MODE_RELAXED, CU_STREAM_CAPTURE_MODE_GLOBAL, CUDA_SUCCESS,
+         CUDA_SUCCESS},
+    };
+    CUstream s;
+    CUgraph g;
+
+    CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        struct other o = {.s = s, .mode = cases[i].other};
+        CU(cuCtxGetCurrent(&o.ctx));
+        CU(cuStreamBeginCapture(s, cases[i].capture));
+        g_thread_join(g_thread_new("other", other_thread, &o));
+        g_assert_cmpint(o.copy, ==, cases[i].copy);
+        g_assert_cmpint(o.end, ==, cases[i].end);
+        if (o.end == CUDA_SUCCESS)
+            continue; /* the other thread ended it */
+        CUresult r = cuStreamEndCapture(s, &g);
+        if (cases[i].copy == CUDA_SUCCESS) {
+            CU(r);
+            CU(cuGraphDestroy(g));
+        } else {
+            g_assert_cmpint(r, ==, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        }
+    }
+    CU(cuStreamDestroy(s));
+}
+
 /* cuGraphExecUpdate with the same topology takes the new parameters; a changed topology
  * or node type is refused with CUDA's result; a kernel node of an executable graph takes
  * new parameters alone. */
@@ -847,6 +914,7 @@ int main(int argc, char **argv)
     g_test_add_func("/libcuda/graphs/capture-fork-join", test_capture_fork_join);
     g_test_add_func("/libcuda/graphs/capture-kinds", test_capture_kinds);
     g_test_add_func("/libcuda/graphs/capture-errors", test_capture_errors);
+    g_test_add_func("/libcuda/graphs/capture-threads", test_capture_threads);
     g_test_add_func("/libcuda/graphs/update", test_update);
     g_test_add_func("/libcuda/graphs/proc-address", test_proc_address);
     rc = g_test_run();
