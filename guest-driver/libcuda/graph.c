@@ -237,6 +237,8 @@ static CUresult clone_graph(const struct kcu_graph *g, struct kcu_graph **out)
         struct kcu_op op;
         if ((r = kcu_op_copy(&op, &g->nodes[i]->op)) == CUDA_SUCCESS)
             r = kcu_graph_add(c, &op, NULL, 0, NULL);
+        if (r == CUDA_SUCCESS)
+            c->nodes[i]->cloned_from = g->nodes[i]->id;
     }
     for (size_t i = 0; r == CUDA_SUCCESS && i < g->n_nodes; i++) {
         const struct kcu_node *n = g->nodes[i];

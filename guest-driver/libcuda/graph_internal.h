@@ -58,11 +58,12 @@ struct kcu_node {
     uint32_t magic;
     uint64_t id;                    /* unique in the process, never reused */
     struct kcu_graph *graph;
-    size_t index;                   /* in graph->nodes (nodes are never removed) */
+    size_t index;                   /* in graph->nodes (kept up to date by graph_edit.c) */
     struct kcu_op op;
     struct kcu_node **deps;         /* the nodes this one waits for */
     size_t n_deps, cap_deps;
     uint64_t mark;                  /* walks over the graph (graph.c) */
+    uint64_t cloned_from;           /* id of the node it is a clone of, or 0 */
 };
 
 struct kcu_graph {

@@ -362,7 +362,8 @@ static void test_launch_order_and_lifetimes(void)
     CU(cuMemFree(c));
 }
 
-/* A clone launches like the original; a launch on the legacy stream works too. */
+/* A clone launches like the original (after nodes were added to it and destroyed again);
+ * a launch on the legacy stream works too. */
 static void test_clone(void)
 {
     CUgraph g, c;
@@ -375,6 +376,26 @@ static void test_clone(void)
     CU(cuGraphCreate(&g, 0));
     add_set_copy(g, a, 3, b, &set, &copy);
     CU(cuGraphClone(&c, g));
+    CUgraphNode in_clone, stray, extra;
+    CUgraphNodeType type;
+    CU(cuGraphNodeFindInClone(&in_clone, copy, c));
+    CU(cuGraphNodeGetType(in_clone, &type));
+    g_assert_cmpint(type, ==, CU_GRAPH_NODE_TYPE_MEMCPY);
+    g_assert_true(in_clone != copy);
+    CU_ERR(cuGraphNodeFindInClone(&in_clone, copy, g), CUDA_ERROR_INVALID_VALUE);
+    /* Editing: an extra node with an edge, the edge removed, the node destroyed. */
+    CU(cuGraphAddEmptyNode(&stray, c, NULL, 0));
+    CU(cuGraphAddEmptyNode(&extra, c, &stray, 1));
+    CU_ERR(cuGraphRemoveDependencies(c, &extra, &stray, NULL, 1), CUDA_ERROR_INVALID_VALUE);
+    CU(cuGraphRemoveDependencies(c, &stray, &extra, NULL, 1));
+    CU_ERR(cuGraphRemoveDependencies(c, &stray, &extra, NULL, 1), CUDA_ERROR_INVALID_VALUE);
+    CU(cuGraphAddDependencies(c, &in_clone, &stray, NULL, 1));
+    CU(cuGraphAddDependencies(c, &stray, &extra, NULL, 1));
+    CU(cuGraphDestroyNode(stray));
+    size_t deps = 9;
+    CU(cuGraphNodeGetDependencies(extra, NULL, NULL, &deps));
+    g_assert_cmpuint(deps, ==, 0);
+    CU(cuGraphDestroyNode(extra));
     CU(cuGraphDestroy(g));
     g_assert_cmpuint(count_nodes(c), ==, 2);
     CU(cuGraphInstantiateWithFlags(&x, c, 0));
