@@ -91,28 +91,43 @@ CUresult kcu_event_record_stream(struct kcu_event *x, uint64_t stream)
     return kcu_event_record_on(x, stream);
 }
 
-static CUresult record(CUevent e, CUstream s, bool pt)
+/* An external record on a capturing stream is an event-record node of the capture. */
+static CUresult record_external(struct kcu_event *x, uint64_t stream, bool *taken)
+{
+    struct kcu_op op = {.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD, .u.event = x};
+
+    *taken = false;
+    return kcu_capture_any() ? kcu_capture_take(stream, &op, taken) : CUDA_SUCCESS;
+}
+
+static CUresult record(CUevent e, CUstream s, bool pt, unsigned flags)
 {
     struct kcu_event *x = event_from(e);
     uint64_t stream;
+    bool taken = false;
     CUresult r = kcu_stream_handle(s, pt, &stream);
 
     if (r != CUDA_SUCCESS)
         return r;
-    return x ? kcu_event_record_stream(x, stream) : CUDA_ERROR_INVALID_HANDLE;
+    if (!x)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((flags & CU_EVENT_RECORD_EXTERNAL) &&
+        ((r = record_external(x, stream, &taken)) != CUDA_SUCCESS || taken))
+        return r;
+    return kcu_event_record_stream(x, stream);
 }
 
-CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) { return record(e, s, false); }
-CUresult CUDAAPI cuEventRecord_ptsz(CUevent e, CUstream s) { return record(e, s, true); }
+CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) { return record(e, s, false, 0); }
+CUresult CUDAAPI cuEventRecord_ptsz(CUevent e, CUstream s) { return record(e, s, true, 0); }
 CUresult CUDAAPI cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int f)
 {
-    (void)f;
-    return record(e, s, false);
+    return record(e, s, false, f);
 }
 CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int f)
 {
-    (void)f;
-    return record(e, s, true);
+    return record(e, s, true, f);
 }
 
 static CUresult ask(CUevent e, uint16_t op)

@@ -365,6 +365,15 @@ CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode n,
     return cuGraphExecKernelNodeSetParams_v2(e, n, &q);
 }
 
+CUresult CUDAAPI cuGraphExecNodeSetParams(CUgraphExec e, CUgraphNode n, CUgraphNodeParams *p)
+{
+    struct kcu_op op;
+
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    return exec_set_op(e, n, p->type, &op, kcu_op_from_node_params(&op, p));
+}
+
 CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec e, CUgraphNode n,
                                                 const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
 {

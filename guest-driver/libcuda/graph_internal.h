@@ -114,6 +114,8 @@ void kcu_kernel_op_params(const struct kcu_op *op, CUDA_KERNEL_NODE_PARAMS *p);
 CUresult kcu_memcpy_op(struct kcu_op *op, const CUDA_MEMCPY3D *p);
 CUresult kcu_memset_op(struct kcu_op *op, const CUDA_MEMSET_NODE_PARAMS *p);
 CUresult kcu_host_op(struct kcu_op *op, const CUDA_HOST_NODE_PARAMS *p);
+/* An op from the generic node parameters (cuGraphAddNode, cuGraph*NodeSetParams). */
+CUresult kcu_op_from_node_params(struct kcu_op *op, const CUgraphNodeParams *p);
 /* The index of n in its graph's node list. */
 size_t kcu_node_index(const struct kcu_node *n);
 

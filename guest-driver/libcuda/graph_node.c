@@ -297,7 +297,7 @@ CUresult CUDAAPI cuGraphAddEventWaitNode(CUgraphNode *ph, CUgraph g, const CUgra
 
 /* ---- the generic form (cuGraphAddNode) ------------------------------------------------- */
 
-static CUresult op_from_node_params(struct kcu_op *op, const CUgraphNodeParams *p)
+CUresult kcu_op_from_node_params(struct kcu_op *op, const CUgraphNodeParams *p)
 {
     CUDA_KERNEL_NODE_PARAMS k;
 
@@ -335,7 +335,7 @@ static CUresult add_generic(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps,
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     if ((r = kcu_graph_check_edges(edges, n)) != CUDA_SUCCESS ||
-        (r = op_from_node_params(&op, p)) != CUDA_SUCCESS)
+        (r = kcu_op_from_node_params(&op, p)) != CUDA_SUCCESS)
         return r;
     return add(ph, g, deps, n, &op);
 }
@@ -350,4 +350,14 @@ CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode *ph, CUgraph g, const CUgraphNode
                                    const CUgraphEdgeData *edges, size_t n, CUgraphNodeParams *p)
 {
     return add_generic(ph, g, deps, edges, n, p);
+}
+
+/* New parameters of the node's own type, in the generic form. */
+CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *p)
+{
+    struct kcu_op op;
+
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    return set_op(hNode, p->type, &op, kcu_op_from_node_params(&op, p));
 }

@@ -528,6 +528,21 @@ static void test_generic_add(void)
     CU(cuGraphLaunch(x, NULL));
     CU(cuCtxSynchronize());
     expect_bytes(b, 0x42);
+    /* The generic set-params forms, on the executable graph and on the graph. */
+    memset(&p, 0, sizeof(p));
+    p.type = CU_GRAPH_NODE_TYPE_MEMSET;
+    p.memset.dst = a;
+    p.memset.value = 0x17;
+    p.memset.elementSize = 1;
+    p.memset.width = N;
+    p.memset.height = 1;
+    CU(cuGraphExecNodeSetParams(x, set, &p));
+    CU_ERR(cuGraphExecNodeSetParams(x, copy, &p), CUDA_ERROR_INVALID_VALUE); /* wrong type */
+    CU(cuGraphLaunch(x, NULL));
+    CU(cuCtxSynchronize());
+    expect_bytes(b, 0x17);
+    CU(cuGraphNodeSetParams(set, &p));
+    CU_ERR(cuGraphNodeSetParams(kern, &p), CUDA_ERROR_INVALID_VALUE);
     CU(cuGraphExecDestroy(x));
     CU(cuGraphCreate(&empty, 0));
     CU(cuGraphInstantiate(&x, empty, 0));
@@ -638,6 +653,26 @@ static void test_capture_kinds(void)
     CU_ERR(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     g_assert_null(g);
 
+    /* External event records and waits become nodes. */
+    CUevent ext;
+    CUgraph eg;
+    CU(cuEventCreate(&ext, 0));
+    CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CU(cuEventRecordWithFlags(ext, s, CU_EVENT_RECORD_EXTERNAL));
+    CU(cuStreamWaitEvent(s, ext, CU_EVENT_WAIT_EXTERNAL));
+    CU_ERR(cuEventRecordWithFlags(ext, s, 0x10), CUDA_ERROR_INVALID_VALUE);
+    CU(cuStreamEndCapture(s, &eg));
+    count = 8;
+    CU(cuGraphGetNodes(eg, nodes, &count));
+    g_assert_cmpuint(count, ==, 2);
+    CU(cuGraphNodeGetType(nodes[0], &type));
+    g_assert_cmpint(type, ==, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+    CU(cuGraphNodeGetType(nodes[1], &type));
+    g_assert_cmpint(type, ==, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+    CU(cuGraphDestroy(eg));
+    CU(cuEventDestroy(ext));
+
+    count = 8;
     CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
     CU(cuLaunchKernel(k_add, 4, 1, 1, 256, 1, 1, 0, s, args, NULL));
     CU(cuLaunchHostFunc(s, host_node, &log));
