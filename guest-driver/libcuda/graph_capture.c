@@ -29,6 +29,7 @@ struct capture {
     CUstreamCaptureMode mode;
     bool invalid;
     struct kcu_graph *graph;
+    bool owned;                     /* the graph is the capture's (not the caller's) */
     pthread_t thread;               /* that began it */
     uint64_t origin;                /* the stream that began it */
 };
@@ -372,7 +373,41 @@ CUresult kcu_capture_check_unsafe(void)
 
 /* ---- beginning and ending ------------------------------------------------------------------- */
 
-static CUresult begin(CUstream hStream, CUstreamCaptureMode mode, bool pt)
+/* Where a capture puts its nodes: a graph of its own, or (cuStreamBeginCaptureToGraph)
+ * the caller's, after the given nodes. */
+struct target {
+    struct kcu_graph *graph;        /* NULL: a new graph */
+    const CUgraphNode *deps;
+    size_t n_deps;
+};
+
+/* The capture of stream h, registered; its origin stream joins with target's nodes as
+ * its frontier. */
+static CUresult start(uint64_t h, bool blocking, struct capture *cap, const struct target *t)
+{
+    struct cap_stream *s = NULL;
+    CUresult r = CUDA_SUCCESS;
+
+    pthread_mutex_lock(&st.lock);
+    if (stream_find(h))
+        r = CUDA_ERROR_ILLEGAL_STATE; /* already capturing */
+    else if (!(s = stream_join(h, blocking, cap)))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < t->n_deps; i++)
+        r = front_add(&s->front, kcu_node_from(t->deps[i]));
+    if (r == CUDA_SUCCESS) {
+        cap->id = st.next_id++;
+        atomic_fetch_add(&n_captures, 1);
+    } else if (s) {
+        front_free(&s->front);
+        st.n_streams--; /* the entry just added, last in the table */
+    }
+    pthread_mutex_unlock(&st.lock);
+    return r;
+}
+
+static CUresult begin(CUstream hStream, CUstreamCaptureMode mode, bool pt,
+                      const struct target *t)
 {
     struct capture *cap;
     uint64_t h;
@@ -390,38 +425,67 @@ static CUresult begin(CUstream hStream, CUstreamCaptureMode mode, bool pt)
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (!(cap = calloc(1, sizeof(*cap))))
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if ((r = kcu_graph_new(&cap->graph)) != CUDA_SUCCESS) {
+    cap->owned = !t->graph;
+    cap->graph = t->graph;
+    if (cap->owned && (r = kcu_graph_new(&cap->graph)) != CUDA_SUCCESS) {
         free(cap);
         return r;
     }
     cap->mode = mode;
     cap->thread = pthread_self();
     cap->origin = h;
-    pthread_mutex_lock(&st.lock);
-    if (stream_find(h))
-        r = CUDA_ERROR_ILLEGAL_STATE; /* already capturing */
-    else if (!stream_join(h, blocking, cap))
-        r = CUDA_ERROR_OUT_OF_MEMORY;
-    else {
-        cap->id = st.next_id++;
-        atomic_fetch_add(&n_captures, 1);
-    }
-    pthread_mutex_unlock(&st.lock);
-    if (r != CUDA_SUCCESS) {
-        kcu_graph_free(cap->graph);
+    if ((r = start(h, blocking, cap, t)) != CUDA_SUCCESS) {
+        if (cap->owned)
+            kcu_graph_free(cap->graph);
         free(cap);
     }
     return r;
+}
+
+static CUresult begin_new(CUstream s, CUstreamCaptureMode mode, bool pt)
+{
+    const struct target t = {0};
+
+    return begin(s, mode, pt, &t);
+}
+
+static CUresult begin_to_graph(CUstream s, CUgraph hGraph, const CUgraphNode *deps,
+                               const CUgraphEdgeData *edges, size_t n, CUstreamCaptureMode mode,
+                               bool pt)
+{
+    const struct target t = {kcu_graph_from(hGraph), deps, n};
+    CUresult r;
+
+    if (!t.graph)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((r = kcu_graph_check_deps(t.graph, deps, n)) != CUDA_SUCCESS ||
+        (r = kcu_graph_check_edges(edges, n)) != CUDA_SUCCESS)
+        return r;
+    return begin(s, mode, pt, &t);
+}
+
+CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                             const CUgraphEdgeData *edges, size_t n,
+                                             CUstreamCaptureMode mode)
+{
+    return begin_to_graph(s, g, deps, edges, n, mode, false);
+}
+
+CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                                  const CUgraphEdgeData *edges, size_t n,
+                                                  CUstreamCaptureMode mode)
+{
+    return begin_to_graph(s, g, deps, edges, n, mode, true);
 }
 
 #undef cuStreamBeginCapture
 CUresult CUDAAPI cuStreamBeginCapture(CUstream s);
 CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream s);
 /* The CUDA 10.0 form had no mode: global, as CUDA's default. */
-CUresult CUDAAPI cuStreamBeginCapture(CUstream s) { return begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL, false); }
-CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream s) { return begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL, true); }
-CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m) { return begin(s, m, false); }
-CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode m) { return begin(s, m, true); }
+CUresult CUDAAPI cuStreamBeginCapture(CUstream s) { return begin_new(s, CU_STREAM_CAPTURE_MODE_GLOBAL, false); }
+CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream s) { return begin_new(s, CU_STREAM_CAPTURE_MODE_GLOBAL, true); }
+CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m) { return begin_new(s, m, false); }
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode m) { return begin_new(s, m, true); }
 
 /* Every stream that joined must have joined back: its frontier lies within what the
  * origin stream's frontier depends on. */
@@ -440,7 +504,8 @@ static bool all_joined(const struct capture *cap, const struct cap_stream *origi
     return true;
 }
 
-/* Ends the capture that s began; its graph is handed out or, on an error, freed. */
+/* Ends the capture that s began; its graph is handed out or, on an error, freed (when it
+ * is the capture's own). */
 static CUresult end(struct cap_stream *s, struct kcu_graph **out)
 {
     struct capture *cap = s->cap;
@@ -451,9 +516,11 @@ static CUresult end(struct cap_stream *s, struct kcu_graph **out)
         r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     else if (!all_joined(cap, s))
         r = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+    bool owned = cap->owned;
     capture_end(cap);
     if (r != CUDA_SUCCESS) {
-        kcu_graph_free(g);
+        if (owned)
+            kcu_graph_free(g); /* a caller's graph keeps what was captured */
         g = NULL;
     }
     *out = g;
@@ -508,9 +575,10 @@ void kcu_capture_forget_stream(uint64_t stream)
     if ((s = stream_find(stream))) {
         struct capture *cap = s->cap;
         if (cap->origin == stream) {
-            struct kcu_graph *g = cap->graph;
+            struct kcu_graph *g = cap->owned ? cap->graph : NULL;
             capture_end(cap);
-            kcu_graph_free(g);
+            if (g)
+                kcu_graph_free(g);
         } else {
             cap->invalid = true; /* it can no longer join back */
             front_free(&s->front);

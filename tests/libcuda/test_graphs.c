@@ -544,6 +544,37 @@ static void test_generic_add(void)
     CU(cuGraphNodeSetParams(set, &p));
     CU_ERR(cuGraphNodeSetParams(kern, &p), CUDA_ERROR_INVALID_VALUE);
     CU(cuGraphExecDestroy(x));
+    /* Capture into this graph, after the copy node: a memset of b (0x99) after the copy. */
+    CUstream cs;
+    CUgraph same = NULL;
+    CU(cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING));
+    CU_ERR(cuStreamBeginCaptureToGraph(cs, g, &nodes[0], NULL, 1, (CUstreamCaptureMode)9),
+           CUDA_ERROR_INVALID_VALUE);
+    CU_ERR(cuStreamBeginCaptureToGraph(cs, g, &kern, &edge, 1, CU_STREAM_CAPTURE_MODE_GLOBAL),
+           CUDA_ERROR_NOT_SUPPORTED);
+    CU(cuStreamBeginCaptureToGraph(cs, g, &copy, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU(cuMemsetD8Async(b, 0x99, N, cs));
+    CU(cuStreamEndCapture(cs, &same));
+    g_assert_true(same == g);
+    count = 4;
+    CU(cuGraphGetNodes(g, nodes, &count));
+    g_assert_cmpuint(count, ==, 4);
+    size_t nd = 4;
+    CUgraphNode deps[4];
+    CU(cuGraphNodeGetDependencies(nodes[3], deps, NULL, &nd));
+    g_assert_cmpuint(nd, ==, 1);
+    g_assert_true(deps[0] == copy);
+    CU(cuGraphInstantiate(&x, g, 0));
+    CU(cuGraphLaunch(x, cs));
+    CU(cuStreamSynchronize(cs));
+    expect_bytes(b, 0x99);
+    CU(cuGraphExecDestroy(x));
+    /* An invalidated capture into a caller's graph leaves the graph alive. */
+    CU(cuStreamBeginCaptureToGraph(cs, g, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU_ERR(cuStreamSynchronize(cs), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CU_ERR(cuStreamEndCapture(cs, &same), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    g_assert_cmpuint(count_nodes(g), ==, 4);
+    CU(cuStreamDestroy(cs));
     CU(cuGraphCreate(&empty, 0));
     CU(cuGraphInstantiate(&x, empty, 0));
     CU(cuGraphLaunch(x, NULL));
