@@ -190,8 +190,8 @@ CUresult kcu_graph_check_edges(const CUgraphEdgeData *edges, size_t n)
     return CUDA_SUCCESS;
 }
 
-static CUresult add_deps(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
-                         const CUgraphEdgeData *edges, size_t n)
+CUresult kcu_graph_check_pairs(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
+                               const CUgraphEdgeData *edges, size_t n, struct kcu_graph **out)
 {
     struct kcu_graph *g = kcu_graph_from(hGraph);
     CUresult r;
@@ -205,10 +205,19 @@ static CUresult add_deps(CUgraph hGraph, const CUgraphNode *from, const CUgraphN
         if (!a || !b || a->graph != g || b->graph != g)
             return CUDA_ERROR_INVALID_VALUE;
     }
-    for (size_t i = 0; i < n; i++)
-        if ((r = kcu_node_add_dep(kcu_node_from(to[i]), kcu_node_from(from[i]))) != CUDA_SUCCESS)
-            return r;
+    *out = g;
     return CUDA_SUCCESS;
+}
+
+static CUresult add_deps(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
+                         const CUgraphEdgeData *edges, size_t n)
+{
+    struct kcu_graph *g;
+    CUresult r = kcu_graph_check_pairs(hGraph, from, to, edges, n, &g);
+
+    for (size_t i = 0; i < n && r == CUDA_SUCCESS; i++)
+        r = kcu_node_add_dep(kcu_node_from(to[i]), kcu_node_from(from[i]));
+    return r;
 }
 
 #undef cuGraphAddDependencies

@@ -29,21 +29,15 @@ static bool has_dep(const struct kcu_node *to, const struct kcu_node *from)
 static CUresult remove_deps(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
                             const CUgraphEdgeData *edges, size_t n)
 {
-    struct kcu_graph *g = kcu_graph_from(hGraph);
-    CUresult r;
+    struct kcu_graph *g;
+    CUresult r = kcu_graph_check_pairs(hGraph, from, to, edges, n, &g);
 
-    if (!g || (n && (!from || !to)))
-        return CUDA_ERROR_INVALID_VALUE;
-    if ((r = kcu_graph_check_edges(edges, n)) != CUDA_SUCCESS)
-        return r;
-    for (size_t i = 0; i < n; i++) {
-        struct kcu_node *a = kcu_node_from(from[i]), *b = kcu_node_from(to[i]);
-        if (!a || !b || a->graph != g || b->graph != g || !has_dep(b, a))
-            return CUDA_ERROR_INVALID_VALUE;
-    }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && r == CUDA_SUCCESS; i++)
+        if (!has_dep(kcu_node_from(to[i]), kcu_node_from(from[i])))
+            r = CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < n && r == CUDA_SUCCESS; i++)
         drop_dep(kcu_node_from(to[i]), kcu_node_from(from[i]));
-    return CUDA_SUCCESS;
+    return r;
 }
 
 #undef cuGraphRemoveDependencies

@@ -102,6 +102,10 @@ CUresult kcu_node_add_dep(struct kcu_node *to, struct kcu_node *from);
 /* Marks from[] and every node they depend on, directly or not, with a fresh generation
  * (node->mark == the value returned); 0 when out of memory. */
 uint64_t kcu_graph_mark_ancestors(struct kcu_graph *g, struct kcu_node *const *from, size_t n);
+/* Checks user-given edges from[i] -> to[i]: nodes of graph hGraph (*out), default edge
+ * data. */
+CUresult kcu_graph_check_pairs(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
+                               const CUgraphEdgeData *edges, size_t n, struct kcu_graph **out);
 /* Checks user-given dependencies: all valid nodes of g, no duplicates. */
 CUresult kcu_graph_check_deps(const struct kcu_graph *g, const CUgraphNode *deps, size_t n);
 /* Edge data: only the default (a full dependency) is supported; NULL is the default. */
