@@ -1,57 +1,73 @@
-/* Stream capture queries. Capture itself (cuStreamBeginCapture, CUDA graphs) is not
- * supported and fails with CUDA_ERROR_NOT_SUPPORTED, so no stream is ever capturing: the
- * queries that frameworks make before every allocation and launch (PyTorch's caching
- * allocator, CuPy, cudart) answer "not capturing" for every valid stream. */
-#include "libcuda_internal.h"
+/* Stream capture queries (cuStreamIsCapturing, cuStreamGetCaptureInfo): what
+ * graph_capture.c knows of the stream. Frameworks ask before every allocation and launch
+ * (PyTorch's caching allocator, CuPy, cudart), so a stream that does not capture costs
+ * one handle check and one atomic load. */
+#include "graph_internal.h"
 
-static __thread CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
-
-static CUresult not_capturing(CUstream s, bool pt, CUstreamCaptureStatus *status)
+static CUresult capture_info(CUstream s, bool pt, CUstreamCaptureStatus *status,
+                             cuuint64_t *id, CUgraph *g, const CUgraphNode **deps,
+                             const CUgraphEdgeData **edges, size_t *n)
 {
     uint64_t h;
     CUresult r = status ? kcu_stream_handle(s, pt, &h) : CUDA_ERROR_INVALID_VALUE;
 
-    if (r == CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (edges && !deps)
+        return CUDA_ERROR_INVALID_VALUE; /* CUDA: edge data only with the dependencies */
+    if (!kcu_capture_any()) {
         *status = CU_STREAM_CAPTURE_STATUS_NONE;
-    return r;
+        if (id)
+            *id = 0;
+        return CUDA_SUCCESS;
+    }
+    return kcu_capture_info(h, status, id, g, deps, edges, n);
 }
 
-/* The capture info of a stream that is not capturing: only the status and id are set, as
- * CUDA does; the graph and dependency outputs are valid only while capturing. */
-static CUresult capture_info(CUstream s, bool pt, CUstreamCaptureStatus *status,
-                             cuuint64_t *id)
+CUresult CUDAAPI cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
-    CUresult r = not_capturing(s, pt, status);
-
-    if (r == CUDA_SUCCESS && id)
-        *id = 0;
-    return r;
+    return capture_info(s, false, st, NULL, NULL, NULL, NULL, NULL);
 }
 
-CUresult CUDAAPI cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) { return not_capturing(s, false, st); }
-CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) { return not_capturing(s, true, st); }
+CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
+{
+    return capture_info(s, true, st, NULL, NULL, NULL, NULL, NULL);
+}
+
+#undef cuStreamGetCaptureInfo
+CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id);
+CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream s, CUstreamCaptureStatus *st,
+                                             cuuint64_t *id);
+
+CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id)
+{
+    return capture_info(s, false, st, id, NULL, NULL, NULL, NULL);
+}
+
+CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream s, CUstreamCaptureStatus *st,
+                                             cuuint64_t *id)
+{
+    return capture_info(s, true, st, id, NULL, NULL, NULL, NULL);
+}
 
 CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id,
                                            CUgraph *g, const CUgraphNode **deps, size_t *n)
 {
-    (void)g, (void)deps, (void)n;
-    return capture_info(s, false, st, id);
+    return capture_info(s, false, st, id, g, deps, NULL, n);
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream s, CUstreamCaptureStatus *st,
                                                 cuuint64_t *id, CUgraph *g,
                                                 const CUgraphNode **deps, size_t *n)
 {
-    (void)g, (void)deps, (void)n;
-    return capture_info(s, true, st, id);
+    return capture_info(s, true, st, id, g, deps, NULL, n);
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id,
                                            CUgraph *g, const CUgraphNode **deps,
                                            const CUgraphEdgeData **edges, size_t *n)
 {
-    (void)g, (void)deps, (void)edges, (void)n;
-    return capture_info(s, false, st, id);
+    return capture_info(s, false, st, id, g, deps, edges, n);
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatus *st,
@@ -59,18 +75,5 @@ CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatu
                                                 const CUgraphNode **deps,
                                                 const CUgraphEdgeData **edges, size_t *n)
 {
-    (void)g, (void)deps, (void)edges, (void)n;
-    return capture_info(s, true, st, id);
-}
-
-/* The calling thread's capture interaction mode, swapped as CUDA does; with no capture
- * ever running it changes nothing else. */
-CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
-{
-    if (!mode || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
-        return CUDA_ERROR_INVALID_VALUE;
-    CUstreamCaptureMode old = capture_mode;
-    capture_mode = *mode;
-    *mode = old;
-    return CUDA_SUCCESS;
+    return capture_info(s, true, st, id, g, deps, edges, n);
 }

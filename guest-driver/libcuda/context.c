@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libcuda_internal.h"
+#include "graph_internal.h"
 
 /* cuda.h maps these to their _v2 (CUDA 11); the 7.0 symbols take the same arguments, and
  * cudart still calls the old release at exit. Both are defined here. */
@@ -401,6 +401,8 @@ static CUresult synchronize(void)
     CUresult r = kcu_ctx_require(&x);
 
     if (r != CUDA_SUCCESS)
+        return r;
+    if (kcu_capture_any() && (r = kcu_capture_check_unsafe()) != CUDA_SUCCESS)
         return r;
     r = kcu_call(kcu.client, KERNELET_OP_CTX_SYNC, NULL, 0, NULL, 0, NULL, 0, NULL);
     if (r == CUDA_SUCCESS)

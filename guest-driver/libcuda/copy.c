@@ -9,7 +9,7 @@
  * memory return at once. Device ranges are checked against the allocations first. */
 #include <string.h>
 
-#include "libcuda_internal.h"
+#include "graph_internal.h"
 
 #define INLINE_MAX ((size_t)16 << 10)
 #define DTOH_IN_FLIGHT 4
@@ -228,12 +228,10 @@ static CUresult dtoh(const struct kcu_copy *c)
     return dtoh_staged(c);
 }
 
-CUresult kcu_copy_run(const struct kcu_copy *c)
+CUresult kcu_copy_check(const struct kcu_copy *c)
 {
     CUresult r;
 
-    if (c->width == 0 || c->height == 0)
-        return CUDA_SUCCESS;
     if ((c->height > 1 && (c->dst_pitch < c->width || c->src_pitch < c->width)))
         return CUDA_ERROR_INVALID_VALUE;
     if ((r = kcu_ready()) != CUDA_SUCCESS)
@@ -246,6 +244,34 @@ CUresult kcu_copy_run(const struct kcu_copy *c)
         return CUDA_ERROR_INVALID_VALUE;
     if ((c->dst_side == KCU_HOST && !c->dst_host) || (c->src_side == KCU_HOST && !c->src_host))
         return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+/* While anything captures: a synchronous copy may be refused, and a copy on a capturing
+ * stream becomes a node (*taken). */
+static CUresult capture_copy(const struct kcu_copy *c, bool *taken)
+{
+    struct kcu_op op = {.type = CU_GRAPH_NODE_TYPE_MEMCPY, .u.copy = *c};
+    CUresult r;
+
+    *taken = false;
+    if (!kcu_capture_any())
+        return CUDA_SUCCESS;
+    if (!c->async && (r = kcu_capture_check_unsafe()) != CUDA_SUCCESS)
+        return r;
+    return kcu_capture_take(c->stream, &op, taken);
+}
+
+CUresult kcu_copy_run(const struct kcu_copy *c)
+{
+    bool taken;
+    CUresult r;
+
+    if (c->width == 0 || c->height == 0)
+        return CUDA_SUCCESS;
+    if ((r = kcu_copy_check(c)) != CUDA_SUCCESS ||
+        (r = capture_copy(c, &taken)) != CUDA_SUCCESS || taken)
+        return r;
     if (c->dst_side == KCU_DEVICE && c->src_side == KCU_DEVICE)
         return add_record(KERNELET_COPY_DTOD, 0, c->dst_dev, c->src_dev, c->width, c->height,
                           c->dst_pitch, c->src_pitch, c->stream, NULL, 0);
@@ -280,5 +306,12 @@ CUresult kcu_memset_run(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned 
     if ((height > 1 && (pitch < width * elem_size || pitch % elem_size)) || dst % elem_size ||
         !kcu_device_range(dst, span_of(width * elem_size, height, pitch)))
         return CUDA_ERROR_INVALID_VALUE;
+    if (kcu_capture_any()) {
+        struct kcu_op op = {.type = CU_GRAPH_NODE_TYPE_MEMSET,
+                            .u.memset = {dst, pitch, width, height, value, elem_size}};
+        bool taken;
+        if ((r = kcu_capture_take(stream, &op, &taken)) != CUDA_SUCCESS || taken)
+            return r;
+    }
     return kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0);
 }

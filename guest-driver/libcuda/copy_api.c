@@ -125,25 +125,35 @@ static CUresult side(CUmemorytype type, const void *host, CUdeviceptr dev, size_
     return kcu_unsupported("2-D copy with a CUDA array");
 }
 
+/* The copy a CUDA_MEMCPY2D describes (stream and async left to the caller). */
+static CUresult describe2d(const CUDA_MEMCPY2D *p, struct kcu_copy *c)
+{
+    const void *dst_host = NULL;
+    CUresult r;
+
+    *c = (struct kcu_copy){.width = p->WidthInBytes, .height = p->Height};
+    c->dst_pitch = p->dstPitch ? p->dstPitch : p->WidthInBytes;
+    c->src_pitch = p->srcPitch ? p->srcPitch : p->WidthInBytes;
+    if ((r = side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
+                  c->src_pitch, &c->src_side, &c->src_host, &c->src_dev)) != CUDA_SUCCESS ||
+        (r = side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
+                  c->dst_pitch, &c->dst_side, &dst_host, &c->dst_dev)) != CUDA_SUCCESS)
+        return r;
+    c->dst_host = (void *)(uintptr_t)dst_host;
+    return CUDA_SUCCESS;
+}
+
 static CUresult copy2d(const CUDA_MEMCPY2D *p, CUstream s, bool pt, bool async)
 {
-    struct kcu_copy c = {.width = p ? p->WidthInBytes : 0, .height = p ? p->Height : 0,
-                         .async = async};
-    const void *dst_host = NULL;
+    struct kcu_copy c;
     CUresult r;
 
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
-    c.dst_pitch = p->dstPitch ? p->dstPitch : p->WidthInBytes;
-    c.src_pitch = p->srcPitch ? p->srcPitch : p->WidthInBytes;
-    if ((r = side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
-                  c.src_pitch, &c.src_side, &c.src_host, &c.src_dev)) != CUDA_SUCCESS ||
-        (r = side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
-                  c.dst_pitch, &c.dst_side, &dst_host, &c.dst_dev)) != CUDA_SUCCESS)
+    if ((r = describe2d(p, &c)) != CUDA_SUCCESS ||
+        (r = kcu_stream_handle(s, pt, &c.stream)) != CUDA_SUCCESS)
         return r;
-    c.dst_host = (void *)(uintptr_t)dst_host;
-    if ((r = kcu_stream_handle(s, pt, &c.stream)) != CUDA_SUCCESS)
-        return r;
+    c.async = async;
     return kcu_copy_run(&c);
 }
 
@@ -159,30 +169,44 @@ CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *p, CUstream s)
 { return copy2d(p, s, true, true); }
 
 /* 3-D copies of depth 1 are 2-D copies; deeper ones are not supported. */
-static CUresult copy3d(const CUDA_MEMCPY3D *p, CUstream s, bool pt, bool async)
+static CUresult as2d(const CUDA_MEMCPY3D *p, CUDA_MEMCPY2D *q)
 {
-    CUDA_MEMCPY2D q;
-
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     if (p->Depth > 1 || p->srcZ || p->dstZ)
         return kcu_unsupported("cuMemcpy3D with depth");
-    memset(&q, 0, sizeof(q));
-    q.srcXInBytes = p->srcXInBytes;
-    q.srcY = p->srcY;
-    q.srcMemoryType = p->srcMemoryType;
-    q.srcHost = p->srcHost;
-    q.srcDevice = p->srcDevice;
-    q.srcPitch = p->srcPitch;
-    q.dstXInBytes = p->dstXInBytes;
-    q.dstY = p->dstY;
-    q.dstMemoryType = p->dstMemoryType;
-    q.dstHost = p->dstHost;
-    q.dstDevice = p->dstDevice;
-    q.dstPitch = p->dstPitch;
-    q.WidthInBytes = p->WidthInBytes;
-    q.Height = p->Height;
-    return copy2d(&q, s, pt, async);
+    memset(q, 0, sizeof(*q));
+    q->srcXInBytes = p->srcXInBytes;
+    q->srcY = p->srcY;
+    q->srcMemoryType = p->srcMemoryType;
+    q->srcHost = p->srcHost;
+    q->srcDevice = p->srcDevice;
+    q->srcPitch = p->srcPitch;
+    q->dstXInBytes = p->dstXInBytes;
+    q->dstY = p->dstY;
+    q->dstMemoryType = p->dstMemoryType;
+    q->dstHost = p->dstHost;
+    q->dstDevice = p->dstDevice;
+    q->dstPitch = p->dstPitch;
+    q->WidthInBytes = p->WidthInBytes;
+    q->Height = p->Height;
+    return CUDA_SUCCESS;
+}
+
+CUresult kcu_copy_describe3d(const CUDA_MEMCPY3D *p, struct kcu_copy *c)
+{
+    CUDA_MEMCPY2D q;
+    CUresult r = as2d(p, &q);
+
+    return r != CUDA_SUCCESS ? r : describe2d(&q, c);
+}
+
+static CUresult copy3d(const CUDA_MEMCPY3D *p, CUstream s, bool pt, bool async)
+{
+    CUDA_MEMCPY2D q;
+    CUresult r = as2d(p, &q);
+
+    return r != CUDA_SUCCESS ? r : copy2d(&q, s, pt, async);
 }
 
 CUresult CUDAAPI cuMemcpy3D_v2(const CUDA_MEMCPY3D *p) { return copy3d(p, NULL, false, false); }

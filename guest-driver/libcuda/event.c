@@ -2,7 +2,7 @@
  * through the daemon. */
 #include <stdlib.h>
 
-#include "libcuda_internal.h"
+#include "graph_internal.h"
 
 /* cuda.h maps cuEventElapsedTime to its _v2; both symbols are defined here. */
 #undef cuEventElapsedTime
@@ -55,40 +55,79 @@ CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (kcu_capture_any())
+        kcu_capture_forget_event(x); /* its address may come back as another event */
     r = kcu_call_handle(kcu.client, KERNELET_OP_EVENT_DESTROY, x->handle);
     x->magic = 0;
     free(x);
     return r;
 }
 
-static CUresult record(CUevent e, CUstream s, bool pt)
+struct kcu_event *kcu_event_from(CUevent e)
 {
-    struct kcu_event *x = event_from(e);
-    struct kernelet_rec_event rec = {.h = {.op = KERNELET_REC_EVENT_RECORD, .length = sizeof(rec)}};
-    CUresult r = kcu_stream_handle(s, pt, &rec.h.stream);
+    return event_from(e);
+}
 
-    if (r != CUDA_SUCCESS)
-        return r;
-    if (!x)
-        return CUDA_ERROR_INVALID_HANDLE;
-    rec.event = x->handle;
-    r = kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0);
+CUresult kcu_event_record_on(struct kcu_event *x, uint64_t stream)
+{
+    struct kernelet_rec_event rec = {.h = {.op = KERNELET_REC_EVENT_RECORD, .length = sizeof(rec),
+                                           .stream = stream},
+                                     .event = x->handle};
+    CUresult r = kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0);
+
     if (r == CUDA_SUCCESS)
         x->recorded = true;
     return r;
 }
 
-CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) { return record(e, s, false); }
-CUresult CUDAAPI cuEventRecord_ptsz(CUevent e, CUstream s) { return record(e, s, true); }
+CUresult kcu_event_record_stream(struct kcu_event *x, uint64_t stream)
+{
+    bool taken = false;
+    CUresult r;
+
+    if (kcu_capture_any() &&
+        ((r = kcu_capture_event_record(stream, x, &taken)) != CUDA_SUCCESS || taken))
+        return r;
+    return kcu_event_record_on(x, stream);
+}
+
+/* An external record on a capturing stream is an event-record node of the capture. */
+static CUresult record_external(struct kcu_event *x, uint64_t stream, bool *taken)
+{
+    struct kcu_op op = {.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD, .u.event = x};
+
+    *taken = false;
+    return kcu_capture_any() ? kcu_capture_take(stream, &op, taken) : CUDA_SUCCESS;
+}
+
+static CUresult record(CUevent e, CUstream s, bool pt, unsigned flags)
+{
+    struct kcu_event *x = event_from(e);
+    uint64_t stream;
+    bool taken = false;
+    CUresult r = kcu_stream_handle(s, pt, &stream);
+
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!x)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((flags & CU_EVENT_RECORD_EXTERNAL) &&
+        ((r = record_external(x, stream, &taken)) != CUDA_SUCCESS || taken))
+        return r;
+    return kcu_event_record_stream(x, stream);
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) { return record(e, s, false, 0); }
+CUresult CUDAAPI cuEventRecord_ptsz(CUevent e, CUstream s) { return record(e, s, true, 0); }
 CUresult CUDAAPI cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int f)
 {
-    (void)f;
-    return record(e, s, false);
+    return record(e, s, false, f);
 }
 CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int f)
 {
-    (void)f;
-    return record(e, s, true);
+    return record(e, s, true, f);
 }
 
 static CUresult ask(CUevent e, uint16_t op)
@@ -100,6 +139,8 @@ static CUresult ask(CUevent e, uint16_t op)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (kcu_capture_any() && (r = kcu_capture_check_event(x)) != CUDA_SUCCESS)
+        return r;
     if (!x->recorded)
         return CUDA_SUCCESS; /* an event never recorded counts as complete */
     r = kcu_call_handle(kcu.client, op, x->handle);

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libcuda_internal.h"
+#include "graph_internal.h"
 
 /* A host function or callback, from its call until it has run. */
 struct host_fn {
@@ -485,25 +485,50 @@ static CUresult enqueue(struct host_fn *f)
     return r;
 }
 
-static CUresult add_host_fn(CUstream s, bool pt, CUhostFn fn, CUstreamCallback cb, void *data)
+CUresult kcu_host_fn_enqueue(uint64_t stream, CUstream user_stream, CUhostFn fn,
+                             CUstreamCallback cb, void *data)
 {
     struct host_fn *f;
+    CUresult r;
+
+    if (!(f = calloc(1, sizeof(*f))))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *f = (struct host_fn){.fn = fn, .cb = cb, .data = data, .user_stream = user_stream,
+                          .stream = stream};
+    if ((r = take_event(&f->event)) == CUDA_SUCCESS && (r = enqueue(f)) == CUDA_SUCCESS)
+        return CUDA_SUCCESS;
+    free(f);
+    return r;
+}
+
+/* On a capturing stream a host function becomes a host node; a callback is refused (and
+ * the capture invalidated), as CUDA does. */
+static CUresult capture_host_fn(uint64_t stream, CUhostFn fn, void *data, bool *taken)
+{
+    struct kcu_op op = {.type = CU_GRAPH_NODE_TYPE_HOST, .u.host = {fn, data}};
+
+    *taken = false;
+    if (!kcu_capture_any())
+        return CUDA_SUCCESS;
+    if (!fn)
+        return kcu_capture_check_stream(stream);
+    return kcu_capture_take(stream, &op, taken);
+}
+
+static CUresult add_host_fn(CUstream s, bool pt, CUhostFn fn, CUstreamCallback cb, void *data)
+{
     struct kcu_ctx *ctx;
     uint64_t stream;
+    bool taken;
     CUresult r;
 
     if (!fn && !cb)
         return CUDA_ERROR_INVALID_VALUE;
     if ((r = kcu_ctx_require(&ctx)) != CUDA_SUCCESS ||
-        (r = kcu_stream_handle(s, pt, &stream)) != CUDA_SUCCESS)
+        (r = kcu_stream_handle(s, pt, &stream)) != CUDA_SUCCESS ||
+        (r = capture_host_fn(stream, fn, data, &taken)) != CUDA_SUCCESS || taken)
         return r;
-    if (!(f = calloc(1, sizeof(*f))))
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    *f = (struct host_fn){.fn = fn, .cb = cb, .data = data, .user_stream = s, .stream = stream};
-    if ((r = take_event(&f->event)) == CUDA_SUCCESS && (r = enqueue(f)) == CUDA_SUCCESS)
-        return CUDA_SUCCESS;
-    free(f);
-    return r;
+    return kcu_host_fn_enqueue(stream, s, fn, cb, data);
 }
 
 CUresult CUDAAPI cuLaunchHostFunc(CUstream s, CUhostFn fn, void *userData)

@@ -2,7 +2,7 @@
  * parameter block, and queued as a batch record: a launch never waits for the daemon. */
 #include <string.h>
 
-#include "libcuda_internal.h"
+#include "graph_internal.h"
 
 static CUresult check_shape(const struct kcu_function *f, int dev, const unsigned grid[3],
                             const unsigned block[3], unsigned smem)
@@ -65,16 +65,10 @@ static CUresult marshal(const struct kcu_function *f, void **params, void **extr
     return f->n_params == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult kcu_launch(struct kcu_function *f, const unsigned grid[3], const unsigned block[3],
-                    unsigned smem, uint64_t stream, void **params, void **extra)
+CUresult kcu_launch_prepare(struct kcu_function *f, const unsigned grid[3],
+                            const unsigned block[3], unsigned smem, void **params, void **extra,
+                            uint8_t *pblock)
 {
-    static __thread uint8_t pblock[KERNELET_MAX_PARAM_BYTES];
-    struct kernelet_rec_launch rec = {
-        .h = {.op = KERNELET_REC_LAUNCH, .stream = stream},
-        .grid = {grid[0], grid[1], grid[2]},
-        .block = {block[0], block[1], block[2]},
-        .shared_mem = smem,
-    };
     struct kcu_ctx *ctx;
     CUresult r;
 
@@ -90,16 +84,61 @@ CUresult kcu_launch(struct kcu_function *f, const unsigned grid[3], const unsign
                 f->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES]);
         return r;
     }
-    if ((r = marshal(f, params, extra, pblock)) != CUDA_SUCCESS) {
+    if ((r = marshal(f, params, extra, pblock)) != CUDA_SUCCESS)
         kcu_log("launch of %s refused: its parameters (%u of them, %u bytes) were not given "
                 "as kernelParams or a large enough extra buffer", f->name, f->n_params,
                 f->param_bytes);
-        return r;
-    }
-    rec.function = f->handle;
-    rec.param_bytes = f->param_bytes;
+    return r;
+}
+
+CUresult kcu_launch_block(const struct kcu_function *f, const unsigned grid[3],
+                          const unsigned block[3], unsigned smem, uint64_t stream,
+                          const uint8_t *pblock)
+{
+    struct kernelet_rec_launch rec = {
+        .h = {.op = KERNELET_REC_LAUNCH, .stream = stream},
+        .grid = {grid[0], grid[1], grid[2]},
+        .block = {block[0], block[1], block[2]},
+        .shared_mem = smem,
+        .function = f->handle,
+        .param_bytes = f->param_bytes,
+    };
+
     rec.h.length = (uint32_t)(sizeof(rec) + ((f->param_bytes + 7u) & ~7u));
     return kcu_batch_add(kcu.client, &rec, sizeof(rec), pblock, f->param_bytes);
+}
+
+/* On a capturing stream the launch becomes a kernel node of the capture instead. */
+static CUresult capture_launch(struct kcu_function *f, const unsigned grid[3],
+                               const unsigned block[3], unsigned smem, uint64_t stream,
+                               const uint8_t *pblock, bool *taken)
+{
+    struct kcu_op op;
+    CUresult r;
+
+    *taken = false;
+    if (!kcu_capture_any())
+        return CUDA_SUCCESS;
+    if ((r = kcu_kernel_op_from_block(&op, f, grid, block, smem, pblock)) != CUDA_SUCCESS)
+        return r;
+    r = kcu_capture_take(stream, &op, taken);
+    if (!*taken)
+        kcu_op_free(&op);
+    return r;
+}
+
+CUresult kcu_launch(struct kcu_function *f, const unsigned grid[3], const unsigned block[3],
+                    unsigned smem, uint64_t stream, void **params, void **extra)
+{
+    static __thread uint8_t pblock[KERNELET_MAX_PARAM_BYTES];
+    bool taken;
+    CUresult r = kcu_launch_prepare(f, grid, block, smem, params, extra, pblock);
+
+    if (r == CUDA_SUCCESS)
+        r = capture_launch(f, grid, block, smem, stream, pblock, &taken);
+    if (r != CUDA_SUCCESS || taken)
+        return r;
+    return kcu_launch_block(f, grid, block, smem, stream, pblock);
 }
 
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -238,6 +238,16 @@ struct kcu_event {
  * what they say. CUDA_ERROR_INVALID_HANDLE for anything else that is not a stream. */
 CUresult kcu_stream_handle(CUstream s, bool per_thread, uint64_t *handle);
 
+/* The event of a handle, or NULL. */
+struct kcu_event *kcu_event_from(CUevent e);
+/* Queues a record of x on stream (a daemon handle), past any capture. */
+CUresult kcu_event_record_on(struct kcu_event *x, uint64_t stream);
+/* Queues a wait of stream for ev's last record, past any capture. */
+CUresult kcu_stream_wait_on(uint64_t stream, const struct kcu_event *ev);
+/* The same two through the capture hooks (as cuEventRecord, cuStreamWaitEvent do). */
+CUresult kcu_event_record_stream(struct kcu_event *x, uint64_t stream);
+CUresult kcu_stream_wait_event(uint64_t stream, struct kcu_event *ev, unsigned flags);
+
 /* ---- host functions and the gate that keeps stream order around them (host_func.c) -- */
 
 /* Whether a host function was ever queued (until then stream work goes straight out). */
@@ -250,6 +260,10 @@ CUresult kcu_gate_submit(const void *rec, size_t rec_len, const void *tail, size
 /* Before a request: waits while it depends on held work (CUDA_ERROR_NOT_READY for
  * queries instead of waiting). */
 CUresult kcu_gate_before_call(uint16_t opcode, const void *head, size_t head_len);
+
+/* Queues a host function (fn) or stream callback (cb) on stream, past any capture. */
+CUresult kcu_host_fn_enqueue(uint64_t stream, CUstream user_stream, CUhostFn fn,
+                             CUstreamCallback cb, void *data);
 
 /* ---- memory (memory.c) --------------------------------------------------------------- */
 
@@ -291,7 +305,12 @@ struct kcu_copy {
     bool async;                     /* the *Async entry points */
 };
 
+/* Checks a copy's sides (device ranges, host pointers, pitches). */
+CUresult kcu_copy_check(const struct kcu_copy *c);
+/* Queues (or, on a capturing stream, captures) a checked copy. */
 CUresult kcu_copy_run(const struct kcu_copy *c);
+/* A copy described by a CUDA_MEMCPY3D of depth 1 (stream and async left to the caller). */
+CUresult kcu_copy_describe3d(const CUDA_MEMCPY3D *p, struct kcu_copy *c);
 /* Queues a memset of height rows of width elements (elem_size 1, 2, 4) rows pitch apart. */
 CUresult kcu_memset_run(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem_size,
                         size_t width, size_t height, uint64_t stream);
@@ -334,6 +353,16 @@ CUresult kcu_image_size(const void **data, size_t *size, uint32_t *kind);
 
 /* ---- launches (launch.c) --------------------------------------------------------------- */
 
+/* Checks a launch's shape and marshals its parameters into pblock
+ * (KERNELET_MAX_PARAM_BYTES bytes). */
+CUresult kcu_launch_prepare(struct kcu_function *f, const unsigned grid[3],
+                            const unsigned block[3], unsigned smem, void **params, void **extra,
+                            uint8_t *pblock);
+/* Queues a launch whose parameter block is ready (no capture hook). */
+CUresult kcu_launch_block(const struct kcu_function *f, const unsigned grid[3],
+                          const unsigned block[3], unsigned smem, uint64_t stream,
+                          const uint8_t *pblock);
+/* kcu_launch_prepare, then the launch queued, or captured when stream is capturing. */
 CUresult kcu_launch(struct kcu_function *fn, const unsigned grid[3], const unsigned block[3],
                     unsigned smem, uint64_t stream, void **params, void **extra);
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "kernelet/range_table.h"
-#include "libcuda_internal.h"
+#include "graph_internal.h"
 
 /* cuda.h maps cuMemHostRegister to its _v2; both symbols are defined here. */
 #undef cuMemHostRegister
@@ -208,6 +208,10 @@ CUresult kcu_mem_alloc(CUdeviceptr *dptr, size_t bytesize, struct kcu_pool *pool
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
+    CUresult r;
+
+    if (kcu_capture_any() && (r = kcu_capture_check_unsafe()) != CUDA_SUCCESS)
+        return r; /* one of CUDA's "unsafe" calls during capture */
     return kcu_mem_alloc(dptr, bytesize, NULL);
 }
 
@@ -255,6 +259,8 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
         return CUDA_SUCCESS;
     if (!kcu_device_lookup(dptr, &base, &size) || base != dptr)
         return CUDA_ERROR_INVALID_VALUE;
+    if (kcu_capture_any() && (r = kcu_capture_check_unsafe()) != CUDA_SUCCESS)
+        return r; /* freeing synchronises: CUDA forbids it during capture */
     r = kcu_call(kcu.client, KERNELET_OP_MEM_FREE, &p, sizeof(p), NULL, 0, NULL, 0, NULL);
     if (r == CUDA_SUCCESS)
         forget(dptr, size);

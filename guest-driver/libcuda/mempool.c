@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libcuda_internal.h"
+#include "graph_internal.h"
 
 #define KCU_MAGIC_POOL 0x6b63706cu
 
@@ -95,6 +95,8 @@ static CUresult alloc_from(struct kcu_pool *p, CUdeviceptr *dptr, size_t bytes, 
         return r;
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
+    if ((r = kcu_capture_refuse(stream, "cuMemAllocAsync during stream capture")))
+        return r;
     if ((r = kcu_mem_alloc(dptr, bytes, p)) == CUDA_SUCCESS)
         account_alloc(p, bytes);
     return r;
@@ -135,6 +137,8 @@ static CUresult free_async(CUdeviceptr dptr, CUstream s, bool pt)
     uint64_t stream;
     CUresult r = kcu_stream_handle(s, pt, &stream);
 
+    if (r == CUDA_SUCCESS)
+        r = kcu_capture_refuse(stream, "cuMemFreeAsync during stream capture");
     return r != CUDA_SUCCESS ? r : cuMemFree_v2(dptr);
 }
 

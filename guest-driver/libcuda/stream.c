@@ -4,7 +4,7 @@
  * explicitly. */
 #include <stdlib.h>
 
-#include "libcuda_internal.h"
+#include "graph_internal.h"
 
 static __thread uint64_t thread_stream;
 static pthread_key_t thread_stream_key;
@@ -122,6 +122,8 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
         return r;
     if (!x)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (kcu_capture_any())
+        kcu_capture_forget_stream(x->handle);
     r = kcu_call_handle(kcu.client, KERNELET_OP_STREAM_DESTROY, x->handle);
     x->magic = 0;
     free(x);
@@ -135,6 +137,8 @@ static CUresult sync_or_query(CUstream s, bool pt, uint16_t op)
 
     if (r != CUDA_SUCCESS)
         return r;
+    if (kcu_capture_any() && (r = kcu_capture_check_stream(h)) != CUDA_SUCCESS)
+        return r;
     r = kcu_call_handle(kcu.client, op, h);
     if (r == CUDA_SUCCESS && op == KERNELET_OP_STREAM_SYNC)
         r = kcu_take_async_error(kcu.client);
@@ -146,20 +150,39 @@ CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream s) { return sync_or_query(s, 
 CUresult CUDAAPI cuStreamQuery(CUstream s) { return sync_or_query(s, false, KERNELET_OP_STREAM_QUERY); }
 CUresult CUDAAPI cuStreamQuery_ptsz(CUstream s) { return sync_or_query(s, true, KERNELET_OP_STREAM_QUERY); }
 
+CUresult kcu_stream_wait_on(uint64_t stream, const struct kcu_event *ev)
+{
+    struct kernelet_rec_event rec = {.h = {.op = KERNELET_REC_STREAM_WAIT, .length = sizeof(rec),
+                                           .stream = stream},
+                                     .event = ev->handle};
+
+    if (!ev->recorded)
+        return CUDA_SUCCESS; /* waiting for an event never recorded completes at once */
+    return kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0);
+}
+
+CUresult kcu_stream_wait_event(uint64_t stream, struct kcu_event *ev, unsigned flags)
+{
+    bool taken = false;
+    CUresult r;
+
+    if (kcu_capture_any() &&
+        ((r = kcu_capture_stream_wait(stream, ev, flags, &taken)) != CUDA_SUCCESS || taken))
+        return r;
+    return kcu_stream_wait_on(stream, ev);
+}
+
 static CUresult wait_event(CUstream s, CUevent e, unsigned flags, bool pt)
 {
-    struct kcu_event *ev = (struct kcu_event *)e;
-    struct kernelet_rec_event rec = {.h = {.op = KERNELET_REC_STREAM_WAIT, .length = sizeof(rec)}};
-    CUresult r = kcu_stream_handle(s, pt, &rec.h.stream);
+    struct kcu_event *ev = kcu_event_from(e);
+    uint64_t stream;
+    CUresult r = kcu_stream_handle(s, pt, &stream);
 
     if (r != CUDA_SUCCESS)
         return r;
-    if (!ev || ev->magic != KCU_MAGIC_EVENT || flags > 1)
+    if (!ev || flags > 1)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (!ev->recorded)
-        return CUDA_SUCCESS; /* waiting for an event never recorded completes at once */
-    rec.event = ev->handle;
-    return kcu_batch_add(kcu.client, &rec, sizeof(rec), NULL, 0);
+    return kcu_stream_wait_event(stream, ev, flags);
 }
 
 CUresult CUDAAPI cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return wait_event(s, e, f, false); }

@@ -53,9 +53,9 @@ static void test_proc_address(void)
     g_assert_cmpint(cuGetProcAddress("cuLaunchKernelEx", &fn, 11000, 0, &st), ==, CUDA_ERROR_NOT_FOUND);
     g_assert_cmpint(st, ==, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
     /* Entry points the library does not implement resolve to a stub that says so. */
-    CU(cuGetProcAddress("cuGraphCreate", &fn, 13000, 0, &st));
+    CU(cuGetProcAddress("cuGraphicsUnregisterResource", &fn, 13000, 0, &st));
     g_assert_nonnull(fn);
-    g_assert_cmpint(((CUresult(*)(CUgraph *, unsigned))fn)(NULL, 0), ==, CUDA_ERROR_NOT_SUPPORTED);
+    g_assert_cmpint(((CUresult(*)(CUgraphicsResource))fn)(NULL), ==, CUDA_ERROR_NOT_SUPPORTED);
     /* cuGetProcAddress finds itself. */
     CU(cuGetProcAddress("cuGetProcAddress", &fn, 13000, 0, &st));
     g_assert_true(fn == sym("cuGetProcAddress_v2"));
@@ -770,9 +770,9 @@ static void test_mempools(void)
     CU(cuStreamDestroy(s));
 }
 
-/* No stream is ever capturing (capture is not supported): the queries frameworks make
- * before allocations and launches answer so for valid streams, refuse invalid ones, and
- * starting a capture fails with CUDA's "not supported". */
+/* Streams that do not capture (tests/libcuda/test_graphs.c has capture itself): the
+ * queries frameworks make before allocations and launches answer so for valid streams,
+ * refuse invalid ones, and the legacy stream cannot capture. */
 static void test_capture_queries(void)
 {
     CUstream s;
@@ -796,8 +796,8 @@ static void test_capture_queries(void)
     g_assert_cmpint(mode, ==, CU_STREAM_CAPTURE_MODE_RELAXED);
     mode = (CUstreamCaptureMode)9;
     g_assert_cmpint(cuThreadExchangeStreamCaptureMode(&mode), ==, CUDA_ERROR_INVALID_VALUE);
-    g_assert_cmpint(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL), ==,
-                    CUDA_ERROR_NOT_SUPPORTED);
+    g_assert_cmpint(cuStreamBeginCapture_v2(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL), ==,
+                    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     CU(cuStreamDestroy(s));
 }
 
