@@ -40,7 +40,7 @@ static sim_env *sim_env_new(void)
     tenv_standard_kernels(&t);
     const char *text = ".entry comp ( ) .entry comp__kslice ( ) .entry mem ( )\n"
                        ".entry mem__kslice ( ) .entry mid ( ) .entry mid__kslice ( )";
-    g_assert_cmpint(e->be.ops->module_load_ptx(e->be.state, text, strlen(text), &e->mod, NULL),
+    g_assert_cmpint(e->be.ops->module_load_ptx(e->be.state, 0, text, strlen(text), &e->mod, NULL),
                     ==, 0);
     for (int i = 0; i < 3; i++) {
         char sl[64];
@@ -223,8 +223,8 @@ static void test_copies(void)
     for (int i = 0; i < N; i++)
         in[i] = (guint8)(i * 7 + 3);
     kbackend_devptr x, y;
-    g_assert_cmpint(o->mem_alloc(b, N, &x, NULL), ==, 0);
-    g_assert_cmpint(o->mem_alloc(b, N, &y, NULL), ==, 0);
+    g_assert_cmpint(o->mem_alloc(b, 0, N, &x, NULL), ==, 0);
+    g_assert_cmpint(o->mem_alloc(b, 0, N, &y, NULL), ==, 0);
     done_rec d[4] = {{0}};
     g_assert_cmpint(o->copy_h2d(b, x, in, N, on_done, &d[0], NULL), ==, 0);
     drain(e);
@@ -259,9 +259,9 @@ static void test_memory_errors(void)
     ksim_backend(sim, &be);
     kbackend_devptr p, q;
     kbackend_error err;
-    g_assert_cmpint(be.ops->mem_alloc(be.state, 1 << 19, &p, NULL), ==, 0);
-    g_assert_cmpint(be.ops->mem_alloc(be.state, (1 << 19) + 1, &q, &err), ==, KBACKEND_EDEVMEM);
-    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, &q, &err), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 1 << 19, &p, NULL), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, (1 << 19) + 1, &q, &err), ==, KBACKEND_EDEVMEM);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 0, &q, &err), ==, KBACKEND_EINVAL);
     g_assert_cmpint(be.ops->mem_free(be.state, p + 8, &err), ==, KBACKEND_EINVAL);
     char buf[64];
     done_rec d = {0};
@@ -322,11 +322,11 @@ static void test_modules(void)
     kbackend_module *m;
     kbackend_function *f;
     kbackend_error err;
-    g_assert_cmpint(o->module_load_ptx(e->be.state, "// nothing", 10, &m, &err), ==,
+    g_assert_cmpint(o->module_load_ptx(e->be.state, 0, "// nothing", 10, &m, &err), ==,
                     KBACKEND_EMODULE);
     const char *text = ".version 8.0\n.visible .entry comp(\n.param .u64 p)\n{ ret; }\n"
                        ".visible .entry unknown_kernel()\n{ ret; }\n";
-    g_assert_cmpint(o->module_load_ptx(e->be.state, text, strlen(text), &m, NULL), ==, 0);
+    g_assert_cmpint(o->module_load_ptx(e->be.state, 0, text, strlen(text), &m, NULL), ==, 0);
     kbackend_func_info info;
     g_assert_cmpint(o->function_get(e->be.state, m, "comp", &f, &info, NULL), ==, 0);
     g_assert_cmpuint(info.regs_per_thread, ==, 32);

@@ -223,7 +223,8 @@ int kcuda_watchdog_disarm(kcuda *kc, unsigned lane);
 void kcuda_run_profile(kcuda *kc, kcuda_job *job);
 
 /* ops */
-int kcuda_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err);
+int kcuda_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
+                    kbackend_error *err);
 int kcuda_mem_free(void *state, kbackend_devptr ptr, kbackend_error *err);
 int kcuda_copy_h2d(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
                    kbackend_done_fn done, void *user, kbackend_error *err);
@@ -233,8 +234,8 @@ int kcuda_copy_d2d(void *state, kbackend_devptr dst, kbackend_devptr src, uint64
                    kbackend_done_fn done, void *user, kbackend_error *err);
 int kcuda_memset_d8(void *state, kbackend_devptr dst, uint8_t value, uint64_t bytes,
                     kbackend_done_fn done, void *user, kbackend_error *err);
-int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kbackend_module **out,
-                          kbackend_error *err);
+int kcuda_module_load_ptx(void *state, uint32_t domain, const char *ptx, size_t len,
+                          kbackend_module **out, kbackend_error *err);
 int kcuda_module_load_cubin(void *state, const void *image, size_t len, kbackend_module **out,
                             kbackend_error *err);
 int kcuda_module_unload(void *state, kbackend_module *m, kbackend_error *err);

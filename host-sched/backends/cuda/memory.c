@@ -12,9 +12,13 @@ static void release(kcuda *kc, kbackend_devptr ptr)
         cuMemFree(ptr);
 }
 
-int kcuda_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err)
+/* No address windows yet (domain_window is NULL): every domain's memory comes from the
+ * one pool, so kerneletd cannot fence kernels on this backend (docs/SECURITY.md). */
+int kcuda_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
+                    kbackend_error *err)
 {
     kcuda *kc = state;
+    (void)domain;
     if (!out || !bytes)
         return kbackend_fail(err, KBACKEND_EINVAL, "allocation of 0 bytes");
     pthread_mutex_lock(&kc->lock);

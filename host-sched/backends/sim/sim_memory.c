@@ -13,7 +13,40 @@ sim_alloc *sim_find_alloc(ksim *s, uint64_t addr, uint64_t bytes)
     return krange_find(&s->allocs, addr, bytes);
 }
 
-int sim_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err)
+int sim_domain_window(void *state, uint32_t domain, kbackend_window *out, kbackend_error *err)
+{
+    if (!domain)
+        return kbackend_fail(err, KBACKEND_EINVAL, "domain 0 has no window");
+    return kbackend_windows_get(((ksim *)state)->windows, domain, out, NULL, err);
+}
+
+void sim_domain_release(void *state, uint32_t domain)
+{
+    kbackend_windows_release(((ksim *)state)->windows, domain);
+}
+
+/* The bump pointer that allocations of domain take their addresses from, and where its
+ * addresses end. */
+static int bump_of(ksim *s, uint32_t domain, uint64_t **cursor, uint64_t *end,
+                   kbackend_error *err)
+{
+    kbackend_window w;
+    if (!domain) {
+        if (!s->next_addr)
+            s->next_addr = BASE_ADDR;
+        *cursor = &s->next_addr;
+        *end = SIM_WINDOW_SPAN_BASE;
+        return 0;
+    }
+    int rc = kbackend_windows_get(s->windows, domain, &w, cursor, err);
+    if (!rc && !**cursor)
+        **cursor = w.base;
+    *end = w.base + w.size;
+    return rc;
+}
+
+int sim_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
+                  kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
@@ -25,18 +58,25 @@ int sim_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_er
                           "of %llu in use)", (unsigned long long)bytes,
                           (unsigned long long)s->stats.mem_in_use,
                           (unsigned long long)s->cfg.mem_bytes);
+    uint64_t *cursor, end, span = (bytes + ALIGN - 1) / ALIGN * ALIGN + ALIGN;
+    int rc = bump_of(s, domain, &cursor, &end, err);
+    if (rc)
+        return rc;
+    if (span > end - *cursor)
+        return kbackend_fail(err, KBACKEND_EDEVMEM, "the address window of domain %u is used "
+                             "up", domain);
     unsigned char *data = NULL;
     if (s->cfg.back_memory && !(data = calloc(1, bytes)))
         return kbackend_fail(err, KBACKEND_ENOMEM, "no host memory to back %llu bytes",
                           (unsigned long long)bytes);
-    uint64_t addr = s->next_addr ? s->next_addr : BASE_ADDR;
+    uint64_t addr = *cursor;
     sim_alloc *a = krange_insert(&s->allocs, addr, bytes);
     if (!a) {
         free(data);
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     }
     a->data = data;
-    s->next_addr = addr + (bytes + ALIGN - 1) / ALIGN * ALIGN + ALIGN; /* a gap catches overruns */
+    *cursor = addr + span;      /* the gap of ALIGN catches overruns */
     s->stats.mem_in_use += bytes;
     *out = addr;
     return 0;
