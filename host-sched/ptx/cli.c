@@ -140,7 +140,7 @@ static int print_info(const kptx_module *m)
         else
             printf("  sliceable: no: %s\n", info.why_not);
         char why[192];
-        if (!kptx_fence_verdict(m, it->u.fn.name, why, sizeof why, &err))
+        if (!kptx_fence_verdict(m, it->u.fn.name, 0, why, sizeof why, &err))
             printf("  fenceable: %s%s\n", why[0] ? "no: " : "yes", why);
         kptx_kernel_info_clear(&info);
     }
@@ -178,7 +178,7 @@ static int run_ptx(const options *o, const char *text, size_t len, const char *w
         rc = print_info(m);
     } else {
         unsigned n = 0, fenced = 0;
-        if (o->fence && kptx_fence_module(m, &fenced, &err)) {
+        if (o->fence && kptx_fence_module(m, 0, &fenced, &err)) {
             fprintf(stderr, "%s: %s\n", what, err.message);
             rc = 1;
         }

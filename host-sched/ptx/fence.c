@@ -230,21 +230,22 @@ static int setup_names(fencer *f)
 }
 
 /* Marks in fence[] (per analysed function) the entries that can be fenced. */
-static unsigned plan(const kptx_module *m, const kptx_analysis *an, bool *fence)
+static unsigned plan(const kptx_module *m, const kptx_analysis *an, unsigned flags,
+                     bool *fence)
 {
     unsigned n = 0;
     for (unsigned i = 0; i < an->n_fns; i++) {
         char why[192];
         if (!an->facts[i].fn->is_entry || !an->facts[i].fn->has_body)
             continue;
-        kptx_fence_judge(m, an, i, why, sizeof why);
+        kptx_fence_judge(m, an, i, flags, why, sizeof why);
         fence[i] = !why[0];
         n += fence[i];
     }
     return n;
 }
 
-int kptx_fence_module(kptx_module *m, unsigned *n_fenced, kptx_error *err)
+int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_error *err)
 {
     if (n_fenced)
         *n_fenced = 0;
@@ -256,7 +257,7 @@ int kptx_fence_module(kptx_module *m, unsigned *n_fenced, kptx_error *err)
     fencer f = {.m = m, .rw = {.a = m->arena}};
     bool *fence = calloc(an->n_fns ? an->n_fns : 1, sizeof *fence);
     int rc = !fence ? KPTX_ENOMEM : setup_names(&f);
-    unsigned count = rc ? 0 : plan(m, an, fence);
+    unsigned count = rc ? 0 : plan(m, an, flags, fence);
     for (unsigned i = 0; !rc && count && i < m->n_items; i++) {
         kptx_item *it = &m->items[i];
         if (it->kind != KPTX_ITEM_FUNCTION || !it->u.fn.is_entry || !it->u.fn.has_body)

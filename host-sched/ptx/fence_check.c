@@ -108,6 +108,52 @@ static void describe_instr(const kptx_stmt *s, char *why, size_t len)
              "cover", name, s->line);
 }
 
+/* A module variable an operand of in names that the kernel cannot reach when module
+ * variables lie outside the window: any use of a .global one, and the address of a
+ * .const one (only ld.const reads those in their own space). NULL when none. */
+static const char *outside_var(const kptx_module *m, const kptx_function *fn,
+                               const kptx_operand *o, bool const_load)
+{
+    if (o->kind == KPTX_OPND_SYMBOL) {
+        kptx_space sp = kptx_symbol_space(m, fn, o->name);
+        bool module_var = false;
+        for (unsigned i = 0; i < fn->n_stmts && !module_var; i++)
+            module_var = fn->stmts[i].kind == KPTX_STMT_VAR &&
+                         !strcmp(fn->stmts[i].u.var.name, o->name);
+        if (!module_var && (sp == KPTX_SPACE_GLOBAL || (sp == KPTX_SPACE_CONST && !const_load)))
+            return o->name;
+    }
+    for (unsigned i = 0; i < o->n_elems; i++) {
+        const char *v = outside_var(m, fn, &o->elems[i], const_load);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+static bool is_const_load(const kptx_instr *in)
+{
+    for (unsigned i = 0; i < in->n_mods; i++)
+        if (!strcmp(in->mods[i], ".const"))
+            return !strcmp(in->opcode, "ld") || !strcmp(in->opcode, "ldu");
+    return false;
+}
+
+static void judge_vars(const kptx_module *m, const kptx_function *fn, char *why, size_t len)
+{
+    for (unsigned i = 0; i < fn->n_stmts && !why[0]; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        for (unsigned k = 0; s->kind == KPTX_STMT_INSTR && k < s->u.instr.n_ops; k++) {
+            const char *v = outside_var(m, fn, &s->u.instr.ops[k], is_const_load(&s->u.instr));
+            if (v) {
+                snprintf(why, len, "uses the module variable %s, which lies outside the "
+                         "tenant's window on this backend", v);
+                return;
+            }
+        }
+    }
+}
+
 /* Functions without a body that are known not to touch the tenant's memory by address. */
 static bool harmless_extern(const char *name)
 {
@@ -116,8 +162,8 @@ static bool harmless_extern(const char *name)
 
 /* Everything root can call: a device function that touches global memory is not fenced
  * (the window would have to be passed to it), and an external one cannot be looked at. */
-static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigned root, const bool *reach, char *why,
-                          size_t len)
+static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigned root,
+                          const bool *reach, unsigned flags, char *why, size_t len)
 {
     for (unsigned i = 0; i < an->n_fns && !why[0]; i++) {
         const kptx_function *f = an->facts[i].fn;
@@ -132,11 +178,13 @@ static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigne
         else if (f->has_body && (first_unfenceable(m, f, &touches) || touches))
             snprintf(why, len, "calls %s, which touches global memory (device functions "
                      "are not fenced)", f->name);
+        else if (f->has_body && (flags & KPTX_FENCE_VARS_OUTSIDE))
+            judge_vars(m, f, why, len);
     }
 }
 
-void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root, char *why,
-                      size_t len)
+void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,
+                      unsigned flags, char *why, size_t len)
 {
     const kptx_function *fn = an->facts[root].fn;
     bool touches;
@@ -160,18 +208,22 @@ void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned ro
                  fn->param_bytes);
         return;
     }
+    if (flags & KPTX_FENCE_VARS_OUTSIDE)
+        judge_vars(m, fn, why, len);
+    if (why[0])
+        return;
     bool *reach = calloc(an->n_fns, sizeof *reach);
     if (!reach) {
         snprintf(why, len, "out of memory while checking what it calls");
         return;
     }
     kptx_reachable(an, root, reach);
-    judge_callees(m, an, root, reach, why, len);
+    judge_callees(m, an, root, reach, flags, why, len);
     free(reach);
 }
 
-int kptx_fence_verdict(const kptx_module *m, const char *name, char *why, size_t len,
-                       kptx_error *err)
+int kptx_fence_verdict(const kptx_module *m, const char *name, unsigned flags, char *why,
+                       size_t len, kptx_error *err)
 {
     if (!m || !name || !why || !len)
         return kptx_fail(err, KPTX_EINVAL, 0, 0, "NULL argument");
@@ -181,6 +233,6 @@ int kptx_fence_verdict(const kptx_module *m, const char *name, char *why, size_t
     int k = kptx_analysis_find(an, name);
     if (k < 0)
         return kptx_fail(err, KPTX_ENOTFOUND, 0, 0, "no function %s", name);
-    kptx_fence_judge(m, an, (unsigned)k, why, len);
+    kptx_fence_judge(m, an, (unsigned)k, flags, why, len);
     return 0;
 }

@@ -340,8 +340,8 @@ kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn
  * module's), KPTX_SPACE_NONE when sym is no variable. */
 kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, const char *sym);
 /* Why entry root (an index of an) cannot be fenced, into why ("" when it can). */
-void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root, char *why,
-                      size_t len);
+void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,
+                      unsigned flags, char *why, size_t len);
 
 /* Whether s starts the code of a body (is neither a declaration nor a directive). */
 bool kptx_opens_code(const kptx_stmt *s);

@@ -11,18 +11,19 @@
 #include "kernelet/ptx.h"
 #include "server_internal.h"
 
-int ks_fence_module(kptx_module *m, struct ks_module *mod)
+int ks_fence_module(const struct ks_conn *c, kptx_module *m, struct ks_module *mod)
 {
     kptx_error perr;
     char why[192];
+    unsigned flags = c->srv->cfg.device.module_vars_outside ? KPTX_FENCE_VARS_OUTSIDE : 0;
 
     for (unsigned i = 0; i < mod->n_entries; i++) {
-        if (kptx_fence_verdict(m, mod->entries[i].name, why, sizeof(why), &perr) != 0)
+        if (kptx_fence_verdict(m, mod->entries[i].name, flags, why, sizeof(why), &perr) != 0)
             return -1;
         if (why[0] && !(mod->entries[i].unfenced = strdup(why)))
             return -1;
     }
-    return kptx_fence_module(m, NULL, &perr) == 0 ? 0 : -1;
+    return kptx_fence_module(m, flags, NULL, &perr) == 0 ? 0 : -1;
 }
 
 /* Why f cannot run fenced, or NULL when it can. */

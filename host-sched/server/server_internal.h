@@ -478,9 +478,9 @@ uint32_t ks_cubin_refuse_launch(struct ks_conn *c, struct ks_function *f);
 
 /* server_fence.c: memory fencing of kernels */
 struct kptx_module;
-/* Records in mod's entries which of m's kernels cannot be fenced (and why), then fences
- * the others in m; 0, or -1 without memory. */
-int ks_fence_module(struct kptx_module *m, struct ks_module *mod);
+/* Records in mod's entries which of m's kernels cannot be fenced on c's backend (and why),
+ * then fences the others in m; 0, or -1 without memory. */
+int ks_fence_module(const struct ks_conn *c, struct kptx_module *m, struct ks_module *mod);
 /* Sets f->fenced and f->fence_refused from the configuration and its module. */
 void ks_fence_function(const struct ks_conn *c, struct ks_function *f);
 /* Logs (once per function) and answers the refusal of a launch that cannot be fenced. */

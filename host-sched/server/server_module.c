@@ -132,7 +132,7 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
     /* Fenced first, so that the sliced variants inherit the fence; never loaded unfenced
      * when fencing is on. Kernels that cannot be sliced stay whole; the rest get their
      * __kslice variants (a failed slicing leaves m as it was). */
-    if (!c->srv->cfg.no_fence && ks_fence_module(m, mod) != 0) {
+    if (!c->srv->cfg.no_fence && ks_fence_module(c, m, mod) != 0) {
         code = KS_CUDA_OUT_OF_MEMORY;
         goto out;
     }

@@ -133,6 +133,9 @@ typedef struct kbackend_device_info {
     const kmodel_gpu *model_gpu; /* the model's parameters when the backend knows them
                                     exactly (the sim; valid while the backend lives), else
                                     NULL */
+    int module_vars_outside;     /* 1: module variables do not lie in their domain's window
+                                    (the driver places them): a fenced kernel cannot reach
+                                    them, so kernels that use them cannot be fenced */
     double a0;                   /* the model's bandwidth factor a0 (measured / peak
                                     bandwidth, (0, 1]; docs/MODEL.md "Calibration"): the
                                     cuda backend's calibration file, the sim's truth;

@@ -306,16 +306,24 @@ static inline uint32_t kptx_fence_param_offset(uint32_t param_bytes)
     return (param_bytes + 7u) & ~7u;
 }
 
-/* Whether entry `name` of m can be fenced: why gets "" when it can, else the reason,
- * naming the instruction or function that prevents it. */
-int kptx_fence_verdict(const kptx_module *m, const char *name, char *why, size_t why_len,
-                       kptx_error *err);
+/* Flags of the fencing pass. */
+enum {
+    /* The module's variables will not lie in the window (the cuda backend's driver places
+     * them): a kernel that uses a .global variable, or takes a variable's address, cannot
+     * be fenced. */
+    KPTX_FENCE_VARS_OUTSIDE = 1u << 0,
+};
+
+/* Whether entry `name` of m can be fenced (flags: KPTX_FENCE_*): why gets "" when it can,
+ * else the reason, naming the instruction, variable or function that prevents it. */
+int kptx_fence_verdict(const kptx_module *m, const char *name, unsigned flags, char *why,
+                       size_t why_len, kptx_error *err);
 
 /* Fences every entry of m that can be fenced, in place (same names, two more parameters);
  * the others are left as they are (kptx_fence_verdict says why). *n_fenced (may be NULL)
  * gets how many were fenced. Fence a module once, before kptx_slice_module (whose variants
  * then inherit the fence and put their four parameters after the window's). */
-int kptx_fence_module(kptx_module *m, unsigned *n_fenced, kptx_error *err);
+int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_error *err);
 
 #ifdef __cplusplus
 }

@@ -287,6 +287,75 @@ static void test_memory_cleared(void)
     be.ops->destroy(be.state);
 }
 
+/* Each domain's memory lies in a window of its own, reserved with cuMemAddressReserve and
+ * mapped allocation by allocation (cuMemCreate, cuMemMap, cuMemSetAccess): aligned to its
+ * size, disjoint from the other domains', zeroed although the fake hands out dirty
+ * memory, usable by copies; a full window is EDEVMEM; a free unmaps, and a released
+ * domain's addresses go back. Domain 0 still allocates from the driver. */
+static void test_windows(void)
+{
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.window_bytes = 16u << 20;
+    kcuda *kc;
+    kbackend be;
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
+    kcuda_backend(kc, &be);
+    g_assert_nonnull(be.ops->domain_window);
+    kbackend_device_info info;
+    g_assert_cmpint(be.ops->device_info(be.state, &info, NULL), ==, 0);
+    g_assert_cmpint(info.module_vars_outside, ==, 1);
+    fake_vmm_stats vs;
+    kbackend_window w[3];
+    kbackend_devptr p[3], q;
+    for (uint32_t d = 1; d <= 2; d++) {
+        g_assert_cmpint(be.ops->domain_window(be.state, d, &w[d], &e), ==, 0);
+        g_assert_cmpuint(w[d].size, ==, 16u << 20);
+        g_assert_cmpuint(w[d].base % w[d].size, ==, 0);
+        g_assert_cmpint(be.ops->mem_alloc(be.state, d, 3u << 20, &p[d], &e), ==, 0);
+        g_assert_cmpuint(p[d], >=, w[d].base);
+        g_assert_cmpuint(p[d] + (3u << 20), <=, w[d].base + w[d].size);
+    }
+    g_assert_true(w[1].base + w[1].size <= w[2].base || w[2].base + w[2].size <= w[1].base);
+    fake_vmm_get_stats(&vs);
+    g_assert_cmpuint(vs.reservations, ==, 2);
+    g_assert_cmpuint(vs.mappings, ==, 2);
+
+    waiter wt;
+    waiter_init(&wt);
+    ticket t = {&wt, 0, 0};
+    static unsigned char in[3u << 20], out[3u << 20], zero[3u << 20];
+    g_assert_cmpint(be.ops->copy_d2h(be.state, out, p[1], sizeof(out), on_done, &t, &e), ==, 0);
+    waiter_wait(&wt, 1);
+    g_assert_cmpmem(out, sizeof(out), zero, sizeof(zero));   /* cleared, not 0xa5 */
+    memset(in, 0x3c, sizeof(in));
+    g_assert_cmpint(be.ops->copy_h2d(be.state, p[2], in, sizeof(in), on_done, &t, &e), ==, 0);
+    waiter_wait(&wt, 2);        /* copies have no order of their own: the scheduler's */
+    g_assert_cmpint(be.ops->copy_d2h(be.state, out, p[2], sizeof(out), on_done, &t, &e), ==, 0);
+    waiter_wait(&wt, 3);
+    g_assert_cmpuint(wt.failed, ==, 0);
+    g_assert_cmpmem(out, sizeof(out), in, sizeof(in));
+
+    /* 3 MiB take two 2 MiB granules: 12 more MiB fit, then the window is full */
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 12u << 20, &q, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 1, &p[0], &e), ==, KBACKEND_EDEVMEM);
+    g_assert_cmpint(be.ops->mem_free(be.state, q, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 4096, &p[0], &e), ==, 0);
+    g_assert_true(p[0] < w[1].base || p[0] >= w[1].base + w[1].size);
+    for (uint32_t d = 1; d <= 2; d++) {
+        g_assert_cmpint(be.ops->mem_free(be.state, p[d], &e), ==, 0);
+        be.ops->domain_release(be.state, d);
+    }
+    fake_vmm_get_stats(&vs);
+    g_assert_cmpuint(vs.reservations, ==, 0);
+    g_assert_cmpuint(vs.mappings, ==, 0);
+    g_assert_cmpuint(vs.handles, ==, 0);
+    g_assert_cmpint(be.ops->mem_free(be.state, p[0], &e), ==, 0);
+    be.ops->destroy(be.state);
+}
+
 static void test_modules(void)
 {
     kbackend be = open_backend(NULL);
@@ -913,6 +982,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/overhead-measured", test_overhead_measured);
     g_test_add_func("/cuda/backend-fake/memory", test_memory);
     g_test_add_func("/cuda/backend-fake/memory-cleared", test_memory_cleared);
+    g_test_add_func("/cuda/backend-fake/windows", test_windows);
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
     g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);
     g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);

@@ -269,13 +269,13 @@ static void test_fence(gconstpointer data)
     kptx_error err = {0};
     for (unsigned i = 0; i < names->len; i++) {
         char why[192];
-        g_assert_cmpint(kptx_fence_verdict(m, names->pdata[i], why, sizeof why, &err), ==, 0);
+        g_assert_cmpint(kptx_fence_verdict(m, names->pdata[i], 0, why, sizeof why, &err), ==, 0);
         g_test_message("fence %s %s: %s", cf->base, (char *)names->pdata[i], why[0] ? why : "yes");
         fenceable[i] = !why[0];
         expect += fenceable[i];
         g_assert_cmpint(kptx_kernel_info_get(m, names->pdata[i], &before[i], &err), ==, 0);
     }
-    g_assert_cmpint(kptx_fence_module(m, &n, &err), ==, 0);
+    g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
     g_assert_cmpuint(n, ==, expect);
     for (unsigned i = 0; i < names->len; i++) {
         if (fenceable[i])

@@ -87,18 +87,52 @@ static void test_verdicts(void)
         kptx_module *m = test_parse(text);
         char why[192];
         kptx_error err = {0};
-        g_assert_cmpint(kptx_fence_verdict(m, "k", why, sizeof why, &err), ==, 0);
+        g_assert_cmpint(kptx_fence_verdict(m, "k", 0, why, sizeof why, &err), ==, 0);
         g_test_message("%s -> %s", verdicts[i].body, why[0] ? why : "fenceable");
         if (!verdicts[i].why)
             g_assert_cmpstr(why, ==, "");
         else
             g_assert_nonnull(strstr(why, verdicts[i].why));
         unsigned n = 9;
-        g_assert_cmpint(kptx_fence_module(m, &n, &err), ==, 0);
+        g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
         g_assert_cmpuint(n, ==, verdicts[i].why ? 0 : 1);
         kptx_module_free(m);
         g_free(text);
     }
+}
+
+/* With module variables outside the window (the cuda backend), a kernel that uses a
+ * .global variable or the address of a .const one cannot be fenced; ld.const is fine. */
+static void test_verdicts_vars_outside(void)
+{
+    static const char text[] =
+        HEAD
+        ".const .align 4 .u32 cvar[4];\n"
+        ".visible .entry reads_const(.param .u64 p)\n{\n  .reg .b32 %r<2>;\n"
+        "  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p];\n  ld.const.u32 %r1, [cvar+4];\n"
+        "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n"
+        ".visible .entry takes_const(.param .u64 p)\n{\n  .reg .b64 %rd<2>;\n"
+        "  mov.u64 %rd1, cvar;\n  ret;\n}\n";
+    kptx_module *m = test_parse(copy_ptx), *c = test_parse(text);
+    char why[192];
+    kptx_error err = {0};
+    g_assert_cmpint(kptx_fence_verdict(m, "copy", KPTX_FENCE_VARS_OUTSIDE, why, sizeof why,
+                                       &err), ==, 0);
+    g_assert_nonnull(strstr(why, "uses the module variable gvar"));
+    g_assert_cmpint(kptx_fence_verdict(m, "gcopy", KPTX_FENCE_VARS_OUTSIDE, why, sizeof why,
+                                       &err), ==, 0);
+    g_assert_cmpstr(why, ==, "");       /* its only symbol is a .shared variable */
+    g_assert_cmpint(kptx_fence_verdict(c, "reads_const", KPTX_FENCE_VARS_OUTSIDE, why,
+                                       sizeof why, &err), ==, 0);
+    g_assert_cmpstr(why, ==, "");
+    g_assert_cmpint(kptx_fence_verdict(c, "takes_const", KPTX_FENCE_VARS_OUTSIDE, why,
+                                       sizeof why, &err), ==, 0);
+    g_assert_nonnull(strstr(why, "uses the module variable cvar"));
+    unsigned n = 0;
+    g_assert_cmpint(kptx_fence_module(m, KPTX_FENCE_VARS_OUTSIDE, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, 1);
+    kptx_module_free(m);
+    kptx_module_free(c);
 }
 
 static void test_verdicts_module(void)
@@ -107,11 +141,11 @@ static void test_verdicts_module(void)
     kptx_error err = {0};
     kptx_module *m = test_parse(".version 7.0\n.target sm_70\n.address_size 32\n"
                                 ".visible .entry k(.param .u32 p)\n{\n  ret;\n}\n");
-    g_assert_cmpint(kptx_fence_verdict(m, "k", why, sizeof why, &err), ==, 0);
+    g_assert_cmpint(kptx_fence_verdict(m, "k", 0, why, sizeof why, &err), ==, 0);
     g_assert_nonnull(strstr(why, "32-bit addresses"));
-    g_assert_cmpint(kptx_fence_verdict(m, "nope", why, sizeof why, &err), ==, KPTX_ENOTFOUND);
-    g_assert_cmpint(kptx_fence_verdict(NULL, "k", why, sizeof why, &err), ==, KPTX_EINVAL);
-    g_assert_cmpint(kptx_fence_module(NULL, NULL, &err), ==, KPTX_EINVAL);
+    g_assert_cmpint(kptx_fence_verdict(m, "nope", 0, why, sizeof why, &err), ==, KPTX_ENOTFOUND);
+    g_assert_cmpint(kptx_fence_verdict(NULL, "k", 0, why, sizeof why, &err), ==, KPTX_EINVAL);
+    g_assert_cmpint(kptx_fence_module(NULL, 0, NULL, &err), ==, KPTX_EINVAL);
     kptx_module_free(m);
 }
 
@@ -145,7 +179,7 @@ static void test_rewrite(void)
     kptx_module *m = test_parse(copy_ptx);
     unsigned n = 0;
     kptx_error err = {0};
-    g_assert_cmpint(kptx_fence_module(m, &n, &err), ==, 0);
+    g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
     g_assert_cmpuint(n, ==, 2);
     const kptx_function *copy = entry_of(m, "copy"), *gcopy = entry_of(m, "gcopy");
     /* two more .u64 parameters at the next multiple of 8 */
@@ -202,7 +236,7 @@ static void fixture_open(emu_fixture *f)
                                         &f->plain, &e), ==, 0);
     kptx_module *m = test_parse(copy_ptx);
     kptx_error err = {0};
-    g_assert_cmpint(kptx_fence_module(m, NULL, &err), ==, 0);
+    g_assert_cmpint(kptx_fence_module(m, 0, NULL, &err), ==, 0);
     char *text = test_print(m, NULL);
     g_assert_cmpint(kemu_module_load_in(f->dev, &f->win, text, strlen(text), &f->fenced, &e),
                     ==, 0);
@@ -299,6 +333,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/ptx/fence/verdicts", test_verdicts);
     g_test_add_func("/ptx/fence/verdicts-module", test_verdicts_module);
+    g_test_add_func("/ptx/fence/verdicts-vars-outside", test_verdicts_vars_outside);
     g_test_add_func("/ptx/fence/rewrite", test_rewrite);
     g_test_add_func("/ptx/fence/run-in-window", test_run_in_window);
     g_test_add_func("/ptx/fence/run-redirected", test_run_redirected);
