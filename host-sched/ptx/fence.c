@@ -26,6 +26,7 @@ typedef struct fencer {
     const char *param[KPTX_FENCE_EXTRA_PARAMS]; /* base, mask */
     const char *reg[N_REGS];
     const char *pred;
+    const kptx_function *fn;        /* the one being fenced */
 } fencer;
 
 static kptx_operand int_op(int64_t v)
@@ -167,28 +168,27 @@ static size_t body_bound(const kptx_function *fn)
     return n;
 }
 
+static void hook_declare(void *f, kptx_stmt_vec *sv)
+{
+    declare(f, sv);
+}
+
+static void hook_prologue(void *f, kptx_stmt_vec *sv)
+{
+    load_window(f, sv);
+}
+
+static void hook_instr(void *user, kptx_stmt_vec *sv, const kptx_stmt *s)
+{
+    fencer *f = user;
+    fence_instr(f, sv, f->fn, s);
+}
+
 static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
 {
-    kptx_stmt_vec sv;
-    if (!kptx_rw_begin(&f->rw, &sv, body_bound(fn)))
-        return;
-    declare(f, &sv);
-    bool started = false;
-    for (unsigned i = 0; i < fn->n_stmts; i++) {
-        const kptx_stmt *s = &fn->stmts[i];
-        if (!started && kptx_opens_code(s)) {
-            load_window(f, &sv);
-            started = true;
-        }
-        if (s->kind == KPTX_STMT_INSTR)
-            fence_instr(f, &sv, fn, s);
-        else
-            kptx_rw_push(&f->rw, &sv, s);
-    }
-    if (!started)
-        load_window(f, &sv);
-    out->n_stmts = (unsigned)sv.n;
-    out->stmts = sv.v;
+    const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, f};
+    f->fn = fn;
+    kptx_rw_body(&f->rw, body_bound(fn), fn, out, &h);
 }
 
 /* The fenced entry: fn's parameters and then the window's, and the fenced body. */

@@ -343,8 +343,19 @@ kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, cons
 void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,
                       unsigned flags, char *why, size_t len);
 
-/* Whether s starts the code of a body (is neither a declaration nor a directive). */
-bool kptx_opens_code(const kptx_stmt *s);
+/* What a transformation adds to a body it rewrites (kptx_rw_body). */
+typedef struct kptx_body_hooks {
+    void (*declare)(void *user, kptx_stmt_vec *sv);     /* declarations, first */
+    void (*prologue)(void *user, kptx_stmt_vec *sv);    /* where the code starts */
+    void (*instr)(void *user, kptx_stmt_vec *sv, const kptx_stmt *s);  /* each instruction */
+    void *user;
+} kptx_body_hooks;
+
+/* Rewrites fn's body into out (at most cap statements): the hooks' declarations, then
+ * fn's own declarations and directives, the prologue where fn's code starts (at the end
+ * of an empty body), each instruction through the instr hook, the rest copied. */
+void kptx_rw_body(kptx_rw *rw, size_t cap, const kptx_function *fn, kptx_function *out,
+                  const kptx_body_hooks *h);
 /* A name prefix no identifier of m starts with: base, else base1_, base2_, ... */
 int kptx_unused_prefix(const kptx_module *m, const char *base, char *buf, size_t len);
 

@@ -87,7 +87,33 @@ kptx_stmt *kptx_rw_emit(kptx_rw *rw, kptx_stmt_vec *sv, const char *opcode, cons
     return s;
 }
 
-bool kptx_opens_code(const kptx_stmt *s)
+/* Whether s starts the code of a body (is neither a declaration nor a directive). */
+static bool opens_code(const kptx_stmt *s)
 {
     return s->kind != KPTX_STMT_VAR && s->kind != KPTX_STMT_DIRECTIVE;
+}
+
+void kptx_rw_body(kptx_rw *rw, size_t cap, const kptx_function *fn, kptx_function *out,
+                  const kptx_body_hooks *h)
+{
+    kptx_stmt_vec sv;
+    if (!kptx_rw_begin(rw, &sv, cap))
+        return;
+    h->declare(h->user, &sv);
+    bool started = false;
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        if (!started && opens_code(s)) {
+            h->prologue(h->user, &sv);
+            started = true;
+        }
+        if (s->kind == KPTX_STMT_INSTR)
+            h->instr(h->user, &sv, s);
+        else
+            kptx_rw_push(rw, &sv, s);
+    }
+    if (!started)
+        h->prologue(h->user, &sv);
+    out->n_stmts = (unsigned)sv.n;
+    out->stmts = sv.v;
 }

@@ -257,30 +257,36 @@ static size_t body_bound(const kptx_function *fn)
     return n;
 }
 
+/* What one body's rewrite needs besides the slicer. */
+typedef struct body_job {
+    slicer *sl;
+    bool in_clone;
+    unsigned prologue_grid;
+} body_job;
+
+static void hook_declare(void *user, kptx_stmt_vec *sv)
+{
+    temps_decl(((body_job *)user)->sl, sv);
+}
+
+static void hook_prologue(void *user, kptx_stmt_vec *sv)
+{
+    body_job *b = user;
+    prologue(b->sl, sv, b->prologue_grid);
+}
+
+static void hook_instr(void *user, kptx_stmt_vec *sv, const kptx_stmt *s)
+{
+    body_job *b = user;
+    rewrite_instr(b->sl, sv, s, b->in_clone);
+}
+
 static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn, bool in_clone,
                          unsigned prologue_grid)
 {
-    kptx_stmt_vec sv;
-    if (!kptx_rw_begin(&sl->rw, &sv, body_bound(fn)))
-        return;
-    temps_decl(sl, &sv);
-    bool started = false;
-    for (unsigned i = 0; i < fn->n_stmts; i++) {
-        const kptx_stmt *s = &fn->stmts[i];
-        if (!started && kptx_opens_code(s)) {
-            prologue(sl, &sv, prologue_grid);
-            started = true;
-        }
-        if (s->kind == KPTX_STMT_INSTR) {
-            rewrite_instr(sl, &sv, s, in_clone);
-        } else {
-            push_copy(sl, &sv, s);
-        }
-    }
-    if (!started)
-        prologue(sl, &sv, prologue_grid);
-    out->n_stmts = (unsigned)sv.n;
-    out->stmts = sv.v;
+    body_job b = {sl, in_clone, prologue_grid};
+    const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, &b};
+    kptx_rw_body(&sl->rw, body_bound(fn), fn, out, &h);
 }
 
 /* ---- new functions ---- */
