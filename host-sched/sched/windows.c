@@ -13,7 +13,6 @@ struct kbackend_windows {
     uint64_t base, size;
     unsigned n, next;       /* windows; where the search for a free one starts */
     uint32_t *owner;        /* domain + 1 holding each window, 0 = free */
-    uint64_t *cursor;
 };
 
 int kbackend_window_size_valid(uint64_t size)
@@ -32,11 +31,9 @@ int kbackend_windows_new(uint64_t span_base, uint64_t span_size, uint64_t window
     kbackend_windows *w = calloc(1, sizeof *w);
     uint64_t n = span_size / window_size;
     n = n > MAX_WINDOWS ? MAX_WINDOWS : n;
-    if (w) {
+    if (w)
         w->owner = calloc(n, sizeof *w->owner);
-        w->cursor = calloc(n, sizeof *w->cursor);
-    }
-    if (!w || !w->owner || !w->cursor) {
+    if (!w || !w->owner) {
         kbackend_windows_free(w);
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of memory");
     }
@@ -52,7 +49,6 @@ void kbackend_windows_free(kbackend_windows *w)
     if (!w)
         return;
     free(w->owner);
-    free(w->cursor);
     free(w);
 }
 
@@ -65,21 +61,18 @@ static int find(const kbackend_windows *w, uint32_t owner)
 }
 
 int kbackend_windows_get(kbackend_windows *w, uint32_t domain, kbackend_window *out,
-                         uint64_t **cursor, kbackend_error *err)
+                         kbackend_error *err)
 {
     if (!w || !out || domain == UINT32_MAX)
         return kbackend_fail(err, KBACKEND_EINVAL, "bad window request");
     int i = find(w, domain + 1);
     if (i < 0 && (i = find(w, 0)) >= 0) {
         w->owner[i] = domain + 1;
-        w->cursor[i] = 0;
         w->next = ((unsigned)i + 1) % w->n;
     }
     if (i < 0)
         return kbackend_fail(err, KBACKEND_EDEVMEM, "all %u address windows are taken", w->n);
     *out = (kbackend_window){.base = w->base + (uint64_t)i * w->size, .size = w->size};
-    if (cursor)
-        *cursor = &w->cursor[i];
     return 0;
 }
 

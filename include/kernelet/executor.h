@@ -359,11 +359,10 @@ typedef struct kbackend_windows kbackend_windows;
 int kbackend_windows_new(uint64_t span_base, uint64_t span_size, uint64_t window_size,
                          kbackend_windows **out, kbackend_error *err);
 void kbackend_windows_free(kbackend_windows *w);
-/* The window of domain, given to it on first use; *cursor (may be NULL) gets a word that
- * belongs to that window until it is released, 0 when new (a bump allocator's position).
- * KBACKEND_EDEVMEM when every window is taken. */
+/* The window of domain, given to it on first use. KBACKEND_EDEVMEM when every window is
+ * taken. */
 int kbackend_windows_get(kbackend_windows *w, uint32_t domain, kbackend_window *out,
-                         uint64_t **cursor, kbackend_error *err);
+                         kbackend_error *err);
 /* The window of domain (if it has one) is free again. */
 void kbackend_windows_release(kbackend_windows *w, uint32_t domain);
 /* Whether size is a window size kbackend_windows_new accepts. */

@@ -133,21 +133,6 @@ int kcuda_windows_get(kcuda_windows *w, uint32_t domain, kbackend_window *out,
     return rc;
 }
 
-/* First offset of win with span free bytes, or UINT64_MAX. */
-static uint64_t first_fit(const kcuda_windows *w, const window *win, uint64_t span)
-{
-    uint64_t at = win->base;
-    for (size_t k = 0; k <= krange_count(&win->chunks); k++) {
-        const krange *c = k < krange_count(&win->chunks) ? krange_at(&win->chunks, k) : NULL;
-        uint64_t next = c ? c->base : win->base + w->size;
-        if (next - at >= span)
-            return at;
-        if (c)
-            at = c->base + c->size;
-    }
-    return UINT64_MAX;
-}
-
 /* Physical memory of span bytes mapped read-write at p. */
 static CUresult map(const kcuda_windows *w, CUdeviceptr p, uint64_t span,
                     CUmemGenericAllocationHandle *h)
@@ -179,8 +164,9 @@ int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, CUdev
     uint64_t span = (bytes + w->granularity - 1) / w->granularity * w->granularity;
     pthread_mutex_lock(&w->lock);
     int rc = window_of(w, domain, &win, err);
-    uint64_t p = rc ? UINT64_MAX : first_fit(w, win, span);
-    if (!rc && p == UINT64_MAX)
+    uint64_t p = 0;
+    if (!rc && krange_first_fit(&win->chunks, win->base, win->base + w->size, span,
+                                w->granularity, &p))
         rc = kbackend_fail(err, KBACKEND_EDEVMEM, "the address window of domain %u is full",
                            domain);
     chunk c = {.r = {.base = p, .size = span}};

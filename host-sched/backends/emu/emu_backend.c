@@ -275,7 +275,7 @@ static int domain_range(struct emu_backend *b, uint32_t domain, kemu_range *out,
         *out = (kemu_range){.lo = base, .hi = base + size / 2};
         return 0;
     }
-    int rc = kbackend_windows_get(b->windows, domain, &w, NULL, err);
+    int rc = kbackend_windows_get(b->windows, domain, &w, err);
     if (!rc)
         *out = (kemu_range){.lo = w.base, .hi = w.base + w.size};
     return rc;
@@ -286,7 +286,7 @@ static int emu_domain_window(void *state, uint32_t domain, kbackend_window *out,
 {
     if (!domain || !out)
         return kbackend_fail(err, KBACKEND_EINVAL, "domain 0 has no window");
-    return kbackend_windows_get(((struct emu_backend *)state)->windows, domain, out, NULL, err);
+    return kbackend_windows_get(((struct emu_backend *)state)->windows, domain, out, err);
 }
 
 static void emu_domain_release(void *state, uint32_t domain)

@@ -142,7 +142,7 @@ struct ksim {
     uint64_t in_flight;     /* accepted jobs not yet completed */
     krange_table allocs;        /* sim_alloc */
     uint64_t next_addr;         /* bump pointer of domain 0 (below the windows) */
-    kbackend_windows *windows;  /* of the other domains, each with its own bump pointer */
+    kbackend_windows *windows;  /* of the other domains (first fit inside) */
     tag_ranges *tags;
     size_t n_tags, cap_tags;     /* open addressing by tag */
     ksim_stats stats;

@@ -17,7 +17,7 @@ int sim_domain_window(void *state, uint32_t domain, kbackend_window *out, kbacke
 {
     if (!domain)
         return kbackend_fail(err, KBACKEND_EINVAL, "domain 0 has no window");
-    return kbackend_windows_get(((ksim *)state)->windows, domain, out, NULL, err);
+    return kbackend_windows_get(((ksim *)state)->windows, domain, out, err);
 }
 
 void sim_domain_release(void *state, uint32_t domain)
@@ -25,23 +25,24 @@ void sim_domain_release(void *state, uint32_t domain)
     kbackend_windows_release(((ksim *)state)->windows, domain);
 }
 
-/* The bump pointer that allocations of domain take their addresses from, and where its
- * addresses end. */
-static int bump_of(ksim *s, uint32_t domain, uint64_t **cursor, uint64_t *end,
-                   kbackend_error *err)
+/* Where an allocation of span bytes (its gap after included) goes: domain 0 bumps a
+ * pointer below the windows; the others take the first fit in their window, with a gap
+ * before it too (the first fit starts right at the end of the allocation before). */
+static int place(ksim *s, uint32_t domain, uint64_t span, uint64_t *addr, kbackend_error *err)
 {
     kbackend_window w;
     if (!domain) {
-        if (!s->next_addr)
-            s->next_addr = BASE_ADDR;
-        *cursor = &s->next_addr;
-        *end = SIM_WINDOW_SPAN_BASE;
+        *addr = s->next_addr ? s->next_addr : BASE_ADDR;
+        if (span > SIM_WINDOW_SPAN_BASE - *addr)
+            return kbackend_fail(err, KBACKEND_EDEVMEM, "device addresses used up");
+        s->next_addr = *addr + span;
         return 0;
     }
-    int rc = kbackend_windows_get(s->windows, domain, &w, cursor, err);
-    if (!rc && !**cursor)
-        **cursor = w.base;
-    *end = w.base + w.size;
+    int rc = kbackend_windows_get(s->windows, domain, &w, err);
+    if (!rc && krange_first_fit(&s->allocs, w.base, w.base + w.size, span + ALIGN, ALIGN, addr))
+        rc = kbackend_fail(err, KBACKEND_EDEVMEM, "the address window of domain %u is full",
+                           domain);
+    *addr += ALIGN;
     return rc;
 }
 
@@ -58,25 +59,23 @@ int sim_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr 
                           "of %llu in use)", (unsigned long long)bytes,
                           (unsigned long long)s->stats.mem_in_use,
                           (unsigned long long)s->cfg.mem_bytes);
-    uint64_t *cursor, end, span = (bytes + ALIGN - 1) / ALIGN * ALIGN + ALIGN;
-    int rc = bump_of(s, domain, &cursor, &end, err);
-    if (rc)
-        return rc;
-    if (span > end - *cursor)
-        return kbackend_fail(err, KBACKEND_EDEVMEM, "the address window of domain %u is used "
-                             "up", domain);
     unsigned char *data = NULL;
     if (s->cfg.back_memory && !(data = calloc(1, bytes)))
         return kbackend_fail(err, KBACKEND_ENOMEM, "no host memory to back %llu bytes",
                           (unsigned long long)bytes);
-    uint64_t addr = *cursor;
+    uint64_t addr = 0, span = (bytes + ALIGN - 1) / ALIGN * ALIGN + ALIGN; /* a gap catches
+                                                                              overruns */
+    int rc = place(s, domain, span, &addr, err);
+    if (rc) {
+        free(data);
+        return rc;
+    }
     sim_alloc *a = krange_insert(&s->allocs, addr, bytes);
     if (!a) {
         free(data);
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     }
     a->data = data;
-    *cursor = addr + span;      /* the gap of ALIGN catches overruns */
     s->stats.mem_in_use += bytes;
     *out = addr;
     return 0;
