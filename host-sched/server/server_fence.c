@@ -11,6 +11,15 @@
 #include "kernelet/ptx.h"
 #include "server_internal.h"
 
+/* Whether the tenant's text already has entry's sliced variant: the scheduler would
+ * launch that one in its place, and the slicer leaves it as the tenant wrote it. */
+static bool has_own_variant(const kptx_module *m, const char *entry)
+{
+    char name[KERNELET_MAX_SYMBOL + sizeof(KPTX_SLICE_SUFFIX)];
+
+    return kptx_slice_name(entry, name, sizeof(name)) != 0 || kptx_find_function(m, name);
+}
+
 int ks_fence_module(const struct ks_conn *c, kptx_module *m, struct ks_module *mod)
 {
     kptx_error perr;
@@ -20,6 +29,9 @@ int ks_fence_module(const struct ks_conn *c, kptx_module *m, struct ks_module *m
     for (unsigned i = 0; i < mod->n_entries; i++) {
         if (kptx_fence_verdict(m, mod->entries[i].name, flags, why, sizeof(why), &perr) != 0)
             return -1;
+        if (!why[0] && has_own_variant(m, mod->entries[i].name))
+            snprintf(why, sizeof(why), "the module brings its own %s%s, which would run in "
+                     "its place unfenced", mod->entries[i].name, KPTX_SLICE_SUFFIX);
         if (why[0] && !(mod->entries[i].unfenced = strdup(why)))
             return -1;
     }

@@ -21,12 +21,14 @@ enum { WORDS = 256, THREADS = 32 };     /* client_launches runs 8 blocks */
 
 static const char *kerneletd;
 
-/* steal(u64 victim, u64 out): out[i] = victim[i]; victim[i] = SCRIBBLE, one thread per
+/* steal(u64 victim, u64 out): out[i] = victim[i]; victim[i] = 0xbadbad, one thread per
  * word, through .global accesses (steal_global) or generic ones (steal_generic). */
-#define STEAL(name, space)                                                                  \
+#define STEAL(name, space) STEAL_WITH(name, space, "", "")
+/* The same with more parameters after the two, and one more instruction. */
+#define STEAL_WITH(name, space, more_params, more_code)                                     \
     ".visible .entry " name "(\n"                                                           \
     "    .param .u64 victim,\n"                                                             \
-    "    .param .u64 out\n"                                                                 \
+    "    .param .u64 out" more_params "\n"                                                  \
     ")\n"                                                                                   \
     "{\n"                                                                                   \
     "    .reg .b32 %r<6>;\n"                                                                \
@@ -44,6 +46,7 @@ static const char *kerneletd;
     "    st" space ".u32 [%rd5], %r4;\n"                                                    \
     "    mov.u32 %r5, 12246957;\n" /* 0xbadbad */                                           \
     "    st" space ".u32 [%rd4], %r5;\n"                                                    \
+    more_code                                                                               \
     "    ret;\n"                                                                            \
     "}\n"
 
@@ -53,6 +56,13 @@ static const char steal_ptx[] =
     ".address_size 64\n"
     STEAL("steal_global", ".global")
     STEAL("steal_generic", "")
+    /* sneak is fenceable; the sliced variant it brings along is not (the prefetch) and has
+     * the layout the daemon would launch it with: window, then the slice's four .u32. */
+    STEAL("sneak", ".global")
+    STEAL_WITH("sneak__kslice", ".global",
+               ",\n    .param .u64 b,\n    .param .u64 m,\n    .param .u32 f,\n"
+               "    .param .u32 x,\n    .param .u32 y,\n    .param .u32 z",
+               "    prefetch.global.L2 [%rd4];\n")
     /* A prefetch reaches global memory in a way the fence does not cover. */
     ".visible .entry peek(\n"
     "    .param .u64 p\n"
@@ -156,6 +166,32 @@ static void test_generic(void)
     run_attack("steal_generic", NULL, true);
 }
 
+/* A module that brings the sliced variant of a fenceable kernel: the daemon would launch
+ * the tenant's variant, unfenced, in its place; the kernel is refused instead. */
+static void test_own_variant(void)
+{
+    struct daemon d;
+    struct client a, b;
+    struct kernelet_function f;
+    struct kernelet_param params[2];
+    uint64_t pa;
+    double took;
+
+    daemon_start(&d, kerneletd, NULL);
+    victim_open(&a, d.socket, &pa);
+    g_assert_true(client_open_path(&b, d.socket, "attacker", false));
+    uint64_t out = client_alloc(&b, WORDS * 4);
+    uint64_t fn = client_function(&b, client_module_ptx(&b, steal_ptx), "sneak", &f, params);
+    uint64_t args[2] = {pa, out};
+    g_assert_cmpint(client_launches(&b, fn, args, sizeof(args), 1, THREADS, true), ==,
+                    KERNELET_ST_CUDA);
+    g_assert_cmpuint(b.cuda, ==, 801);      /* CUDA_ERROR_NOT_SUPPORTED */
+    client_close(&b);
+    g_assert_cmpuint(victim_intact(&a, pa), ==, WORDS);
+    client_close(&a);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
 static void test_no_fence(void)
 {
     const char *opts[] = {"--no-fence", NULL};
@@ -222,6 +258,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/fence/global", test_global);
     g_test_add_func("/kerneletd/fence/generic", test_generic);
     g_test_add_func("/kerneletd/fence/no-fence", test_no_fence);
+    g_test_add_func("/kerneletd/fence/own-variant", test_own_variant);
     g_test_add_func("/kerneletd/fence/unfenceable", test_unfenceable);
     g_test_add_func("/kerneletd/fence/bad-options", test_bad_options);
     return g_test_run();
