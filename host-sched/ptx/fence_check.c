@@ -154,10 +154,12 @@ static void judge_vars(const kptx_module *m, const kptx_function *fn, char *why,
     }
 }
 
-/* Functions without a body that are known not to touch the tenant's memory by address. */
+/* Functions without a body that write no memory by address: printf and assert read their
+ * strings (unfenced) but print them to the daemon's output, never to a tenant. free is not
+ * one of them: with malloc refused it could only corrupt the shared device heap. */
 static bool harmless_extern(const char *name)
 {
-    return !strcmp(name, "vprintf") || !strcmp(name, "free") || !strcmp(name, "__assertfail");
+    return !strcmp(name, "vprintf") || !strcmp(name, "__assertfail");
 }
 
 /* Everything root can call: a device function that touches global memory is not fenced
@@ -170,9 +172,9 @@ static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigne
         bool touches;
         if (!reach[i] || i == root)
             continue;
-        if (!strcmp(f->name, "malloc"))
-            snprintf(why, len, "calls malloc: the device heap lies outside the tenant's "
-                     "window");
+        if (!strcmp(f->name, "malloc") || !strcmp(f->name, "free"))
+            snprintf(why, len, "calls %s: the device heap lies outside the tenant's window",
+                     f->name);
         else if (!f->has_body && !harmless_extern(f->name))
             snprintf(why, len, "calls the external function %s", f->name);
         else if (f->has_body && (first_unfenceable(m, f, &touches) || touches))
