@@ -114,3 +114,33 @@ size_t krange_remove_if(krange_table *t, int (*drop)(const void *entry, void *us
     t->n = kept;
     return n - kept;
 }
+
+/* v rounded up to a multiple of align (a power of two, or 0 / 1), or 0 on overflow. */
+static uint64_t align_up(uint64_t v, uint64_t align)
+{
+    if (align <= 1)
+        return v;
+    return v > UINT64_MAX - (align - 1) ? 0 : (v + align - 1) & ~(align - 1);
+}
+
+int krange_first_fit(const krange_table *t, uint64_t lo, uint64_t hi, uint64_t span,
+                     uint64_t align, uint64_t *out)
+{
+    uint64_t a = align_up(lo, align);
+    size_t i = krange_upper(t, lo);
+    if (i && range_at(t, i - 1)->base + range_at(t, i - 1)->size > lo)
+        a = align_up(range_at(t, i - 1)->base + range_at(t, i - 1)->size, align);
+    for (; a >= lo && a < hi; i++) {
+        const krange *r = i < t->n && range_at(t, i)->base < hi ? range_at(t, i) : NULL;
+        uint64_t next = r ? r->base : hi;
+        if (next >= a && next - a >= span) {
+            *out = a;
+            return 0;
+        }
+        if (!r)
+            return -1;
+        if (r->base + r->size > a)
+            a = align_up(r->base + r->size, align);
+    }
+    return -1;
+}

@@ -5,8 +5,8 @@
 
 #include "cuda_backend.h"
 
-int kd_cuda_backend_open(kbackend *out, const char *calibration_dir, char *err,
-                         size_t errlen);
+int kd_cuda_backend_open(kbackend *out, const char *calibration_dir, uint64_t window_bytes,
+                         char *err, size_t errlen);
 
 /* The backend's notes to the operator (a launch past its tenant's time limit). */
 static void log_note(void *user, const char *msg)
@@ -17,6 +17,7 @@ static void log_note(void *user, const char *msg)
 
 __attribute__((visibility("default"))) int kd_cuda_backend_open(kbackend *out,
                                                                 const char *calibration_dir,
+                                                                uint64_t window_bytes,
                                                                 char *err, size_t errlen)
 {
     kcuda_config cfg;
@@ -26,6 +27,8 @@ __attribute__((visibility("default"))) int kd_cuda_backend_open(kbackend *out,
     kcuda_config_default(&cfg);
     cfg.calibration_dir = calibration_dir;
     cfg.note = log_note;
+    if (window_bytes)
+        cfg.window_bytes = window_bytes;
     if (kcuda_new(&kc, &cfg, &e) != 0) {
         snprintf(err, errlen, "cuda: %s", e.msg);
         return -1;

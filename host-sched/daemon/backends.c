@@ -43,13 +43,16 @@ static int load_profiles(const struct kd_backend_options *o, ksched_profile_cach
     return -1;
 }
 
-static int open_sim(ksched_profile_cache *profiles, kbackend *out, char *err, size_t errlen)
+static int open_sim(const struct kd_backend_options *o, ksched_profile_cache *profiles,
+                    kbackend *out, char *err, size_t errlen)
 {
     ksim_config cfg;
     ksched_err e;
     ksim *s;
 
     ksim_config_default(&cfg);
+    if (o->window_bytes)
+        cfg.window_bytes = o->window_bytes;
     if (ksim_new(&s, &cfg, &e) != 0) {
         snprintf(err, errlen, "sim: %s", e.msg);
         return -1;
@@ -80,7 +83,7 @@ static void *load(const char *path, char *err, size_t errlen)
 static int open_cuda(const struct kd_backend_options *o, kbackend *out, char *err,
                      size_t errlen)
 {
-    int (*open_fn)(kbackend *, const char *, char *, size_t);
+    int (*open_fn)(kbackend *, const char *, uint64_t, char *, size_t);
     const char *env = getenv("KERNELETD_CUDA_MODULE");
     char path[PATH_MAX + 32], self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -114,7 +117,7 @@ static int open_cuda(const struct kd_backend_options *o, kbackend *out, char *er
     }
     /* The module stays loaded for the life of the daemon. */
     return open_fn(out, o->calibration_dir ? o->calibration_dir : KERNELETD_CALIBRATION_DIR,
-                   err, errlen);
+                   o->window_bytes, err, errlen);
 }
 #endif
 
@@ -122,8 +125,7 @@ static int open_cuda(const struct kd_backend_options *o, kbackend *out, char *er
 static int open_emu(const struct kd_backend_options *o, kbackend *out, char *err,
                     size_t errlen)
 {
-    (void)o;
-    return kd_emu_backend_open(out, err, errlen);
+    return kd_emu_backend_open(out, o->window_bytes, err, errlen);
 }
 #endif
 
@@ -157,7 +159,7 @@ int kd_backend_open(const struct kd_backend_options *o, kbackend *out,
         *profiles = NULL;
         return -1;
     }
-    if (strcmp(o->name, "sim") == 0 && open_sim(*profiles, out, err, errlen) == 0)
+    if (strcmp(o->name, "sim") == 0 && open_sim(o, *profiles, out, err, errlen) == 0)
         return 0;
 #ifdef KERNELETD_HAVE_EMU
     if (strcmp(o->name, "emu") == 0)

@@ -11,6 +11,7 @@ struct kd_backend_options {
     const char *profiles;       /* profile file (sim: the kernels' truth; all: cache) or NULL */
     const char *profile_cache;  /* learned profiles: loaded when the file exists, or NULL */
     const char *calibration_dir; /* cuda: GPU calibrations; NULL = the built-in ones */
+    uint64_t window_bytes;      /* address window of each tenant (kbackend_windows) */
 };
 
 /* Opens the backend; *profiles (may stay NULL) gets the profiles read for it: the

@@ -70,6 +70,12 @@ static void usage(FILE *f)
             "  --default-memory-quota BYTES\n"
             "                       device memory a tenant may hold unless the operator sets\n"
             "                       its own quota; suffixes K, M, G, T (default: the device's)\n"
+            "  --window-size BYTES  address window of each tenant, a power of two that holds\n"
+            "                       its memory quota; suffixes K, M, G, T (default 64G)\n"
+            "  --no-fence           run tenants' kernels unfenced: one tenant's kernel can\n"
+            "                       then reach another's memory (default: every kernel is\n"
+            "                       fenced into its tenant's window; those that cannot be\n"
+            "                       are refused)\n"
             "  --admin-user USER    may administer besides root and the daemon's user: the\n"
             "                       user QEMU runs as, so that QMP policy reaches the daemon\n"
             "  --help\n",
@@ -89,6 +95,7 @@ struct options {
     uint64_t max_region_bytes;
     uint64_t default_mem_quota;
     unsigned kernel_time_limit_ms;
+    bool no_fence;
     uid_t admin_uid;
     unsigned pair_split[2];
     int pair_waves;             /* -1: by backend */
@@ -199,6 +206,8 @@ static int parse(int argc, char **argv, struct options *o)
         {"max-regions", required_argument, NULL, 'R'},
         {"max-region-bytes", required_argument, NULL, 'B'},
         {"default-memory-quota", required_argument, NULL, 'Q'},
+        {"window-size", required_argument, NULL, 'w'},
+        {"no-fence", no_argument, NULL, 'N'},
         {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -208,7 +217,8 @@ static int parse(int argc, char **argv, struct options *o)
     /* Two minutes per launch: far beyond the slices of the bench programs on the
      * emulator, short enough that a spinning kernel holds the device only that long. */
     *o = (struct options){.socket = DEFAULT_SOCKET, .mode = 0666,
-                          .backend = {.name = "auto"}, .kernel_time_limit_ms = 120000,
+                          .backend = {.name = "auto", .window_bytes = KBACKEND_WINDOW_DEFAULT},
+                          .kernel_time_limit_ms = 120000,
                           .policy = "kernelet", .admin_uid = getuid(), .pair_waves = -1,
                           .pair_min_us = -1};
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -259,6 +269,12 @@ static int parse(int argc, char **argv, struct options *o)
             if (parse_bytes(optarg, &o->default_mem_quota) != 0)
                 return -1;
             break;
+        case 'w':
+            if (parse_bytes(optarg, &o->backend.window_bytes) != 0 ||
+                !kbackend_window_size_valid(o->backend.window_bytes))
+                return -1;
+            break;
+        case 'N': o->no_fence = true; break;
         case 'K':
             if (parse_limit_ms(optarg, &o->kernel_time_limit_ms) != 0)
                 return -1;
@@ -276,6 +292,10 @@ static int parse(int argc, char **argv, struct options *o)
         case 'h': usage(stdout); exit(0);
         default: return -1;
         }
+    }
+    if (o->default_mem_quota > o->backend.window_bytes) {
+        fprintf(stderr, "kerneletd: --default-memory-quota is larger than --window-size\n");
+        return -1;
     }
     return optind == argc ? 0 : -1;
 }
@@ -348,6 +368,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "kerneletd: %s\n", err);
         return 1;
     }
+    if (!o.no_fence && !backend.ops->domain_window) {
+        fprintf(stderr, "kerneletd: backend %s has no per-tenant address windows, so kernels "
+                "cannot be fenced; --no-fence runs them unfenced (tenants can then reach "
+                "each other's memory)\n", backend.ops->name);
+        backend.ops->destroy(backend.state);
+        ksched_profile_cache_free(profiles);
+        return 1;
+    }
     ksched_config_default(&scfg);
     if (kserver_tally_new(&tally) != 0) {
         fprintf(stderr, "kerneletd: out of memory\n");
@@ -387,6 +415,7 @@ int main(int argc, char **argv)
     cfg.default_mem_quota = o.default_mem_quota;
     cfg.default_kernel_time_limit_ns = (uint64_t)o.kernel_time_limit_ms * 1000000u;
     cfg.admin_uid = o.admin_uid;
+    cfg.no_fence = o.no_fence;
     cfg.tally = tally;
     if (kserver_new(&srv, &cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "kerneletd: %s\n", err);

@@ -64,13 +64,27 @@ unsigned kemu_device_workers(const kemu_device *dev)
     return dev ? dev->cfg.workers : 0;
 }
 
+void kemu_mem_span(uint64_t *base, uint64_t *size)
+{
+    if (base)
+        *base = EMU_GLOBAL_BASE;
+    if (size)
+        *size = EMU_GLOBAL_SPAN;
+}
+
 int kemu_mem_alloc(kemu_device *dev, size_t bytes, kemu_devptr *out, kemu_error *err)
+{
+    return kemu_mem_alloc_in(dev, NULL, bytes, out, err);
+}
+
+int kemu_mem_alloc_in(kemu_device *dev, const kemu_range *in, size_t bytes, kemu_devptr *out,
+                      kemu_error *err)
 {
     if (!dev || !out)
         return emu_error_set(err, KEMU_EINVAL, "NULL argument");
     *out = 0;
     emu_alloc *a;
-    int rc = emu_memory_alloc(&dev->mem, bytes, false, &a, err);
+    int rc = emu_memory_alloc(&dev->mem, bytes, false, in, &a, err);
     if (rc == 0)
         *out = a->base;
     return rc;

@@ -271,7 +271,9 @@ typedef struct emu_memory {
 
 int emu_memory_init(emu_memory *mem, uint64_t limit);
 void emu_memory_destroy(emu_memory *mem);
-int emu_memory_alloc(emu_memory *mem, uint64_t bytes, bool module_var, emu_alloc **out,
+/* bytes inside the range in (NULL: anywhere in the device's span). */
+int emu_memory_alloc(emu_memory *mem, uint64_t bytes, bool module_var, const kemu_range *in,
+                     emu_alloc **out,
                      kemu_error *err);
 int emu_memory_free(emu_memory *mem, uint64_t base, bool module_var, kemu_error *err);
 emu_memmap *emu_memory_snapshot(emu_memory *mem);
@@ -338,6 +340,7 @@ struct kemu_function {
 
 struct kemu_module {
     kemu_device *dev;
+    kemu_range range;           /* where its variables live; {0, 0}: anywhere */
     kptx_module *ptx;
     emu_var *vars;
     unsigned n_vars;

@@ -109,28 +109,37 @@ static uint64_t round_up(uint64_t v, uint64_t to)
     return (v + to - 1) / to * to;
 }
 
-/* A free address range of span bytes, guard gaps included, or 0. */
-static uint64_t find_range(const emu_memory *mem, uint64_t span)
+/* First fit of span bytes in [lo, hi) between live allocations, or 0. */
+static uint64_t first_fit(const emu_memmap *map, uint64_t span, uint64_t lo, uint64_t hi)
+{
+    uint64_t candidate = lo;
+    for (size_t i = first_ending_above(map, lo); i <= map->n; i++) {
+        uint64_t next = i < map->n && map->allocs[i]->base < hi ? map->allocs[i]->base : hi;
+        if (next >= candidate && next - candidate >= span)
+            return candidate;
+        if (i == map->n || map->allocs[i]->base >= hi)
+            return 0;
+        const emu_alloc *a = map->allocs[i];
+        candidate = round_up(a->base + a->bytes + EMU_GUARD_BYTES, EMU_GUARD_BYTES);
+    }
+    return 0;
+}
+
+/* A free address range of span bytes, guard gaps included, or 0: inside in when given
+ * (first fit: a window is one tenant's, whose stale pointers can only reach its own
+ * memory), else after the cursor, and from the start once the span is used up. */
+static uint64_t find_range(const emu_memory *mem, uint64_t span, const kemu_range *in)
 {
     const emu_memmap *map = mem->map;
     const uint64_t end = EMU_GLOBAL_BASE + EMU_GLOBAL_SPAN;
+    if (in)
+        return first_fit(map, span, in->lo, in->hi);
     if (mem->cursor + span <= end && mem->cursor + span > mem->cursor) {
         size_t i = first_ending_above(map, mem->cursor);
         if (i == map->n || map->allocs[i]->base >= mem->cursor + span)
             return mem->cursor;
     }
-    /* Wrapped: first fit between live allocations. */
-    uint64_t candidate = EMU_GLOBAL_BASE;
-    for (size_t i = 0; i <= map->n; i++) {
-        uint64_t next = i < map->n ? map->allocs[i]->base : end;
-        if (next >= candidate && next - candidate >= span)
-            return candidate;
-        if (i < map->n) {
-            const emu_alloc *a = map->allocs[i];
-            candidate = round_up(a->base + a->bytes + EMU_GUARD_BYTES, EMU_GUARD_BYTES);
-        }
-    }
-    return 0;
+    return first_fit(map, span, EMU_GLOBAL_BASE, end);
 }
 
 /* Replaces mem->map by a copy with a inserted (or with index `remove` dropped). */
@@ -158,10 +167,15 @@ static int memmap_replace(emu_memory *mem, emu_alloc *insert, size_t remove)
     return 0;
 }
 
-int emu_memory_alloc(emu_memory *mem, uint64_t bytes, bool module_var, emu_alloc **out,
-                     kemu_error *err)
+int emu_memory_alloc(emu_memory *mem, uint64_t bytes, bool module_var, const kemu_range *in,
+                     emu_alloc **out, kemu_error *err)
 {
     *out = NULL;
+    if (in && (in->lo < EMU_GLOBAL_BASE || in->hi > EMU_GLOBAL_BASE + EMU_GLOBAL_SPAN ||
+               in->lo >= in->hi))
+        return emu_error_set(err, KEMU_EINVAL, "address range [0x%llx, 0x%llx) is not inside "
+                             "the device's", (unsigned long long)in->lo,
+                             (unsigned long long)in->hi);
     if (bytes == 0 || bytes > EMU_GLOBAL_SPAN / 2)
         return emu_error_set(err, bytes ? KEMU_ENOMEM : KEMU_EINVAL,
                              "cannot allocate %llu bytes of device memory",
@@ -188,8 +202,9 @@ int emu_memory_alloc(emu_memory *mem, uint64_t bytes, bool module_var, emu_alloc
                            "device memory limit: %llu bytes in use of %llu, %llu asked",
                            (unsigned long long)mem->used, (unsigned long long)mem->limit,
                            (unsigned long long)bytes);
-    else if ((base = find_range(mem, span)) == 0)
-        rc = emu_error_set(err, KEMU_ENOMEM, "device address range exhausted");
+    else if ((base = find_range(mem, span, in)) == 0)
+        rc = emu_error_set(err, KEMU_ENOMEM, in ? "address window full" :
+                           "device address range exhausted");
     if (rc == 0) {
         a->base = base;
         rc = memmap_replace(mem, a, 0);
@@ -198,7 +213,8 @@ int emu_memory_alloc(emu_memory *mem, uint64_t bytes, bool module_var, emu_alloc
     }
     if (rc == 0) {
         mem->used += bytes;
-        mem->cursor = round_up(base + span, EMU_GUARD_BYTES);
+        if (!in)
+            mem->cursor = round_up(base + span, EMU_GUARD_BYTES);
         *out = a;
     }
     pthread_mutex_unlock(&mem->lock);

@@ -126,7 +126,8 @@ static int add_var(kemu_module *mod, const kptx_var *v, kemu_error *err)
                                  "external variable %s needs linking, which is not supported",
                                  v->name);
         emu_alloc *a;
-        int rc = emu_memory_alloc(&mod->dev->mem, ev->bytes ? ev->bytes : 1, true, &a, err);
+        const kemu_range *in = mod->range.hi ? &mod->range : NULL;
+        int rc = emu_memory_alloc(&mod->dev->mem, ev->bytes ? ev->bytes : 1, true, in, &a, err);
         if (rc)
             return rc;
         ev->addr = a->base;
@@ -237,10 +238,12 @@ static void module_free(kemu_module *mod)
 }
 
 /* Takes ownership of m. */
-static int module_from_parsed(kemu_device *dev, kptx_module *m, kemu_module **out,
-                              kemu_error *err)
+static int module_from_parsed(kemu_device *dev, kptx_module *m, const kemu_range *in,
+                              kemu_module **out, kemu_error *err)
 {
     kemu_module *mod = calloc(1, sizeof *mod);
+    if (mod && in)
+        mod->range = *in;
     if (!mod) {
         kptx_module_free(m);
         return emu_error_set(err, KEMU_ENOMEM, "out of memory");
@@ -265,6 +268,12 @@ static int module_from_parsed(kemu_device *dev, kptx_module *m, kemu_module **ou
 int kemu_module_load(kemu_device *dev, const char *ptx, size_t len, kemu_module **out,
                      kemu_error *err)
 {
+    return kemu_module_load_in(dev, NULL, ptx, len, out, err);
+}
+
+int kemu_module_load_in(kemu_device *dev, const kemu_range *in, const char *ptx, size_t len,
+                        kemu_module **out, kemu_error *err)
+{
     if (!dev || !ptx || !out)
         return emu_error_set(err, KEMU_EINVAL, "NULL argument");
     *out = NULL;
@@ -276,7 +285,7 @@ int kemu_module_load(kemu_device *dev, const char *ptx, size_t len, kemu_module 
     if (rc)
         return emu_error_set(err, KEMU_EPTX, "PTX line %u column %u: %s", pe.line, pe.column,
                              pe.message);
-    return module_from_parsed(dev, m, out, err);
+    return module_from_parsed(dev, m, in, out, err);
 }
 
 int kemu_module_load_parsed(kemu_device *dev, const struct kptx_module *m, kemu_module **out,

@@ -2,6 +2,8 @@
  *   kernelet-ptx info FILE [--index I]          kernels, parameters, special registers, sliceability
  *   kernelet-ptx slice FILE -o OUT [--index I]  writes the module with its sliced variants
  *   kernelet-ptx print FILE [-o OUT] [--index I] parses and prints back (normalised PTX)
+ * With --fence, slice and print fence every kernel that can be fenced first (as the daemon
+ * does by default); info always says whether each kernel can be fenced.
  * FILE is PTX text, or (when built with the fatbin reader) a fatbin or an executable whose
  * PTX entries are used; --index picks one PTX entry when there are several. */
 #include <errno.h>
@@ -17,13 +19,14 @@
 typedef struct options {
     const char *cmd, *file, *out;
     long index;         /* -1: not given */
+    bool fence;         /* --fence */
 } options;
 
 static int usage(void)
 {
     fprintf(stderr, "usage: kernelet-ptx info FILE [--index I]\n"
-                    "       kernelet-ptx slice FILE -o OUT [--index I]\n"
-                    "       kernelet-ptx print FILE [-o OUT] [--index I]\n");
+                    "       kernelet-ptx slice FILE -o OUT [--index I] [--fence]\n"
+                    "       kernelet-ptx print FILE [-o OUT] [--index I] [--fence]\n");
     return 2;
 }
 
@@ -35,7 +38,9 @@ static int parse_args(int argc, char **argv, options *o)
         return -1;
     o->cmd = argv[1];
     for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+        if (strcmp(argv[i], "--fence") == 0) {
+            o->fence = true;
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
             o->out = argv[++i];
         } else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc) {
             char *end;
@@ -134,6 +139,9 @@ static int print_info(const kptx_module *m)
             printf("  sliceable: yes\n");
         else
             printf("  sliceable: no: %s\n", info.why_not);
+        char why[192];
+        if (!kptx_fence_verdict(m, it->u.fn.name, 0, why, sizeof why, &err))
+            printf("  fenceable: %s%s\n", why[0] ? "no: " : "yes", why);
         kptx_kernel_info_clear(&info);
     }
     return bad;
@@ -169,8 +177,14 @@ static int run_ptx(const options *o, const char *text, size_t len, const char *w
     if (strcmp(o->cmd, "info") == 0) {
         rc = print_info(m);
     } else {
-        unsigned n = 0;
-        if (strcmp(o->cmd, "slice") == 0 && kptx_slice_module(m, &n, &err)) {
+        unsigned n = 0, fenced = 0;
+        if (o->fence && kptx_fence_module(m, 0, &fenced, &err)) {
+            fprintf(stderr, "%s: %s\n", what, err.message);
+            rc = 1;
+        }
+        if (o->fence && !rc)
+            fprintf(stderr, "%s: %u kernel%s fenced\n", what, fenced, fenced == 1 ? "" : "s");
+        if (!rc && strcmp(o->cmd, "slice") == 0 && kptx_slice_module(m, &n, &err)) {
             fprintf(stderr, "%s: %s\n", what, err.message);
             rc = 1;
         }

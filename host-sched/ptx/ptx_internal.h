@@ -285,10 +285,78 @@ void kptx_reachable(const kptx_analysis *an, unsigned root, bool *reach);
  * special registers read by it and everything it calls. */
 int kptx_entry_verdict(const kptx_module *m, const kptx_analysis *an, unsigned root,
                        uint32_t *sregs, char *why, size_t why_len);
+/* Bytes of kernel parameters the module's target and PTX version allow. */
+uint32_t kptx_param_limit(const kptx_module *m);
 /* Which KPTX_GRID_* value a special register operand name is, or -1. */
 int kptx_grid_value(const char *sreg);
-/* A name prefix no identifier of m starts with ("__kslice", else "__kslice1_", ...). */
-int kptx_slice_prefix(const kptx_module *m, char *buf, size_t len);
 
+
+/* ---- Rewriting bodies (rewrite.c): shared by the slicer and the fencing pass ---- */
+
+typedef struct kptx_rw {
+    kptx_arena *a;
+    bool oom;                   /* some allocation failed: the result must not be used */
+} kptx_rw;
+
+/* A body being built: an arena array sized beforehand. */
+typedef struct kptx_stmt_vec {
+    kptx_stmt *v;
+    size_t n, cap;
+} kptx_stmt_vec;
+
+/* n zeroed arena bytes (NULL and oom set on failure). */
+void *kptx_rw_alloc(kptx_rw *rw, size_t n);
+/* The arena string a followed by b. */
+const char *kptx_rw_name(kptx_rw *rw, const char *a, const char *b);
+/* Room for cap statements in sv (false and oom set on failure). */
+bool kptx_rw_begin(kptx_rw *rw, kptx_stmt_vec *sv, size_t cap);
+/* The next statement of sv: a copy of from, or cleared when from is NULL; NULL (and oom
+ * set) when sv is full, so a wrong bound fails instead of overrunning. */
+kptx_stmt *kptx_rw_push(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_stmt *from);
+/* The register operand name. */
+kptx_operand kptx_reg_operand(const char *name);
+/* The address operand [symbol+offset]. */
+kptx_operand kptx_rw_addr(kptx_rw *rw, const char *symbol, int64_t offset);
+/* Appends the instruction opcode with its modifiers written together (".lo.u32", at most
+ * four) and n_ops operands (copied); returns it (NULL on failure). */
+kptx_stmt *kptx_rw_emit(kptx_rw *rw, kptx_stmt_vec *sv, const char *opcode, const char *mods,
+                        unsigned n_ops, const kptx_operand *ops);
+/* ---- Fencing (fence_check.c, fence.c) ---- */
+
+/* How the fencing pass treats one instruction. */
+typedef enum kptx_fence_kind {
+    KPTX_FENCE_NONE,        /* touches no global memory (no address, or .shared/.local/
+                               .const/.param only) */
+    KPTX_FENCE_GLOBAL,      /* ld/ldu/st/atom/red .global: its address is masked */
+    KPTX_FENCE_GENERIC,     /* ld/st/atom/red without a state space: masked when
+                               isspacep.global says the address is global */
+    KPTX_FENCE_NEVER,       /* may touch global memory in a way the pass does not cover */
+} kptx_fence_kind;
+
+/* The kind of in, an instruction of fn in m. */
+kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn,
+                                   const kptx_instr *in);
+/* State space of the variable sym as fn sees it (its body's declarations, then the
+ * module's), KPTX_SPACE_NONE when sym is no variable. */
+kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, const char *sym);
+/* Why entry root (an index of an) cannot be fenced, into why ("" when it can). */
+void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,
+                      unsigned flags, char *why, size_t len);
+
+/* What a transformation adds to a body it rewrites (kptx_rw_body). */
+typedef struct kptx_body_hooks {
+    void (*declare)(void *user, kptx_stmt_vec *sv);     /* declarations, first */
+    void (*prologue)(void *user, kptx_stmt_vec *sv);    /* where the code starts */
+    void (*instr)(void *user, kptx_stmt_vec *sv, const kptx_stmt *s);  /* each instruction */
+    void *user;
+} kptx_body_hooks;
+
+/* Rewrites fn's body into out (at most cap statements): the hooks' declarations, then
+ * fn's own declarations and directives, the prologue where fn's code starts (at the end
+ * of an empty body), each instruction through the instr hook, the rest copied. */
+void kptx_rw_body(kptx_rw *rw, size_t cap, const kptx_function *fn, kptx_function *out,
+                  const kptx_body_hooks *h);
+/* A name prefix no identifier of m starts with: base, else base1_, base2_, ... */
+int kptx_unused_prefix(const kptx_module *m, const char *base, char *buf, size_t len);
 
 #endif

@@ -21,14 +21,9 @@
 /* Most statements the prologue emits (all six values): 3 + 5 + 3 + 3 + 3 + 1 + 6 + 1. */
 #define PROLOGUE_MAX 32
 
-typedef struct stmt_vec {
-    kptx_stmt *v;
-    size_t n, cap;
-} stmt_vec;
-
 typedef struct slicer {
     kptx_module *m;
-    kptx_arena *a;
+    kptx_rw rw;
     const kptx_analysis *an;
     char prefix[32];
     const char *temps[N_TEMPS];     /* "%__kslice_t0" ... */
@@ -40,93 +35,44 @@ typedef struct slicer {
     bool *sliced;                   /* per function (entries): gets a sliced variant */
     unsigned *entry_grid;           /* per sliced entry: values its clones load */
     unsigned shared_grid;           /* values any clone loads (sizes the .shared copy) */
-    bool oom;
 } slicer;
 
 static void *sl_alloc(slicer *sl, size_t n)
 {
-    void *p = kptx_arena_alloc(sl->a, n);
-    if (!p)
-        sl->oom = true;
-    return p;
+    return kptx_rw_alloc(&sl->rw, n);
 }
 
 static const char *sl_name(slicer *sl, const char *a, const char *b)
 {
-    size_t la = strlen(a), lb = strlen(b);
-    char *s = sl_alloc(sl, la + lb + 1);
-    if (s) {
-        memcpy(s, a, la);
-        memcpy(s + la, b, lb + 1);
-    }
-    return s;
+    return kptx_rw_name(&sl->rw, a, b);
 }
 
-/* The next statement of a body being built in an arena array sized beforehand (not
- * cleared: copies overwrite it whole, new statements are cleared here). */
-static kptx_stmt *push_copy(slicer *sl, stmt_vec *sv, const kptx_stmt *from)
+static kptx_stmt *push_copy(slicer *sl, kptx_stmt_vec *sv, const kptx_stmt *from)
 {
-    if (sv->n == sv->cap) {
-        sl->oom = true;     /* the size computed beforehand was wrong: fail, never overrun */
-        return NULL;
-    }
-    kptx_stmt *s = &sv->v[sv->n++];
-    if (from)
-        *s = *from;
-    else
-        memset(s, 0, sizeof *s);
-    return s;
+    return kptx_rw_push(&sl->rw, sv, from);
 }
 
-static kptx_stmt *push(slicer *sl, stmt_vec *sv)
+static kptx_stmt *push(slicer *sl, kptx_stmt_vec *sv)
 {
-    return push_copy(sl, sv, NULL);
+    return kptx_rw_push(&sl->rw, sv, NULL);
 }
 
-/* ---- building instructions ---- */
-
-static kptx_operand reg_op(const char *name)
-{
-    return (kptx_operand){.kind = KPTX_OPND_REG, .name = name};
-}
+#define reg_op kptx_reg_operand
 
 static kptx_operand addr_op(slicer *sl, const char *symbol, int64_t offset)
 {
-    kptx_operand *base = sl_alloc(sl, sizeof *base);
-    if (base)
-        *base = (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = symbol};
-    return (kptx_operand){.kind = KPTX_OPND_ADDRESS, .value = offset, .n_elems = base ? 1 : 0,
-                          .elems = base};
+    return kptx_rw_addr(&sl->rw, symbol, offset);
 }
 
 /* opcode, its modifiers written together (".lo.u32"), and up to three operands. */
-static void emit(slicer *sl, stmt_vec *sv, const char *opcode, const char *mods, unsigned n_ops,
-                 kptx_operand a, kptx_operand b, kptx_operand c)
+static void emit(slicer *sl, kptx_stmt_vec *sv, const char *opcode, const char *mods,
+                 unsigned n_ops, kptx_operand a, kptx_operand b, kptx_operand c)
 {
-    kptx_stmt *s = push(sl, sv);
-    const char **m = sl_alloc(sl, 4 * sizeof *m);
-    kptx_operand *ops = sl_alloc(sl, 3 * sizeof *ops);
-    if (!s || !m || !ops)
-        return;
-    unsigned n_mods = 0;
-    for (const char *p = mods; *p && n_mods < 4;) {
-        size_t len = strcspn(p + 1, ".") + 1;
-        char *mod = sl_alloc(sl, len + 1);
-        if (!mod)
-            return;
-        memcpy(mod, p, len);
-        m[n_mods++] = mod;
-        p += len;
-    }
-    s->kind = KPTX_STMT_INSTR;
-    ops[0] = a;
-    ops[1] = b;
-    ops[2] = c;
-    s->u.instr = (kptx_instr){.opcode = opcode, .n_mods = n_mods, .mods = m, .n_ops = n_ops,
-                              .ops = ops};
+    const kptx_operand ops[3] = {a, b, c};
+    kptx_rw_emit(&sl->rw, sv, opcode, mods, n_ops, ops);
 }
 
-static void ld_param(slicer *sl, stmt_vec *sv, const char *dst, unsigned which)
+static void ld_param(slicer *sl, kptx_stmt_vec *sv, const char *dst, unsigned which)
 {
     emit(sl, sv, "ld", ".param.u32", 2, reg_op(dst), addr_op(sl, sl->param_names[which], 0),
          (kptx_operand){0});
@@ -134,13 +80,13 @@ static void ld_param(slicer *sl, stmt_vec *sv, const char *dst, unsigned which)
 
 /* A volatile load: ptxas would otherwise forward the prologue's store to it and keep the
  * value in a register from the prologue on. */
-static void load_shared_value(slicer *sl, stmt_vec *sv, int g, const char *out)
+static void load_shared_value(slicer *sl, kptx_stmt_vec *sv, int g, const char *out)
 {
     emit(sl, sv, "ld", ".volatile.shared.u32", 2, reg_op(out), addr_op(sl, sl->grid_var, 4 * g),
          (kptx_operand){0});
 }
 
-static void store_shared_value(slicer *sl, stmt_vec *sv, int g, const char *value)
+static void store_shared_value(slicer *sl, kptx_stmt_vec *sv, int g, const char *value)
 {
     emit(sl, sv, "st", ".shared.u32", 2, addr_op(sl, sl->grid_var, 4 * g), reg_op(value),
          (kptx_operand){0});
@@ -152,7 +98,7 @@ static void store_shared_value(slicer *sl, stmt_vec *sv, int g, const char *valu
  * It sits in a basic block of its own (skipped when nx is 0, which no launch passes): ptxas
  * then does not interleave the kernel's first instructions with the divisions, which would
  * raise the kernel's register count. */
-static void prologue(slicer *sl, stmt_vec *sv, unsigned grid)
+static void prologue(slicer *sl, kptx_stmt_vec *sv, unsigned grid)
 {
     const char *l = sl->temps[0], *n = sl->temps[1], *q = sl->temps[2], *t = sl->temps[3],
                *r = sl->temps[4];
@@ -164,7 +110,7 @@ static void prologue(slicer *sl, stmt_vec *sv, unsigned grid)
          (kptx_operand){.kind = KPTX_OPND_INT});
     emit(sl, sv, "bra", ".uni", 1,
          (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = sl->done_label}, none, none);
-    if (sv->n && !sl->oom)
+    if (sv->n && !sl->rw.oom)
         sv->v[sv->n - 1].u.instr.guard = sl->pred;
     if (grid & (KPTX_GRID_CTAID(0) | KPTX_GRID_CTAID(1) | KPTX_GRID_CTAID(2))) {
         emit(sl, sv, "mov", ".u32", 2, reg_op(l),
@@ -249,7 +195,7 @@ static bool calls_clone(const slicer *sl, const kptx_instr *in)
     return false;
 }
 
-static void rewrite_instr(slicer *sl, stmt_vec *sv, const kptx_stmt *s, bool in_clone)
+static void rewrite_instr(slicer *sl, kptx_stmt_vec *sv, const kptx_stmt *s, bool in_clone)
 {
     const kptx_instr *in = &s->u.instr;
     unsigned grid = 0;
@@ -282,7 +228,7 @@ static void rewrite_instr(slicer *sl, stmt_vec *sv, const kptx_stmt *s, bool in_
     c->u.instr.ops = ops;
 }
 
-static void temps_decl(slicer *sl, stmt_vec *sv)
+static void temps_decl(slicer *sl, kptx_stmt_vec *sv)
 {
     kptx_stmt *s = push(sl, sv), *p = push(sl, sv);
     if (!s || !p)
@@ -293,11 +239,6 @@ static void temps_decl(slicer *sl, stmt_vec *sv)
                           .reg_range = N_TEMPS};
     p->kind = KPTX_STMT_VAR;
     p->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = ".pred", .name = sl->pred};
-}
-
-static bool opens_code(const kptx_stmt *s)
-{
-    return s->kind != KPTX_STMT_VAR && s->kind != KPTX_STMT_DIRECTIVE;
 }
 
 /* Statements the rewritten body can have at most: the original ones, two declarations, the
@@ -316,34 +257,36 @@ static size_t body_bound(const kptx_function *fn)
     return n;
 }
 
+/* What one body's rewrite needs besides the slicer. */
+typedef struct body_job {
+    slicer *sl;
+    bool in_clone;
+    unsigned prologue_grid;
+} body_job;
+
+static void hook_declare(void *user, kptx_stmt_vec *sv)
+{
+    temps_decl(((body_job *)user)->sl, sv);
+}
+
+static void hook_prologue(void *user, kptx_stmt_vec *sv)
+{
+    body_job *b = user;
+    prologue(b->sl, sv, b->prologue_grid);
+}
+
+static void hook_instr(void *user, kptx_stmt_vec *sv, const kptx_stmt *s)
+{
+    body_job *b = user;
+    rewrite_instr(b->sl, sv, s, b->in_clone);
+}
+
 static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn, bool in_clone,
                          unsigned prologue_grid)
 {
-    stmt_vec sv = {0};
-    sv.cap = body_bound(fn);
-    sv.v = kptx_arena_alloc_raw(sl->a, sv.cap * sizeof *sv.v);
-    if (!sv.v) {
-        sl->oom = true;
-        return;
-    }
-    temps_decl(sl, &sv);
-    bool started = false;
-    for (unsigned i = 0; i < fn->n_stmts; i++) {
-        const kptx_stmt *s = &fn->stmts[i];
-        if (!started && opens_code(s)) {
-            prologue(sl, &sv, prologue_grid);
-            started = true;
-        }
-        if (s->kind == KPTX_STMT_INSTR) {
-            rewrite_instr(sl, &sv, s, in_clone);
-        } else {
-            push_copy(sl, &sv, s);
-        }
-    }
-    if (!started)
-        prologue(sl, &sv, prologue_grid);
-    out->n_stmts = (unsigned)sv.n;
-    out->stmts = sv.v;
+    body_job b = {sl, in_clone, prologue_grid};
+    const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, &b};
+    kptx_rw_body(&sl->rw, body_bound(fn), fn, out, &h);
 }
 
 /* ---- new functions ---- */
@@ -478,7 +421,7 @@ static int rebuild_items(slicer *sl)
             make_sliced_entry(sl, &c->u.fn, &it->u.fn, sl->entry_grid[k]);
         }
     }
-    if (sl->oom)
+    if (sl->rw.oom)
         return KPTX_ENOMEM;
     m->items = items;
     m->n_items = n;
@@ -487,7 +430,7 @@ static int rebuild_items(slicer *sl)
 
 static int setup_names(slicer *sl)
 {
-    int rc = kptx_slice_prefix(sl->m, sl->prefix, sizeof sl->prefix);
+    int rc = kptx_unused_prefix(sl->m, "__kslice", sl->prefix, sizeof sl->prefix);
     if (rc)
         return rc;
     static const char *const extra[4] = {"_first", "_nx", "_ny", "_nz"};
@@ -502,7 +445,7 @@ static int setup_names(slicer *sl)
         snprintf(num, sizeof num, "%u", i);
         sl->temps[i] = sl_name(sl, treg, num);
     }
-    return sl->oom ? KPTX_ENOMEM : 0;
+    return sl->rw.oom ? KPTX_ENOMEM : 0;
 }
 
 int kptx_slice_module(kptx_module *m, unsigned *n_sliced, kptx_error *err)
@@ -512,7 +455,7 @@ int kptx_slice_module(kptx_module *m, unsigned *n_sliced, kptx_error *err)
         *n_sliced = 0;
     if (!m)
         return kptx_fail(err, KPTX_EINVAL, 0, 0, "NULL module");
-    slicer sl = {.m = m, .a = m->arena};
+    slicer sl = {.m = m, .rw = {.a = m->arena}};
     sl.an = kptx_module_analysis(m, err);
     if (!sl.an)
         return KPTX_ENOMEM;

@@ -1,4 +1,4 @@
-/* Names for what the slicer adds: a prefix that no identifier of the module starts with,
+/* Names for what the slicer and the fencing pass add: a prefix that no identifier of the module starts with,
  * so that new parameters, registers and variables cannot clash with existing ones. */
 #include <stdio.h>
 #include <string.h>
@@ -80,13 +80,13 @@ static bool module_uses(const kptx_module *m, const char *prefix)
     return false;
 }
 
-int kptx_slice_prefix(const kptx_module *m, char *buf, size_t len)
+int kptx_unused_prefix(const kptx_module *m, const char *base, char *buf, size_t len)
 {
-    snprintf(buf, len, "__kslice");
+    snprintf(buf, len, "%s", base);
     for (unsigned k = 1; module_uses(m, buf); k++) {
         if (k > 1000)
             return KPTX_ELIMIT;
-        snprintf(buf, len, "__kslice%u_", k);
+        snprintf(buf, len, "%s%u_", base, k);
     }
     return 0;
 }

@@ -74,16 +74,21 @@ static void judge_perf(const kptx_function *fn, char *why, size_t len)
     }
 }
 
-/* The four extra .u32 parameters must fit the target's parameter space. */
-static void judge_param_space(const kptx_module *m, const kptx_function *fn, char *why,
-                              size_t len)
+uint32_t kptx_param_limit(const kptx_module *m)
 {
     unsigned arch = 0;
     if (m->target && strncmp(m->target, "sm_", 3) == 0)
         arch = (unsigned)strtoul(m->target + 3, NULL, 10);
     bool big = arch >= 70 && (m->version_major > 8 || (m->version_major == 8 && m->version_minor >= 1));
+    return big ? PARAM_LIMIT_NEW : PARAM_LIMIT_OLD;
+}
+
+/* The four extra .u32 parameters must fit the target's parameter space. */
+static void judge_param_space(const kptx_module *m, const kptx_function *fn, char *why,
+                              size_t len)
+{
     uint64_t need = ((uint64_t)fn->param_bytes + 3) / 4 * 4 + 4 * KPTX_SLICE_EXTRA_PARAMS;
-    if (need > (big ? PARAM_LIMIT_NEW : PARAM_LIMIT_OLD))
+    if (need > kptx_param_limit(m))
         snprintf(why, len, "parameters (%u bytes) leave no room for the slice parameters",
                  fn->param_bytes);
 }

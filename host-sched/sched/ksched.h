@@ -233,6 +233,10 @@ int ksched_event_query(ksched *s, uint32_t tenant, uint32_t event, int *done,
 int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr *out,
                      ksched_err *err);
 int ksched_mem_free(ksched *s, uint32_t tenant, kbackend_devptr ptr, ksched_err *err);
+/* The address window that holds all of the tenant's memory and module variables (its
+ * domain's, executor.h), for fencing its kernels: KSCHED_EUNSUPPORTED when the backend
+ * has no windows. */
+int ksched_tenant_window(ksched *s, uint32_t tenant, kbackend_window *out, ksched_err *err);
 
 /* Loads PTX (with the slicer's __kslice variants already added, see executor.h). */
 int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,

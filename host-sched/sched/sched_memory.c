@@ -81,7 +81,7 @@ int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr
                          (unsigned long long)bytes, (unsigned long long)t->pol.mem_quota);
     kbackend_devptr ptr = 0;
     kbackend_error e = {0};
-    if (!rc && s->be.ops->mem_alloc(s->be.state, bytes, &ptr, &e))
+    if (!rc && s->be.ops->mem_alloc(s->be.state, t->id, bytes, &ptr, &e))
         rc = sched_backend_fail_s(s, err, &e, "mem_alloc");
     if (!rc && insert_alloc(t, ptr, bytes, 0)) {
         s->be.ops->mem_free(s->be.state, ptr, &e);
@@ -113,6 +113,23 @@ int ksched_mem_free(ksched *s, uint32_t tenant, kbackend_devptr ptr, ksched_err 
         t->st.mem_in_use -= a->r.size;
         krange_remove(&t->allocs, a);
     }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int ksched_tenant_window(ksched *s, uint32_t tenant, kbackend_window *out, ksched_err *err)
+{
+    if (!s || !out)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    if (!s->be.ops->domain_window)
+        return ksched_fail(err, KSCHED_EUNSUPPORTED, "backend %s has no address windows",
+                           s->be.ops->name);
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    kbackend_error e = {0};
+    int rc = !t ? KSCHED_ENOTFOUND : sched_refuse_if_lost(s, err);
+    if (!rc && s->be.ops->domain_window(s->be.state, t->id, out, &e))
+        rc = sched_backend_fail_s(s, err, &e, "domain_window");
     pthread_mutex_unlock(&s->lock);
     return rc;
 }

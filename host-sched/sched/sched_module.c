@@ -10,12 +10,12 @@
 
 /* The backend's module for the bytes: PTX, or a cubin (none when the backend runs PTX
  * only: the module then has no code, ksched.h). */
-static int backend_load(ksched *s, const void *data, size_t len, int cubin, sched_module *m,
-                        ksched_err *err)
+static int backend_load(ksched *s, uint32_t tenant, const void *data, size_t len, int cubin,
+                        sched_module *m, ksched_err *err)
 {
     kbackend_error e = {0};
     const kbackend_ops *o = s->be.ops;
-    if (!cubin && o->module_load_ptx(s->be.state, data, len, &m->mod, &e))
+    if (!cubin && o->module_load_ptx(s->be.state, tenant, data, len, &m->mod, &e))
         return sched_backend_fail_s(s, err, &e, "module_load_ptx");
     if (cubin && o->module_load_cubin &&
         o->module_load_cubin(s->be.state, data, len, &m->mod, &e))
@@ -39,7 +39,7 @@ static int module_load(ksched *s, uint32_t tenant, const void *data, size_t len,
     if (!rc && !m)
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     if (!rc)
-        rc = backend_load(s, data, len, cubin, m, err);
+        rc = backend_load(s, tenant, data, len, cubin, m, err);
     if (!rc) {
         m->id = t->next_module++;
         m->hash = ksched_hash(data, len);

@@ -191,6 +191,8 @@ void sched_tenant_release(ksched *s, sched_tenant *t)
             s->be.ops->mem_free(s->be.state, a->r.base, &e);
     }
     krange_table_clear(&t->allocs);
+    if (s->be.ops->domain_release)      /* its window is empty now */
+        s->be.ops->domain_release(s->be.state, t->id);
     free(t);
 }
 

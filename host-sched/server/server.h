@@ -18,6 +18,7 @@
 #ifndef KERNELET_SERVER_H
 #define KERNELET_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -74,6 +75,9 @@ struct kserver_config {
                                    (ADMIN_SET; a limit of 0 there means this default);
                                    0 = none */
     uid_t admin_uid;            /* besides root, who may administer (the daemon's user) */
+    bool no_fence;              /* run tenants' kernels unfenced (kerneletd --no-fence); by
+                                   default every PTX kernel is fenced into its tenant's
+                                   address window and kernels that cannot be are refused */
     struct kserver_tally *tally; /* may be NULL: no co-scheduling statistics */
 };
 

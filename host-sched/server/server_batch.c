@@ -57,7 +57,8 @@ static uint32_t launch(struct ks_conn *c, const struct kproto_record *rec, struc
     uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
     ksched_op op = {.kind = KSCHED_OP_LAUNCH};
     struct ks_op *kop;
-    uint32_t code;
+    void *fenced = NULL;
+    uint32_t code, params_size;
 
     if (!o)
         return KS_CUDA_INVALID_HANDLE;
@@ -66,6 +67,8 @@ static uint32_t launch(struct ks_conn *c, const struct kproto_record *rec, struc
         return KS_CUDA_INVALID_VALUE;
     if (f->no_code)
         return ks_cubin_refuse_launch(c, &o->u.function);
+    if (f->fence_refused)
+        return ks_fence_refuse_launch(c, &o->u.function);
     /* Device limits (cuda.h attribute numbers: 1 threads per block, 2-4 block, 5-7 grid). */
     for (int i = 0; i < 3; i++)
         if (l->block[i] > (uint32_t)dev[2 + i] || l->grid[i] > (uint32_t)dev[5 + i])
@@ -79,16 +82,23 @@ static uint32_t launch(struct ks_conn *c, const struct kproto_record *rec, struc
         return KS_CUDA_INVALID_VALUE;
     if ((code = order(c, rec->stream)))
         return code;
-    if (!(kop = new_op(t)))
+    params_size = l->param_bytes;
+    if (f->fenced && (code = ks_fence_params(c, rec->u.launch.params, l->param_bytes, &fenced,
+                                             &params_size)))
+        return code;
+    if (!(kop = new_op(t))) {
+        free(fenced);
         return KS_CUDA_OUT_OF_MEMORY;
+    }
     kop->launch = true;
     op.u.launch.function = f->sid;
     memcpy(op.u.launch.grid, l->grid, sizeof(l->grid));
     memcpy(op.u.launch.block, l->block, sizeof(l->block));
     op.u.launch.smem = l->shared_mem;
-    op.u.launch.params = rec->u.launch.params;
-    op.u.launch.params_size = l->param_bytes;
-    code = submit_or_code(c, rec->stream, &op, kop);
+    op.u.launch.params = fenced ? fenced : rec->u.launch.params;
+    op.u.launch.params_size = params_size;
+    code = submit_or_code(c, rec->stream, &op, kop);   /* the scheduler copies the params */
+    free(fenced);
     if (code == KS_CUDA_SUCCESS)
         c->launches++;
     return code;

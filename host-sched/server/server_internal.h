@@ -52,6 +52,7 @@ struct ks_entry {               /* one .entry of a loaded module */
     uint32_t param_bytes;
     uint32_t max_threads;       /* from .maxntid / .reqntid, 0 = none */
     uint32_t regs;              /* virtual registers the PTX declares (an estimate) */
+    char *unfenced;             /* why the fencing pass cannot fence it; NULL: it can */
 };
 
 struct ks_module {
@@ -70,6 +71,8 @@ struct ks_function {
     int32_t attrs[KERNELET_FUNC_ATTRS];
     bool no_code;               /* a cubin's kernel the backend cannot run: launches refused */
     bool refusal_logged;        /* the refusal of its launches was logged */
+    bool fenced;                /* launches get the tenant's window as two more parameters */
+    bool fence_refused;         /* fencing is on and it cannot be fenced: launches refused */
 };
 
 struct ks_tracker;
@@ -472,6 +475,20 @@ uint32_t ks_cubin_load(struct ks_conn *c, const uint8_t *img, size_t size,
 /* The answer to a launch of a function whose backend holds no code for it (f->no_code):
  * CUDA_ERROR_NO_BINARY_FOR_GPU, with one line in the log naming the kernel. */
 uint32_t ks_cubin_refuse_launch(struct ks_conn *c, struct ks_function *f);
+
+/* server_fence.c: memory fencing of kernels */
+struct kptx_module;
+/* Records in mod's entries which of m's kernels cannot be fenced on c's backend (and why),
+ * then fences the others in m; 0, or -1 without memory. */
+int ks_fence_module(const struct ks_conn *c, struct kptx_module *m, struct ks_module *mod);
+/* Sets f->fenced and f->fence_refused from the configuration and its module. */
+void ks_fence_function(const struct ks_conn *c, struct ks_function *f);
+/* Logs (once per function) and answers the refusal of a launch that cannot be fenced. */
+uint32_t ks_fence_refuse_launch(struct ks_conn *c, struct ks_function *f);
+/* A malloc'd copy of a fenced kernel's size bytes of parameters with the tenant's window
+ * appended (kptx_fence_param_offset), into *out and *out_size. */
+uint32_t ks_fence_params(struct ks_conn *c, const void *params, uint32_t size, void **out,
+                         uint32_t *out_size);
 
 void ks_device_describe(const kbackend_device_info *info, struct kernelet_device *out);
 

@@ -29,6 +29,7 @@ void ks_module_free(struct ks_obj *o)
     for (unsigned i = 0; i < m->n_entries; i++) {
         free(m->entries[i].name);
         free(m->entries[i].params);
+        free(m->entries[i].unfenced);
     }
     free(m->entries);
     m->entries = NULL;
@@ -128,10 +129,21 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
         code = KS_CUDA_INVALID_PTX;
         goto out;
     }
-    /* Kernels that cannot be sliced stay whole; the rest get their __kslice variants. */
-    if (kptx_slice_module(m, &sliced, &perr) != 0 || kptx_print(m, &text, &text_len, &perr) != 0) {
+    /* Fenced first, so that the sliced variants inherit the fence; never loaded unfenced
+     * when fencing is on. Kernels that cannot be sliced stay whole; the rest get their
+     * __kslice variants (a failed slicing leaves m as it was). */
+    if (!c->srv->cfg.no_fence && ks_fence_module(c, m, mod) != 0) {
+        code = KS_CUDA_OUT_OF_MEMORY;
+        goto out;
+    }
+    (void)kptx_slice_module(m, &sliced, &perr);
+    if (kptx_print(m, &text, &text_len, &perr) != 0) {
         free(text);
         text = NULL;
+        if (!c->srv->cfg.no_fence) {
+            code = KS_CUDA_OUT_OF_MEMORY;
+            goto out;
+        }
     }
     rc = text ? ksched_module_load(c->srv->cfg.sched, c->tenant, text, text_len, &mod->sid, &err)
               : ksched_module_load(c->srv->cfg.sched, c->tenant, ptx, len, &mod->sid, &err);
@@ -329,6 +341,7 @@ void ks_function_get(struct ks_conn *c, uint64_t id, const struct kproto_request
     fo->u.function.module = mo->handle;
     fo->u.function.entry = (uint32_t)(e - mo->u.module.entries);
     fo->u.function.no_code = info.no_code;
+    ks_fence_function(c, &fo->u.function);
     fo->u.function.param_bytes = e->param_bytes;
     function_attrs(c, &mo->u.module, e, &info, fo->u.function.attrs);
 

@@ -89,6 +89,19 @@ unsigned kemu_device_workers(const kemu_device *dev);
  * faults instead of reaching newer memory. */
 int kemu_mem_alloc(kemu_device *dev, size_t bytes, kemu_devptr *out, kemu_error *err);
 
+/* A range of device addresses [lo, hi) that allocations must lie in (a tenant's window). */
+typedef struct kemu_range {
+    uint64_t lo, hi;
+} kemu_range;
+
+/* The device addresses allocations take: [*base, *base + *size), size a power of two and
+ * base a multiple of it. */
+void kemu_mem_span(uint64_t *base, uint64_t *size);
+
+/* kemu_mem_alloc inside the range in (NULL: anywhere); KEMU_ENOMEM when it has no room. */
+int kemu_mem_alloc_in(kemu_device *dev, const kemu_range *in, size_t bytes, kemu_devptr *out,
+                      kemu_error *err);
+
 /* Frees an allocation; ptr must be its start. Launches running now keep using it safely. */
 int kemu_mem_free(kemu_device *dev, kemu_devptr ptr, kemu_error *err);
 
@@ -122,6 +135,10 @@ struct kptx_module;
  * that reaches one fails with KEMU_EUNSUPPORTED naming it (kemu_function_info tells). */
 int kemu_module_load(kemu_device *dev, const char *ptx, size_t len, kemu_module **out,
                      kemu_error *err);
+
+/* kemu_module_load with the module's variables inside the range in (NULL: anywhere). */
+int kemu_module_load_in(kemu_device *dev, const kemu_range *in, const char *ptx, size_t len,
+                        kemu_module **out, kemu_error *err);
 
 /* Same from a parsed module, e.g. one kptx_slice_module added sliced entries to. The
  * emulator keeps its own copy (printed and re-parsed): m stays the caller's. */

@@ -38,6 +38,14 @@
  *   alignment; the backend knows the parameter layout). A launch of the unsliced function
  *   runs the original 3-D grid, with first = 0 and count = the grid's block count.
  *
+ * - Domains. Every allocation and module belongs to a domain: the scheduler's tenant id
+ *   (0: none, the backend's common memory). A backend with address windows
+ *   (domain_window) places all memory of a domain, module variables included, in that
+ *   domain's window: one power-of-two sized, size-aligned range of device addresses that
+ *   nothing else uses, so that a kernel fenced by the PTX rewriter (kptx_fence_module in
+ *   kernelet/ptx.h: the window's base and mask are two extra parameters its launcher
+ *   appends) can reach no other domain's memory.
+ *
  * - Errors. Functions return 0 or a negative KBACKEND_E* code, and on failure fill a
  *   kbackend_error (which may be NULL) with a message; they never print or abort. A kernel
  *   that fails on the device completes with status KBACKEND_ELAUNCH and a message; the backend
@@ -88,6 +96,12 @@ enum {
 /* A device address. 0 is never a valid allocation. */
 typedef uint64_t kbackend_devptr;
 
+/* A domain's address window: [base, base + size), size a power of two, base a multiple of
+ * it. A fenced kernel's addresses become (addr & (size - 1)) | base. */
+typedef struct kbackend_window {
+    uint64_t base, size;
+} kbackend_window;
+
 /* Backend-defined handles; the scheduler only passes them back. */
 typedef struct kbackend_module kbackend_module;
 typedef struct kbackend_function kbackend_function;
@@ -119,6 +133,9 @@ typedef struct kbackend_device_info {
     const kmodel_gpu *model_gpu; /* the model's parameters when the backend knows them
                                     exactly (the sim; valid while the backend lives), else
                                     NULL */
+    int module_vars_outside;     /* 1: module variables do not lie in their domain's window
+                                    (the driver places them): a fenced kernel cannot reach
+                                    them, so kernels that use them cannot be fenced */
     double a0;                   /* the model's bandwidth factor a0 (measured / peak
                                     bandwidth, (0, 1]; docs/MODEL.md "Calibration"): the
                                     cuda backend's calibration file, the sim's truth;
@@ -215,7 +232,10 @@ typedef struct kbackend_ops {
     /* The backend's clock in ns (virtual for the sim, CLOCK_MONOTONIC for real devices). */
     uint64_t (*now_ns)(void *state);
 
-    int (*mem_alloc)(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err);
+    /* bytes of device memory for domain (inside its window when the backend has windows:
+     * KBACKEND_EDEVMEM when the window is full). */
+    int (*mem_alloc)(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
+                     kbackend_error *err);
     int (*mem_free)(void *state, kbackend_devptr ptr, kbackend_error *err);
     /* Asynchronous copies and fill; host memory must stay valid until done. */
     int (*copy_h2d)(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
@@ -227,9 +247,10 @@ typedef struct kbackend_ops {
     int (*memset_d8)(void *state, kbackend_devptr dst, uint8_t value, uint64_t bytes,
                      kbackend_done_fn done, void *user, kbackend_error *err);
 
-    /* Loads PTX text (len bytes, need not be NUL-terminated) and compiles it for the device. */
-    int (*module_load_ptx)(void *state, const char *ptx, size_t len, kbackend_module **out,
-                           kbackend_error *err);
+    /* Loads PTX text (len bytes, need not be NUL-terminated) and compiles it for the device;
+     * its module variables belong to domain. */
+    int (*module_load_ptx)(void *state, uint32_t domain, const char *ptx, size_t len,
+                           kbackend_module **out, kbackend_error *err);
     /* Unloads; no launch of its functions may be in flight. */
     int (*module_unload)(void *state, kbackend_module *m, kbackend_error *err);
     /* The function named entry; KBACKEND_ENOTFOUND when the module has none. info may be NULL. */
@@ -284,6 +305,14 @@ typedef struct kbackend_ops {
      * is unloaded, and its functions and variables looked up, with the ops above. */
     int (*module_load_cubin)(void *state, const void *image, size_t len, kbackend_module **out,
                              kbackend_error *err);
+
+    /* Optional (NULL: the backend has no address windows, and kernels cannot be fenced).
+     * The window of domain (> 0), made on first use: base is a multiple of size, size a
+     * power of two, and no other domain's memory lies in it. */
+    int (*domain_window)(void *state, uint32_t domain, kbackend_window *out,
+                         kbackend_error *err);
+    /* Optional. domain has no memory or module left: its window may be reused. */
+    void (*domain_release)(void *state, uint32_t domain);
 } kbackend_ops;
 
 typedef struct kbackend {
@@ -312,6 +341,32 @@ void kbackend_device_model_options(const kbackend_device_info *info, kmodel_opti
 
 /* Blocks in a grid (product of the three dimensions). */
 uint64_t kbackend_grid_blocks(const unsigned grid[3]);
+
+/* ---- Address windows (windows.c): for backends that carve one span of device addresses
+ * into equal windows, one per domain ---- */
+
+/* Default size of a domain's window: 64 GiB of addresses (not of memory). */
+#define KBACKEND_WINDOW_DEFAULT (64ull << 30)
+/* Smallest and largest window sizes a backend accepts. */
+#define KBACKEND_WINDOW_MIN (16ull << 20)
+#define KBACKEND_WINDOW_MAX (1ull << 40)
+
+typedef struct kbackend_windows kbackend_windows;
+
+/* Windows of window_size bytes (a power of two in [KBACKEND_WINDOW_MIN,
+ * KBACKEND_WINDOW_MAX]) in [span_base, span_base + span_size); span_base must be a
+ * multiple of window_size. KBACKEND_EINVAL when the sizes do not fit. */
+int kbackend_windows_new(uint64_t span_base, uint64_t span_size, uint64_t window_size,
+                         kbackend_windows **out, kbackend_error *err);
+void kbackend_windows_free(kbackend_windows *w);
+/* The window of domain, given to it on first use. KBACKEND_EDEVMEM when every window is
+ * taken. */
+int kbackend_windows_get(kbackend_windows *w, uint32_t domain, kbackend_window *out,
+                         kbackend_error *err);
+/* The window of domain (if it has one) is free again. */
+void kbackend_windows_release(kbackend_windows *w, uint32_t domain);
+/* Whether size is a window size kbackend_windows_new accepts. */
+int kbackend_window_size_valid(uint64_t size);
 
 #ifdef __cplusplus
 }

@@ -289,6 +289,42 @@ int kptx_slice_module(kptx_module *m, unsigned *n_sliced, kptx_error *err);
 /* The name of entry's sliced variant into buf: "<entry>__kslice". */
 int kptx_slice_name(const char *entry, char *buf, size_t buflen);
 
+/* ---- Fencing ------------------------------------------------------------------------ */
+
+/* Fencing confines a kernel's global memory accesses to its tenant's address window: a
+ * power-of-two sized, size-aligned range [base, base + size). Every global (and generic,
+ * when isspacep.global holds) address a fenced entry uses becomes
+ * (addr & mask) | base, mask = size - 1, so an address inside the window is unchanged and
+ * one outside lands inside it. A fenced entry takes two more .u64 parameters after its
+ * own, at the next multiple of 8: the window's base, then its mask. */
+#define KPTX_FENCE_EXTRA_PARAMS 2
+
+/* Offset of the window base in the parameter block of a fenced entry whose own parameters
+ * take param_bytes; the mask follows at + 8. */
+static inline uint32_t kptx_fence_param_offset(uint32_t param_bytes)
+{
+    return (param_bytes + 7u) & ~7u;
+}
+
+/* Flags of the fencing pass. */
+enum {
+    /* The module's variables will not lie in the window (the cuda backend's driver places
+     * them): a kernel that uses a .global variable, or takes a variable's address, cannot
+     * be fenced. */
+    KPTX_FENCE_VARS_OUTSIDE = 1u << 0,
+};
+
+/* Whether entry `name` of m can be fenced (flags: KPTX_FENCE_*): why gets "" when it can,
+ * else the reason, naming the instruction, variable or function that prevents it. */
+int kptx_fence_verdict(const kptx_module *m, const char *name, unsigned flags, char *why,
+                       size_t why_len, kptx_error *err);
+
+/* Fences every entry of m that can be fenced, in place (same names, two more parameters);
+ * the others are left as they are (kptx_fence_verdict says why). *n_fenced (may be NULL)
+ * gets how many were fenced. Fence a module once, before kptx_slice_module (whose variants
+ * then inherit the fence and put their four parameters after the window's). */
+int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_error *err);
+
 #ifdef __cplusplus
 }
 #endif

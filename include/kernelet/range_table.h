@@ -68,6 +68,12 @@ void *krange_insert(krange_table *t, uint64_t base, uint64_t size);
 /* Removes entry (a pointer into the table); the entries after it move down one. */
 void krange_remove(krange_table *t, void *entry);
 
+/* The lowest a in [lo, hi), a multiple of align (a power of two; 0 or 1: any), with
+ * [a, a + span) inside [lo, hi) and sharing no address with an entry (the first fit of an
+ * allocator over the table): 0 with it in *out, or -1 when nothing fits. */
+int krange_first_fit(const krange_table *t, uint64_t lo, uint64_t hi, uint64_t span,
+                     uint64_t align, uint64_t *out);
+
 /* Removes every entry for which drop(entry, user) is nonzero, keeping the others' order;
  * how many it removed. */
 size_t krange_remove_if(krange_table *t, int (*drop)(const void *entry, void *user),

@@ -228,6 +228,31 @@ static void test_many(void)
     g_rand_free(rng);
 }
 
+/* First fit around [0x1000, +0x100), [0x2000, +0x10), [0x3000, +1). */
+static void test_first_fit(void)
+{
+    krange_table t;
+    uint64_t a = 0;
+    three(&t);
+    g_assert_cmpint(krange_first_fit(&t, 0x1000, 0x4000, 0x100, 0x100, &a), ==, 0);
+    g_assert_cmpuint(a, ==, 0x1100);                /* right after the first */
+    g_assert_cmpint(krange_first_fit(&t, 0x1000, 0x4000, 0xf00, 0, &a), ==, 0);
+    g_assert_cmpuint(a, ==, 0x1100);                /* exactly up to the second */
+    g_assert_cmpint(krange_first_fit(&t, 0x1000, 0x4000, 0xf01, 0, &a), ==, 0);
+    g_assert_cmpuint(a, ==, 0x2010);                /* 0xff0 between second and third */
+    g_assert_cmpint(krange_first_fit(&t, 0x1080, 0x4000, 0x10, 0x1000, &a), ==, -1);
+    g_assert_cmpint(krange_first_fit(&t, 0x1080, 0x5000, 0x10, 0x1000, &a), ==, 0);
+    g_assert_cmpuint(a, ==, 0x4000);                /* aligned, after the third */
+    g_assert_cmpint(krange_first_fit(&t, 0x3000, 0x3001, 1, 0, &a), ==, -1);   /* taken */
+    g_assert_cmpint(krange_first_fit(&t, 0x2010, 0x3000, 0xff1, 0, &a), ==, -1);
+    g_assert_cmpint(krange_first_fit(&t, 0x3001, 0x4000, 0xfff, 0, &a), ==, 0);
+    g_assert_cmpuint(a, ==, 0x3001);
+    g_assert_cmpint(krange_first_fit(&t, UINT64_MAX - 4, UINT64_MAX, 2, 16, &a), ==, -1);
+    krange_table_clear(&t);
+    g_assert_cmpint(krange_first_fit(&t, 0, 0x100, 0x100, 0, &a), ==, 0);       /* empty */
+    g_assert_cmpuint(a, ==, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -240,5 +265,6 @@ int main(int argc, char **argv)
     g_test_add_func("/range-table/remove", test_remove);
     g_test_add_func("/range-table/remove-if", test_remove_if);
     g_test_add_func("/range-table/many", test_many);
+    g_test_add_func("/range-table/first-fit", test_first_fit);
     return g_test_run();
 }

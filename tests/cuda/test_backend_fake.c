@@ -126,7 +126,7 @@ static kernels load_kernels(const kbackend *be)
     char *text = sliced_module_text(&len);
     kernels k;
     kbackend_error e = {0};
-    g_assert_cmpint(be->ops->module_load_ptx(be->state, text, len, &k.mod, &e), ==, 0);
+    g_assert_cmpint(be->ops->module_load_ptx(be->state, 0, text, len, &k.mod, &e), ==, 0);
     g_assert_cmpint(be->ops->function_get(be->state, k.mod, "count_blocks", &k.count, NULL, &e),
                     ==, 0);
     g_assert_cmpint(be->ops->function_get(be->state, k.mod, "count_blocks__kslice",
@@ -220,10 +220,10 @@ static void test_memory(void)
     void *st = be.state;
     kbackend_devptr a, b;
     kbackend_error e = {0};
-    g_assert_cmpint(be.ops->mem_alloc(st, 4096, &a, &e), ==, 0);
-    g_assert_cmpint(be.ops->mem_alloc(st, 4096, &b, &e), ==, 0);
-    g_assert_cmpint(be.ops->mem_alloc(st, 0, &b, &e), ==, KBACKEND_EINVAL);
-    g_assert_cmpint(be.ops->mem_alloc(st, (uint64_t)1 << 40, &b, &e), ==, KBACKEND_EDEVMEM);
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, 4096, &a, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, 4096, &b, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, 0, &b, &e), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, (uint64_t)1 << 40, &b, &e), ==, KBACKEND_EDEVMEM);
     kcuda_stats s;
     kcuda_get_stats(st, &s);
     g_assert_cmpuint(s.mem_in_use, ==, 8192);
@@ -277,13 +277,82 @@ static void test_memory_cleared(void)
 
     waiter_init(&w);
     ticket t = {&w, 0, 0};
-    g_assert_cmpint(be.ops->mem_alloc(be.state, sizeof(out), &a, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, sizeof(out), &a, &e), ==, 0);
     memset(out, 0x5a, sizeof(out));
     g_assert_cmpint(be.ops->copy_d2h(be.state, out, a, sizeof(out), on_done, &t, &e), ==, 0);
     waiter_wait(&w, 1);
     g_assert_cmpuint(w.failed, ==, 0);
     g_assert_cmpmem(out, sizeof(out), zero, sizeof(zero));
     g_assert_cmpint(be.ops->mem_free(be.state, a, &e), ==, 0);
+    be.ops->destroy(be.state);
+}
+
+/* Each domain's memory lies in a window of its own, reserved with cuMemAddressReserve and
+ * mapped allocation by allocation (cuMemCreate, cuMemMap, cuMemSetAccess): aligned to its
+ * size, disjoint from the other domains', zeroed although the fake hands out dirty
+ * memory, usable by copies; a full window is EDEVMEM; a free unmaps, and a released
+ * domain's addresses go back. Domain 0 still allocates from the driver. */
+static void test_windows(void)
+{
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.window_bytes = 16u << 20;
+    kcuda *kc;
+    kbackend be;
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
+    kcuda_backend(kc, &be);
+    g_assert_nonnull(be.ops->domain_window);
+    kbackend_device_info info;
+    g_assert_cmpint(be.ops->device_info(be.state, &info, NULL), ==, 0);
+    g_assert_cmpint(info.module_vars_outside, ==, 1);
+    fake_vmm_stats vs;
+    kbackend_window w[3];
+    kbackend_devptr p[3], q;
+    for (uint32_t d = 1; d <= 2; d++) {
+        g_assert_cmpint(be.ops->domain_window(be.state, d, &w[d], &e), ==, 0);
+        g_assert_cmpuint(w[d].size, ==, 16u << 20);
+        g_assert_cmpuint(w[d].base % w[d].size, ==, 0);
+        g_assert_cmpint(be.ops->mem_alloc(be.state, d, 3u << 20, &p[d], &e), ==, 0);
+        g_assert_cmpuint(p[d], >=, w[d].base);
+        g_assert_cmpuint(p[d] + (3u << 20), <=, w[d].base + w[d].size);
+    }
+    g_assert_true(w[1].base + w[1].size <= w[2].base || w[2].base + w[2].size <= w[1].base);
+    fake_vmm_get_stats(&vs);
+    g_assert_cmpuint(vs.reservations, ==, 2);
+    g_assert_cmpuint(vs.mappings, ==, 2);
+
+    waiter wt;
+    waiter_init(&wt);
+    ticket t = {&wt, 0, 0};
+    static unsigned char in[3u << 20], out[3u << 20], zero[3u << 20];
+    g_assert_cmpint(be.ops->copy_d2h(be.state, out, p[1], sizeof(out), on_done, &t, &e), ==, 0);
+    waiter_wait(&wt, 1);
+    g_assert_cmpmem(out, sizeof(out), zero, sizeof(zero));   /* cleared, not 0xa5 */
+    memset(in, 0x3c, sizeof(in));
+    g_assert_cmpint(be.ops->copy_h2d(be.state, p[2], in, sizeof(in), on_done, &t, &e), ==, 0);
+    waiter_wait(&wt, 2);        /* copies have no order of their own: the scheduler's */
+    g_assert_cmpint(be.ops->copy_d2h(be.state, out, p[2], sizeof(out), on_done, &t, &e), ==, 0);
+    waiter_wait(&wt, 3);
+    g_assert_cmpuint(wt.failed, ==, 0);
+    g_assert_cmpmem(out, sizeof(out), in, sizeof(in));
+
+    /* 3 MiB take two 2 MiB granules: 12 more MiB fit, then the window is full */
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 12u << 20, &q, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 1, &p[0], &e), ==, KBACKEND_EDEVMEM);
+    g_assert_cmpint(be.ops->mem_free(be.state, q, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 4096, &p[0], &e), ==, 0);
+    g_assert_true(p[0] < w[1].base || p[0] >= w[1].base + w[1].size);
+    for (uint32_t d = 1; d <= 2; d++) {
+        g_assert_cmpint(be.ops->mem_free(be.state, p[d], &e), ==, 0);
+        be.ops->domain_release(be.state, d);
+    }
+    fake_vmm_get_stats(&vs);
+    g_assert_cmpuint(vs.reservations, ==, 0);
+    g_assert_cmpuint(vs.mappings, ==, 0);
+    g_assert_cmpuint(vs.handles, ==, 0);
+    g_assert_cmpint(be.ops->mem_free(be.state, p[0], &e), ==, 0);
     be.ops->destroy(be.state);
 }
 
@@ -297,12 +366,12 @@ static void test_modules(void)
     char *text = sliced_module_text(&len);
     kbackend_module *m1, *m2;
     kbackend_error e = {0};
-    g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m1, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, text, len, &m1, &e), ==, 0);
     char *copy = g_memdup2(text, len);  /* not NUL-terminated: len bytes only */
-    g_assert_cmpint(be.ops->module_load_ptx(st, copy, len, &m2, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, copy, len, &m2, &e), ==, 0);
     g_assert_true(m1 == m2);
     kbackend_module *m3;                   /* with its NUL: still the same text */
-    g_assert_cmpint(be.ops->module_load_ptx(st, text, len + 1, &m3, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, text, len + 1, &m3, &e), ==, 0);
     g_assert_true(m3 == m1);
     g_assert_cmpint(be.ops->module_unload(st, m3, &e), ==, 0);
     fake_driver_stats(&after);
@@ -327,11 +396,11 @@ static void test_modules(void)
     g_assert_cmpint(be.ops->module_unload(st, m2, &e), ==, KBACKEND_EINVAL);
 
     const char bad[] = ".version 7.5\n.target sm_75\n.address_size 64\n.visible .entry x(\n";
-    g_assert_cmpint(be.ops->module_load_ptx(st, bad, strlen(bad), &m1, &e), ==, KBACKEND_EMODULE);
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, bad, strlen(bad), &m1, &e), ==, KBACKEND_EMODULE);
     g_assert_nonnull(strstr(e.msg, "CUDA_ERROR_INVALID_PTX"));
     g_assert_nonnull(strstr(e.msg, "line"));
     const char nul[] = ".version 7.5\0junk";
-    g_assert_cmpint(be.ops->module_load_ptx(st, nul, sizeof(nul), &m1, &e), ==, KBACKEND_EMODULE);
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, nul, sizeof(nul), &m1, &e), ==, KBACKEND_EMODULE);
     g_free(copy);
     free(text);
     be.ops->destroy(be.state);
@@ -365,8 +434,8 @@ static void test_module_variables(void)
     size_t len = strlen(text);
     kbackend_module *m1, *m2;
     kbackend_error e = {0};
-    g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m1, &e), ==, 0);
-    g_assert_cmpint(be.ops->module_load_ptx(st, text, len, &m2, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, text, len, &m1, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, text, len, &m2, &e), ==, 0);
     g_assert_true(m1 != m2);
     fake_driver_stats(&after);
     g_assert_cmpuint(after.module_loads - before.module_loads, ==, 2);
@@ -420,8 +489,8 @@ static void test_module_variables(void)
     size_t plen;
     char *plain = sliced_module_text(&plen);
     kbackend_module *p1, *p2;
-    g_assert_cmpint(be.ops->module_load_ptx(st, plain, plen, &p1, &e), ==, 0);
-    g_assert_cmpint(be.ops->module_load_ptx(st, plain, plen, &p2, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, plain, plen, &p1, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, plain, plen, &p2, &e), ==, 0);
     g_assert_true(p1 == p2);
     g_assert_cmpint(be.ops->global_get(st, p1, "counter", NULL, NULL, &e), ==, KBACKEND_ENOTFOUND);
     free(plain);
@@ -440,7 +509,7 @@ static void test_launch_whole_and_slices(void)
     const size_t total = 105;
     kbackend_devptr counts;
     kbackend_error e = {0};
-    g_assert_cmpint(be.ops->mem_alloc(st, total * 4, &counts, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, total * 4, &counts, &e), ==, 0);
     waiter w;
     waiter_init(&w);
     ticket zero = {&w, 0, 0};
@@ -519,7 +588,7 @@ static void test_capped_slice_waves(void)
     const size_t total = 700, first = 50, count = 600;    /* 132 SMs: 5 waves at cap 1 */
     kbackend_devptr counts;
     kbackend_error e = {0};
-    g_assert_cmpint(be.ops->mem_alloc(st, total * 4, &counts, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, total * 4, &counts, &e), ==, 0);
     waiter w;
     waiter_init(&w);
     ticket t0 = {&w, 0, 0};
@@ -564,7 +633,7 @@ static void test_trial(void)
     void *st = be.state;
     kernels k = load_kernels(&be);
     kbackend_devptr counts;
-    g_assert_cmpint(be.ops->mem_alloc(st, 2640 * 4, &counts, NULL), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, 2640 * 4, &counts, NULL), ==, 0);
     count_params p = {.counts = counts};
     kbackend_trial t = {.blocks_per_sm = {1, 2}};
     t.kernel[0] = count_launch(&k, (const unsigned[3]){1320, 1, 1}, &p);
@@ -594,7 +663,7 @@ static void test_time_launch(void)
     kbackend be = open_backend(NULL);
     kernels k = load_kernels(&be);
     kbackend_devptr counts;
-    g_assert_cmpint(be.ops->mem_alloc(be.state, 1000 * 4, &counts, NULL), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 1000 * 4, &counts, NULL), ==, 0);
     waiter w;
     waiter_init(&w);
     ticket t = {&w, 0, 0};
@@ -639,7 +708,7 @@ static unsigned run_six_slices(int timed_events, timed_ticket t[6], waiter *w)
     kernels k = load_kernels(&be);
     kbackend_devptr counts;
     kbackend_error e = {0};
-    g_assert_cmpint(be.ops->mem_alloc(be.state, 600 * 4, &counts, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 600 * 4, &counts, &e), ==, 0);
     count_params p = {.counts = counts};
     kbackend_slice s = count_launch(&k, (const unsigned[3]){600, 1, 1}, &p);
     s.fn = k.count_sliced;
@@ -693,7 +762,7 @@ static void test_completion_spin(void)
         count_params p = {0};
         kbackend_slice s = count_launch(&k, (const unsigned[3]){4, 1, 1}, &p);
         kbackend_error e = {0};
-        g_assert_cmpint(be.ops->mem_alloc(be.state, 16, &p.counts, &e), ==, 0);
+        g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 16, &p.counts, &e), ==, 0);
         waiter w;
         waiter_init(&w);
         ticket t = {&w, 0, 0};
@@ -747,7 +816,7 @@ static void test_profile_whole_without_counters(void)
     kernels k = load_kernels(&be);
     kbackend_devptr d;
     kbackend_error e = {0};
-    g_assert_cmpint(be.ops->mem_alloc(be.state, 40, &d, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 40, &d, &e), ==, 0);
     waiter w;
     waiter_init(&w);
     ticket t = {&w, 0, 0};
@@ -821,7 +890,7 @@ static void test_time_limit(void)
     kcuda_backend(kc, &be);
     kbackend_module *mod;
     kbackend_function *fn;
-    g_assert_cmpint(be.ops->module_load_ptx(be.state, stall_ptx, strlen(stall_ptx), &mod, &e),
+    g_assert_cmpint(be.ops->module_load_ptx(be.state, 0, stall_ptx, strlen(stall_ptx), &mod, &e),
                     ==, 0);
     g_assert_cmpint(be.ops->function_get(be.state, mod, "stall", &fn, NULL, &e), ==, 0);
 
@@ -880,8 +949,8 @@ static void test_fault(void)
     g_assert_cmpint(be.ops->launch(st, &s, on_done, &t, &e), ==, KBACKEND_ELOST);
     g_assert_nonnull(strstr(e.msg, "context lost"));
     kbackend_devptr d;
-    g_assert_cmpint(be.ops->mem_alloc(st, 64, &d, &e), ==, KBACKEND_ELOST);
-    g_assert_cmpint(be.ops->module_load_ptx(st, kcuda_test_vars_ptx, strlen(kcuda_test_vars_ptx),
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, 64, &d, &e), ==, KBACKEND_ELOST);
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, kcuda_test_vars_ptx, strlen(kcuda_test_vars_ptx),
                                             &k.mod, &e), ==, KBACKEND_ELOST);
     g_assert_cmpuint(w.done, ==, 1);
     fake_stats before, after;
@@ -892,7 +961,7 @@ static void test_fault(void)
 
     be = open_backend(NULL);
     k = load_kernels(&be);
-    g_assert_cmpint(be.ops->mem_alloc(be.state, 4, &d, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 4, &d, &e), ==, 0);
     count_params p = {.counts = d};
     s = count_launch(&k, (const unsigned[3]){1, 1, 1}, &p);
     g_assert_cmpint(be.ops->memset_d8(be.state, d, 0, 4, on_done, &t, &e), ==, 0);
@@ -913,6 +982,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/overhead-measured", test_overhead_measured);
     g_test_add_func("/cuda/backend-fake/memory", test_memory);
     g_test_add_func("/cuda/backend-fake/memory-cleared", test_memory_cleared);
+    g_test_add_func("/cuda/backend-fake/windows", test_windows);
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
     g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);
     g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);

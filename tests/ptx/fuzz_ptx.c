@@ -46,6 +46,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (kptx_kernel_info_get(m, m->items[i].u.fn.name, &info, NULL) == 0)
             kptx_kernel_info_clear(&info);
     }
+    /* what the daemon does: fence, then slice; the result must parse again */
+    (void)kptx_fence_module(m2, KPTX_FENCE_VARS_OUTSIDE, NULL, NULL);
+    (void)kptx_fence_module(m, 0, NULL, NULL);
     if (kptx_slice_module(m, NULL, NULL) == 0) {
         size_t len3;
         char *t3 = print_or_die(m, &len3);

@@ -238,6 +238,71 @@ static void test_slice(gconstpointer data)
     kptx_module_free(m);
 }
 
+/* The fenced entry's parameters: the original ones, then the window's base and mask
+ * (.u64) at the next multiple of 8. */
+static void check_fenced_params(const kptx_module *m, const char *name, const kptx_kernel_info *a)
+{
+    kptx_kernel_info b;
+    kptx_error err = {0};
+    g_assert_cmpint(kptx_kernel_info_get(m, name, &b, &err), ==, 0);
+    g_assert_cmpuint(b.n_params, ==, a->n_params + KPTX_FENCE_EXTRA_PARAMS);
+    for (unsigned i = 0; i < a->n_params; i++)
+        g_assert_cmpuint(b.params[i].offset, ==, a->params[i].offset);
+    uint32_t off = kptx_fence_param_offset(a->param_bytes);
+    for (unsigned i = 0; i < KPTX_FENCE_EXTRA_PARAMS; i++) {
+        g_assert_cmpuint(b.params[a->n_params + i].offset, ==, off + 8 * i);
+        g_assert_cmpuint(b.params[a->n_params + i].size, ==, 8);
+    }
+    kptx_kernel_info_clear(&b);
+}
+
+/* Fencing, then slicing: every verdict is printed; fenced entries take the window after
+ * their own parameters, and the result assembles for sm_75 and sm_90. */
+static void test_fence(gconstpointer data)
+{
+    const corpus_file *cf = data;
+    kptx_module *m = test_parse_n(cf->text, cf->len, cf->path);
+    GPtrArray *names = entries_of(m);
+    kptx_kernel_info *before = g_new0(kptx_kernel_info, names->len ? names->len : 1);
+    bool *fenceable = g_new0(bool, names->len ? names->len : 1);
+    unsigned expect = 0, n = 0, sliced = 0;
+    kptx_error err = {0};
+    for (unsigned i = 0; i < names->len; i++) {
+        char why[192];
+        g_assert_cmpint(kptx_fence_verdict(m, names->pdata[i], 0, why, sizeof why, &err), ==, 0);
+        g_test_message("fence %s %s: %s", cf->base, (char *)names->pdata[i], why[0] ? why : "yes");
+        fenceable[i] = !why[0];
+        expect += fenceable[i];
+        g_assert_cmpint(kptx_kernel_info_get(m, names->pdata[i], &before[i], &err), ==, 0);
+    }
+    g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, expect);
+    for (unsigned i = 0; i < names->len; i++) {
+        if (fenceable[i])
+            check_fenced_params(m, names->pdata[i], &before[i]);
+        kptx_kernel_info_clear(&before[i]);
+    }
+    g_assert_cmpint(kptx_slice_module(m, &sliced, &err), ==, 0);
+    size_t len;
+    char *text = test_print(m, &len);
+    if (assemblable(cf)) {
+        GBytes *cubin;
+        char *log;
+        const char *archs[] = {"sm_75", "sm_90"};
+        for (unsigned a = strcmp(m->target, "sm_75") == 0 ? 0 : 1; a < 2; a++) {
+            if (!ptxas_run(ptxas_path, text, len, archs[a], needs_c(m), true, &cubin, &log))
+                g_error("ptxas %s rejects the fenced %s: %s", archs[a], cf->base, log);
+            g_bytes_unref(cubin);
+            g_free(log);
+        }
+    }
+    free(text);
+    g_free(before);
+    g_free(fenceable);
+    g_ptr_array_unref(names);
+    kptx_module_free(m);
+}
+
 static void corpus_file_free(gpointer p)
 {
     corpus_file *cf = p;
@@ -278,6 +343,9 @@ int main(int argc, char **argv)
         g_test_add_data_func(p1, cf, test_round_trip);
         g_test_add_data_func(p2, cf, test_verdicts);
         g_test_add_data_func(p3, cf, test_slice);
+        char *p4 = g_strdup_printf("/ptx/corpus/fence/%s", stem);
+        g_test_add_data_func(p4, cf, test_fence);
+        g_free(p4);
         g_free(p1);
         g_free(p2);
         g_free(p3);

@@ -40,7 +40,7 @@ static sim_env *sim_env_new(void)
     tenv_standard_kernels(&t);
     const char *text = ".entry comp ( ) .entry comp__kslice ( ) .entry mem ( )\n"
                        ".entry mem__kslice ( ) .entry mid ( ) .entry mid__kslice ( )";
-    g_assert_cmpint(e->be.ops->module_load_ptx(e->be.state, text, strlen(text), &e->mod, NULL),
+    g_assert_cmpint(e->be.ops->module_load_ptx(e->be.state, 0, text, strlen(text), &e->mod, NULL),
                     ==, 0);
     for (int i = 0; i < 3; i++) {
         char sl[64];
@@ -223,8 +223,8 @@ static void test_copies(void)
     for (int i = 0; i < N; i++)
         in[i] = (guint8)(i * 7 + 3);
     kbackend_devptr x, y;
-    g_assert_cmpint(o->mem_alloc(b, N, &x, NULL), ==, 0);
-    g_assert_cmpint(o->mem_alloc(b, N, &y, NULL), ==, 0);
+    g_assert_cmpint(o->mem_alloc(b, 0, N, &x, NULL), ==, 0);
+    g_assert_cmpint(o->mem_alloc(b, 0, N, &y, NULL), ==, 0);
     done_rec d[4] = {{0}};
     g_assert_cmpint(o->copy_h2d(b, x, in, N, on_done, &d[0], NULL), ==, 0);
     drain(e);
@@ -248,6 +248,44 @@ static void test_copies(void)
     sim_env_free(e);
 }
 
+/* Each domain's memory lies in a window of its own: aligned to its size, disjoint from
+ * the others; a full window is EDEVMEM; a released window is handed out again only after
+ * the free ones; bad window sizes are refused. */
+static void test_windows(void)
+{
+    ksim_config c;
+    ksim_config_default(&c);
+    c.window_bytes = 16ull << 20;
+    ksim *sim;
+    g_assert_cmpint(ksim_new(&sim, &c, NULL), ==, 0);
+    kbackend be;
+    ksim_backend(sim, &be);
+    kbackend_window w1, w2, again;
+    kbackend_devptr p, q;
+    kbackend_error err;
+    g_assert_cmpint(be.ops->domain_window(be.state, 1, &w1, NULL), ==, 0);
+    g_assert_cmpint(be.ops->domain_window(be.state, 2, &w2, NULL), ==, 0);
+    g_assert_cmpuint(w1.size, ==, 16ull << 20);
+    g_assert_cmpuint(w1.base % w1.size, ==, 0);
+    g_assert_true(w1.base + w1.size <= w2.base || w2.base + w2.size <= w1.base);
+    g_assert_cmpint(be.ops->domain_window(be.state, 0, &again, &err), ==, KBACKEND_EINVAL);
+    for (uint32_t d = 1; d <= 2; d++) {
+        const kbackend_window *w = d == 1 ? &w1 : &w2;
+        g_assert_cmpint(be.ops->mem_alloc(be.state, d, 4 << 20, &p, NULL), ==, 0);
+        g_assert_cmpuint(p, >=, w->base);
+        g_assert_cmpuint(p + (4 << 20), <=, w->base + w->size);
+    }
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 12 << 20, &q, &err), ==, KBACKEND_EDEVMEM);
+    be.ops->domain_release(be.state, 1);
+    g_assert_cmpint(be.ops->domain_window(be.state, 3, &again, NULL), ==, 0);
+    g_assert_cmpuint(again.base, !=, w1.base);      /* a free window before the released */
+    ksim_free(sim);
+    c.window_bytes = 3ull << 20;
+    g_assert_cmpint(ksim_new(&sim, &c, NULL), !=, 0);
+    c.window_bytes = 1ull << 41;
+    g_assert_cmpint(ksim_new(&sim, &c, NULL), !=, 0);
+}
+
 static void test_memory_errors(void)
 {
     ksim_config c;
@@ -259,9 +297,9 @@ static void test_memory_errors(void)
     ksim_backend(sim, &be);
     kbackend_devptr p, q;
     kbackend_error err;
-    g_assert_cmpint(be.ops->mem_alloc(be.state, 1 << 19, &p, NULL), ==, 0);
-    g_assert_cmpint(be.ops->mem_alloc(be.state, (1 << 19) + 1, &q, &err), ==, KBACKEND_EDEVMEM);
-    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, &q, &err), ==, KBACKEND_EINVAL);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 1 << 19, &p, NULL), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, (1 << 19) + 1, &q, &err), ==, KBACKEND_EDEVMEM);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 0, &q, &err), ==, KBACKEND_EINVAL);
     g_assert_cmpint(be.ops->mem_free(be.state, p + 8, &err), ==, KBACKEND_EINVAL);
     char buf[64];
     done_rec d = {0};
@@ -322,11 +360,11 @@ static void test_modules(void)
     kbackend_module *m;
     kbackend_function *f;
     kbackend_error err;
-    g_assert_cmpint(o->module_load_ptx(e->be.state, "// nothing", 10, &m, &err), ==,
+    g_assert_cmpint(o->module_load_ptx(e->be.state, 0, "// nothing", 10, &m, &err), ==,
                     KBACKEND_EMODULE);
     const char *text = ".version 8.0\n.visible .entry comp(\n.param .u64 p)\n{ ret; }\n"
                        ".visible .entry unknown_kernel()\n{ ret; }\n";
-    g_assert_cmpint(o->module_load_ptx(e->be.state, text, strlen(text), &m, NULL), ==, 0);
+    g_assert_cmpint(o->module_load_ptx(e->be.state, 0, text, strlen(text), &m, NULL), ==, 0);
     kbackend_func_info info;
     g_assert_cmpint(o->function_get(e->be.state, m, "comp", &f, &info, NULL), ==, 0);
     g_assert_cmpuint(info.regs_per_thread, ==, 32);
@@ -435,6 +473,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sim/coverage", test_coverage);
     g_test_add_func("/sim/copies", test_copies);
     g_test_add_func("/sim/memory-errors", test_memory_errors);
+    g_test_add_func("/sim/windows", test_windows);
     g_test_add_func("/sim/failing-kernel", test_failing_kernel);
     g_test_add_func("/sim/trial", test_trial_matches_model);
     g_test_add_func("/sim/modules", test_modules);

@@ -31,7 +31,7 @@ static void env_free(env *e)
 
 static int load(env *e, const char *text, kbackend_error *err)
 {
-    return e->be.ops->module_load_ptx(e->be.state, text, strlen(text), &e->mod, err);
+    return e->be.ops->module_load_ptx(e->be.state, 0, text, strlen(text), &e->mod, err);
 }
 
 static uint64_t mem_in_use(const env *e)

@@ -17,6 +17,7 @@ void kcuda_config_default(kcuda_config *c)
     c->measure_overhead = 1;
     c->slice_overhead_bound = 0.02;
     c->blocking_sync = 1;
+    c->window_bytes = KBACKEND_WINDOW_DEFAULT;
     const char *waves = getenv("KERNELET_CUDA_WAVES");
     c->cap_by_waves = !(waves && !strcmp(waves, "0"));
     c->timed_events = getenv("KERNELET_CUDA_TIMELINE") != NULL;
@@ -167,7 +168,10 @@ static int setup_memory(kcuda *kc, kbackend_error *err)
         cuuint64_t keep = UINT64_MAX;
         cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
     }
-    return 0;
+    /* Module variables stay where the driver puts them, outside the windows. */
+    kc->info.module_vars_outside = 1;
+    return kc->cfg.window_bytes
+               ? kcuda_windows_new(kc->dev, kc->cfg.window_bytes, &kc->windows, err) : 0;
 }
 
 static void kcuda_free_state(kcuda *kc)
@@ -181,6 +185,7 @@ static void kcuda_free_state(kcuda *kc)
         kcuda_timeline_close(kc);
         kcuda_unload_all(kc);
         kcuda_free_all(kc);
+        kcuda_windows_free(kc->windows);
         for (size_t i = 0; i < kc->n_events; i++)
             cuEventDestroy(kc->events[i]);
         if (kc->alloc_stream)
@@ -304,10 +309,19 @@ static const kbackend_ops cuda_ops = {
     .progress = NULL,
     .global_get = kcuda_global_get,
     .module_load_cubin = kcuda_module_load_cubin,
+    .domain_window = kcuda_domain_window,
+    .domain_release = kcuda_domain_release,
 };
 
+/* Without windows (window_bytes 0) the backend offers no domain_window: kernels cannot be
+ * fenced on it. */
 void kcuda_backend(kcuda *kc, kbackend *out)
 {
+    kc->ops = cuda_ops;
+    if (!kc->windows) {
+        kc->ops.domain_window = NULL;
+        kc->ops.domain_release = NULL;
+    }
     if (out)
-        *out = (kbackend){.ops = &cuda_ops, .state = kc};
+        *out = (kbackend){.ops = &kc->ops, .state = kc};
 }

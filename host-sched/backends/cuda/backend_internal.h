@@ -9,6 +9,7 @@
 #include <cuda.h>
 
 #include "alloc_table.h"
+#include "vmm_windows.h"
 #include "cu_error.h"
 #include "cuda_backend.h"
 #include "launch_shape.h"
@@ -129,6 +130,9 @@ struct kcuda {
     kcuda_module_cache *modules;
     kcuda_alloc_table allocs;
     kcuda_alloc_table vars;     /* module variables looked up: copies may reach them */
+    kcuda_windows *windows;     /* per-domain address windows; NULL: none */
+    kbackend_ops ops;           /* what kcuda_backend hands out (domain ops only with
+                                   windows) */
     kcuda_stats stats;
 
     FILE *timeline;             /* KERNELET_CUDA_TIMELINE (timeline.c); NULL: off */
@@ -223,8 +227,12 @@ int kcuda_watchdog_disarm(kcuda *kc, unsigned lane);
 void kcuda_run_profile(kcuda *kc, kcuda_job *job);
 
 /* ops */
-int kcuda_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err);
+int kcuda_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
+                    kbackend_error *err);
 int kcuda_mem_free(void *state, kbackend_devptr ptr, kbackend_error *err);
+int kcuda_domain_window(void *state, uint32_t domain, kbackend_window *out,
+                        kbackend_error *err);
+void kcuda_domain_release(void *state, uint32_t domain);
 int kcuda_copy_h2d(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
                    kbackend_done_fn done, void *user, kbackend_error *err);
 int kcuda_copy_d2h(void *state, void *dst, kbackend_devptr src, uint64_t bytes,
@@ -233,8 +241,8 @@ int kcuda_copy_d2d(void *state, kbackend_devptr dst, kbackend_devptr src, uint64
                    kbackend_done_fn done, void *user, kbackend_error *err);
 int kcuda_memset_d8(void *state, kbackend_devptr dst, uint8_t value, uint64_t bytes,
                     kbackend_done_fn done, void *user, kbackend_error *err);
-int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kbackend_module **out,
-                          kbackend_error *err);
+int kcuda_module_load_ptx(void *state, uint32_t domain, const char *ptx, size_t len,
+                          kbackend_module **out, kbackend_error *err);
 int kcuda_module_load_cubin(void *state, const void *image, size_t len, kbackend_module **out,
                             kbackend_error *err);
 int kcuda_module_unload(void *state, kbackend_module *m, kbackend_error *err);

@@ -91,6 +91,10 @@ typedef struct kcuda_config {
     int carveout;                /* every function's preferred shared-memory carveout, in
                                     percent; -1 (default): the driver's choice per kernel.
                                     KERNELET_CUDA_CARVEOUT=N in the environment sets it */
+    uint64_t window_bytes;       /* address window of each domain (tenant), with the virtual
+                                    memory management API; default KBACKEND_WINDOW_DEFAULT;
+                                    0: none (every allocation from cuMemAlloc; kernels
+                                    cannot be fenced) */
     int keep_profiler;           /* 1 (default): the range profiler stays enabled on the
                                     context after the first profile; 0
                                     (KERNELET_CUDA_PROFILER=close): it is disabled after

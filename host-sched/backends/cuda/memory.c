@@ -6,13 +6,47 @@
 
 static void release(kcuda *kc, kbackend_devptr ptr)
 {
+    if (kcuda_windows_release_ptr(kc->windows, ptr))
+        return;
     if (kc->use_pool)
         cuMemFreeAsync(ptr, kc->alloc_stream);
     else
         cuMemFree(ptr);
 }
 
-int kcuda_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err)
+int kcuda_domain_window(void *state, uint32_t domain, kbackend_window *out,
+                        kbackend_error *err)
+{
+    kcuda *kc = state;
+    if (!kc->windows || !out)
+        return kbackend_fail(err, KBACKEND_EUNSUPPORTED, "no address windows");
+    int rc = kcuda_bind(kc, err);
+    return rc ? rc : kcuda_windows_get(kc->windows, domain, out, err);
+}
+
+void kcuda_domain_release(void *state, uint32_t domain)
+{
+    kcuda *kc = state;
+    if (!kcuda_bind(kc, NULL))
+        kcuda_windows_release(kc->windows, domain);
+}
+
+/* Memory of a domain (> 0) in its window, zeroed. */
+static CUresult alloc_in_window(kcuda *kc, uint32_t domain, uint64_t bytes, CUdeviceptr *p,
+                                kbackend_error *err, int *rc)
+{
+    CUresult r = CUDA_SUCCESS;
+    if ((*rc = kcuda_windows_alloc(kc->windows, domain, bytes, p, err)))
+        return CUDA_SUCCESS;
+    if ((r = cuMemsetD8(*p, 0, bytes)) != CUDA_SUCCESS)
+        kcuda_windows_release_ptr(kc->windows, *p);
+    return r;
+}
+
+/* In the domain's window when the backend has windows (domain 0 has none), else from the
+ * driver or its pool. */
+int kcuda_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
+                    kbackend_error *err)
 {
     kcuda *kc = state;
     if (!out || !bytes)
@@ -26,7 +60,11 @@ int kcuda_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_
     CUresult r;
     /* Zeroed before it is handed out: freed memory goes back to the driver (or the pool)
      * with the last tenant's data in it, and the next tenant must never read that. */
-    if (kc->use_pool) {
+    if (domain && kc->windows) {
+        r = alloc_in_window(kc, domain, bytes, &p, err, &rc);
+        if (rc)
+            return rc;
+    } else if (kc->use_pool) {
         /* the allocation stream only ever holds allocations and frees: this wait is short */
         r = cuMemAllocAsync(&p, bytes, kc->alloc_stream);
         if (r == CUDA_SUCCESS && (r = cuMemsetD8Async(p, 0, bytes, kc->alloc_stream)) != CUDA_SUCCESS)

@@ -128,9 +128,11 @@ static int load_cached(kcuda *kc, const char *ptx, size_t len, int cubin,
     return load_new(kc, ptx, len, cubin, out, err);
 }
 
-int kcuda_module_load_ptx(void *state, const char *ptx, size_t len, kbackend_module **out,
-                          kbackend_error *err)
+/* The domain is not used: without windows the driver places module variables. */
+int kcuda_module_load_ptx(void *state, uint32_t domain, const char *ptx, size_t len,
+                          kbackend_module **out, kbackend_error *err)
 {
+    (void)domain;
     if (!ptx || !out)
         return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     if (len && ptx[len - 1] == '\0')  /* the same text with or without its terminator */

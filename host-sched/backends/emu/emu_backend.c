@@ -47,6 +47,8 @@ struct emu_backend {
     volatile int stop_launch;      /* the running launch's stop flag (the emulator polls
                                       it): set by cancel_all or the watchdog */
     struct emu_watchdog *watchdog; /* the tenants' kernel time limits */
+    kbackend_windows *windows;     /* the upper half of the emulator's addresses, one
+                                      window per domain; domain 0 has the lower half */
 };
 
 static uint64_t mono_ns(void)
@@ -222,6 +224,7 @@ static void emu_destroy(void *state)
     pthread_join(b->worker, NULL);
     emu_watchdog_free(b->watchdog);
     kemu_device_destroy(b->dev);
+    kbackend_windows_free(b->windows);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->cond);
     pthread_cond_destroy(&b->idle);
@@ -260,12 +263,48 @@ static uint64_t emu_now(void *state)
     return mono_ns();
 }
 
-static int emu_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err)
+/* Where the memory of domain lives: its window, or for domain 0 the lower half. */
+static int domain_range(struct emu_backend *b, uint32_t domain, kemu_range *out,
+                        kbackend_error *err)
+{
+    uint64_t base, size;
+    kbackend_window w;
+
+    kemu_mem_span(&base, &size);
+    if (domain == 0) {
+        *out = (kemu_range){.lo = base, .hi = base + size / 2};
+        return 0;
+    }
+    int rc = kbackend_windows_get(b->windows, domain, &w, err);
+    if (!rc)
+        *out = (kemu_range){.lo = w.base, .hi = w.base + w.size};
+    return rc;
+}
+
+static int emu_domain_window(void *state, uint32_t domain, kbackend_window *out,
+                             kbackend_error *err)
+{
+    if (!domain || !out)
+        return kbackend_fail(err, KBACKEND_EINVAL, "domain 0 has no window");
+    return kbackend_windows_get(((struct emu_backend *)state)->windows, domain, out, err);
+}
+
+static void emu_domain_release(void *state, uint32_t domain)
+{
+    kbackend_windows_release(((struct emu_backend *)state)->windows, domain);
+}
+
+static int emu_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
+                         kbackend_error *err)
 {
     struct emu_backend *b = state;
     kemu_error e = {0};
-    int rc = kemu_mem_alloc(b->dev, bytes, out, &e);
+    kemu_range in;
+    int rc = domain_range(b, domain, &in, err);
 
+    if (rc)
+        return rc;
+    rc = kemu_mem_alloc_in(b->dev, &in, bytes, out, &e);
     return rc ? from_kemu(rc, &e, err) : 0;
 }
 
@@ -330,14 +369,18 @@ static int emu_memset_d8(void *state, kbackend_devptr dst, uint8_t value, uint64
     return submit(state, j);
 }
 
-static int emu_module_load(void *state, const char *ptx, size_t len, kbackend_module **out,
-                           kbackend_error *err)
+static int emu_module_load(void *state, uint32_t domain, const char *ptx, size_t len,
+                           kbackend_module **out, kbackend_error *err)
 {
     struct emu_backend *b = state;
     kemu_error e = {0};
     kemu_module *m;
-    int rc = kemu_module_load(b->dev, ptx, len, &m, &e);
+    kemu_range in;
+    int rc = domain_range(b, domain, &in, err);
 
+    if (rc)
+        return rc;
+    rc = kemu_module_load_in(b->dev, &in, ptx, len, &m, &e);
     if (rc)
         return from_kemu(rc, &e, err);
     *out = (kbackend_module *)m;
@@ -435,25 +478,39 @@ static const kbackend_ops emu_ops = {
     .launch = emu_launch,
     .global_get = emu_global_get,
     .cancel_all = emu_cancel_all,
+    .domain_window = emu_domain_window,
+    .domain_release = emu_domain_release,
 };
 
-int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
+int kd_emu_backend_open(kbackend *out, uint64_t window_bytes, char *err, size_t errlen)
 {
     struct emu_backend *b = calloc(1, sizeof(*b));
     kemu_error e = {0};
+    kbackend_error be = {0};
+    uint64_t base, size;
 
     if (!b) {
         snprintf(err, errlen, "emu: out of memory");
         return -1;
     }
+    kemu_mem_span(&base, &size);
+    if (kbackend_windows_new(base + size / 2, size / 2,
+                             window_bytes ? window_bytes : KBACKEND_WINDOW_DEFAULT,
+                             &b->windows, &be)) {
+        snprintf(err, errlen, "emu: %s", be.msg);
+        free(b);
+        return -1;
+    }
     if (emu_watchdog_new(&b->watchdog) != 0) {
         snprintf(err, errlen, "emu: cannot start the kernel time limit's thread");
+        kbackend_windows_free(b->windows);
         free(b);
         return -1;
     }
     if (kemu_device_create(NULL, &b->dev, &e) != 0) {
         snprintf(err, errlen, "emu: %s", e.message);
         emu_watchdog_free(b->watchdog);
+        kbackend_windows_free(b->windows);
         free(b);
         return -1;
     }
@@ -464,6 +521,7 @@ int kd_emu_backend_open(kbackend *out, char *err, size_t errlen)
         snprintf(err, errlen, "emu: cannot start the worker thread");
         emu_watchdog_free(b->watchdog);
         kemu_device_destroy(b->dev);
+        kbackend_windows_free(b->windows);
         free(b);
         return -1;
     }

@@ -11,7 +11,8 @@
 
 /* 0, or -1 with a message in err. The backend's destroy frees it. A launch (one slice)
  * that runs longer than its kbackend_slice.time_limit_ns (the tenant's kernel time limit;
- * 0 = none) is stopped and fails with a message naming the limit. */
-int kd_emu_backend_open(kbackend *out, char *err, size_t errlen);
+ * 0 = none) is stopped and fails with a message naming the limit. Each domain's memory
+ * lives in an address window of window_bytes (0: KBACKEND_WINDOW_DEFAULT). */
+int kd_emu_backend_open(kbackend *out, uint64_t window_bytes, char *err, size_t errlen);
 
 #endif

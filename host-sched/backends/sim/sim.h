@@ -55,6 +55,8 @@ typedef struct ksim_config {
                                     backend; the profile takes no simulated time; default 0
                                     (it runs none) */
     uint64_t seed;               /* for profile_error */
+    uint64_t window_bytes;       /* address window of each domain (tenant), a power of two;
+                                    default KBACKEND_WINDOW_DEFAULT */
 } ksim_config;
 
 /* Which blocks of one launch (tag) ran, from ksim_coverage. */

@@ -24,6 +24,7 @@ void ksim_config_default(ksim_config *c)
     c->mem_bytes = 80ull << 30;
     c->back_memory = 1;
     c->track_coverage = 1;
+    c->window_bytes = KBACKEND_WINDOW_DEFAULT;
 }
 
 static int config_check(const ksim_config *c, ksched_err *err)
@@ -65,6 +66,13 @@ int ksim_new(ksim **out, const ksim_config *cfg, ksched_err *err)
     s->lanes = calloc(cfg->lanes, sizeof(*s->lanes));
     s->active = calloc(cfg->lanes, sizeof(*s->active));
     char msg[256] = "";
+    kbackend_error we = {0};
+    if (kbackend_windows_new(SIM_WINDOW_SPAN_BASE, SIM_WINDOW_SPAN, cfg->window_bytes,
+                             &s->windows, &we)) {
+        ksim_free(s);
+        return ksched_fail(err, we.code == KBACKEND_ENOMEM ? KSCHED_ENOMEM : KSCHED_EINVAL,
+                           "sim: %s", we.msg);
+    }
     if (!s->lanes || !s->active ||
         kmodel_ctx_new(&s->model, &s->cfg.gpu, &s->cfg.model, msg, sizeof(msg))) {
         ksim_free(s);
@@ -103,6 +111,7 @@ void ksim_free(ksim *s)
     free(s->lanes);
     free(s->active);
     sim_mem_release_all(s);
+    kbackend_windows_free(s->windows);
     sim_coverage_free(s);
     kmodel_ctx_free(s->model);
     free(s);
@@ -318,6 +327,8 @@ static const kbackend_ops sim_ops = {
     .trial = sim_trial,
     .progress = sim_progress,
     .global_get = sim_global_get,
+    .domain_window = sim_domain_window,
+    .domain_release = sim_domain_release,
 };
 
 void ksim_backend(ksim *s, kbackend *out)

@@ -141,7 +141,8 @@ struct ksim {
     job *profiles_head, *profiles_tail;
     uint64_t in_flight;     /* accepted jobs not yet completed */
     krange_table allocs;        /* sim_alloc */
-    uint64_t next_addr;
+    uint64_t next_addr;         /* bump pointer of domain 0 (below the windows) */
+    kbackend_windows *windows;  /* of the other domains (first fit inside) */
     tag_ranges *tags;
     size_t n_tags, cap_tags;     /* open addressing by tag */
     ksim_stats stats;
@@ -168,7 +169,8 @@ int sim_scan_init(const char *ptx, size_t len, const sim_scan *sc, unsigned i,
 
 /* sim_module.c: modules, functions, module variables */
 int sim_kernel_index(const ksim *s, const char *entry, size_t len);
-int sim_module_load(void *state, const char *ptx, size_t len, kbackend_module **out,
+int sim_module_load(void *state, uint32_t domain, const char *ptx, size_t len,
+                    kbackend_module **out,
                     kbackend_error *err);
 int sim_module_unload(void *state, kbackend_module *m, kbackend_error *err);
 int sim_function_get(void *state, kbackend_module *m, const char *entry, kbackend_function **out,
@@ -178,7 +180,13 @@ int sim_global_get(void *state, kbackend_module *m, const char *name, kbackend_d
 
 /* sim_memory.c */
 sim_alloc *sim_find_alloc(ksim *s, uint64_t addr, uint64_t bytes);
-int sim_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err);
+/* Domains other than 0 allocate in their windows, in [SIM_WINDOW_SPAN_BASE, + SPAN). */
+#define SIM_WINDOW_SPAN_BASE (1ull << 46)
+#define SIM_WINDOW_SPAN (1ull << 46)
+int sim_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
+                  kbackend_error *err);
+int sim_domain_window(void *state, uint32_t domain, kbackend_window *out, kbackend_error *err);
+void sim_domain_release(void *state, uint32_t domain);
 int sim_mem_free(void *state, kbackend_devptr ptr, kbackend_error *err);
 void sim_mem_release_all(ksim *s);
 void sim_copy_apply(ksim *s, job *j);

@@ -13,7 +13,41 @@ sim_alloc *sim_find_alloc(ksim *s, uint64_t addr, uint64_t bytes)
     return krange_find(&s->allocs, addr, bytes);
 }
 
-int sim_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_error *err)
+int sim_domain_window(void *state, uint32_t domain, kbackend_window *out, kbackend_error *err)
+{
+    if (!domain)
+        return kbackend_fail(err, KBACKEND_EINVAL, "domain 0 has no window");
+    return kbackend_windows_get(((ksim *)state)->windows, domain, out, err);
+}
+
+void sim_domain_release(void *state, uint32_t domain)
+{
+    kbackend_windows_release(((ksim *)state)->windows, domain);
+}
+
+/* Where an allocation of span bytes (its gap after included) goes: domain 0 bumps a
+ * pointer below the windows; the others take the first fit in their window, with a gap
+ * before it too (the first fit starts right at the end of the allocation before). */
+static int place(ksim *s, uint32_t domain, uint64_t span, uint64_t *addr, kbackend_error *err)
+{
+    kbackend_window w;
+    if (!domain) {
+        *addr = s->next_addr ? s->next_addr : BASE_ADDR;
+        if (span > SIM_WINDOW_SPAN_BASE - *addr)
+            return kbackend_fail(err, KBACKEND_EDEVMEM, "device addresses used up");
+        s->next_addr = *addr + span;
+        return 0;
+    }
+    int rc = kbackend_windows_get(s->windows, domain, &w, err);
+    if (!rc && krange_first_fit(&s->allocs, w.base, w.base + w.size, span + ALIGN, ALIGN, addr))
+        rc = kbackend_fail(err, KBACKEND_EDEVMEM, "the address window of domain %u is full",
+                           domain);
+    *addr += ALIGN;
+    return rc;
+}
+
+int sim_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
+                  kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
@@ -29,14 +63,19 @@ int sim_mem_alloc(void *state, uint64_t bytes, kbackend_devptr *out, kbackend_er
     if (s->cfg.back_memory && !(data = calloc(1, bytes)))
         return kbackend_fail(err, KBACKEND_ENOMEM, "no host memory to back %llu bytes",
                           (unsigned long long)bytes);
-    uint64_t addr = s->next_addr ? s->next_addr : BASE_ADDR;
+    uint64_t addr = 0, span = (bytes + ALIGN - 1) / ALIGN * ALIGN + ALIGN; /* a gap catches
+                                                                              overruns */
+    int rc = place(s, domain, span, &addr, err);
+    if (rc) {
+        free(data);
+        return rc;
+    }
     sim_alloc *a = krange_insert(&s->allocs, addr, bytes);
     if (!a) {
         free(data);
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     }
     a->data = data;
-    s->next_addr = addr + (bytes + ALIGN - 1) / ALIGN * ALIGN + ALIGN; /* a gap catches overruns */
     s->stats.mem_in_use += bytes;
     *out = addr;
     return 0;

@@ -25,8 +25,8 @@ static void module_free(ksim *s, struct kbackend_module *m)
     free(m);
 }
 
-int sim_module_load(void *state, const char *ptx, size_t len, kbackend_module **out,
-                    kbackend_error *err)
+int sim_module_load(void *state, uint32_t domain, const char *ptx, size_t len,
+                    kbackend_module **out, kbackend_error *err)
 {
     ksim *s = state;
     if (s->lost)
@@ -40,7 +40,7 @@ int sim_module_load(void *state, const char *ptx, size_t len, kbackend_module **
     if (!rc && m->text.n_entries && !(m->fns = calloc(m->text.n_entries, sizeof(*m->fns))))
         rc = kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     for (unsigned i = 0; !rc && i < m->text.n_vars; i++)
-        rc = sim_mem_alloc(s, m->text.vars[i].bytes, &m->text.vars[i].addr, err);
+        rc = sim_mem_alloc(s, domain, m->text.vars[i].bytes, &m->text.vars[i].addr, err);
     for (unsigned i = 0; !rc && i < m->text.n_vars; i++) {
         /* initial values, once every variable has its address (generic(var) takes it) */
         sim_alloc *a = sim_find_alloc(s, m->text.vars[i].addr, m->text.vars[i].bytes);

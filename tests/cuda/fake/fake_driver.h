@@ -23,6 +23,10 @@
  *   each load; cuModuleGetGlobal gives it. Kernels do not touch them.
  * - A launch whose packed parameter block is not exactly the kernel's size is refused with
  *   CUDA_ERROR_INVALID_VALUE, as the real driver does.
+ * - Virtual memory management (fake_vmm.c): granularity 2 MiB; cuMemAddressReserve keeps
+ *   host address space (aligned as asked) without access, cuMemCreate makes a memfd full
+ *   of 0xa5 bytes (last user's data), cuMemMap puts it at the address, cuMemSetAccess
+ *   opens it; copies and memsets then reach it like cuMemAlloc's memory.
  */
 #ifndef KERNELET_TESTS_FAKE_DRIVER_H
 #define KERNELET_TESTS_FAKE_DRIVER_H
@@ -55,6 +59,14 @@ void fake_driver_stats(fake_stats *out);
 /* The next n cuEventQuery calls answer CUDA_ERROR_NOT_READY (work still running, as far as
  * a poller can tell); a cuEventSynchronize ends that. */
 void fake_driver_events_busy(unsigned n);
+
+typedef struct fake_vmm_stats {
+    unsigned reservations;      /* address ranges reserved and not freed */
+    unsigned handles;           /* physical allocations not released */
+    unsigned mappings;          /* mappings not unmapped */
+} fake_vmm_stats;
+
+void fake_vmm_get_stats(fake_vmm_stats *out);
 
 
 #endif

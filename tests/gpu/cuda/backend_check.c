@@ -66,7 +66,7 @@ static int load_test_kernels(kbackend be, test_kernels *k, char *msg, size_t msg
         return 1;
     kbackend_error e = {0};
     void *st = be.state;
-    int rc = be.ops->module_load_ptx(st, text, len, &k->mod, &e) ||
+    int rc = be.ops->module_load_ptx(st, 0, text, len, &k->mod, &e) ||
              be.ops->function_get(st, k->mod, "count_blocks", &k->count, NULL, &e) ||
              be.ops->function_get(st, k->mod, "count_blocks__kslice", &k->count_sliced, NULL,
                                   &e) ||
@@ -98,7 +98,7 @@ static int zeroed_counts(kbackend be, size_t n, kbackend_devptr *d)
     bc_waiter_init(&w);
     bc_ticket t = {.w = &w};
     kbackend_error e = {0};
-    if (be.ops->mem_alloc(be.state, n * 4, d, &e) ||
+    if (be.ops->mem_alloc(be.state, 0, n * 4, d, &e) ||
         be.ops->memset_d8(be.state, *d, 0, n * 4, bc_done, &t, &e)) {
         bc_fail("counters: %s", e.msg);
         return 1;
@@ -189,7 +189,7 @@ static void check_modules(kbackend be)
     kcuda_get_stats(be.state, &before);
     kbackend_module *m = NULL;
     kbackend_error e = {0};
-    if (!text || be.ops->module_load_ptx(be.state, text, len, &m, &e))
+    if (!text || be.ops->module_load_ptx(be.state, 0, text, len, &m, &e))
         bc_fail("module reload: %s", text ? e.msg : msg);
     kcuda_get_stats(be.state, &after);
     if (m && (after.modules_compiled != before.modules_compiled ||
@@ -200,7 +200,7 @@ static void check_modules(kbackend be)
     free(text);
     const char bad[] = ".version 7.5\n.target sm_75\n.address_size 64\n"
                        ".visible .entry broken()\n{\n    mov.u32 %r1, 1;\n    ret;\n}\n";
-    int rc = be.ops->module_load_ptx(be.state, bad, strlen(bad), &m, &e);
+    int rc = be.ops->module_load_ptx(be.state, 0, bad, strlen(bad), &m, &e);
     if (rc != KBACKEND_EMODULE)
         bc_fail("bad PTX: code %d, want KBACKEND_EMODULE", rc);
     printf("bad PTX refused: %s\n", e.msg);
@@ -232,7 +232,7 @@ static void check_module_variables(kbackend be)
     kbackend_error e = {0};
     int ok = 1;
     for (int i = 0; i < 2 && ok; i++)
-        ok = !be.ops->module_load_ptx(be.state, text, strlen(text), &m[i], &e) &&
+        ok = !be.ops->module_load_ptx(be.state, 0, text, strlen(text), &m[i], &e) &&
              !be.ops->global_get(be.state, m[i], "counter", &v[i], &bytes[i], &e) &&
              !copy_wait(be, 1, v[i], &in[i], 4);
     for (int i = 0; i < 2 && ok; i++)

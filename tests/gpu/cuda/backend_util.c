@@ -124,7 +124,7 @@ static int load_module(bc_run *r, const char *dir, char *msg, size_t msglen)
     snprintf(sliced_name, sizeof(sliced_name), "%s%s", r->k->entry, KBACKEND_SLICE_SUFFIX);
     kbackend_error e = {0};
     const kbackend_ops *o = r->be.ops;
-    int rc = o->module_load_ptx(r->be.state, text, sliced_len, &r->mod, &e) ||
+    int rc = o->module_load_ptx(r->be.state, 0, text, sliced_len, &r->mod, &e) ||
              o->function_get(r->be.state, r->mod, r->k->entry, &r->fn, NULL, &e) ||
              o->function_get(r->be.state, r->mod, sliced_name, &r->sliced, NULL, &e);
     free(text);
@@ -143,7 +143,7 @@ static int copy_inputs(bc_run *r, char *msg, size_t msglen)
     const kbackend_ops *o = r->be.ops;
     for (unsigned b = 0; b < r->in.n_buffers; b++) {
         const kw_buffer *buf = &r->in.buffers[b];
-        if (o->mem_alloc(r->be.state, buf->size, &r->dev[b], &e)) {
+        if (o->mem_alloc(r->be.state, 0, buf->size, &r->dev[b], &e)) {
             snprintf(msg, msglen, "allocation: %.200s", e.msg);
             return 1;
         }

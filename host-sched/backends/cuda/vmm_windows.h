@@ -1,0 +1,34 @@
+/* Address windows of domains on the GPU (executor.h, "Domains"), with the CUDA virtual
+ * memory management API: each domain's window is one reservation of window_bytes of
+ * device addresses aligned to its size (cuMemAddressReserve), and each allocation of the
+ * domain is physical memory (cuMemCreate) mapped into a free part of it (cuMemMap,
+ * cuMemSetAccess), in multiples of the allocation granularity. Module variables are still
+ * placed by the driver, outside the windows (kbackend_device_info.module_vars_outside).
+ * Thread-safe (its own lock): frees come from the caller and from the queue threads. */
+#ifndef KERNELET_CUDA_VMM_WINDOWS_H
+#define KERNELET_CUDA_VMM_WINDOWS_H
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include "kernelet/executor.h"
+
+typedef struct kcuda_windows kcuda_windows;
+
+/* Windows of window_bytes (kbackend_window_size_valid) on device dev. */
+int kcuda_windows_new(CUdevice dev, uint64_t window_bytes, kcuda_windows **out,
+                      kbackend_error *err);
+/* Unmaps and releases everything; the context must be current. */
+void kcuda_windows_free(kcuda_windows *w);
+/* The window of domain (> 0), reserved on first use. */
+int kcuda_windows_get(kcuda_windows *w, uint32_t domain, kbackend_window *out,
+                      kbackend_error *err);
+/* bytes of new device memory in domain's window (not cleared). */
+int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, CUdeviceptr *out,
+                        kbackend_error *err);
+/* Unmaps and releases the allocation at p: 1 when p was one of the windows', else 0. */
+int kcuda_windows_release_ptr(kcuda_windows *w, CUdeviceptr p);
+/* domain's window, when nothing is mapped in it any more, goes back to the driver. */
+void kcuda_windows_release(kcuda_windows *w, uint32_t domain);
+
+#endif

@@ -1,0 +1,240 @@
+/* What the fencing pass can confine: which instructions touch global memory and how, and
+ * whether a whole entry (with everything it calls) can be fenced. Anything that may reach
+ * global memory in a way the pass does not rewrite makes the entry unfenceable: unknown
+ * never means "run unfenced". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptx_internal.h"
+
+/* The instructions whose address operands the pass masks. */
+static bool fenceable_opcode(const char *op)
+{
+    return !strcmp(op, "ld") || !strcmp(op, "ldu") || !strcmp(op, "st") ||
+           !strcmp(op, "atom") || !strcmp(op, "red");
+}
+
+static bool has_address(const kptx_instr *in)
+{
+    for (unsigned i = 0; i < in->n_ops; i++)
+        if (in->ops[i].kind == KPTX_OPND_ADDRESS)
+            return true;
+    return false;
+}
+
+kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, const char *sym)
+{
+    for (unsigned i = 0; i < fn->n_stmts; i++)
+        if (fn->stmts[i].kind == KPTX_STMT_VAR && !strcmp(fn->stmts[i].u.var.name, sym))
+            return fn->stmts[i].u.var.space;
+    for (unsigned i = 0; i < m->n_items; i++)
+        if (m->items[i].kind == KPTX_ITEM_VAR && !strcmp(m->items[i].u.var.name, sym))
+            return m->items[i].u.var.space;
+    return KPTX_SPACE_NONE;
+}
+
+/* Whether every address of in has a base the pass can rewrite: a register, a number, or a
+ * variable whose address it can take (a .global one; for generic accesses also .shared,
+ * .local and .const ones, through cvta). */
+static bool bases_known(const kptx_module *m, const kptx_function *fn, const kptx_instr *in,
+                        bool generic)
+{
+    for (unsigned i = 0; i < in->n_ops; i++) {
+        const kptx_operand *o = &in->ops[i];
+        if (o->kind != KPTX_OPND_ADDRESS)
+            continue;
+        if (o->n_elems != 1)
+            return false;
+        if (o->elems[0].kind != KPTX_OPND_SYMBOL)
+            continue;
+        kptx_space sp = kptx_symbol_space(m, fn, o->elems[0].name);
+        if (sp != KPTX_SPACE_GLOBAL && (!generic || (sp != KPTX_SPACE_SHARED &&
+                                                     sp != KPTX_SPACE_LOCAL &&
+                                                     sp != KPTX_SPACE_CONST)))
+            return false;
+    }
+    return true;
+}
+
+kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn,
+                                   const kptx_instr *in)
+{
+    if (!has_address(in))
+        return KPTX_FENCE_NONE;
+    bool global = false, other = false;
+    for (unsigned i = 0; i < in->n_mods; i++) {
+        const char *mod = in->mods[i];
+        const char *sub = strstr(mod, "::");     /* .shared::cta, .shared::cluster */
+        kptx_space sp = kptx_space_of(mod, sub ? (size_t)(sub - mod) : strlen(mod));
+        global |= sp == KPTX_SPACE_GLOBAL;
+        other |= sp == KPTX_SPACE_SHARED || sp == KPTX_SPACE_LOCAL || sp == KPTX_SPACE_CONST ||
+                 sp == KPTX_SPACE_PARAM;
+    }
+    if (!fenceable_opcode(in->opcode))
+        return global || !other ? KPTX_FENCE_NEVER : KPTX_FENCE_NONE;
+    if (other && !global)
+        return KPTX_FENCE_NONE;
+    if (!bases_known(m, fn, in, !global))
+        return KPTX_FENCE_NEVER;
+    return global ? KPTX_FENCE_GLOBAL : KPTX_FENCE_GENERIC;
+}
+
+/* The first instruction of fn the pass cannot fence, or NULL; *touches gets whether fn
+ * touches global memory at all. */
+static const kptx_stmt *first_unfenceable(const kptx_module *m, const kptx_function *fn,
+                                          bool *touches)
+{
+    *touches = false;
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        if (s->kind != KPTX_STMT_INSTR)
+            continue;
+        kptx_fence_kind k = kptx_fence_kind_of(m, fn, &s->u.instr);
+        *touches |= k != KPTX_FENCE_NONE;
+        if (k == KPTX_FENCE_NEVER)
+            return s;
+    }
+    return NULL;
+}
+
+static void describe_instr(const kptx_stmt *s, char *why, size_t len)
+{
+    char name[96];
+    size_t n = (size_t)snprintf(name, sizeof name, "%s", s->u.instr.opcode);
+    for (unsigned i = 0; i < s->u.instr.n_mods && n < sizeof name; i++)
+        n += (size_t)snprintf(name + n, sizeof name - n, "%s", s->u.instr.mods[i]);
+    snprintf(why, len, "%s (line %u) may touch global memory in a way the fence does not "
+             "cover", name, s->line);
+}
+
+/* A module variable an operand of in names that the kernel cannot reach when module
+ * variables lie outside the window: any use of a .global one, and the address of a
+ * .const one (only ld.const reads those in their own space). NULL when none. */
+static const char *outside_var(const kptx_module *m, const kptx_function *fn,
+                               const kptx_operand *o, bool const_load)
+{
+    if (o->kind == KPTX_OPND_SYMBOL) {
+        kptx_space sp = kptx_symbol_space(m, fn, o->name);
+        bool module_var = false;
+        for (unsigned i = 0; i < fn->n_stmts && !module_var; i++)
+            module_var = fn->stmts[i].kind == KPTX_STMT_VAR &&
+                         !strcmp(fn->stmts[i].u.var.name, o->name);
+        if (!module_var && (sp == KPTX_SPACE_GLOBAL || (sp == KPTX_SPACE_CONST && !const_load)))
+            return o->name;
+    }
+    for (unsigned i = 0; i < o->n_elems; i++) {
+        const char *v = outside_var(m, fn, &o->elems[i], const_load);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+static bool is_const_load(const kptx_instr *in)
+{
+    for (unsigned i = 0; i < in->n_mods; i++)
+        if (!strcmp(in->mods[i], ".const"))
+            return !strcmp(in->opcode, "ld") || !strcmp(in->opcode, "ldu");
+    return false;
+}
+
+static void judge_vars(const kptx_module *m, const kptx_function *fn, char *why, size_t len)
+{
+    for (unsigned i = 0; i < fn->n_stmts && !why[0]; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        for (unsigned k = 0; s->kind == KPTX_STMT_INSTR && k < s->u.instr.n_ops; k++) {
+            const char *v = outside_var(m, fn, &s->u.instr.ops[k], is_const_load(&s->u.instr));
+            if (v) {
+                snprintf(why, len, "uses the module variable %s, which lies outside the "
+                         "tenant's window on this backend", v);
+                return;
+            }
+        }
+    }
+}
+
+/* Functions without a body that write no memory by address: printf and assert read their
+ * strings (unfenced) but print them to the daemon's output, never to a tenant. free is not
+ * one of them: with malloc refused it could only corrupt the shared device heap. */
+static bool harmless_extern(const char *name)
+{
+    return !strcmp(name, "vprintf") || !strcmp(name, "__assertfail");
+}
+
+/* Everything root can call: a device function that touches global memory is not fenced
+ * (the window would have to be passed to it), and an external one cannot be looked at. */
+static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigned root,
+                          const bool *reach, unsigned flags, char *why, size_t len)
+{
+    for (unsigned i = 0; i < an->n_fns && !why[0]; i++) {
+        const kptx_function *f = an->facts[i].fn;
+        bool touches;
+        if (!reach[i] || i == root)
+            continue;
+        if (!strcmp(f->name, "malloc") || !strcmp(f->name, "free"))
+            snprintf(why, len, "calls %s: the device heap lies outside the tenant's window",
+                     f->name);
+        else if (!f->has_body && !harmless_extern(f->name))
+            snprintf(why, len, "calls the external function %s", f->name);
+        else if (f->has_body && (first_unfenceable(m, f, &touches) || touches))
+            snprintf(why, len, "calls %s, which touches global memory (device functions "
+                     "are not fenced)", f->name);
+        else if (f->has_body && (flags & KPTX_FENCE_VARS_OUTSIDE))
+            judge_vars(m, f, why, len);
+    }
+}
+
+void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,
+                      unsigned flags, char *why, size_t len)
+{
+    const kptx_function *fn = an->facts[root].fn;
+    bool touches;
+    why[0] = '\0';
+    if (!fn->is_entry || !fn->has_body) {
+        snprintf(why, len, "%s is not a kernel with a body", fn->name);
+        return;
+    }
+    if (m->address_size != 64) {
+        snprintf(why, len, "32-bit addresses (.address_size %u)", m->address_size);
+        return;
+    }
+    const kptx_stmt *bad = first_unfenceable(m, fn, &touches);
+    if (bad) {
+        describe_instr(bad, why, len);
+        return;
+    }
+    if ((uint64_t)kptx_fence_param_offset(fn->param_bytes) + 8 * KPTX_FENCE_EXTRA_PARAMS >
+        kptx_param_limit(m)) {
+        snprintf(why, len, "parameters (%u bytes) leave no room for the window parameters",
+                 fn->param_bytes);
+        return;
+    }
+    if (flags & KPTX_FENCE_VARS_OUTSIDE)
+        judge_vars(m, fn, why, len);
+    if (why[0])
+        return;
+    bool *reach = calloc(an->n_fns, sizeof *reach);
+    if (!reach) {
+        snprintf(why, len, "out of memory while checking what it calls");
+        return;
+    }
+    kptx_reachable(an, root, reach);
+    judge_callees(m, an, root, reach, flags, why, len);
+    free(reach);
+}
+
+int kptx_fence_verdict(const kptx_module *m, const char *name, unsigned flags, char *why,
+                       size_t len, kptx_error *err)
+{
+    if (!m || !name || !why || !len)
+        return kptx_fail(err, KPTX_EINVAL, 0, 0, "NULL argument");
+    const kptx_analysis *an = kptx_module_analysis(m, err);
+    if (!an)
+        return KPTX_ENOMEM;
+    int k = kptx_analysis_find(an, name);
+    if (k < 0)
+        return kptx_fail(err, KPTX_ENOTFOUND, 0, 0, "no function %s", name);
+    kptx_fence_judge(m, an, (unsigned)k, flags, why, len);
+    return 0;
+}

@@ -1,0 +1,100 @@
+/* Memory fencing of tenants' kernels (docs/SECURITY.md): every PTX module is rewritten by
+ * the fencing pass (kptx_fence_module) before it is sliced, so that its kernels reach
+ * only their tenant's address window; each launch of a fenced kernel gets the window as
+ * two more parameters. A kernel the pass cannot fence, and a SASS-only kernel (a cubin,
+ * which has no PTX to rewrite), are refused with CUDA_ERROR_NOT_SUPPORTED unless the
+ * operator turned fencing off (kerneletd --no-fence). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernelet/ptx.h"
+#include "server_internal.h"
+
+/* Whether the tenant's text already has entry's sliced variant: the scheduler would
+ * launch that one in its place, and the slicer leaves it as the tenant wrote it. */
+static bool has_own_variant(const kptx_module *m, const char *entry)
+{
+    char name[KERNELET_MAX_SYMBOL + sizeof(KPTX_SLICE_SUFFIX)];
+
+    return kptx_slice_name(entry, name, sizeof(name)) != 0 || kptx_find_function(m, name);
+}
+
+int ks_fence_module(const struct ks_conn *c, kptx_module *m, struct ks_module *mod)
+{
+    kptx_error perr;
+    char why[192];
+    unsigned flags = c->srv->cfg.device.module_vars_outside ? KPTX_FENCE_VARS_OUTSIDE : 0;
+
+    for (unsigned i = 0; i < mod->n_entries; i++) {
+        if (kptx_fence_verdict(m, mod->entries[i].name, flags, why, sizeof(why), &perr) != 0)
+            return -1;
+        if (!why[0] && has_own_variant(m, mod->entries[i].name))
+            snprintf(why, sizeof(why), "the module brings its own %s%s, which would run in "
+                     "its place unfenced", mod->entries[i].name, KPTX_SLICE_SUFFIX);
+        if (why[0] && !(mod->entries[i].unfenced = strdup(why)))
+            return -1;
+    }
+    return kptx_fence_module(m, flags, NULL, &perr) == 0 ? 0 : -1;
+}
+
+/* Why f cannot run fenced, or NULL when it can. */
+static const char *unfenced_reason(const struct ks_conn *c, const struct ks_function *f)
+{
+    const struct ks_obj *mo = ks_handle_get(&c->handles, f->module, KS_MODULE);
+    const struct ks_module *m = mo ? &mo->u.module : NULL;
+
+    if (!m || f->entry >= m->n_entries)
+        return "its module is gone";
+    if (m->cubin_arch)
+        return "SASS-only kernel (a cubin without PTX)";
+    return m->entries[f->entry].unfenced;
+}
+
+void ks_fence_function(const struct ks_conn *c, struct ks_function *f)
+{
+    f->fenced = !c->srv->cfg.no_fence && !unfenced_reason(c, f);
+    f->fence_refused = !c->srv->cfg.no_fence && !f->fenced;
+}
+
+uint32_t ks_fence_refuse_launch(struct ks_conn *c, struct ks_function *f)
+{
+    const struct ks_obj *mo = ks_handle_get(&c->handles, f->module, KS_MODULE);
+    const struct ks_module *m = mo ? &mo->u.module : NULL;
+    const char *name = m && f->entry < m->n_entries ? m->entries[f->entry].name : "?";
+    const char *why = unfenced_reason(c, f);
+
+    /* once per function: a program may retry in a loop */
+    if (!f->refusal_logged)
+        fprintf(stderr, "kerneletd: tenant %s (pid %u, context %u): launch of %s refused: it "
+                "cannot be fenced: %s: CUDA_ERROR_NOT_SUPPORTED (kerneletd --no-fence runs "
+                "such kernels unfenced)\n", c->name, (unsigned)c->cred.pid, c->context, name,
+                why ? why : "?");
+    f->refusal_logged = true;
+    return KS_CUDA_NOT_SUPPORTED;
+}
+
+uint32_t ks_fence_params(struct ks_conn *c, const void *params, uint32_t size, void **out,
+                         uint32_t *out_size)
+{
+    kbackend_window w;
+    ksched_err err;
+    uint32_t off = kptx_fence_param_offset(size);
+    uint64_t fence[KPTX_FENCE_EXTRA_PARAMS];
+    uint8_t *p;
+    int rc = ksched_tenant_window(c->srv->cfg.sched, c->tenant, &w, &err);
+
+    if (rc == KSCHED_EUNSUPPORTED)
+        return KS_CUDA_NOT_SUPPORTED;
+    if (rc)
+        return ks_cuda_of(rc, err.msg);
+    if (!(p = calloc(1, off + sizeof(fence))))
+        return KS_CUDA_OUT_OF_MEMORY;
+    memcpy(p, params, size);
+    fence[0] = w.base;
+    fence[1] = w.size - 1;
+    memcpy(p + off, fence, sizeof(fence));
+    *out = p;
+    *out_size = off + (uint32_t)sizeof(fence);
+    return KS_CUDA_SUCCESS;
+}

@@ -1,0 +1,265 @@
+/* kerneletd against a tenant whose kernels reach for another tenant's memory (issue 15,
+ * memory fencing). Tenant A writes a secret into its allocation; tenant B launches a
+ * kernel given A's pointer that copies A's words into B's buffer and then overwrites
+ * them. With fencing (the default) B's kernel is confined to B's own address window: B
+ * never sees the secret, A's bytes are unchanged, the daemon stays up and a bystander is
+ * served. With --no-fence the same attack succeeds, which shows that the test can fail.
+ *   test_kerneletd_fence KERNELETD --tap */
+#define _GNU_SOURCE
+#include <glib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon_util.h"
+#include "kernelet/protocol.h"
+#include "server_harness.h"
+
+enum { WORDS = 256, THREADS = 32 };     /* client_launches runs 8 blocks */
+#define SECRET 0x5ec2e700u
+
+static const char *kerneletd;
+
+/* steal(u64 victim, u64 out): out[i] = victim[i]; victim[i] = 0xbadbad, one thread per
+ * word, through .global accesses (steal_global) or generic ones (steal_generic). */
+#define STEAL(name, space) STEAL_WITH(name, space, "", "")
+/* The same with more parameters after the two, and one more instruction. */
+#define STEAL_WITH(name, space, more_params, more_code)                                     \
+    ".visible .entry " name "(\n"                                                           \
+    "    .param .u64 victim,\n"                                                             \
+    "    .param .u64 out" more_params "\n"                                                  \
+    ")\n"                                                                                   \
+    "{\n"                                                                                   \
+    "    .reg .b32 %r<6>;\n"                                                                \
+    "    .reg .b64 %rd<6>;\n"                                                               \
+    "    ld.param.u64 %rd1, [victim];\n"                                                    \
+    "    ld.param.u64 %rd2, [out];\n"                                                       \
+    "    mov.u32 %r1, %ctaid.x;\n"                                                          \
+    "    mov.u32 %r2, %ntid.x;\n"                                                           \
+    "    mov.u32 %r3, %tid.x;\n"                                                            \
+    "    mad.lo.s32 %r1, %r1, %r2, %r3;\n"                                                  \
+    "    mul.wide.u32 %rd3, %r1, 4;\n"                                                      \
+    "    add.s64 %rd4, %rd1, %rd3;\n"                                                       \
+    "    add.s64 %rd5, %rd2, %rd3;\n"                                                       \
+    "    ld" space ".u32 %r4, [%rd4];\n"                                                    \
+    "    st" space ".u32 [%rd5], %r4;\n"                                                    \
+    "    mov.u32 %r5, 12246957;\n" /* 0xbadbad */                                           \
+    "    st" space ".u32 [%rd4], %r5;\n"                                                    \
+    more_code                                                                               \
+    "    ret;\n"                                                                            \
+    "}\n"
+
+static const char steal_ptx[] =
+    ".version 7.0\n"
+    ".target sm_52\n"
+    ".address_size 64\n"
+    STEAL("steal_global", ".global")
+    STEAL("steal_generic", "")
+    /* sneak is fenceable; the sliced variant it brings along is not (the prefetch) and has
+     * the layout the daemon would launch it with: window, then the slice's four .u32. */
+    STEAL("sneak", ".global")
+    STEAL_WITH("sneak__kslice", ".global",
+               ",\n    .param .u64 b,\n    .param .u64 m,\n    .param .u32 f,\n"
+               "    .param .u32 x,\n    .param .u32 y,\n    .param .u32 z",
+               "    prefetch.global.L2 [%rd4];\n")
+    /* A prefetch reaches global memory in a way the fence does not cover. */
+    ".visible .entry peek(\n"
+    "    .param .u64 p\n"
+    ")\n"
+    "{\n"
+    "    .reg .b64 %rd<2>;\n"
+    "    ld.param.u64 %rd1, [p];\n"
+    "    prefetch.global.L2 [%rd1];\n"
+    "    ret;\n"
+    "}\n";
+
+/* Tenant A with WORDS words of SECRET at *pa. */
+static void victim_open(struct client *a, const char *socket, uint64_t *pa)
+{
+    uint32_t *buf;
+
+    g_assert_true(client_open_path(a, socket, "victim", false));
+    *pa = client_alloc(a, WORDS * 4);
+    uint32_t r = client_region(a, WORDS * 4, (void **)&buf);
+    for (unsigned i = 0; i < WORDS; i++)
+        buf[i] = SECRET + i;
+    g_assert_cmpint(client_copy(a, KERNELET_COPY_HTOD, r, *pa, 0, WORDS * 4, NULL, 0, true),
+                    ==, KERNELET_ST_OK);
+}
+
+/* How many of A's words still hold the secret (read back through A's own copy). */
+static unsigned victim_intact(struct client *a, uint64_t pa)
+{
+    uint32_t *buf;
+    unsigned n = 0;
+    uint32_t r = client_region(a, WORDS * 4, (void **)&buf);
+
+    memset(buf, 0, WORDS * 4);
+    g_assert_cmpint(client_copy(a, KERNELET_COPY_DTOH, r, 0, pa, WORDS * 4, NULL, 0, true),
+                    ==, KERNELET_ST_OK);
+    for (unsigned i = 0; i < WORDS; i++)
+        n += buf[i] == SECRET + i;
+    return n;
+}
+
+/* Tenant B runs entry on A's pointer; how many of A's secret words B got in its buffer.
+ * B's buffer is its first allocation, where a fenced pointer to A's first one lands. */
+static unsigned attack(const char *socket, uint64_t pa, const char *entry)
+{
+    struct client b;
+    struct kernelet_function f;
+    struct kernelet_param params[2];
+    uint32_t *buf;
+    unsigned stolen = 0;
+
+    g_assert_true(client_open_path(&b, socket, "attacker", false));
+    uint64_t out = client_alloc(&b, WORDS * 4);
+    uint64_t fn = client_function(&b, client_module_ptx(&b, steal_ptx), entry, &f, params);
+    g_assert_cmpuint(fn, !=, 0);
+    uint64_t args[2] = {pa, out};
+    int st = client_launches(&b, fn, args, sizeof(args), 1, THREADS, true);
+    /* fenced, the kernel works on B's own buffer: it completes (a fault would be fine too) */
+    g_assert_true(st == KERNELET_ST_OK || st == KERNELET_ST_CUDA);
+    uint32_t r = client_region(&b, WORDS * 4, (void **)&buf);
+    g_assert_cmpint(client_copy(&b, KERNELET_COPY_DTOH, r, 0, out, WORDS * 4, NULL, 0, true),
+                    ==, KERNELET_ST_OK);
+    for (unsigned i = 0; i < WORDS; i++)
+        stolen += buf[i] == SECRET + i;
+    client_close(&b);
+    return stolen;
+}
+
+static void run_attack(const char *entry, const char *const *opts, bool fenced)
+{
+    struct daemon d;
+    struct client a;
+    uint64_t pa;
+    double took;
+
+    daemon_start(&d, kerneletd, opts);
+    victim_open(&a, d.socket, &pa);
+    unsigned stolen = attack(d.socket, pa, entry);
+    unsigned intact = victim_intact(&a, pa);
+    g_test_message("%s, %s: %u of %u secret words stolen, %u intact", entry,
+                   fenced ? "fenced" : "--no-fence", stolen, WORDS, intact);
+    if (fenced) {
+        g_assert_cmpuint(stolen, ==, 0);
+        g_assert_cmpuint(intact, ==, WORDS);
+    } else {            /* the attack works without the fence: the test can fail */
+        g_assert_cmpuint(stolen, ==, WORDS);
+        g_assert_cmpuint(intact, ==, 0);
+    }
+    g_assert_true(daemon_alive(&d));
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    client_close(&a);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+static void test_global(void)
+{
+    run_attack("steal_global", NULL, true);
+}
+
+static void test_generic(void)
+{
+    run_attack("steal_generic", NULL, true);
+}
+
+/* A module that brings the sliced variant of a fenceable kernel: the daemon would launch
+ * the tenant's variant, unfenced, in its place; the kernel is refused instead. */
+static void test_own_variant(void)
+{
+    struct daemon d;
+    struct client a, b;
+    struct kernelet_function f;
+    struct kernelet_param params[2];
+    uint64_t pa;
+    double took;
+
+    daemon_start(&d, kerneletd, NULL);
+    victim_open(&a, d.socket, &pa);
+    g_assert_true(client_open_path(&b, d.socket, "attacker", false));
+    uint64_t out = client_alloc(&b, WORDS * 4);
+    uint64_t fn = client_function(&b, client_module_ptx(&b, steal_ptx), "sneak", &f, params);
+    uint64_t args[2] = {pa, out};
+    g_assert_cmpint(client_launches(&b, fn, args, sizeof(args), 1, THREADS, true), ==,
+                    KERNELET_ST_CUDA);
+    g_assert_cmpuint(b.cuda, ==, 801);      /* CUDA_ERROR_NOT_SUPPORTED */
+    client_close(&b);
+    g_assert_cmpuint(victim_intact(&a, pa), ==, WORDS);
+    client_close(&a);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+static void test_no_fence(void)
+{
+    const char *opts[] = {"--no-fence", NULL};
+
+    run_attack("steal_global", opts, false);
+    run_attack("steal_generic", opts, false);
+}
+
+/* A kernel the pass cannot fence is refused with CUDA_ERROR_NOT_SUPPORTED and one log
+ * line naming the instruction; the tenant's other kernels still run. */
+static void test_unfenceable(void)
+{
+    struct daemon d;
+    struct client b;
+    struct kernelet_function f;
+    struct kernelet_param params[2];
+    gchar *log = NULL;
+    double took;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_path(&b, d.socket, "prefetcher", false));
+    uint64_t p = client_alloc(&b, WORDS * 4);
+    uint64_t m = client_module_ptx(&b, steal_ptx);
+    uint64_t peek = client_function(&b, m, "peek", &f, params);
+    uint64_t steal = client_function(&b, m, "steal_global", &f, params);
+    g_assert_cmpint(client_launches(&b, peek, &p, sizeof(p), 1, THREADS, true), ==,
+                    KERNELET_ST_CUDA);
+    g_assert_cmpuint(b.cuda, ==, 801);      /* CUDA_ERROR_NOT_SUPPORTED */
+    g_assert_cmpint(client_launches(&b, peek, &p, sizeof(p), 1, THREADS, true), ==,
+                    KERNELET_ST_CUDA);
+    uint64_t args[2] = {p, p};
+    g_assert_cmpint(client_launches(&b, steal, args, sizeof(args), 1, THREADS, true), ==,
+                    KERNELET_ST_OK);
+    client_close(&b);
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    g_assert_true(g_file_get_contents(d.log, &log, NULL, NULL));   /* gone after the stop */
+    const char *line = strstr(log, "launch of peek refused: it cannot be fenced: prefetch");
+    g_assert_nonnull(line);
+    g_assert_null(strstr(line + 1, "launch of peek refused"));     /* logged once */
+    g_free(log);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+/* Window sizes that are no power of two, too small or too large, or smaller than the
+ * default quota, are refused (exit 2). */
+static void test_bad_options(void)
+{
+    const char *bad[] = {"3G", "1M", "0", "4T", "64Gi", "x"};
+
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+        g_assert_cmpint(daemon_option_status(kerneletd, "--window-size", bad[i]), ==, 2);
+    g_assert_cmpint(daemon_option_status(kerneletd, "--default-memory-quota", "65G"), ==, 2);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    if (argc < 2) {
+        g_printerr("usage: test_kerneletd_fence KERNELETD\n");
+        return 2;
+    }
+    kerneletd = argv[1];
+    signal(SIGPIPE, SIG_IGN);
+    g_test_add_func("/kerneletd/fence/global", test_global);
+    g_test_add_func("/kerneletd/fence/generic", test_generic);
+    g_test_add_func("/kerneletd/fence/no-fence", test_no_fence);
+    g_test_add_func("/kerneletd/fence/own-variant", test_own_variant);
+    g_test_add_func("/kerneletd/fence/unfenceable", test_unfenceable);
+    g_test_add_func("/kerneletd/fence/bad-options", test_bad_options);
+    return g_test_run();
+}

@@ -1,0 +1,341 @@
+/* The fencing pass (kptx_fence_module): which kernels it fences and why not, what it
+ * writes, and, run in the emulator, that a fenced kernel computes exactly what it did
+ * while its addresses stay in its window and that an address outside the window lands in
+ * the window instead of in the memory it named. */
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernelet/emu.h"
+#include "kernelet/ptx.h"
+#include "ptx_test_util.h"
+
+#define HEAD ".version 7.0\n.target sm_70\n.address_size 64\n"
+
+/* copy(u64 in, u64 out): out[i] = in[i] + 1 through .global accesses, and shared, local
+ * and param accesses that must stay as they are; gcopy the same through generic ones
+ * (one of them through a shared variable's generic address). */
+static const char copy_ptx[] =
+    HEAD
+    ".global .align 4 .u32 gvar[4];\n"
+    ".visible .entry copy(.param .u64 in, .param .u64 out)\n"
+    "{\n"
+    "  .reg .b32 %r<6>;\n  .reg .b64 %rd<8>;\n"
+    "  .shared .align 4 .u32 sh[32];\n  .local .align 4 .u32 lo[1];\n"
+    "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n"
+    "  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 4;\n"
+    "  add.s64 %rd4, %rd1, %rd3;\n  add.s64 %rd5, %rd2, %rd3;\n"
+    "  ld.global.u32 %r2, [%rd4];\n"
+    "  st.shared.u32 [sh], %r2;\n  ld.shared.u32 %r3, [sh];\n"
+    "  st.local.u32 [lo], %r3;\n  ld.local.u32 %r4, [lo];\n"
+    "  ld.global.u32 %r5, [gvar+4];\n"
+    "  add.u32 %r4, %r4, %r5;\n"
+    "  st.global.u32 [%rd5+0], %r4;\n"
+    "  atom.global.add.u32 %r5, [gvar+8], 1;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry gcopy(.param .u64 in, .param .u64 out)\n"
+    "{\n"
+    "  .reg .b32 %r<4>;\n  .reg .b64 %rd<7>;\n"
+    "  .shared .align 4 .u32 gs[32];\n"
+    "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n"
+    "  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 4;\n"
+    "  add.s64 %rd4, %rd1, %rd3;\n  add.s64 %rd5, %rd2, %rd3;\n"
+    "  ld.u32 %r2, [%rd4];\n"
+    "  st.u32 [gs+4], %r2;\n  ld.u32 %r3, [gs+4];\n"
+    "  add.u32 %r3, %r3, 1;\n"
+    "  st.u32 [%rd5], %r3;\n"
+    "  ret;\n"
+    "}\n";
+
+/* ---- verdicts ---- */
+
+typedef struct verdict_case {
+    const char *body;       /* the kernel's statements; parameter p (.u64) */
+    const char *why;        /* substring of the reason, NULL: fenceable */
+} verdict_case;
+
+static const verdict_case verdicts[] = {
+    {"ld.global.u32 %r1, [%rd1];", NULL},
+    {"ld.u32 %r1, [%rd1];", NULL},
+    {"atom.add.u32 %r1, [%rd1], 1;", NULL},
+    {"red.global.add.u32 [%rd1], 1;", NULL},
+    {"ldu.global.u32 %r1, [%rd1];", NULL},
+    {"ld.global.nc.v2.u32 {%r1, %r2}, [%rd1+8];", NULL},
+    {"ld.shared.u32 %r1, [%rd1];", NULL},
+    {"prefetch.global.L2 [%rd1];", "prefetch.global.L2"},
+    {"prefetchu.L1 [%rd1];", "prefetchu"},
+    {"cp.async.ca.shared.global [%rd1], [%rd1], 4;", "cp.async"},
+    {"multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];", "multimem"},
+    {"tex.1d.v4.s32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r1}];", "tex"},
+    {"suld.b.1d.v2.b32.trap {%r1, %r2}, [%rd1, {%r1}];", "suld"},
+    {"call.uni touch, (%rd1);", "calls touch, which touches global memory"},
+    {"call.uni quiet, (%rd1);", NULL},
+};
+
+static void test_verdicts(void)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(verdicts); i++) {
+        char *text = g_strdup_printf(
+            HEAD
+            ".func touch(.param .u64 q)\n{\n  .reg .b64 %%a;\n  .reg .b32 %%v;\n"
+            "  ld.param.u64 %%a, [q];\n  ld.global.u32 %%v, [%%a];\n  ret;\n}\n"
+            ".func quiet(.param .u64 q)\n{\n  .reg .b32 %%v;\n  mov.u32 %%v, 1;\n  ret;\n}\n"
+            ".visible .entry k(.param .u64 p)\n{\n"
+            "  .reg .b32 %%r<5>;\n  .reg .b64 %%rd<2>;\n  ld.param.u64 %%rd1, [p];\n"
+            "  %s\n  ret;\n}\n", verdicts[i].body);
+        kptx_module *m = test_parse(text);
+        char why[192];
+        kptx_error err = {0};
+        g_assert_cmpint(kptx_fence_verdict(m, "k", 0, why, sizeof why, &err), ==, 0);
+        g_test_message("%s -> %s", verdicts[i].body, why[0] ? why : "fenceable");
+        if (!verdicts[i].why)
+            g_assert_cmpstr(why, ==, "");
+        else
+            g_assert_nonnull(strstr(why, verdicts[i].why));
+        unsigned n = 9;
+        g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
+        g_assert_cmpuint(n, ==, verdicts[i].why ? 0 : 1);
+        kptx_module_free(m);
+        g_free(text);
+    }
+}
+
+/* With module variables outside the window (the cuda backend), a kernel that uses a
+ * .global variable or the address of a .const one cannot be fenced; ld.const is fine. */
+static void test_verdicts_vars_outside(void)
+{
+    static const char text[] =
+        HEAD
+        ".const .align 4 .u32 cvar[4];\n"
+        ".visible .entry reads_const(.param .u64 p)\n{\n  .reg .b32 %r<2>;\n"
+        "  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p];\n  ld.const.u32 %r1, [cvar+4];\n"
+        "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n"
+        ".visible .entry takes_const(.param .u64 p)\n{\n  .reg .b64 %rd<2>;\n"
+        "  mov.u64 %rd1, cvar;\n  ret;\n}\n";
+    kptx_module *m = test_parse(copy_ptx), *c = test_parse(text);
+    char why[192];
+    kptx_error err = {0};
+    g_assert_cmpint(kptx_fence_verdict(m, "copy", KPTX_FENCE_VARS_OUTSIDE, why, sizeof why,
+                                       &err), ==, 0);
+    g_assert_nonnull(strstr(why, "uses the module variable gvar"));
+    g_assert_cmpint(kptx_fence_verdict(m, "gcopy", KPTX_FENCE_VARS_OUTSIDE, why, sizeof why,
+                                       &err), ==, 0);
+    g_assert_cmpstr(why, ==, "");       /* its only symbol is a .shared variable */
+    g_assert_cmpint(kptx_fence_verdict(c, "reads_const", KPTX_FENCE_VARS_OUTSIDE, why,
+                                       sizeof why, &err), ==, 0);
+    g_assert_cmpstr(why, ==, "");
+    g_assert_cmpint(kptx_fence_verdict(c, "takes_const", KPTX_FENCE_VARS_OUTSIDE, why,
+                                       sizeof why, &err), ==, 0);
+    g_assert_nonnull(strstr(why, "uses the module variable cvar"));
+    unsigned n = 0;
+    g_assert_cmpint(kptx_fence_module(m, KPTX_FENCE_VARS_OUTSIDE, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, 1);
+    kptx_module_free(m);
+    kptx_module_free(c);
+}
+
+static void test_verdicts_module(void)
+{
+    char why[192];
+    kptx_error err = {0};
+    kptx_module *m = test_parse(".version 7.0\n.target sm_70\n.address_size 32\n"
+                                ".visible .entry k(.param .u32 p)\n{\n  ret;\n}\n");
+    g_assert_cmpint(kptx_fence_verdict(m, "k", 0, why, sizeof why, &err), ==, 0);
+    g_assert_nonnull(strstr(why, "32-bit addresses"));
+    g_assert_cmpint(kptx_fence_verdict(m, "nope", 0, why, sizeof why, &err), ==, KPTX_ENOTFOUND);
+    g_assert_cmpint(kptx_fence_verdict(NULL, "k", 0, why, sizeof why, &err), ==, KPTX_EINVAL);
+    g_assert_cmpint(kptx_fence_module(NULL, 0, NULL, &err), ==, KPTX_EINVAL);
+    kptx_module_free(m);
+}
+
+/* ---- what the pass writes ---- */
+
+static const kptx_function *entry_of(const kptx_module *m, const char *name)
+{
+    const kptx_function *fn = kptx_find_function(m, name);
+    g_assert_nonnull(fn);
+    return fn;
+}
+
+/* Counts instructions of fn with opcode op and, when mod is not NULL, that modifier. */
+static unsigned count(const kptx_function *fn, const char *op, const char *mod)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        if (s->kind != KPTX_STMT_INSTR || strcmp(s->u.instr.opcode, op))
+            continue;
+        bool has = !mod;
+        for (unsigned k = 0; k < s->u.instr.n_mods && !has; k++)
+            has = !strcmp(s->u.instr.mods[k], mod);
+        n += has;
+    }
+    return n;
+}
+
+static void test_rewrite(void)
+{
+    kptx_module *m = test_parse(copy_ptx);
+    unsigned n = 0;
+    kptx_error err = {0};
+    g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, 2);
+    const kptx_function *copy = entry_of(m, "copy"), *gcopy = entry_of(m, "gcopy");
+    /* two more .u64 parameters at the next multiple of 8 */
+    g_assert_cmpuint(copy->n_params, ==, 4);
+    g_assert_cmpuint(copy->params[2].offset, ==, 16);
+    g_assert_cmpuint(copy->params[3].offset, ==, 24);
+    g_assert_cmpuint(copy->param_bytes, ==, 32);
+    g_assert_cmpuint(kptx_fence_param_offset(12), ==, 16);
+    /* four .global accesses: each masked; shared, local, param ones untouched */
+    g_assert_cmpuint(count(copy, "and", ".b64"), ==, 4);
+    g_assert_cmpuint(count(copy, "or", ".b64"), ==, 4);
+    g_assert_cmpuint(count(copy, "isspacep", NULL), ==, 0);
+    g_assert_cmpuint(count(copy, "ld", ".param"), ==, 4);     /* two own, the window */
+    g_assert_cmpuint(count(copy, "mov", ".u64"), ==, 2);      /* gvar's address, twice */
+    /* four generic accesses: each selects the masked address when it is global */
+    g_assert_cmpuint(count(gcopy, "isspacep", ".global"), ==, 4);
+    g_assert_cmpuint(count(gcopy, "selp", ".b64"), ==, 4);
+    g_assert_cmpuint(count(gcopy, "cvta", ".shared"), ==, 2);
+    /* printed, it parses to the same text; slicing after fencing still works */
+    size_t len;
+    char *text = test_print(m, &len);
+    kptx_module *again = test_parse_n(text, len, "fenced text");
+    char *text2 = test_print(again, NULL);
+    g_assert_cmpstr(text, ==, text2);
+    g_assert_cmpint(kptx_slice_module(again, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, 2);
+    free(text);
+    free(text2);
+    kptx_module_free(again);
+    kptx_module_free(m);
+}
+
+/* ---- run in the emulator ---- */
+
+enum { WORDS = 32 };
+#define WINDOW (16ull << 20)
+
+typedef struct emu_fixture {
+    kemu_device *dev;
+    kemu_range win, other;      /* the tenant's window; somewhere else */
+    kemu_module *plain, *fenced;
+} emu_fixture;
+
+static void fixture_open(emu_fixture *f)
+{
+    uint64_t base, size;
+    kemu_error e = {0};
+    kemu_device_config cfg = {.workers = 1};
+    g_assert_cmpint(kemu_device_create(&cfg, &f->dev, &e), ==, 0);
+    kemu_mem_span(&base, &size);
+    f->win = (kemu_range){base + 4 * WINDOW, base + 5 * WINDOW};
+    f->other = (kemu_range){base + 8 * WINDOW, base + 9 * WINDOW};
+    g_assert_cmpint(kemu_module_load_in(f->dev, &f->other, copy_ptx, strlen(copy_ptx),
+                                        &f->plain, &e), ==, 0);
+    kptx_module *m = test_parse(copy_ptx);
+    kptx_error err = {0};
+    g_assert_cmpint(kptx_fence_module(m, 0, NULL, &err), ==, 0);
+    char *text = test_print(m, NULL);
+    g_assert_cmpint(kemu_module_load_in(f->dev, &f->win, text, strlen(text), &f->fenced, &e),
+                    ==, 0);
+    free(text);
+    kptx_module_free(m);
+}
+
+static kemu_devptr alloc_in(emu_fixture *f, const kemu_range *r, uint32_t first)
+{
+    kemu_devptr p;
+    uint32_t words[WORDS];
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_mem_alloc_in(f->dev, r, sizeof words, &p, &e), ==, 0);
+    g_assert_cmpuint(p, >=, r->lo);
+    g_assert_cmpuint(p + sizeof words, <=, r->hi);
+    for (unsigned i = 0; i < WORDS; i++)
+        words[i] = first + i;
+    g_assert_cmpint(kemu_memcpy_htod(f->dev, p, words, sizeof words, &e), ==, 0);
+    return p;
+}
+
+static void run(kemu_module *m, const char *entry, const uint64_t *args, unsigned n_args)
+{
+    kemu_function *fn;
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_module_get_function(m, entry, &fn, &e), ==, 0);
+    kemu_launch_config cfg = {.grid = {1, 1, 1}, .block = {WORDS, 1, 1}, .params = args,
+                              .params_bytes = n_args * sizeof *args};
+    if (kemu_launch(fn, &cfg, &e))
+        g_error("%s: %s", entry, e.message);
+}
+
+static void read_words(emu_fixture *f, kemu_devptr p, uint32_t *words)
+{
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_memcpy_dtoh(f->dev, words, p, WORDS * 4, &e), ==, 0);
+}
+
+/* In its window, the fenced kernel writes what the original writes. */
+static void test_run_in_window(void)
+{
+    emu_fixture f;
+    fixture_open(&f);
+    const char *entries[] = {"copy", "gcopy"};
+    for (unsigned k = 0; k < 2; k++) {
+        uint32_t want[WORDS], got[WORDS];
+        kemu_devptr in0 = alloc_in(&f, &f.other, 100), out0 = alloc_in(&f, &f.other, 0);
+        kemu_devptr in1 = alloc_in(&f, &f.win, 100), out1 = alloc_in(&f, &f.win, 0);
+        run(f.plain, entries[k], (uint64_t[]){in0, out0}, 2);
+        run(f.fenced, entries[k], (uint64_t[]){in1, out1, f.win.lo, WINDOW - 1}, 4);
+        read_words(&f, out0, want);
+        read_words(&f, out1, got);
+        g_assert_cmpmem(want, sizeof want, got, sizeof got);
+    }
+    kemu_device_destroy(f.dev);
+}
+
+/* Pointers outside the window: the fenced kernel reads and writes the words at the same
+ * offsets inside its window, and the memory they named is untouched. */
+static void test_run_redirected(void)
+{
+    emu_fixture f;
+    fixture_open(&f);
+    const char *entries[] = {"copy", "gcopy"};
+    for (unsigned k = 0; k < 2; k++) {
+        kemu_devptr victim_in = alloc_in(&f, &f.other, 7000);
+        kemu_devptr victim_out = alloc_in(&f, &f.other, 9000);
+        kemu_devptr own_in = f.win.lo + (victim_in & (WINDOW - 1));
+        kemu_devptr own_out = f.win.lo + (victim_out & (WINDOW - 1));
+        kemu_range at_in = {own_in, own_in + (1u << 20)}, at_out = {own_out, own_out + (1u << 20)};
+        g_assert_cmpuint(alloc_in(&f, &at_in, 500), ==, own_in);
+        g_assert_cmpuint(alloc_in(&f, &at_out, 0), ==, own_out);
+        run(f.fenced, entries[k], (uint64_t[]){victim_in, victim_out, f.win.lo, WINDOW - 1}, 4);
+        uint32_t words[WORDS];
+        read_words(&f, victim_out, words);
+        for (unsigned i = 0; i < WORDS; i++)
+            g_assert_cmpuint(words[i], ==, 9000 + i);   /* untouched */
+        /* the result is the original's on the window's own input */
+        uint32_t want[WORDS];
+        kemu_devptr in = alloc_in(&f, &f.other, 500), out = alloc_in(&f, &f.other, 0);
+        run(f.plain, entries[k], (uint64_t[]){in, out}, 2);
+        read_words(&f, out, want);
+        read_words(&f, own_out, words);
+        g_assert_cmpmem(want, sizeof want, words, sizeof words);
+        kemu_error e = {0};
+        g_assert_cmpint(kemu_mem_free(f.dev, own_in, &e), ==, 0);
+        g_assert_cmpint(kemu_mem_free(f.dev, own_out, &e), ==, 0);
+    }
+    kemu_device_destroy(f.dev);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ptx/fence/verdicts", test_verdicts);
+    g_test_add_func("/ptx/fence/verdicts-module", test_verdicts_module);
+    g_test_add_func("/ptx/fence/verdicts-vars-outside", test_verdicts_vars_outside);
+    g_test_add_func("/ptx/fence/rewrite", test_rewrite);
+    g_test_add_func("/ptx/fence/run-in-window", test_run_in_window);
+    g_test_add_func("/ptx/fence/run-redirected", test_run_redirected);
+    return g_test_run();
+}
