@@ -34,6 +34,6 @@ cp -r host-sched/backends/cuda/calibration "$dest/calibration"
 cp tests/gpu/cuda/bench_h100.tsv host-sched/profiles/h100-bench.profiles "$dest/"
 cp tests/gpu/cuda/run.sh "$dest/cuda-checks.sh"
 cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/acceptance/run.sh \
-   tests/gpu/acceptance/figures.sh tests/gpu/acceptance/pairs.sh \
+   tests/gpu/acceptance/figures.sh tests/gpu/acceptance/pairs.sh tests/gpu/acceptance/fence.sh \
    tests/gpu/libcuda/run_proto_bench.sh "$dest/"
 du -sh "$dest"
