@@ -218,6 +218,15 @@ int ksched_tenant_list(ksched *s, uint32_t *ids, size_t cap, size_t *n);
 /* ---- streams and events ---- */
 
 int ksched_stream_create(ksched *s, uint32_t tenant, uint32_t *stream, ksched_err *err);
+
+/* Stream priorities: 0 (default) to KSCHED_STREAM_PRIORITY_MAX, higher first (CUDA's 0 to
+ * -5 on an H100). A tenant's kernels on a stream of higher priority go before its kernels
+ * on lower ones while they have blocks to hand out; other tenants are not affected. */
+#define KSCHED_STREAM_PRIORITY_MAX 5
+
+/* Sets the priority of the tenant's stream for the kernels submitted from now on. */
+int ksched_stream_set_priority(ksched *s, uint32_t tenant, uint32_t stream, unsigned priority,
+                               ksched_err *err);
 /* The stream goes once its queued work has finished; stream 0 cannot be destroyed. */
 int ksched_stream_destroy(ksched *s, uint32_t tenant, uint32_t stream, ksched_err *err);
 

@@ -37,10 +37,19 @@ static void mark_eligible(ksched *s)
                       t->vtime <= least + (double)s->cfg.fairness_window_ns;
 }
 
+/* Whether t has a pending kernel on a stream of higher priority than k's. */
+static int outranked(const sched_tenant *t, const sched_kernel *k)
+{
+    for (unsigned p = k->priority + 1; p <= KSCHED_STREAM_PRIORITY_MAX; p++)
+        if (t->pending_at[p])
+            return 1;
+    return 0;
+}
+
 /* A kernel that may be handed out now; pair policies also need its class's profile. */
 static int ready(const sched_kernel *k, int pair_policy)
 {
-    return k->tenant->eligible && k->state != K_PROFILING &&
+    return k->tenant->eligible && k->state != K_PROFILING && !outranked(k->tenant, k) &&
            (!pair_policy || k->cls->profiled != 0);
 }
 

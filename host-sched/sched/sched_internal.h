@@ -47,6 +47,7 @@ typedef struct sched_stream {
     sched_op *head, *tail;
     int destroyed;
     int on_worklist;
+    unsigned priority;          /* 0 (default) .. KSCHED_STREAM_PRIORITY_MAX */
     struct sched_stream *work_next;
 } sched_stream;
 
@@ -83,6 +84,7 @@ typedef struct sched_tenant {
     uint64_t launches_open;     /* launch ops submitted and not finished */
     uint64_t busy;              /* started ops not finished (drain before removal) */
     unsigned pending_kernels;   /* kernels in the pending set */
+    unsigned pending_at[KSCHED_STREAM_PRIORITY_MAX + 1];  /* of them, by stream priority */
     double vtime;               /* weighted GPU time, ns / weight */
     int removing;
     int eligible;               /* scratch of the decision */
@@ -128,6 +130,7 @@ typedef struct sched_kernel {
                                    the predecessor's slices still run in, where its own must
                                    queue behind them (sched_stream.c), else -1 */
     int whole_only;
+    unsigned priority;          /* its stream's, when it joined the pending set */
     int in_class;               /* linked into its class's pending list */
     uint64_t first_start_ns, last_end_ns;
     kbackend_profile prof_out;     /* the backend's profile op writes here */

@@ -21,6 +21,8 @@ static void link_pending(ksched *s, sched_kernel *k)
     c->n_pending++;
     k->in_class = 1;
     s->n_pending++;
+    k->priority = k->op->stream ? k->op->stream->priority : 0;
+    t->pending_at[k->priority]++;
     if (!t->pending_kernels++) {
         /* a tenant back from idle starts level with the least-served backlogged one, so
          * that idling does not bank credit (start-time fair queuing) */
@@ -50,6 +52,7 @@ void sched_kernel_unlink(ksched *s, sched_kernel *k)
         k->in_class = 0;
         s->n_pending--;
         k->tenant->pending_kernels--;
+        k->tenant->pending_at[k->priority]--;
         s->dirty = 1;
     }
     for (int i = 0; i < 2; i++)

@@ -303,6 +303,28 @@ int ksched_stream_create(ksched *s, uint32_t tenant, uint32_t *stream, ksched_er
     return rc ? ksched_fail(err, rc, "out of memory") : 0;
 }
 
+int ksched_stream_set_priority(ksched *s, uint32_t tenant, uint32_t stream, unsigned priority,
+                               ksched_err *err)
+{
+    if (!s)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    if (priority > KSCHED_STREAM_PRIORITY_MAX)
+        return ksched_fail(err, KSCHED_EINVAL, "stream priority %u is outside 0..%d", priority,
+                           KSCHED_STREAM_PRIORITY_MAX);
+    sched_tenant *t;
+    int rc = lock_tenant(s, tenant, &t, err);
+    if (rc)
+        return rc;
+    sched_stream *st = stream ? idmap_get(&t->streams, stream) : NULL;
+    if (!st || st->destroyed)
+        rc = ksched_fail(err, KSCHED_ENOTFOUND, "no stream %u (the legacy stream 0 keeps the "
+                         "default priority)", stream);
+    else
+        st->priority = priority;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
 int ksched_stream_destroy(ksched *s, uint32_t tenant, uint32_t stream, ksched_err *err)
 {
     if (!s)

@@ -12,13 +12,26 @@ static void reply_handle(struct ks_conn *c, uint16_t op, uint64_t id, uint64_t h
     ks_reply(c, op, id, KERNELET_ST_OK, &h, sizeof(h));
 }
 
-static struct ks_obj *new_stream(struct ks_conn *c, bool non_blocking, uint32_t *code)
+/* CUDA's stream priority (0, or down to -5 for the greatest on an H100; a lower value is a
+ * higher priority, out-of-range values are clamped as CUDA does) as the scheduler's level. */
+static unsigned sched_priority_of(int32_t cuda_priority)
+{
+    return cuda_priority >= 0 ? 0
+           : cuda_priority < -KSCHED_STREAM_PRIORITY_MAX ? KSCHED_STREAM_PRIORITY_MAX
+                                                         : (unsigned)-cuda_priority;
+}
+
+static struct ks_obj *new_stream(struct ks_conn *c, bool non_blocking, int32_t priority,
+                                 uint32_t *code)
 {
     ksched_err err;
     uint32_t sid;
     struct ks_obj *o;
     int rc = ksched_stream_create(c->srv->cfg.sched, c->tenant, &sid, &err);
 
+    if (!rc && priority)
+        rc = ksched_stream_set_priority(c->srv->cfg.sched, c->tenant, sid,
+                                        sched_priority_of(priority), &err);
     if (rc) {
         *code = ks_cuda_of(rc, err.msg);
         return NULL;
@@ -37,7 +50,8 @@ static struct ks_obj *new_stream(struct ks_conn *c, bool non_blocking, uint32_t 
 void ks_stream_create(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
     uint32_t code = 0;
-    struct ks_obj *o = new_stream(c, r->u.stream_create.flags & KERNELET_STREAM_NON_BLOCKING, &code);
+    struct ks_obj *o = new_stream(c, r->u.stream_create.flags & KERNELET_STREAM_NON_BLOCKING,
+                                  r->u.stream_create.priority, &code);
 
     if (!o)
         ks_reply_cuda(c, KERNELET_OP_STREAM_CREATE, id, code, 0);
@@ -199,7 +213,7 @@ void ks_event_sync(struct ks_conn *c, uint64_t id, const struct kproto_request *
         ks_reply_cuda(c, KERNELET_OP_EVENT_SYNC, id, KS_CUDA_OUT_OF_MEMORY, 0);
         return;
     }
-    if (!(tmp = new_stream(c, true, &code))) {
+    if (!(tmp = new_stream(c, true, 0, &code))) {
         ks_reply_cuda(c, KERNELET_OP_EVENT_SYNC, id, code, 0);
         return;
     }

@@ -230,6 +230,59 @@ static void test_stream_order(gconstpointer data)
         run_world(p, seed * 7919 + (guint32)p);
 }
 
+/* Stream priorities under every policy: a tenant queues five kernels on five default
+ * streams (all pending at once), then one on a stream of priority 3; another tenant queued one kernel on a default stream
+ * before that. The high-priority kernel ends before the tenant's last default-stream kernel
+ * (it jumps its own tenant's queue) and does not hold back the other tenant's older kernel
+ * beyond what its own tenant's turn allows. With no priority set it ends last of its tenant's
+ * (so the check can fail). Bad priorities are refused. */
+static unsigned high_priority_rank(ksched_policy p, unsigned prio, rec *other)
+{
+    tenv *t = tenv_policy(p);
+    uint32_t a = tenv_tenant(t, "a"), b = tenv_tenant(t, "b"), fa, fb;
+    const char *names[1] = {"comp"};
+    tenv_functions(t, a, names, 1, 1, &fa);
+    tenv_functions(t, b, names, 1, 1, &fb);
+    uint32_t high = tenv_stream(t, a), sb = tenv_stream(t, b);
+    g_assert_cmpint(ksched_stream_set_priority(t->s, a, high, prio, NULL), ==, 0);
+    rec r[6];
+    memset(r, 0, sizeof(r));
+    ksched_op lb = launch_op(fb, 4 * 132, 1, 256);
+    tenv_submit(t, b, sb, &lb, rec_done, other);
+    for (unsigned i = 0; i < 5; i++) {
+        ksched_op l = launch_op(fa, 4 * 132, 1, 256);
+        tenv_submit(t, a, tenv_stream(t, a), &l, rec_done, &r[i]);
+    }
+    ksched_op h = launch_op(fa, 4 * 132, 1, 256);
+    tenv_submit(t, a, high, &h, rec_done, &r[5]);
+    tenv_run(t);
+    unsigned later = 0;       /* the tenant's default-stream kernels that ended after it */
+    for (unsigned i = 0; i < 5; i++) {
+        g_assert_true(r[i].seen && r[i].r.status == 0);
+        later += r[i].order > r[5].order;
+    }
+    g_assert_true(r[5].seen && r[5].r.status == 0 && other->seen);
+    ksched_err e;
+    g_assert_cmpint(ksched_stream_set_priority(t->s, a, high, KSCHED_STREAM_PRIORITY_MAX + 1, &e),
+                    ==, KSCHED_EINVAL);
+    g_assert_cmpint(ksched_stream_set_priority(t->s, a, 0, 1, &e), ==, KSCHED_ENOTFOUND);
+    g_assert_cmpint(ksched_stream_set_priority(t->s, b, high + 100, 1, &e), ==, KSCHED_ENOTFOUND);
+    tenv_free(t);
+    return later;
+}
+
+static void test_stream_priority(gconstpointer data)
+{
+    ksched_policy p = (ksched_policy)GPOINTER_TO_INT(data);
+    rec other = {0};
+    unsigned later = high_priority_rank(p, 3, &other);
+    g_test_message("%s: %u of the tenant's five default-stream kernels ended after its "
+                   "high-priority one", ksched_policy_name(p), later);
+    g_assert_cmpuint(later, >=, 3);
+    rec other0 = {0};
+    g_assert_cmpuint(high_priority_rank(p, 0, &other0), <=, 1);
+}
+
 /* A wait on an event never recorded does not wait; one recorded later than the wait was
  * submitted does not count (CUDA semantics: the latest record at submission). */
 static void test_event_semantics(void)
@@ -277,5 +330,10 @@ int main(int argc, char **argv)
         g_test_add_data_func(path, GINT_TO_POINTER(p), test_stream_order);
     }
     g_test_add_func("/streams/event-semantics", test_event_semantics);
+    for (unsigned p = 0; p < ksched_policy_count(); p++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/streams/priority/%s", ksched_policy_name((ksched_policy)p));
+        g_test_add_data_func(path, GINT_TO_POINTER(p), test_stream_priority);
+    }
     return g_test_run();
 }
