@@ -5,7 +5,9 @@
  * request it forwards (the header's `context`). Objects remember the context that created
  * them, so that when a guest process ends (CONTEXT_CLOSE) what it left behind is freed at
  * once instead of when the whole VM goes. Errors are kept per context too: a guest
- * process whose kernel faults ends its own CUDA context, not its neighbours'. Handles
+ * process whose kernel faults ends its own CUDA context, not its neighbours'. Device
+ * memory is per context: copies, memsets and frees reach only the context's own
+ * allocations (server_memory.c; kernels are fenced per tenant, not per context). Handles
  * stay valid across the contexts of one connection: a context may use another's objects,
  * as processes sharing a CUDA context would; the creator's end frees them. Host clients
  * (libcuda on a socket) use context 0 and simply close the connection. */

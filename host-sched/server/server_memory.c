@@ -8,11 +8,19 @@ static struct ks_alloc *find(const struct ks_conn *c, uint64_t p)
     return krange_find(&c->allocs, p, 0);
 }
 
+/* Guest processes of one VM (contexts of one connection) are separate CUDA programs: each
+ * reaches only the memory it allocated, as natively (host clients are all context 0).
+ * Module variables belong to their module, which the contexts may share. */
+static bool visible_to(const struct ks_conn *c, const struct ks_alloc *a)
+{
+    return a->module || a->owner == c->context;
+}
+
 bool ks_memory_owned(const struct ks_conn *c, uint64_t p, uint64_t len)
 {
     const struct ks_alloc *a = find(c, p);
 
-    return a && !a->freeing && len <= a->r.size - (p - a->r.base);
+    return a && visible_to(c, a) && !a->freeing && len <= a->r.size - (p - a->r.base);
 }
 
 int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, uint64_t module)
@@ -84,7 +92,7 @@ void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request 
     uint64_t p = r->u.mem_ptr.dptr;
     struct ks_alloc *a = find(c, p);
 
-    if (!a || a->r.base != p || a->module || a->freeing) {
+    if (!a || a->r.base != p || a->module || a->freeing || !visible_to(c, a)) {
         ks_reply_cuda(c, KERNELET_OP_MEM_FREE, id, KS_CUDA_INVALID_VALUE, 0);
         return;
     }

@@ -117,12 +117,41 @@ static void test_close_frees_only_its_own(void)
     /* Closing twice, or a context that made nothing, is harmless. */
     g_assert_cmpint(context_close(&vm, 7), ==, KERNELET_ST_OK);
     g_assert_cmpint(context_close(&vm, 12345), ==, KERNELET_ST_OK);
+    vm.context = 8;
     assert_alive(&vm, &b);
     g_assert_cmpint(context_close(&vm, 8), ==, KERNELET_ST_OK);
     g_assert_cmpuint(client_tenant_row(&admin, vm.tenant).mem_in_use, ==, 0);
     assert_gone(&vm, &b);
     client_close(&admin);
     client_close(&other);
+    client_close(&vm);
+}
+
+/* Two guest processes of one VM: neither copies from, copies to, sets or frees the other's
+ * memory (each is its own CUDA program), while each keeps full use of its own. */
+static void test_memory_is_per_context(void)
+{
+    struct client vm;
+
+    g_assert_true(client_open(&vm, H, "vm-two-processes", false));
+    vm.context = 7;
+    uint64_t m7 = client_alloc(&vm, 1 << 20);
+    vm.context = 8;
+    uint64_t m8 = client_alloc(&vm, 1 << 20);
+    g_assert_cmpint(touch(&vm, m7), ==, KERNELET_ST_CUDA);       /* 8 on 7's memory */
+    g_assert_cmpuint(vm.cuda, ==, 1 /* INVALID_VALUE */);
+    g_assert_cmpint(client_copy(&vm, KERNELET_COPY_DTOD, 0, m8, m7, 4096, NULL, 0, true), ==,
+                    KERNELET_ST_CUDA);
+    g_assert_cmpint(client_copy(&vm, KERNELET_COPY_DTOD, 0, m7, m8, 4096, NULL, 0, true), ==,
+                    KERNELET_ST_CUDA);
+    struct kernelet_mem_ptr f = {.dptr = m7};
+    g_assert_cmpint(client_call(&vm, KERNELET_OP_MEM_FREE, &f, sizeof(f), -1), ==,
+                    KERNELET_ST_CUDA);
+    g_assert_cmpint(touch(&vm, m8), ==, KERNELET_ST_OK);
+    vm.context = 7;
+    g_assert_cmpint(touch(&vm, m7), ==, KERNELET_ST_OK);         /* 7's is still there */
+    g_assert_cmpint(client_call(&vm, KERNELET_OP_MEM_FREE, &f, sizeof(f), -1), ==,
+                    KERNELET_ST_OK);
     client_close(&vm);
 }
 
@@ -267,6 +296,7 @@ int main(int argc, char **argv)
     H = harness_start();
     g_test_add_func("/server/contexts/close-frees-only-its-own", test_close_frees_only_its_own);
     g_test_add_func("/server/contexts/close-waits-for-queued-work", test_close_waits_for_queued_work);
+    g_test_add_func("/server/contexts/memory-is-per-context", test_memory_is_per_context);
     g_test_add_func("/server/contexts/sticky-error-is-per-context", test_sticky_error_is_per_context);
     g_test_add_func("/server/contexts/destroy-stream-with-queued-work",
                     test_destroy_stream_with_queued_work);
