@@ -13,6 +13,7 @@
 
 #include "server.h"
 #include "backends.h"
+#include "recover.h"
 
 #define DEFAULT_SOCKET "/run/kernelet/kerneletd.sock"
 
@@ -300,12 +301,6 @@ static int parse(int argc, char **argv, struct options *o)
     return optind == argc ? 0 : -1;
 }
 
-static void cancel_backend(const kbackend *b)
-{
-    if (b->ops->cancel_all)
-        b->ops->cancel_all(b->state);
-}
-
 /* The scheduler's trace: slices go to the tally (kernelet-ctl's figures); a pair plan that
  * tuning kept is one line in the operator's log. */
 static void on_trace(void *user, const ksched_trace *t)
@@ -345,14 +340,51 @@ static void save_profile_cache(ksched *sched, const char *path)
         fprintf(stderr, "kerneletd: profile cache: %s\n", e.msg);
 }
 
+/* The scheduler's configuration from the options. 0, or -1 (reported) for a bad policy. */
+static int sched_config(const struct options *o, struct kserver_tally *tally, ksched_config *c)
+{
+    ksched_config_default(c);
+    c->trace = on_trace;
+    c->trace_user = tally;
+    c->pair_split[0] = o->pair_split[0];
+    c->pair_split[1] = o->pair_split[1];
+    /* One-wave slices beat the paper's sizing when queued by hand, but not yet through
+     * kerneletd on the H100 (docs/perf/scheduling.md): the paper's stays the default. */
+    c->pair_waves = o->pair_waves >= 0 ? (unsigned)o->pair_waves : 0;
+    c->pair_min_ns = o->pair_min_us >= 0 ? (uint64_t)o->pair_min_us * 1000 : 30000;
+    c->pair_tune = o->pair_tune;
+    if (ksched_policy_parse(o->policy, &c->policy) == 0)
+        return 0;
+    fprintf(stderr, "kerneletd: unknown policy '%s'\n", o->policy);
+    return -1;
+}
+
+static void server_config(const struct options *o, struct kd_device *d,
+                          struct kserver_tally *tally, struct kserver_config *cfg)
+{
+    cfg->socket_path = o->socket;
+    cfg->socket_mode = o->mode;
+    cfg->sched = d->sched;
+    cfg->backend_name = d->backend.ops->name;
+    cfg->max_connections = o->max_connections;
+    cfg->max_per_user = o->max_per_user;
+    cfg->hello_timeout_ms = o->hello_timeout_ms;
+    cfg->max_regions = o->max_regions;
+    cfg->max_region_bytes = o->max_region_bytes;
+    cfg->default_mem_quota = o->default_mem_quota;
+    cfg->default_kernel_time_limit_ns = (uint64_t)o->kernel_time_limit_ms * 1000000u;
+    cfg->admin_uid = o->admin_uid;
+    cfg->no_fence = o->no_fence;
+    cfg->tally = tally;
+    cfg->recover = kd_device_recover;
+    cfg->recover_user = d;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
-    kbackend backend;
+    struct kd_device dev = {0};
     ksched_profile_cache *profiles = NULL;
-    ksched_config scfg;
-    ksched *sched = NULL;
-    ksched_err serr;
     kbackend_error kerr;
     struct kserver_config cfg = {0};
     struct kserver *srv = NULL;
@@ -364,59 +396,33 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (kd_backend_open(&o.backend, &backend, &profiles, err, sizeof(err)) != 0) {
+    dev.opts = &o.backend;
+    if (kd_backend_open(&o.backend, &dev.backend, &profiles, err, sizeof(err)) != 0) {
         fprintf(stderr, "kerneletd: %s\n", err);
         return 1;
     }
-    if (!o.no_fence && !backend.ops->domain_window) {
+    dev.have_backend = true;
+    if (!o.no_fence && !dev.backend.ops->domain_window) {
         fprintf(stderr, "kerneletd: backend %s has no per-tenant address windows, so kernels "
                 "cannot be fenced; --no-fence runs them unfenced (tenants can then reach "
-                "each other's memory)\n", backend.ops->name);
-        backend.ops->destroy(backend.state);
-        ksched_profile_cache_free(profiles);
-        return 1;
+                "each other's memory)\n", dev.backend.ops->name);
+        goto out;
     }
-    ksched_config_default(&scfg);
     if (kserver_tally_new(&tally) != 0) {
         fprintf(stderr, "kerneletd: out of memory\n");
         goto out;
     }
-    scfg.trace = on_trace;
-    scfg.trace_user = tally;
-    scfg.pair_split[0] = o.pair_split[0];
-    scfg.pair_split[1] = o.pair_split[1];
-    /* One-wave slices beat the paper's sizing when queued by hand, but not yet through
-     * kerneletd on the H100 (docs/perf/scheduling.md): the paper's stays the default. */
-    scfg.pair_waves = o.pair_waves >= 0 ? (unsigned)o.pair_waves : 0;
-    scfg.pair_min_ns = o.pair_min_us >= 0 ? (uint64_t)o.pair_min_us * 1000 : 30000;
-    scfg.pair_tune = o.pair_tune;
-    if (ksched_policy_parse(o.policy, &scfg.policy) != 0) {
-        fprintf(stderr, "kerneletd: unknown policy '%s'\n", o.policy);
+    if (sched_config(&o, tally, &dev.scfg) != 0)
+        goto out;
+    if (kd_device_start(&dev, profiles, err, sizeof(err)) != 0) {
+        fprintf(stderr, "kerneletd: %s\n", err);
         goto out;
     }
-    if (ksched_new(&sched, &backend, &scfg, profiles, &serr) != 0 ||
-        ksched_thread_start(sched, &serr) != 0) {
-        fprintf(stderr, "kerneletd: scheduler: %s\n", serr.msg);
-        goto out;
-    }
-    if (backend.ops->device_info(backend.state, &cfg.device, &kerr) != 0) {
+    if (dev.backend.ops->device_info(dev.backend.state, &cfg.device, &kerr) != 0) {
         fprintf(stderr, "kerneletd: device: %s\n", kerr.msg);
         goto out;
     }
-    cfg.socket_path = o.socket;
-    cfg.socket_mode = o.mode;
-    cfg.sched = sched;
-    cfg.backend_name = backend.ops->name;
-    cfg.max_connections = o.max_connections;
-    cfg.max_per_user = o.max_per_user;
-    cfg.hello_timeout_ms = o.hello_timeout_ms;
-    cfg.max_regions = o.max_regions;
-    cfg.max_region_bytes = o.max_region_bytes;
-    cfg.default_mem_quota = o.default_mem_quota;
-    cfg.default_kernel_time_limit_ns = (uint64_t)o.kernel_time_limit_ms * 1000000u;
-    cfg.admin_uid = o.admin_uid;
-    cfg.no_fence = o.no_fence;
-    cfg.tally = tally;
+    server_config(&o, &dev, tally, &cfg);
     if (kserver_new(&srv, &cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "kerneletd: %s\n", err);
         goto out;
@@ -426,22 +432,23 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
     fprintf(stderr, "kerneletd: serving %s on %s (backend %s, policy %s)\n", cfg.device.name,
-            o.socket, backend.ops->name, ksched_policy_name(scfg.policy));
+            o.socket, dev.backend.ops->name, ksched_policy_name(dev.scfg.policy));
     rc = kserver_run(srv) == 0 ? 0 : 1;
     running = NULL;
 out:
     /* A tenant's kernel may run for long or forever: cancelled, it cannot hold up the stop,
      * and no completion reaches the scheduler or the server after they are freed. */
-    cancel_backend(&backend);
+    kd_device_cancel(&dev);
     kserver_free(srv);
-    if (sched) {
-        ksched_thread_stop(sched);
-        cancel_backend(&backend); /* what the dispatcher submitted while connections closed */
-        save_profile_cache(sched, o.backend.profile_cache);
-        log_scheduler(sched);
-        ksched_free(sched);
+    if (dev.sched) {
+        ksched_thread_stop(dev.sched);
+        kd_device_cancel(&dev); /* what the dispatcher submitted while connections closed */
+        save_profile_cache(dev.sched, o.backend.profile_cache);
+        log_scheduler(dev.sched);
+        ksched_free(dev.sched);
     }
-    backend.ops->destroy(backend.state);
+    if (dev.have_backend)
+        dev.backend.ops->destroy(dev.backend.state);
     ksched_profile_cache_free(profiles);
     kserver_tally_free(tally);
     return rc;

@@ -383,6 +383,10 @@ void ksched_get_stats(ksched *s, ksched_stats *out);
  * ksched_config.device_a0 took it. */
 void ksched_model_options(ksched *s, kmodel_options *out);
 
+/* A copy of every profile the scheduler holds (loaded and learned), in a new cache for the
+ * caller to free: what a scheduler made after a lost device starts with. */
+int ksched_profiles_snapshot(ksched *s, ksched_profile_cache **out, ksched_err *err);
+
 /* Writes every profile the scheduler holds (loaded and learned, with module hashes) to the
  * file at path, for a later start to load (kerneletd --profile-cache). */
 int ksched_profiles_save(ksched *s, const char *path, ksched_err *err);

@@ -88,14 +88,35 @@ static int attach_backend(ksched *s, const kbackend *be, ksched_err *err)
     return s->lanes ? 0 : ksched_fail(err, KSCHED_ENOMEM, "out of memory");
 }
 
-static int copy_profiles(ksched *s, const ksched_profile_cache *from, ksched_err *err)
+/* A new cache in *to with every record of from (from may be NULL: empty). */
+static int copy_cache(ksched_profile_cache **to, const ksched_profile_cache *from,
+                      ksched_err *err)
 {
-    int rc = ksched_profile_cache_new(&s->profiles, err);
+    int rc = ksched_profile_cache_new(to, err);
     const char *entry;
     uint64_t hash;
     const kbackend_profile *p;
-    for (size_t i = 0; !rc && (p = ksched_profile_cache_at(from, i, &entry, &hash)); i++)
-        rc = ksched_profile_cache_put(s->profiles, hash, entry, p, err);
+    for (size_t i = 0; !rc && from && (p = ksched_profile_cache_at(from, i, &entry, &hash)); i++)
+        rc = ksched_profile_cache_put(*to, hash, entry, p, err);
+    return rc;
+}
+
+static int copy_profiles(ksched *s, const ksched_profile_cache *from, ksched_err *err)
+{
+    return copy_cache(&s->profiles, from, err);
+}
+
+int ksched_profiles_snapshot(ksched *s, ksched_profile_cache **out, ksched_err *err)
+{
+    if (!s || !out)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    pthread_mutex_lock(&s->lock);
+    int rc = copy_cache(out, s->profiles, err);
+    pthread_mutex_unlock(&s->lock);
+    if (rc) {
+        ksched_profile_cache_free(*out);
+        *out = NULL;
+    }
     return rc;
 }
 

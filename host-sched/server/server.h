@@ -79,6 +79,13 @@ struct kserver_config {
                                    default every PTX kernel is fenced into its tenant's
                                    address window and kernels that cannot be are refused */
     struct kserver_tally *tally; /* may be NULL: no co-scheduling statistics */
+    /* A lost device (ksched_lost: the GPU context died): once every tenant connection is
+     * gone, the server calls recover with the lost scheduler, which the callee frees; it
+     * returns a fresh one on a new backend (0) and the server serves again, or -1 with a
+     * message in err and the server stops. NULL: a lost scheduler is kept (every tenant
+     * gets errors). */
+    int (*recover)(void *user, ksched *lost, ksched **fresh, char *err, size_t errlen);
+    void *recover_user;
 };
 
 int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *err,
@@ -93,6 +100,9 @@ void kserver_stop(struct kserver *srv);
 /* Closes every connection (their tenants removed) and the socket. Call after kserver_run
  * returned, before the scheduler is freed. */
 void kserver_free(struct kserver *srv);
+
+/* The scheduler the server uses now (another after a recovery). */
+ksched *kserver_sched(const struct kserver *srv);
 
 /* Number of open connections (for tests). */
 unsigned kserver_connections(const struct kserver *srv);

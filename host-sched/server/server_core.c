@@ -121,6 +121,18 @@ out:
     return rc;
 }
 
+int ks_listen_watch(struct ks_server *s, bool on)
+{
+    if (on)
+        return watch(s->epfd, s->listen_fd, &listen_tag) ? -errno : 0;
+    return epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->listen_fd, NULL) ? -errno : 0;
+}
+
+ksched *kserver_sched(const struct kserver *srv)
+{
+    return ((const struct ks_server *)srv)->cfg.sched;
+}
+
 void kserver_stop(struct kserver *srv)
 {
     struct ks_server *s = (struct ks_server *)srv;
@@ -182,6 +194,9 @@ int kserver_run(struct kserver *srv)
         ks_completions(s);
         timeout = ks_conn_expire(s);
         reap_all(s);
+        int wait = ks_recover_step(s);
+        if (wait >= 0 && (timeout < 0 || wait < timeout))
+            timeout = wait;
     }
     return 0;
 }

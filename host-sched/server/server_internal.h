@@ -294,9 +294,19 @@ struct ks_server {
 
     pthread_mutex_t cq_lock;    /* completion queue, filled by the scheduler's thread */
     struct ks_op *cq_head, *cq_tail;
+    bool recovering;            /* the device was lost: tenants are being ended */
 };
 
 uint64_t ks_now_ns(void);
+/* Whether new connections are taken (off while a lost device is replaced); 0 or -errno. */
+int ks_listen_watch(struct ks_server *s, bool on);
+
+/* ---- server_recover.c: a lost device replaced ----------------------------------------- */
+
+/* After each round of the loop: notices a lost device, ends every tenant connection, and
+ * once they are gone has kserver_config.recover make a fresh scheduler. Returns an epoll
+ * timeout (ms) while it waits, else -1. */
+int ks_recover_step(struct ks_server *s);
 
 /* ---- server_conn.c: sockets, framing, answers ------------------------------------------ */
 

@@ -1,0 +1,66 @@
+/* kerneletd's device and its replacement after a lost device (recover.h). A fault the
+ * GPU could not contain kills the context that every tenant shares; the server ends the
+ * tenants' connections and then calls kd_device_recover, so that new tenants are served
+ * on a fresh context at once instead of the daemon answering every call with an error
+ * until an operator restarts it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "recover.h"
+
+void kd_device_cancel(const struct kd_device *d)
+{
+    if (d->have_backend && d->backend.ops->cancel_all)
+        d->backend.ops->cancel_all(d->backend.state);
+}
+
+int kd_device_start(struct kd_device *d, const ksched_profile_cache *profiles, char *err,
+                    size_t errlen)
+{
+    ksched_err e;
+    if (ksched_new(&d->sched, &d->backend, &d->scfg, profiles, &e) != 0) {
+        d->sched = NULL;
+        snprintf(err, errlen, "scheduler: %s", e.msg);
+        return -1;
+    }
+    if (ksched_thread_start(d->sched, &e) != 0) {
+        ksched_free(d->sched);
+        d->sched = NULL;
+        snprintf(err, errlen, "scheduler: %s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Stops and frees the lost scheduler and its backend. */
+static void drop(struct kd_device *d, ksched *lost)
+{
+    ksched_thread_stop(lost);
+    kd_device_cancel(d);
+    ksched_free(lost);
+    d->sched = NULL;
+    d->backend.ops->destroy(d->backend.state);
+    d->have_backend = false;
+}
+
+int kd_device_recover(void *user, ksched *lost, ksched **fresh, char *err, size_t errlen)
+{
+    struct kd_device *d = user;
+    ksched_profile_cache *learned = NULL, *files = NULL;
+    ksched_err e;
+    if (ksched_profiles_snapshot(lost, &learned, &e) != 0)
+        fprintf(stderr, "kerneletd: profiles learned so far are lost too: %s\n", e.msg);
+    drop(d, lost);
+    int rc = kd_backend_open(d->opts, &d->backend, &files, err, errlen);
+    if (rc == 0) {
+        d->have_backend = true;
+        rc = kd_device_start(d, learned ? learned : files, err, errlen);
+    }
+    ksched_profile_cache_free(files);
+    ksched_profile_cache_free(learned);
+    if (rc)
+        return -1;
+    d->recoveries++;
+    *fresh = d->sched;
+    return 0;
+}
