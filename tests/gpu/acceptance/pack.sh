@@ -29,11 +29,14 @@ for p in $progs burn stream; do cp "$build/bench/$p" "$dest/bench/"; done
 cp "$build/tests/gpu/tenants/pair-sweep" "$build/tests/gpu/tenants/pair-probe" "$dest/bin/"
 cp "$build"/tests/gpu/tenants/tenant-*-sliced.ptx "$dest/bench/ptx/"
 cp "$build"/bench/*.ptx "$dest/bench/ptx/"
+mkdir -p "$dest/compat"
+for p in vector_add grids fault; do cp "$build/bench/compat/$p" "$dest/compat/"; done
 cp "$build"/tests/ptx/*.ptx "$dest/corpus/"
 cp -r host-sched/backends/cuda/calibration "$dest/calibration"
 cp tests/gpu/cuda/bench_h100.tsv host-sched/profiles/h100-bench.profiles "$dest/"
 cp tests/gpu/cuda/run.sh "$dest/cuda-checks.sh"
 cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/acceptance/run.sh \
    tests/gpu/acceptance/figures.sh tests/gpu/acceptance/pairs.sh tests/gpu/acceptance/fence.sh \
+   tests/gpu/acceptance/recover.sh \
    tests/gpu/libcuda/run_proto_bench.sh "$dest/"
 du -sh "$dest"
