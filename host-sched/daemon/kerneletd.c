@@ -340,6 +340,20 @@ static void save_profile_cache(ksched *sched, const char *path)
         fprintf(stderr, "kerneletd: profile cache: %s\n", e.msg);
 }
 
+/* The device was lost and cannot be reopened in this process: the daemon executes itself
+ * anew (same pid, same options; the socket is made again), keeping what it learned.
+ * Returns only when that fails. */
+static void restart(char **argv, const struct kd_device *d, const char *profile_cache)
+{
+    ksched_err e;
+    if (profile_cache && d->learned && ksched_profile_cache_save(d->learned, profile_cache, &e))
+        fprintf(stderr, "kerneletd: profile cache: %s\n", e.msg);
+    fprintf(stderr, "kerneletd: restarting for a fresh device\n");
+    fflush(stderr);
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "kerneletd: cannot restart: %s\n", strerror(errno));
+}
+
 /* The scheduler's configuration from the options. 0, or -1 (reported) for a bad policy. */
 static int sched_config(const struct options *o, struct kserver_tally *tally, ksched_config *c)
 {
@@ -451,5 +465,8 @@ out:
         dev.backend.ops->destroy(dev.backend.state);
     ksched_profile_cache_free(profiles);
     kserver_tally_free(tally);
+    if (dev.restart)
+        restart(argv, &dev, o.backend.profile_cache);
+    ksched_profile_cache_free(dev.learned);
     return rc;
 }

@@ -46,18 +46,22 @@ static void drop(struct kd_device *d, ksched *lost)
 int kd_device_recover(void *user, ksched *lost, ksched **fresh, char *err, size_t errlen)
 {
     struct kd_device *d = user;
-    ksched_profile_cache *learned = NULL, *files = NULL;
+    ksched_profile_cache *files = NULL;
     ksched_err e;
-    if (ksched_profiles_snapshot(lost, &learned, &e) != 0)
+    ksched_profile_cache_free(d->learned);
+    d->learned = NULL;
+    if (ksched_profiles_snapshot(lost, &d->learned, &e) != 0)
         fprintf(stderr, "kerneletd: profiles learned so far are lost too: %s\n", e.msg);
     drop(d, lost);
-    int rc = kd_backend_open(d->opts, &d->backend, &files, err, errlen);
-    if (rc == 0) {
-        d->have_backend = true;
-        rc = kd_device_start(d, learned ? learned : files, err, errlen);
+    /* On a GPU a sticky error outlives the context reset in the process that saw it
+     * (cuDevicePrimaryCtxRetain keeps failing): only a new process gets a working device. */
+    if (kd_backend_open(d->opts, &d->backend, &files, err, errlen) != 0) {
+        d->restart = true;
+        return -1;
     }
+    d->have_backend = true;
+    int rc = kd_device_start(d, d->learned ? d->learned : files, err, errlen);
     ksched_profile_cache_free(files);
-    ksched_profile_cache_free(learned);
     if (rc)
         return -1;
     d->recoveries++;

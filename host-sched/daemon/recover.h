@@ -15,6 +15,11 @@ struct kd_device {
     ksched_config scfg;
     ksched *sched;              /* NULL until made */
     unsigned recoveries;
+    bool restart;               /* the device cannot be reopened in this process (a GPU's
+                                   sticky error outlives the context reset): kerneletd
+                                   executes itself anew */
+    ksched_profile_cache *learned; /* what the lost scheduler had learned, kept for the
+                                   profile cache when restarting */
 };
 
 /* Starts the scheduler of d on its backend with the given profiles; 0, or -1 with a
@@ -24,7 +29,8 @@ int kd_device_start(struct kd_device *d, const ksched_profile_cache *profiles, c
 
 /* kserver_config.recover: frees the lost scheduler and backend (the cuda backend resets the
  * GPU's primary context), opens the backend again and starts a scheduler on it with the
- * profiles learned so far. user: the struct kd_device. */
+ * profiles learned so far. When the backend cannot be opened again in this process it
+ * returns -1 with restart set (the daemon then executes itself). user: the kd_device. */
 int kd_device_recover(void *user, ksched *lost, ksched **fresh, char *err, size_t errlen);
 
 /* Cancels what runs on the backend (a kernel may never end) so that a stop cannot hang. */

@@ -41,7 +41,7 @@ static void finish(struct ks_server *s)
     char err[256] = "";
     ksched *fresh = NULL;
     if (s->cfg.recover(s->cfg.recover_user, s->cfg.sched, &fresh, err, sizeof(err)) != 0) {
-        fprintf(stderr, "kerneletd: cannot recover from the lost device: %s\n", err);
+        fprintf(stderr, "kerneletd: cannot recover from the lost device here: %s\n", err);
         kserver_stop((struct kserver *)s);
         return;
     }

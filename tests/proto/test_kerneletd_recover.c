@@ -9,6 +9,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon_util.h"
 #include "kernelet/protocol.h"
@@ -56,7 +57,7 @@ static bool log_says(const struct daemon *d, const char *what)
     return g_file_get_contents(d->log, &text, NULL, NULL) && strstr(text, what);
 }
 
-static void test_fault_then_fresh_context(void)
+static void fault_then_fresh_context(const char *expect_in_log)
 {
     struct daemon d;
     struct client victim, bystander;
@@ -78,13 +79,40 @@ static void test_fault_then_fresh_context(void)
     client_close(&victim);
     client_close(&bystander);
     /* A new tenant is served on a fresh context: its output verifies. */
-    for (int i = 0; i < 200 && !log_says(&d, "serving again"); i++)
+    for (int i = 0; i < 200 && !log_says(&d, expect_in_log); i++)
         g_usleep(50000);
     g_assert_true(log_says(&d, "the device was lost"));
+    g_assert_true(log_says(&d, expect_in_log));
+    for (int i = 0; i < 200 && !g_file_test(d.socket, G_FILE_TEST_EXISTS); i++)
+        g_usleep(50000);                          /* a restarted daemon makes it again */
+    for (int i = 0; i < 100; i++) {               /* and listens on it soon after */
+        int fd = idle_connect(d.socket);
+        if (fd >= 0) {
+            close(fd);
+            break;
+        }
+        g_usleep(50000);
+    }
     counted_round_trip(d.socket);
     counted_round_trip(d.socket);
     g_assert_true(daemon_alive(&d));
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+/* The fake driver resets the context: the daemon recovers in its own process. */
+static void test_fault_then_fresh_context(void)
+{
+    g_unsetenv("FAKE_CUDA_STICKY_PROCESS");
+    fault_then_fresh_context("serving again on a fresh device context");
+}
+
+/* As on a GPU, the sticky error outlives the reset in the process that saw it: the daemon
+ * executes itself anew (same pid, same socket) and serves from the new process. */
+static void test_fault_then_restart(void)
+{
+    g_setenv("FAKE_CUDA_STICKY_PROCESS", "1", TRUE);
+    fault_then_fresh_context("restarting for a fresh device");
+    g_unsetenv("FAKE_CUDA_STICKY_PROCESS");
 }
 
 int main(int argc, char **argv)
@@ -96,5 +124,6 @@ int main(int argc, char **argv)
     }
     kerneletd = argv[1];
     g_test_add_func("/kerneletd/recover/fault-then-fresh-context", test_fault_then_fresh_context);
+    g_test_add_func("/kerneletd/recover/fault-then-restart", test_fault_then_restart);
     return g_test_run();
 }

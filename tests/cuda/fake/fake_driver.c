@@ -169,11 +169,22 @@ EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice d, unsigned flags)
     return CUDA_SUCCESS;
 }
 
+/* FAKE_CUDA_STICKY_PROCESS=1 in the environment: as on a real GPU, a sticky error outlives
+ * cuDevicePrimaryCtxReset in this process, and the context cannot be retained again. */
+static int sticky_process(void)
+{
+    const char *v = getenv("FAKE_CUDA_STICKY_PROCESS");
+    return v && *v == '1';
+}
+
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
     (void)d;
+    pthread_mutex_lock(&g.lock);
+    CUresult r = sticky_process() ? g.sticky : CUDA_SUCCESS;
+    pthread_mutex_unlock(&g.lock);
     *c = &g.ctx;
-    return CUDA_SUCCESS;
+    return r;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice d)
@@ -186,7 +197,8 @@ EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice d)
 {
     (void)d;
     pthread_mutex_lock(&g.lock);
-    g.sticky = CUDA_SUCCESS;
+    if (!sticky_process())
+        g.sticky = CUDA_SUCCESS;
     g.pending_fault = 0;
     g.stats.ctx_resets++;
     pthread_mutex_unlock(&g.lock);
