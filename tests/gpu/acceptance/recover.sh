@@ -23,8 +23,10 @@ i=0
 while [ ! -S "$sock" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 tenant() { KERNELET_SOCKET=$sock LD_LIBRARY_PATH="$carry/libcuda" timeout 120 "$@"; }
 status=0
-tenant "$carry/compat/vector_add" >"$work/before.txt" 2>&1 || status=1
-echo "before the fault: vector_add exit $?"
+tenant "$carry/compat/vector_add" >"$work/before.txt" 2>&1
+rc=$?
+[ $rc = 0 ] || status=1
+echo "before the fault: vector_add exit $rc"
 # a bystander that keeps its connection open across the fault
 tenant "$carry/bench/burn" --launches=4000 >"$work/bystander.txt" 2>&1 &
 by=$!
@@ -32,9 +34,18 @@ sleep 1
 tenant "$carry/compat/fault" >"$work/fault.txt" 2>&1
 echo "faulting tenant: exit $? ($(tail -1 "$work/fault.txt"))"
 wait "$by"; echo "bystander across the fault: exit $? ($(tail -1 "$work/bystander.txt"))"
+# the daemon serves again in-process or after executing itself anew: wait for that
+t0=$(date +%s.%N)
+i=0
+while [ "$(grep -c '^kerneletd: serving' "$work/kerneletd.log")" -lt 2 ] && [ $i -lt 400 ]; do
+    sleep 0.05; i=$((i + 1))
+done
+echo "serving again after $(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null || echo '?') s"
 for p in compat/vector_add compat/grids bench/tea; do
-    tenant "$carry/$p" >"$work/after-$(basename "$p").txt" 2>&1 || status=1
-    echo "after: $p exit $? ($(tail -1 "$work/after-$(basename "$p").txt"))"
+    tenant "$carry/$p" >"$work/after-$(basename "$p").txt" 2>&1
+    rc=$?
+    [ $rc = 0 ] || status=1
+    echo "after: $p exit $rc ($(tail -1 "$work/after-$(basename "$p").txt"))"
 done
 kill -0 "$kd" 2>/dev/null && echo "kerneletd still running" || { echo "kerneletd ENDED"; status=1; }
 kill "$kd"; wait "$kd"; echo "kerneletd stopped: exit $?"
