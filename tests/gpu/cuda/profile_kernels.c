@@ -79,6 +79,11 @@ static int profile_one(kprof *kp, const kw_kernel *k, const char *dir, kw_size s
     if (!bad && kwc_verify(&r, msg, msglen)) {
         bad = 1;
     }
+    /* The module stays loaded until the process ends: unloading modules while CUPTI's range
+     * profiler is enabled crashed inside NVIDIA's libraries on the H100 at the third or
+     * fourth kernel (docs/perf/scheduling.md), and kerneletd, which never crashed, keeps
+     * profiled modules loaded too. */
+    r.module = NULL;
     kwc_release(&r);
     return bad;
 }
