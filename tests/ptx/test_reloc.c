@@ -2,7 +2,8 @@
  * pass as the cuda backend runs them): which variables move and why not, the block's
  * layout and initial bytes, what the rewrite writes, and, run in the emulator, a kernel
  * reading a constant table through computed indices (as sinf reads __cudart_i2opi_f) and
- * one incrementing a __device__ counter, with their variables in the window. */
+ * one incrementing a __device__ counter, with their variables in the window; given
+ * another tenant's pointer, the kernel still cannot write there. */
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,16 @@ static void test_run(void)
     g_assert_cmpint(kemu_memcpy_dtoh(f.dev, got, out, sizeof got, &e), ==, 0);
     for (unsigned i = 0; i < THREADS; i++)
         g_assert_cmpuint(got[i], ==, (i % 6 + 1) + 3 + 2 + 20);
+    /* another tenant's memory named as out: untouched (the store lands in the window) */
+    kemu_devptr victim;
+    uint32_t secret[THREADS], after[THREADS];
+    for (unsigned i = 0; i < THREADS; i++)
+        secret[i] = 0x5ec000 + i;
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.other, sizeof secret, &victim, &e), ==, 0);
+    g_assert_cmpint(kemu_memcpy_htod(f.dev, victim, secret, sizeof secret, &e), ==, 0);
+    run(&f, "lookup", victim, 1);
+    g_assert_cmpint(kemu_memcpy_dtoh(f.dev, after, victim, sizeof after, &e), ==, 0);
+    g_assert_cmpmem(secret, sizeof secret, after, sizeof after);
     run(&f, "count", 0, 0);
     run(&f, "count", 0, 0);
     uint32_t counter;
