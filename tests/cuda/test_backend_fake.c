@@ -537,8 +537,8 @@ static int in_window(const kbackend_window *w, kbackend_devptr p, uint64_t bytes
 
 /* With windows, a tenant's module variables live in its window: the driver gets a text
  * without their declarations whose uses are window addresses (still masked by the
- * fence), global_get answers those addresses, the initial values are there, each load
- * has its own, and unloading gives the block back. */
+ * fence), global_get answers those addresses, the initial values are there (the rest of
+ * the mapping zeroed), each load has its own, and unloading gives the block back. */
 static void test_module_variables_window(void)
 {
     kcuda_config cfg;
@@ -592,6 +592,12 @@ static void test_module_variables_window(void)
     copy_sync(&be, 1, c[1], &v, 4);
     copy_sync(&be, 0, c[2], &v, 4);
     g_assert_cmpuint(v, ==, 7);
+    /* the rest of the block's 2 MiB mapping is zeroed, not the fake's dirty 0xa5 (the
+     * fake's device memory is this process's) */
+    const uint8_t *tail = (const uint8_t *)(uintptr_t)c[2];
+    for (size_t i = 12; i < (2u << 20); i++)
+        if (tail[i])
+            g_error("byte %zu of the variables' mapping is 0x%02x", i, tail[i]);
     /* a module without a domain keeps the driver's placement */
     g_assert_cmpint(be.ops->module_load_ptx(st, 0, text, strlen(text), &m[0], &e), ==, 0);
     g_assert_cmpint(be.ops->global_get(st, m[0], "counter", &c[0], NULL, &e), ==, 0);

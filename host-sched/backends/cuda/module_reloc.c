@@ -28,7 +28,8 @@ static int keep_layout(kcuda_reloc *r, const kptx_reloc_plan *p, kbackend_error 
     return 0;
 }
 
-/* The block in domain's window, holding the variables' initial values. */
+/* The block in domain's window, holding the variables' initial values and zeros up to
+ * the end of its mapping. */
 static int fill_block(kcuda *kc, uint32_t domain, const kptx_reloc_plan *p, kcuda_reloc *r,
                       kbackend_error *err)
 {
@@ -40,7 +41,10 @@ static int fill_block(kcuda *kc, uint32_t domain, const kptx_reloc_plan *p, kcud
                  ? kbackend_fail(err, KBACKEND_EMODULE, "module variables: %s", pe.message)
                  : kcuda_windows_alloc(kc->windows, domain, p->bytes, &r->block, err);
     if (!rc) {
-        CUresult cr = cuMemcpyHtoD(r->block, img, p->bytes);
+        /* all of the mapped span is the tenant's to read: none of the memory's past */
+        CUresult cr = cuMemsetD8(r->block, 0, kcuda_windows_span(kc->windows, p->bytes));
+        if (cr == CUDA_SUCCESS)
+            cr = cuMemcpyHtoD(r->block, img, p->bytes);
         if (cr != CUDA_SUCCESS) {
             kcuda_windows_release_ptr(kc->windows, r->block);
             r->block = 0;
