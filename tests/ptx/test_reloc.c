@@ -10,6 +10,7 @@
 
 #include "kernelet/emu.h"
 #include "kernelet/ptx.h"
+#include "emu_window_util.h"
 #include "ptx_test_util.h"
 
 #define HEAD ".version 7.0\n.target sm_70\n.address_size 64\n"
@@ -152,12 +153,8 @@ static void test_rewrite(void)
     for (unsigned i = 0; i < fn->n_stmts; i++)
         ands += fn->stmts[i].kind == KPTX_STMT_INSTR && !strcmp(fn->stmts[i].u.instr.opcode, "and");
     g_assert_cmpuint(ands, ==, 1);
-    kptx_module *again = test_parse(text);
-    char *text2 = test_print(again, NULL);
-    g_assert_cmpstr(text, ==, text2);
+    test_assert_reprints(text);
     free(text);
-    free(text2);
-    kptx_module_free(again);
     kptx_module_free(m);
 }
 
@@ -177,13 +174,8 @@ typedef struct fixture {
  * would: whatever the emulator places for the module is outside the window). */
 static void fixture_open(fixture *f)
 {
-    uint64_t base, size;
     kemu_error e = {0};
-    kemu_device_config cfg = {.workers = 1};
-    g_assert_cmpint(kemu_device_create(&cfg, &f->dev, &e), ==, 0);
-    kemu_mem_span(&base, &size);
-    f->win = (kemu_range){base + 4 * WINDOW, base + 5 * WINDOW};
-    f->other = (kemu_range){base + 8 * WINDOW, base + 9 * WINDOW};
+    f->dev = test_emu_windows(WINDOW, &f->win, &f->other);
     kptx_module *m = fenced_for_cuda(vars_ptx);
     kptx_reloc_plan p;
     kptx_error err = {0};
