@@ -13,24 +13,44 @@
 /* Registers one instruction may need: symbols of planned variables among its operands. */
 #define MAX_PER_INSTR 8
 
+typedef struct named {
+    const char *name;
+    unsigned k;                 /* index in the plan */
+} named;
+
 typedef struct relocator {
     kptx_rw rw;
     const kptx_reloc_plan *p;
     uint64_t base;
     bool *shadowed;             /* per planned variable: the function declares the name */
+    named *order;               /* planned variables by name */
+    unsigned *marked;           /* the shadowed[] entries set for this function */
+    unsigned n_marked;
     const char *reg_base;       /* "%<prefix>_r": declared as %<prefix>_r<MAX_PER_INSTR> */
     const char *reg[MAX_PER_INSTR];
     unsigned used;              /* registers taken by the current instruction */
     bool too_many;
 } relocator;
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const named *)a)->name, ((const named *)b)->name);
+}
+
+/* The plan's index of the variable called sym, or -1 (a binary search: a module may hold
+ * many variables and many uses). */
+static int find(const relocator *r, const char *sym)
+{
+    named key = {.name = sym};
+    const named *hit = sym ? bsearch(&key, r->order, r->p->n, sizeof *r->order, by_name) : NULL;
+    return hit ? (int)hit->k : -1;
+}
+
 /* The planned variable sym names in the current function, or -1. */
 static int planned(const relocator *r, const char *sym)
 {
-    for (unsigned i = 0; sym && i < r->p->n; i++)
-        if (!r->shadowed[i] && !strcmp(r->p->vars[i].name, sym))
-            return (int)i;
-    return -1;
+    int k = find(r, sym);
+    return k >= 0 && !r->shadowed[k] ? k : -1;
 }
 
 static unsigned count_uses(const relocator *r, const kptx_operand *o)
@@ -117,19 +137,31 @@ static void hook_nothing(void *user, kptx_stmt_vec *sv)
     (void)sv;
 }
 
-/* Marks the planned names fn declares itself (parameters, body variables). */
+static void shadow(relocator *r, const char *name)
+{
+    int k = find(r, name);
+    if (k >= 0 && !r->shadowed[k]) {
+        r->shadowed[k] = true;
+        r->marked[r->n_marked++] = (unsigned)k;
+    }
+}
+
+/* Marks the planned names fn declares itself (parameters, body variables, labels), after
+ * clearing the previous function's marks. */
 static void find_shadows(relocator *r, const kptx_function *fn)
 {
-    for (unsigned k = 0; k < r->p->n; k++) {
-        const char *n = r->p->vars[k].name;
-        r->shadowed[k] = false;
-        for (unsigned i = 0; i < fn->n_params && !r->shadowed[k]; i++)
-            r->shadowed[k] = !strcmp(fn->params[i].name, n);
-        for (unsigned i = 0; i < fn->n_rets && !r->shadowed[k]; i++)
-            r->shadowed[k] = !strcmp(fn->rets[i].name, n);
-        for (unsigned i = 0; i < fn->n_stmts && !r->shadowed[k]; i++)
-            r->shadowed[k] = fn->stmts[i].kind == KPTX_STMT_VAR &&
-                             !strcmp(fn->stmts[i].u.var.name, n);
+    for (unsigned i = 0; i < r->n_marked; i++)
+        r->shadowed[r->marked[i]] = false;
+    r->n_marked = 0;
+    for (unsigned i = 0; i < fn->n_params; i++)
+        shadow(r, fn->params[i].name);
+    for (unsigned i = 0; i < fn->n_rets; i++)
+        shadow(r, fn->rets[i].name);
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        if (fn->stmts[i].kind == KPTX_STMT_VAR)
+            shadow(r, fn->stmts[i].u.var.name);
+        else if (fn->stmts[i].kind == KPTX_STMT_LABEL)
+            shadow(r, fn->stmts[i].u.label);
     }
 }
 
@@ -150,14 +182,12 @@ static void relocate_function(relocator *r, kptx_function *fn)
 }
 
 /* Removes the planned variables' declarations from the module's items. */
-static void drop_declarations(kptx_module *m, const kptx_reloc_plan *p)
+static void drop_declarations(kptx_module *m, const relocator *r)
 {
     unsigned w = 0;
     for (unsigned i = 0; i < m->n_items; i++) {
-        bool drop = false;
-        for (unsigned k = 0; m->items[i].kind == KPTX_ITEM_VAR && k < p->n && !drop; k++)
-            drop = &m->items[i].u.var == p->vars[k].var;
-        if (!drop)
+        int k = m->items[i].kind == KPTX_ITEM_VAR ? find(r, m->items[i].u.var.name) : -1;
+        if (k < 0 || &m->items[i].u.var != r->p->vars[k].var)
             m->items[w++] = m->items[i];
     }
     m->n_items = w;
@@ -179,6 +209,27 @@ static int setup(relocator *r, kptx_module *m)
     return r->rw.oom ? KPTX_ENOMEM : 0;
 }
 
+static void relocator_free(relocator *r)
+{
+    free(r->shadowed);
+    free(r->marked);
+    free(r->order);
+}
+
+/* The relocator's tables: the plan sorted by name, the shadow marks, the registers. */
+static int relocator_init(relocator *r, kptx_module *m)
+{
+    r->shadowed = calloc(r->p->n, sizeof *r->shadowed);
+    r->marked = calloc(r->p->n, sizeof *r->marked);
+    r->order = calloc(r->p->n, sizeof *r->order);
+    if (!r->shadowed || !r->marked || !r->order)
+        return KPTX_ENOMEM;
+    for (unsigned i = 0; i < r->p->n; i++)
+        r->order[i] = (named){r->p->vars[i].name, i};
+    qsort(r->order, r->p->n, sizeof *r->order, by_name);
+    return setup(r, m);
+}
+
 /* On failure m is half rewritten: the caller frees it. */
 int kptx_reloc_apply(kptx_module *m, const kptx_reloc_plan *p, uint64_t base, kptx_error *err)
 {
@@ -187,21 +238,21 @@ int kptx_reloc_apply(kptx_module *m, const kptx_reloc_plan *p, uint64_t base, kp
     if (!p->n)
         return 0;
     relocator r = {.rw = {.a = m->arena}, .p = p, .base = base};
-    r.shadowed = calloc(p->n, sizeof *r.shadowed);
-    int rc = r.shadowed ? setup(&r, m) : KPTX_ENOMEM;
+    int rc = relocator_init(&r, m);
     for (unsigned i = 0; !rc && i < m->n_items; i++)
         if (m->items[i].kind == KPTX_ITEM_FUNCTION && m->items[i].u.fn.has_body)
             relocate_function(&r, &m->items[i].u.fn);
-    free(r.shadowed);
     if (!rc && r.rw.oom)
         rc = KPTX_ENOMEM;
+    if (!rc && !r.too_many)
+        drop_declarations(m, &r);
+    relocator_free(&r);
     if (!rc && r.too_many)
         return kptx_fail(err, KPTX_EUNSUPPORTED, 0, 0, "an instruction names more than %d "
                          "module variables", MAX_PER_INSTR);
     if (rc)
         return kptx_fail(err, rc, 0, 0, rc == KPTX_ENOMEM ? "out of memory while relocating"
                                                           : "no unused name prefix");
-    drop_declarations(m, p);
     kptx_module_forget_analysis(m);
     return 0;
 }

@@ -18,16 +18,40 @@ static const char *init_target(const char *name)
     return name;
 }
 
-static bool named_by_initialiser(const kptx_module *m, const char *name)
+static int by_name(const void *a, const void *b)
 {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int kptx_collect_init_names(const kptx_module *m, const char ***out, size_t *n)
+{
+    size_t count = 0, k = 0;
+    for (unsigned i = 0; i < m->n_items; i++)
+        for (unsigned j = 0; m->items[i].kind == KPTX_ITEM_VAR && j < m->items[i].u.var.n_init; j++)
+            count += m->items[i].u.var.init[j].kind == KPTX_OPND_SYMBOL;
+    *out = calloc(count ? count : 1, sizeof **out);
+    *n = count;
+    if (!*out)
+        return KPTX_ENOMEM;
     for (unsigned i = 0; i < m->n_items; i++) {
         const kptx_var *v = &m->items[i].u.var;
-        for (unsigned k = 0; m->items[i].kind == KPTX_ITEM_VAR && k < v->n_init; k++)
-            if (v->init[k].kind == KPTX_OPND_SYMBOL && v->init[k].name &&
-                !strcmp(init_target(v->init[k].name), name))
-                return true;
+        for (unsigned j = 0; m->items[i].kind == KPTX_ITEM_VAR && j < v->n_init; j++)
+            if (v->init[j].kind == KPTX_OPND_SYMBOL && v->init[j].name)
+                (*out)[k++] = init_target(v->init[j].name);
     }
-    return false;
+    *n = k;
+    qsort(*out, k, sizeof **out, by_name);
+    return 0;
+}
+
+/* Through the module's analysis, computed once: a module of many variables and uses
+ * must not cost a scan of every initialiser per use. Unknown (out of memory) counts as
+ * named. */
+static bool named_by_initialiser(const kptx_module *m, const char *name)
+{
+    const kptx_analysis *an = kptx_module_analysis(m, NULL);
+    return !an || bsearch(&name, an->init_names, an->n_init_names, sizeof *an->init_names,
+                          by_name);
 }
 
 /* Size of v in bytes (an open first dimension sized by its initialiser); 0 when unknown

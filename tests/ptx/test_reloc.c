@@ -251,14 +251,23 @@ static void test_bad_input(void)
         g_string_append_printf(s, ".global .u64 v%u;\n", i);
     g_string_append(s, ".visible .entry k()\n{\n  .reg .b64 %r<2>;\n"
                        "  mov.b64 %r1, {v0, v1, v2, v3, v4, v5, v6, v7, v8};\n  ret;\n}\n");
-    kptx_module *m = kptx_parse(s->str, s->len, &m, &err) ? NULL : m;
-    if (m) {        /* the parser may refuse the form itself: then there is nothing to do */
-        g_assert_cmpint(kptx_reloc_plan_make(m, &p, &err), ==, 0);
-        g_assert_cmpint(kptx_reloc_apply(m, &p, 0x1000, &err), ==, KPTX_EUNSUPPORTED);
-        kptx_reloc_plan_clear(&p);
-        kptx_module_free(m);
-    }
+    kptx_module *m = test_parse(s->str);
+    g_assert_cmpint(kptx_reloc_plan_make(m, &p, &err), ==, 0);
+    g_assert_cmpint(kptx_reloc_apply(m, &p, 0x1000, &err), ==, KPTX_EUNSUPPORTED);
+    kptx_reloc_plan_clear(&p);
+    kptx_module_free(m);
     g_string_free(s, TRUE);
+    /* a name the function declares itself is its own, not the module variable */
+    m = test_parse(HEAD ".global .u32 x;\n.visible .entry k()\n{\n  .reg .b64 %rd<2>;\n"
+                   "  .shared .u32 x;\n  mov.u64 %rd1, x;\n  ret;\n}\n");
+    g_assert_cmpint(kptx_reloc_plan_make(m, &p, &err), ==, 0);
+    g_assert_cmpuint(p.n, ==, 1);
+    g_assert_cmpint(kptx_reloc_apply(m, &p, 0x1000, &err), ==, 0);
+    kptx_reloc_plan_clear(&p);
+    char *text = test_print(m, NULL);
+    g_assert_nonnull(strstr(text, "mov.u64 \t%rd1, x;"));
+    free(text);
+    kptx_module_free(m);
 }
 
 int main(int argc, char **argv)
