@@ -73,16 +73,13 @@ static uint64_t var_bytes(const kptx_var *v)
     return n <= KPTX_RELOC_MAX_BYTES ? n : 0;
 }
 
-/* Numbers only, and float literals only in 4- or 8-byte elements (the widths
- * write_element converts between). */
-static bool numbers_only(const kptx_var *v)
+/* How many initialiser elements are of kind k. */
+static unsigned count_init(const kptx_var *v, kptx_operand_kind k)
 {
-    unsigned size = kptx_type_size(v->type);
+    unsigned n = 0;
     for (unsigned i = 0; i < v->n_init; i++)
-        if (v->init[i].kind != KPTX_OPND_INT &&
-            (v->init[i].kind != KPTX_OPND_FLOAT || (size != 4 && size != 8)))
-            return false;
-    return true;
+        n += v->init[i].kind == k;
+    return n;
 }
 
 bool kptx_reloc_possible(const kptx_module *m, const kptx_var *v, char *why, size_t len)
@@ -97,8 +94,10 @@ bool kptx_reloc_possible(const kptx_module *m, const kptx_var *v, char *why, siz
         no = "it has an .attribute (managed memory)";
     else if (!scalar || scalar > 8 || !size)
         no = "its type or size is not one the relocation handles, or it is larger than 64 MiB";
-    else if (!numbers_only(v))
+    else if (count_init(v, KPTX_OPND_INT) + count_init(v, KPTX_OPND_FLOAT) != v->n_init)
         no = "its initialiser holds addresses";
+    else if (count_init(v, KPTX_OPND_FLOAT) && scalar != 4 && scalar != 8)
+        no = "its initialiser has float literals for elements of other than 4 or 8 bytes";
     else if ((uint64_t)v->n_init * scalar > size)
         no = "its initialiser is longer than it";
     else if (named_by_initialiser(m, v->name))
@@ -177,7 +176,8 @@ int kptx_reloc_image(const kptx_reloc_plan *p, void *buf, uint64_t len, kptx_err
 {
     if (!p || (!buf && len) || len < p->bytes)
         return kptx_fail(err, KPTX_EINVAL, 0, 0, "no plan, or a buffer smaller than it");
-    memset(buf, 0, p->bytes);
+    if (p->bytes)
+        memset(buf, 0, p->bytes);
     for (unsigned i = 0; i < p->n; i++) {
         const kptx_var *v = p->vars[i].var;
         unsigned size = kptx_type_size(v->type);

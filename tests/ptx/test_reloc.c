@@ -64,6 +64,9 @@ static const var_case var_cases[] = {
     {".global .align 8 .u64 v;\n.global .align 8 .u64 w = v;", "another variable"},
     {".global .attribute(.managed) .align 4 .u32 v;", ".attribute"},
     {".global .align 1 .b8 v[1099511627776];", "larger than 64 MiB"},
+    {".global .align 4 .u32 v[2] = {1, 2, 3};", "longer than it"},
+    {".global .align 4 .u32 v[2][2] = {{1, 2}, {3, 4}, {5, 6}};", "longer than it"},
+    {".global .align 2 .f16 v = 0f3F800000;", "float literals"},   /* no conversion to .f16 */
     {".const .align 4 .u32 v[4];", "lies outside the tenant's window"},   /* mov of it */
 };
 
