@@ -339,6 +339,7 @@ static void analysis_free(void *p)
     free(an->edge_start);
     free(an->callee);
     free(an->slots);
+    free(an->init_names);
     free(an);
 }
 
@@ -348,7 +349,7 @@ const kptx_analysis *kptx_module_analysis(const kptx_module *m, kptx_error *err)
     if (an)
         return an;
     an = calloc(1, sizeof *an);
-    if (!an || build(m, an)) {
+    if (!an || build(m, an) || kptx_collect_init_names(m, &an->init_names, &an->n_init_names)) {
         analysis_free(an);
         kptx_fail(err, KPTX_ENOMEM, 0, 0, "out of memory analysing the module");
         return NULL;

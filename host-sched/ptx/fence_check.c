@@ -108,25 +108,36 @@ static void describe_instr(const kptx_stmt *s, char *why, size_t len)
              "cover", name, s->line);
 }
 
-/* A module variable an operand of in names that the kernel cannot reach when module
- * variables lie outside the window: any use of a .global one, and the address of a
- * .const one (only ld.const reads those in their own space). NULL when none. */
-static const char *outside_var(const kptx_module *m, const kptx_function *fn,
-                               const kptx_operand *o, bool const_load)
+/* The module-scope declaration of sym, or NULL (also when fn declares sym itself). */
+static const kptx_var *module_var(const kptx_module *m, const kptx_function *fn,
+                                  const char *sym)
 {
-    if (o->kind == KPTX_OPND_SYMBOL) {
-        kptx_space sp = kptx_symbol_space(m, fn, o->name);
-        bool module_var = false;
-        for (unsigned i = 0; i < fn->n_stmts && !module_var; i++)
-            module_var = fn->stmts[i].kind == KPTX_STMT_VAR &&
-                         !strcmp(fn->stmts[i].u.var.name, o->name);
-        if (!module_var && (sp == KPTX_SPACE_GLOBAL || (sp == KPTX_SPACE_CONST && !const_load)))
-            return o->name;
-    }
+    for (unsigned i = 0; i < fn->n_stmts; i++)
+        if (fn->stmts[i].kind == KPTX_STMT_VAR && !strcmp(fn->stmts[i].u.var.name, sym))
+            return NULL;
+    for (unsigned i = 0; i < m->n_items; i++)
+        if (m->items[i].kind == KPTX_ITEM_VAR && !strcmp(m->items[i].u.var.name, sym))
+            return &m->items[i].u.var;
+    return NULL;
+}
+
+/* A module variable an operand of in names that the kernel cannot reach when module
+ * variables lie outside the window: any use of a .global one (unless the backend
+ * relocates it into the window: KPTX_FENCE_VARS_RELOCATED), and the address of a .const
+ * one (only ld.const reads those in their own space). NULL when none. */
+static const char *outside_var(const kptx_module *m, const kptx_function *fn,
+                               const kptx_operand *o, bool const_load, unsigned flags)
+{
+    const kptx_var *v = o->kind == KPTX_OPND_SYMBOL ? module_var(m, fn, o->name) : NULL;
+    if (v && v->space == KPTX_SPACE_GLOBAL &&
+        (!(flags & KPTX_FENCE_VARS_RELOCATED) || !kptx_reloc_possible(m, v, NULL, 0)))
+        return o->name;
+    if (v && v->space == KPTX_SPACE_CONST && !const_load)
+        return o->name;
     for (unsigned i = 0; i < o->n_elems; i++) {
-        const char *v = outside_var(m, fn, &o->elems[i], const_load);
-        if (v)
-            return v;
+        const char *u = outside_var(m, fn, &o->elems[i], const_load, flags);
+        if (u)
+            return u;
     }
     return NULL;
 }
@@ -139,15 +150,31 @@ static bool is_const_load(const kptx_instr *in)
     return false;
 }
 
-static void judge_vars(const kptx_module *m, const kptx_function *fn, char *why, size_t len)
+/* The reason a module variable v named by a kernel cannot be reached. */
+static void describe_var(const kptx_module *m, const kptx_var *v, const char *name,
+                         unsigned flags, char *why, size_t len)
+{
+    char no[128] = "";
+    if (v && v->space == KPTX_SPACE_GLOBAL && (flags & KPTX_FENCE_VARS_RELOCATED))
+        kptx_reloc_possible(m, v, no, sizeof no);
+    if (no[0])
+        snprintf(why, len, "uses the module variable %s, which cannot be moved into the "
+                 "tenant's window: %s", name, no);
+    else
+        snprintf(why, len, "uses the module variable %s, which lies outside the tenant's "
+                 "window on this backend", name);
+}
+
+static void judge_vars(const kptx_module *m, const kptx_function *fn, unsigned flags,
+                       char *why, size_t len)
 {
     for (unsigned i = 0; i < fn->n_stmts && !why[0]; i++) {
         const kptx_stmt *s = &fn->stmts[i];
         for (unsigned k = 0; s->kind == KPTX_STMT_INSTR && k < s->u.instr.n_ops; k++) {
-            const char *v = outside_var(m, fn, &s->u.instr.ops[k], is_const_load(&s->u.instr));
+            const char *v = outside_var(m, fn, &s->u.instr.ops[k], is_const_load(&s->u.instr),
+                                        flags);
             if (v) {
-                snprintf(why, len, "uses the module variable %s, which lies outside the "
-                         "tenant's window on this backend", v);
+                describe_var(m, module_var(m, fn, v), v, flags, why, len);
                 return;
             }
         }
@@ -181,7 +208,7 @@ static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigne
             snprintf(why, len, "calls %s, which touches global memory (device functions "
                      "are not fenced)", f->name);
         else if (f->has_body && (flags & KPTX_FENCE_VARS_OUTSIDE))
-            judge_vars(m, f, why, len);
+            judge_vars(m, f, flags, why, len);
     }
 }
 
@@ -211,7 +238,7 @@ void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned ro
         return;
     }
     if (flags & KPTX_FENCE_VARS_OUTSIDE)
-        judge_vars(m, fn, why, len);
+        judge_vars(m, fn, flags, why, len);
     if (why[0])
         return;
     bool *reach = calloc(an->n_fns, sizeof *reach);

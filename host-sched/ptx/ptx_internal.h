@@ -269,6 +269,8 @@ typedef struct kptx_analysis {
     unsigned *callee;           /*   callee[edge_start[i] .. edge_start[i + 1]) */
     unsigned *slots;            /* name hash: index + 1, 0 = empty */
     unsigned n_slots;
+    const char **init_names;    /* names module initialisers take the address of, sorted */
+    size_t n_init_names;
 } kptx_analysis;
 
 /* The module's analysis, computed once and kept with the module (NULL and err set when
@@ -321,6 +323,12 @@ kptx_operand kptx_rw_addr(kptx_rw *rw, const char *symbol, int64_t offset);
  * four) and n_ops operands (copied); returns it (NULL on failure). */
 kptx_stmt *kptx_rw_emit(kptx_rw *rw, kptx_stmt_vec *sv, const char *opcode, const char *mods,
                         unsigned n_ops, const kptx_operand *ops);
+/* ---- Relocating module variables (reloc_plan.c) ---- */
+
+/* The names whose address some module variable's initialiser holds, sorted (malloc'ed
+ * array of the module's strings; for kptx_analysis.init_names). */
+int kptx_collect_init_names(const kptx_module *m, const char ***out, size_t *n);
+
 /* ---- Fencing (fence_check.c, fence.c) ---- */
 
 /* How the fencing pass treats one instruction. */

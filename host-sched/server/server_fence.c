@@ -24,7 +24,11 @@ int ks_fence_module(const struct ks_conn *c, kptx_module *m, struct ks_module *m
 {
     kptx_error perr;
     char why[192];
-    unsigned flags = c->srv->cfg.device.module_vars_outside ? KPTX_FENCE_VARS_OUTSIDE : 0;
+    const kbackend_device_info *dev = &c->srv->cfg.device;
+    unsigned flags = dev->module_vars_outside ? KPTX_FENCE_VARS_OUTSIDE : 0;
+
+    if (dev->module_vars_outside && dev->module_vars_relocated)
+        flags |= KPTX_FENCE_VARS_RELOCATED;
 
     for (unsigned i = 0; i < mod->n_entries; i++) {
         if (kptx_fence_verdict(m, mod->entries[i].name, flags, why, sizeof(why), &perr) != 0)

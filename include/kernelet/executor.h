@@ -136,6 +136,10 @@ typedef struct kbackend_device_info {
     int module_vars_outside;     /* 1: module variables do not lie in their domain's window
                                     (the driver places them): a fenced kernel cannot reach
                                     them, so kernels that use them cannot be fenced */
+    int module_vars_relocated;   /* with module_vars_outside: module_load_ptx moves a
+                                    domain's relocatable .global variables into its window
+                                    (kptx_reloc_* in kernelet/ptx.h), so kernels using
+                                    those can be fenced (KPTX_FENCE_VARS_RELOCATED) */
     double a0;                   /* the model's bandwidth factor a0 (measured / peak
                                     bandwidth, (0, 1]; docs/MODEL.md "Calibration"): the
                                     cuda backend's calibration file, the sim's truth;

@@ -312,6 +312,10 @@ enum {
      * them): a kernel that uses a .global variable, or takes a variable's address, cannot
      * be fenced. */
     KPTX_FENCE_VARS_OUTSIDE = 1u << 0,
+    /* With KPTX_FENCE_VARS_OUTSIDE: the backend relocates every relocatable .global
+     * variable into the window at load (kptx_reloc_*, below), so kernels may use those;
+     * unrelocatable .global variables and addresses of .const ones are still refused. */
+    KPTX_FENCE_VARS_RELOCATED = 1u << 1,
 };
 
 /* Whether entry `name` of m can be fenced (flags: KPTX_FENCE_*): why gets "" when it can,
@@ -324,6 +328,47 @@ int kptx_fence_verdict(const kptx_module *m, const char *name, unsigned flags, c
  * gets how many were fenced. Fence a module once, before kptx_slice_module (whose variants
  * then inherit the fence and put their four parameters after the window's). */
 int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_error *err);
+
+/* ---- Relocating module variables --------------------------------------------------- */
+
+/* A backend whose driver places module variables itself (outside any tenant window) moves
+ * the module's .global variables into one block of the tenant's window instead: it lays
+ * them out (kptx_reloc_plan_make), allocates plan.bytes in the window, writes their
+ * initial values there (kptx_reloc_image), and rewrites the module so that every use of
+ * a variable's name becomes its window address (kptx_reloc_apply), before compiling it.
+ * A variable is relocatable when it is .global, defined here (not .extern), not
+ * .managed (no .attribute), of a known size of at most KPTX_RELOC_MAX_BYTES, with an
+ * initialiser of numbers only, and when no other variable's initialiser names it. */
+#define KPTX_RELOC_MAX_BYTES ((uint64_t)64 << 20)
+
+typedef struct kptx_reloc_var {
+    const char *name;           /* the module's string: valid while the module lives */
+    const kptx_var *var;        /* the declaration (gone after kptx_reloc_apply) */
+    uint64_t offset;            /* in the block, aligned as the variable asks */
+    uint64_t size;
+} kptx_reloc_var;
+
+typedef struct kptx_reloc_plan {
+    unsigned n;
+    kptx_reloc_var *vars;       /* malloc'ed: kptx_reloc_plan_clear */
+    uint64_t bytes;             /* the block's size (0 when n == 0) */
+} kptx_reloc_plan;
+
+/* Whether module variable v of m can be relocated; why (may be NULL) gets the reason. */
+bool kptx_reloc_possible(const kptx_module *m, const kptx_var *v, char *why, size_t len);
+/* Lays out every relocatable .global variable of m (n may be 0). KPTX_ELIMIT when the
+ * block would exceed KPTX_RELOC_MAX_BYTES. */
+int kptx_reloc_plan_make(const kptx_module *m, kptx_reloc_plan *out, kptx_error *err);
+void kptx_reloc_plan_clear(kptx_reloc_plan *p);
+/* The block's initial bytes (zero where a variable has no initialiser) into buf of
+ * p->bytes. */
+int kptx_reloc_image(const kptx_reloc_plan *p, void *buf, uint64_t len, kptx_error *err);
+/* Rewrites m for the block at base: every operand naming a planned variable (sym,
+ * sym+off, [sym+off]) becomes a register that an added mov.u64 sets to its window
+ * address, and the variables' declarations are removed. p must come from m; on failure
+ * m is half rewritten and must be freed. */
+int kptx_reloc_apply(kptx_module *m, const kptx_reloc_plan *p, uint64_t base,
+                     kptx_error *err);
 
 #ifdef __cplusplus
 }

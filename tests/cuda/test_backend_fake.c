@@ -498,6 +498,124 @@ static void test_module_variables(void)
     be.ops->destroy(be.state);          /* unloads m2 and p1 */
 }
 
+/* use_vars reads an initialised table through a computed address and bumps a counter,
+ * as sinf reads __cudart_i2opi_f and a program its __device__ variables. */
+static const char window_vars_ptx[] =
+    ".version 7.5\n.target sm_75\n.address_size 64\n"
+    ".visible .global .align 4 .u32 counter = 7;\n"
+    ".global .align 4 .b8 tbl[8] = {1, 2, 3, 4, 5, 6, 7, 8};\n"
+    ".const .align 8 .b8 table[16];\n"
+    ".visible .entry use_vars(.param .u64 out)\n{\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<4>;\n"
+    "  mov.u32 %r1, %tid.x;\n  and.b32 %r1, %r1, 1;\n  mul.wide.u32 %rd1, %r1, 4;\n"
+    "  mov.u64 %rd2, tbl;\n  add.s64 %rd3, %rd2, %rd1;\n  ld.global.u32 %r2, [%rd3];\n"
+    "  atom.global.add.u32 %r2, [counter], %r2;\n  ret;\n}\n";
+
+/* The text as the daemon gives it to a backend with windows: fenced. */
+static char *fenced_vars_text(void)
+{
+    kptx_module *m;
+    kptx_error pe = {0};
+    unsigned n = 0;
+    g_assert_cmpint(kptx_parse(window_vars_ptx, strlen(window_vars_ptx), &m, &pe), ==, 0);
+    g_assert_cmpint(kptx_fence_verdict(m, "use_vars", KPTX_FENCE_VARS_OUTSIDE, pe.message,
+                                       sizeof(pe.message), &pe), ==, 0);
+    g_assert_nonnull(strstr(pe.message, "outside the tenant's window"));   /* before */
+    g_assert_cmpint(kptx_fence_module(m, KPTX_FENCE_VARS_OUTSIDE | KPTX_FENCE_VARS_RELOCATED,
+                                      &n, &pe), ==, 0);
+    g_assert_cmpuint(n, ==, 1);
+    char *text;
+    size_t len;
+    g_assert_cmpint(kptx_print(m, &text, &len, &pe), ==, 0);
+    kptx_module_free(m);
+    return text;
+}
+
+static int in_window(const kbackend_window *w, kbackend_devptr p, uint64_t bytes)
+{
+    return p >= w->base && p + bytes <= w->base + w->size;
+}
+
+/* With windows, a tenant's module variables live in its window: the driver gets a text
+ * without their declarations whose uses are window addresses (still masked by the
+ * fence), global_get answers those addresses, the initial values are there (the rest of
+ * the mapping zeroed), each load has its own, and unloading gives the block back. */
+static void test_module_variables_window(void)
+{
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.window_bytes = 16u << 20;
+    kbackend be = open_backend_cfg(&cfg);
+    void *st = be.state;
+    kbackend_device_info info;
+    g_assert_cmpint(be.ops->device_info(st, &info, NULL), ==, 0);
+    g_assert_cmpint(info.module_vars_outside, ==, 1);
+    g_assert_cmpint(info.module_vars_relocated, ==, 1);
+    char *text = fenced_vars_text();
+    kbackend_window w[3];
+    kbackend_module *m[3];
+    kbackend_devptr c[3], t[3];
+    kbackend_error e = {0};
+    uint64_t bytes = 0;
+    for (uint32_t d = 1; d <= 2; d++) {
+        g_assert_cmpint(be.ops->domain_window(st, d, &w[d], &e), ==, 0);
+        g_assert_cmpint(be.ops->module_load_ptx(st, d, text, strlen(text), &m[d], &e), ==, 0);
+        g_assert_cmpint(be.ops->global_get(st, m[d], "counter", &c[d], &bytes, &e), ==, 0);
+        g_assert_cmpuint(bytes, ==, 4);
+        g_assert_true(in_window(&w[d], c[d], 4));
+        g_assert_cmpint(be.ops->global_get(st, m[d], "tbl", &t[d], &bytes, &e), ==, 0);
+        g_assert_cmpuint(bytes, ==, 8);
+        g_assert_true(in_window(&w[d], t[d], 8));
+    }
+    /* the driver's text: no declaration left, the window address in its place, every
+     * global access still masked (one and.b64 per access) */
+    char *jit = fake_driver_last_ptx(), addr[32];
+    g_assert_nonnull(jit);
+    g_assert_null(strstr(jit, ".u32 counter"));
+    g_assert_null(strstr(jit, "tbl"));
+    g_snprintf(addr, sizeof(addr), "%" G_GUINT64_FORMAT, (guint64)t[2]);
+    g_assert_nonnull(strstr(jit, addr));
+    g_assert_nonnull(strstr(jit, ".const .align 8 .b8 table[16]"));    /* .const stays */
+    unsigned ands = 0;
+    for (const char *p = jit; (p = strstr(p, "and.b64")); p++)
+        ands++;
+    g_assert_cmpuint(ands, ==, 2);
+    free(jit);
+    /* initial values, and each load's own storage */
+    uint32_t v = 0;
+    uint8_t tab[8] = {0}, want[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    copy_sync(&be, 0, c[1], &v, 4);
+    g_assert_cmpuint(v, ==, 7);
+    copy_sync(&be, 0, t[2], tab, 8);
+    g_assert_cmpmem(tab, 8, want, 8);
+    v = 99;
+    copy_sync(&be, 1, c[1], &v, 4);
+    copy_sync(&be, 0, c[2], &v, 4);
+    g_assert_cmpuint(v, ==, 7);
+    /* the rest of the block's 2 MiB mapping is zeroed, not the fake's dirty 0xa5 (the
+     * fake's device memory is this process's) */
+    const uint8_t *tail = (const uint8_t *)(uintptr_t)c[2];
+    for (size_t i = 12; i < (2u << 20); i++)
+        if (tail[i])
+            g_error("byte %zu of the variables' mapping is 0x%02x", i, tail[i]);
+    /* a module without a domain keeps the driver's placement */
+    g_assert_cmpint(be.ops->module_load_ptx(st, 0, text, strlen(text), &m[0], &e), ==, 0);
+    g_assert_cmpint(be.ops->global_get(st, m[0], "counter", &c[0], NULL, &e), ==, 0);
+    g_assert_false(in_window(&w[1], c[0], 4) || in_window(&w[2], c[0], 4));
+    fake_vmm_stats before, after;
+    fake_vmm_get_stats(&before);
+    for (uint32_t d = 0; d <= 2; d++)
+        g_assert_cmpint(be.ops->module_unload(st, m[d], &e), ==, 0);
+    fake_vmm_get_stats(&after);
+    g_assert_cmpuint(before.mappings - after.mappings, ==, 2);
+    for (uint32_t d = 1; d <= 2; d++)
+        be.ops->domain_release(st, d);
+    fake_vmm_get_stats(&after);
+    g_assert_cmpuint(after.reservations, ==, 0);
+    free(text);
+    be.ops->destroy(st);
+}
+
 /* A 3-D grid run whole on lane 0, then as random slices over every lane: each block is
  * counted twice, never more, and each lane completes in submission order. */
 static void test_launch_whole_and_slices(void)
@@ -983,6 +1101,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/memory", test_memory);
     g_test_add_func("/cuda/backend-fake/memory-cleared", test_memory_cleared);
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
+    g_test_add_func("/cuda/backend-fake/module-variables-window", test_module_variables_window);
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
     g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);
     g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);

@@ -28,6 +28,26 @@ static kptx_module *reparse_or_die(const char *text, size_t len)
     return m;
 }
 
+/* What the cuda backend does before the JIT: the variables' block (initial bytes
+ * written into a buffer of the planned size), the rewrite; the result must parse again. */
+static void relocate(kptx_module *m)
+{
+    kptx_reloc_plan p;
+    if (kptx_reloc_plan_make(m, &p, NULL) != 0)
+        return;
+    void *img = p.bytes ? malloc(p.bytes) : NULL;
+    if (img || !p.bytes)
+        (void)kptx_reloc_image(&p, img, p.bytes, NULL);
+    free(img);
+    if (p.n && kptx_reloc_apply(m, &p, 0x7f0000000000ull, NULL) == 0) {
+        size_t len;
+        char *t = print_or_die(m, &len);
+        kptx_module_free(reparse_or_die(t, len));
+        free(t);
+    }
+    kptx_reloc_plan_clear(&p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     kptx_module *m;
@@ -47,7 +67,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             kptx_kernel_info_clear(&info);
     }
     /* what the daemon does: fence, then slice; the result must parse again */
-    (void)kptx_fence_module(m2, KPTX_FENCE_VARS_OUTSIDE, NULL, NULL);
+    (void)kptx_fence_module(m2, KPTX_FENCE_VARS_OUTSIDE | KPTX_FENCE_VARS_RELOCATED, NULL,
+                            NULL);
+    relocate(m2);
     (void)kptx_fence_module(m, 0, NULL, NULL);
     if (kptx_slice_module(m, NULL, NULL) == 0) {
         size_t len3;

@@ -3,6 +3,7 @@
 #define PTX_TEST_UTIL_H
 
 #include <glib.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernelet/ptx.h"
@@ -33,6 +34,16 @@ static inline char *test_print(const kptx_module *m, size_t *len)
     if (len)
         *len = n;
     return text;
+}
+
+/* Printed text parses and prints back to itself. */
+static inline void test_assert_reprints(const char *text)
+{
+    kptx_module *m = test_parse(text);
+    char *again = test_print(m, NULL);
+    g_assert_cmpstr(text, ==, again);
+    free(again);
+    kptx_module_free(m);
 }
 
 #endif

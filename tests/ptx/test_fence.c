@@ -8,6 +8,7 @@
 
 #include "kernelet/emu.h"
 #include "kernelet/ptx.h"
+#include "emu_window_util.h"
 #include "ptx_test_util.h"
 
 #define HEAD ".version 7.0\n.target sm_70\n.address_size 64\n"
@@ -225,13 +226,8 @@ typedef struct emu_fixture {
 
 static void fixture_open(emu_fixture *f)
 {
-    uint64_t base, size;
     kemu_error e = {0};
-    kemu_device_config cfg = {.workers = 1};
-    g_assert_cmpint(kemu_device_create(&cfg, &f->dev, &e), ==, 0);
-    kemu_mem_span(&base, &size);
-    f->win = (kemu_range){base + 4 * WINDOW, base + 5 * WINDOW};
-    f->other = (kemu_range){base + 8 * WINDOW, base + 9 * WINDOW};
+    f->dev = test_emu_windows(WINDOW, &f->win, &f->other);
     g_assert_cmpint(kemu_module_load_in(f->dev, &f->other, copy_ptx, strlen(copy_ptx),
                                         &f->plain, &e), ==, 0);
     kptx_module *m = test_parse(copy_ptx);

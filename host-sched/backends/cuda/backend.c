@@ -168,8 +168,10 @@ static int setup_memory(kcuda *kc, kbackend_error *err)
         cuuint64_t keep = UINT64_MAX;
         cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
     }
-    /* Module variables stay where the driver puts them, outside the windows. */
+    /* The driver puts module variables outside the windows; with windows, the backend
+     * moves a tenant's .global ones into its window at load (module_reloc.c). */
     kc->info.module_vars_outside = 1;
+    kc->info.module_vars_relocated = kc->cfg.window_bytes != 0;
     return kc->cfg.window_bytes
                ? kcuda_windows_new(kc->dev, kc->cfg.window_bytes, &kc->windows, err) : 0;
 }

@@ -43,8 +43,27 @@ struct kbackend_function {
     struct kbackend_function *next;
 };
 
+/* A module's .global variables, moved into its domain's window (module_reloc.c). */
+typedef struct kcuda_reloc {
+    CUdeviceptr block;          /* in the window; 0: none */
+    unsigned n;
+    char **names;
+    uint64_t *offsets, *sizes;  /* in the block */
+} kcuda_reloc;
+
+/* With a domain and windows, allocates and fills the block for the variables of the ptx
+ * text (len bytes) and puts the rewritten text in *text (malloc'ed; NULL when there is
+ * nothing to move: load ptx as it is). */
+int kcuda_reloc_text(kcuda *kc, uint32_t domain, const char *ptx, size_t len, kcuda_reloc *r,
+                     char **text, kbackend_error *err);
+/* 1 and the variable's address and size when r moved name, else 0. */
+int kcuda_reloc_find(const kcuda_reloc *r, const char *name, CUdeviceptr *p, size_t *size);
+/* Gives the block back to the window. */
+void kcuda_reloc_free(kcuda *kc, kcuda_reloc *r);
+
 struct kbackend_module {
     CUmodule mod;
+    kcuda_reloc reloc;          /* its variables in the window, when it has a domain */
     struct kbackend_function *fns;
     int shared;                 /* 0: the text defines variables, this load is one tenant's */
     kbackend_devptr *vars;         /* variables looked up (global_get), registered in kc->vars */

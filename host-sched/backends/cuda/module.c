@@ -20,9 +20,10 @@ static void forget_vars_locked(kcuda *kc, struct kbackend_module *m)
     m->n_vars = 0;
 }
 
-static void module_free(struct kbackend_module *m)
+static void module_free(kcuda *kc, struct kbackend_module *m)
 {
     free(m->vars);
+    kcuda_reloc_free(kc, &m->reloc);
     struct kbackend_function *f = m->fns;
     while (f) {
         struct kbackend_function *next = f->next;
@@ -76,12 +77,14 @@ static int check_text(const char *ptx, size_t len, kbackend_error *err)
 }
 
 /* A module with variables gets a module of its own per load (module_cache.h); the
- * driver's JIT cache (~/.nv/ComputeCache, keyed by the PTX) still spares the compilation.
- * cubin: the bytes are SASS, loaded as they are (the copy's NUL is then unused). */
-static int load_new(kcuda *kc, const char *ptx, size_t len, int cubin,
+ * driver's JIT cache (~/.nv/ComputeCache, keyed by the PTX) still spares the compilation
+ * of one without (a module whose variables move into the window is compiled per load:
+ * their addresses are in its text). cubin: the bytes are SASS, loaded as they are (the
+ * copy's NUL is then unused). */
+static int load_new(kcuda *kc, uint32_t domain, const char *ptx, size_t len, int cubin,
                     struct kbackend_module **out, kbackend_error *err)
 {
-    char *text = malloc(len + 1);
+    char *text = malloc(len + 1), *moved = NULL;
     struct kbackend_module *m = calloc(1, sizeof(*m));
     int rc = text && m ? 0 : kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     if (!rc) {
@@ -89,9 +92,13 @@ static int load_new(kcuda *kc, const char *ptx, size_t len, int cubin,
                           : !kcuda_ptx_defines_variables(ptx, len);
         memcpy(text, ptx, len);
         text[len] = '\0';
-        rc = jit(kc, text, cubin ? "cubin load" : "PTX JIT", &m->mod, err);
+        if (!cubin && !m->shared)
+            rc = kcuda_reloc_text(kc, domain, ptx, len, &m->reloc, &moved, err);
     }
+    if (!rc)
+        rc = jit(kc, moved ? moved : text, cubin ? "cubin load" : "PTX JIT", &m->mod, err);
     free(text);
+    free(moved);
     if (!rc) {
         pthread_mutex_lock(&kc->lock);
         rc = kcuda_module_cache_add_shared(kc->modules, ptx, len, m, m->shared, err);
@@ -102,14 +109,14 @@ static int load_new(kcuda *kc, const char *ptx, size_t len, int cubin,
         pthread_mutex_unlock(&kc->lock);
     }
     if (rc && m)
-        module_free(m);
+        module_free(kc, m);
     if (!rc)
         *out = m;
     return rc;
 }
 
 /* The cached module for the bytes, or a new one. */
-static int load_cached(kcuda *kc, const char *ptx, size_t len, int cubin,
+static int load_cached(kcuda *kc, uint32_t domain, const char *ptx, size_t len, int cubin,
                        kbackend_module **out, kbackend_error *err)
 {
     int rc;
@@ -125,20 +132,20 @@ static int load_cached(kcuda *kc, const char *ptx, size_t len, int cubin,
     }
     if ((rc = kcuda_bind(kc, err)))
         return rc;
-    return load_new(kc, ptx, len, cubin, out, err);
+    return load_new(kc, domain, ptx, len, cubin, out, err);
 }
 
-/* The domain is not used: without windows the driver places module variables. */
+/* With windows, the module's .global variables go into the domain's window
+ * (module_reloc.c); without, the driver places them. */
 int kcuda_module_load_ptx(void *state, uint32_t domain, const char *ptx, size_t len,
                           kbackend_module **out, kbackend_error *err)
 {
-    (void)domain;
     if (!ptx || !out)
         return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     if (len && ptx[len - 1] == '\0')  /* the same text with or without its terminator */
         len--;
     int rc = check_text(ptx, len, err);
-    return rc ? rc : load_cached(state, ptx, len, 0, out, err);
+    return rc ? rc : load_cached(state, domain, ptx, len, 0, out, err);
 }
 
 /* A cubin shares the cache with PTX texts: an ELF image never equals a PTX text (the PTX
@@ -151,7 +158,7 @@ int kcuda_module_load_cubin(void *state, const void *image, size_t len, kbackend
     if (len < 4 || len > MAX_PTX_BYTES || memcmp(image, "\177ELF", 4) != 0)
         return kbackend_fail(err, KBACKEND_EMODULE, "not a cubin, or larger than %zu bytes",
                              MAX_PTX_BYTES);
-    return load_cached(state, image, len, 1, out, err);
+    return load_cached(state, 0, image, len, 1, out, err);
 }
 
 int kcuda_module_unload(void *state, kbackend_module *m, kbackend_error *err)
@@ -168,7 +175,7 @@ int kcuda_module_unload(void *state, kbackend_module *m, kbackend_error *err)
         return left;
     if (left == 0) {
         kcuda_bind(kc, NULL);
-        module_free(m);
+        module_free(kc, m);
     }
     return 0;
 }
@@ -339,7 +346,7 @@ void kcuda_unload_all(kcuda *kc)
 {
     size_t n = kcuda_module_cache_count(kc->modules);
     for (size_t i = 0; i < n; i++)
-        module_free(kcuda_module_cache_at(kc->modules, i));
+        module_free(kc, kcuda_module_cache_at(kc->modules, i));
     kcuda_alloc_table_clear(&kc->vars);
 }
 
@@ -371,7 +378,9 @@ int kcuda_global_get(void *state, kbackend_module *m, const char *name, kbackend
         return rc;
     CUdeviceptr p = 0;
     size_t size = 0;
-    CUresult r = cuModuleGetGlobal(&p, &size, m->mod, name);
+    /* a variable moved into the window is no longer the driver's */
+    CUresult r = kcuda_reloc_find(&m->reloc, name, &p, &size)
+                     ? CUDA_SUCCESS : cuModuleGetGlobal(&p, &size, m->mod, name);
     if (r == CUDA_ERROR_NOT_FOUND)
         return kbackend_fail(err, KBACKEND_ENOTFOUND, "no variable '%s' in the module", name);
     if (r != CUDA_SUCCESS)

@@ -153,6 +153,11 @@ static CUresult map(const kcuda_windows *w, CUdeviceptr p, uint64_t span,
     return r;
 }
 
+uint64_t kcuda_windows_span(const kcuda_windows *w, uint64_t bytes)
+{
+    return (bytes + w->granularity - 1) / w->granularity * w->granularity;
+}
+
 int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, CUdeviceptr *out,
                         kbackend_error *err)
 {

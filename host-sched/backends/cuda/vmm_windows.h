@@ -2,8 +2,9 @@
  * memory management API: each domain's window is one reservation of window_bytes of
  * device addresses aligned to its size (cuMemAddressReserve), and each allocation of the
  * domain is physical memory (cuMemCreate) mapped into a free part of it (cuMemMap,
- * cuMemSetAccess), in multiples of the allocation granularity. Module variables are still
- * placed by the driver, outside the windows (kbackend_device_info.module_vars_outside).
+ * cuMemSetAccess), in multiples of the allocation granularity. The driver places module
+ * variables outside the windows; module_reloc.c moves a domain's .global ones into its
+ * window (kbackend_device_info.module_vars_relocated).
  * Thread-safe (its own lock): frees come from the caller and from the queue threads. */
 #ifndef KERNELET_CUDA_VMM_WINDOWS_H
 #define KERNELET_CUDA_VMM_WINDOWS_H
@@ -26,6 +27,9 @@ int kcuda_windows_get(kcuda_windows *w, uint32_t domain, kbackend_window *out,
 /* bytes of new device memory in domain's window (not cleared). */
 int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, CUdeviceptr *out,
                         kbackend_error *err);
+/* The bytes an allocation of bytes maps (rounded up to the allocation granularity): all
+ * of them are reachable by the domain's fenced kernels. */
+uint64_t kcuda_windows_span(const kcuda_windows *w, uint64_t bytes);
 /* Unmaps and releases the allocation at p: 1 when p was one of the windows', else 0. */
 int kcuda_windows_release_ptr(kcuda_windows *w, CUdeviceptr p);
 /* domain's window, when nothing is mapped in it any more, goes back to the driver. */

@@ -60,6 +60,7 @@ static struct {
     struct CUstream_st legacy;
     struct CUmemPoolHandle_st pool;
     fake_stats stats;
+    char *last_ptx;         /* the text of the last PTX module loaded */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 EXPORT void fake_driver_stats(fake_stats *out)
@@ -417,6 +418,11 @@ EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstre
     return copy((void *)(uintptr_t)d, h, n);
 }
 
+EXPORT CUresult cuMemcpyHtoD(CUdeviceptr d, const void *h, size_t n)
+{
+    return copy((void *)(uintptr_t)d, h, n);
+}
+
 EXPORT CUresult cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream s)
 {
     (void)s;
@@ -554,7 +560,20 @@ static CUresult load_module(struct CUmod_st *mod, const void *image, unsigned n,
         return CUDA_ERROR_INVALID_PTX;
     }
     mod->m = m;
+    char *copy = strdup(text);
+    pthread_mutex_lock(&g.lock);
+    free(g.last_ptx);
+    g.last_ptx = copy;
+    pthread_mutex_unlock(&g.lock);
     return alloc_vars(mod);
+}
+
+EXPORT char *fake_driver_last_ptx(void)
+{
+    pthread_mutex_lock(&g.lock);
+    char *copy = g.last_ptx ? strdup(g.last_ptx) : NULL;
+    pthread_mutex_unlock(&g.lock);
+    return copy;
 }
 
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n,

@@ -18,7 +18,8 @@
  *     stall(.u32 ms)                 a kernel that runs ms of real time: an event recorded
  *                                    after it on its stream is waited for that long
  *                                    (cuEventSynchronize), so that watchdogs can be tested
- * - Module-scope .global and .const variables (not .extern) get zeroed host memory of their
+ * - Module-scope .global and .const variables (not .extern) the text still declares (the
+ *   backend moves a domain's .global ones into its window first) get zeroed host memory of their
  *   size (element size from the type's bit count, times .vN and the array dimensions) for
  *   each load; cuModuleGetGlobal gives it. Kernels do not touch them.
  * - A launch whose packed parameter block is not exactly the kernel's size is refused with
@@ -59,6 +60,10 @@ void fake_driver_stats(fake_stats *out);
 /* The next n cuEventQuery calls answer CUDA_ERROR_NOT_READY (work still running, as far as
  * a poller can tell); a cuEventSynchronize ends that. */
 void fake_driver_events_busy(unsigned n);
+
+/* A copy (free()) of the text of the last PTX module loaded, NULL when none: what the
+ * backend gave the JIT after its own rewrites. */
+char *fake_driver_last_ptx(void);
 
 typedef struct fake_vmm_stats {
     unsigned reservations;      /* address ranges reserved and not freed */
