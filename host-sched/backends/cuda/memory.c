@@ -31,14 +31,15 @@ void kcuda_domain_release(void *state, uint32_t domain)
         kcuda_windows_release(kc->windows, domain);
 }
 
-/* Memory of a domain (> 0) in its window, zeroed. */
+/* Memory of a domain (> 0) in its window, zeroed to the end of its mapping: the domain's
+ * fenced kernels reach the whole granule, whose memory may hold a past tenant's data. */
 static CUresult alloc_in_window(kcuda *kc, uint32_t domain, uint64_t bytes, CUdeviceptr *p,
                                 kbackend_error *err, int *rc)
 {
     CUresult r = CUDA_SUCCESS;
     if ((*rc = kcuda_windows_alloc(kc->windows, domain, bytes, p, err)))
         return CUDA_SUCCESS;
-    if ((r = cuMemsetD8(*p, 0, bytes)) != CUDA_SUCCESS)
+    if ((r = cuMemsetD8(*p, 0, kcuda_windows_span(kc->windows, bytes))) != CUDA_SUCCESS)
         kcuda_windows_release_ptr(kc->windows, *p);
     return r;
 }
