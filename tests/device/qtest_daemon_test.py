@@ -145,7 +145,10 @@ def round_trip(dev, qmp, mode, split):
     two descriptors (not contiguous in guest memory)."""
     size = 20000
     data = random.Random(size + split).randbytes(size)
-    st, body, _, _, _ = request(dev, 0, OP_MEM_ALLOC, struct.pack("<QII", 1 << 16, 0, 0))
+    # as a guest process: every request carries its context (7, that of the copies below),
+    # and a context reaches only the memory it allocated
+    st, body, _, _, _ = request(dev, 0, OP_MEM_ALLOC, struct.pack("<QII", 1 << 16, 0, 0),
+                                context=7)
     dptr = struct.unpack_from("<Q", body)[0] if st == ST["OK"] else None
     check(f"{mode}: MEM_ALLOC through the device", st == ST["OK"] and dptr, f"status {st}")
     if not dptr:

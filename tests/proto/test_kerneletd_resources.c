@@ -96,6 +96,7 @@ static void test_queue_flood(void)
     daemon_start(&d, kerneletd, opts);
     g_assert_true(client_open_path(&c, d.socket, "flood", false));
     set_max_inflight(d.socket, c.tenant, 64);
+    c.context = 2;          /* the flooder's memory: contexts reach only their own */
     uint64_t p = client_alloc(&c, 2 * N), fn = spin_function(&c, "k_forever");
     uint32_t rid = client_region(&c, 2 * N, (void **)&out);
 
@@ -142,7 +143,7 @@ static void test_queue_flood(void)
     for (unsigned i = 0; i < 256; i++)
         client_recv(&c, 0, 0); /* after the kernel's timeout: its error or success */
 
-    c.context = 5;
+    c.context = 2;
     g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 0, p, 2 * N, NULL, 0, true), ==,
                     KERNELET_ST_OK);
     for (unsigned i = 0; i < 2 * N; i++)
