@@ -552,14 +552,19 @@ static void test_tune_keeps_a_gaining_plan(void)
 /* comp and its twin, both compute-bound in truth, while the scheduler is told the twin is
  * memory-bound (a profile that lies, or a GPU that differs from the model): the model
  * expects a large gain from pairing them, the GPU gives none. */
-static double run_misjudged_pair(ksched_policy p, int tune, unsigned n, ksched_stats *st)
+static double run_misjudged_pair_on(ksched_policy p, int tune, unsigned n,
+                                    uint64_t launch_latency_ns, ksched_stats *st)
 {
     kbackend_profile comp = test_profile(0.002, 3000, 0.85, 0.05);
     kbackend_profile lie = test_profile(0.2, 300, 0.05, 0.7);
     tenv *t = g_new0(tenv, 1);
     ksched_profile_cache *pc;
     ksched_err e = {0};
-    g_assert_cmpint(ksim_new(&t->sim, NULL, &e), ==, 0);
+    ksim_config sc;
+    ksim_config_default(&sc);
+    if (launch_latency_ns)
+        sc.launch_latency_ns = launch_latency_ns;
+    g_assert_cmpint(ksim_new(&t->sim, &sc, &e), ==, 0);
     ksim_backend(t->sim, &t->be);
     g_assert_cmpint(ksim_add_kernel(t->sim, "comp", &comp, NULL), ==, 0);
     g_assert_cmpint(ksim_add_kernel(t->sim, "twin", &comp, NULL), ==, 0);
@@ -585,6 +590,33 @@ static double run_misjudged_pair(ksched_policy p, int tune, unsigned n, ksched_s
     ksched_get_stats(t->s, st);
     tenv_free(t);
     return end;
+}
+
+static double run_misjudged_pair(ksched_policy p, int tune, unsigned n, ksched_stats *st)
+{
+    return run_misjudged_pair_on(p, tune, n, 0, st);
+}
+
+/* The misjudged pair where every launch costs 200 us (slices are expensive): the model's
+ * plan loses clearly to running the two kernels whole, and tuning stops at the second plan
+ * it tries (not pairing, then the configured plan) and runs them whole from then on. */
+static void test_tune_stops_a_losing_pair(void)
+{
+    ksched_stats sb, sm, st;
+    double base = run_misjudged_pair_on(KSCHED_BASE, 0, 200, 200000, &sb);
+    double model = run_misjudged_pair_on(KSCHED_KERNELET, 0, 200, 200000, &sm);
+    double tuned = run_misjudged_pair_on(KSCHED_KERNELET, 1, 200, 200000, &st);
+    g_test_message("base %.2f ms, kernelet %.2f ms (%llu pairs), tuned %.2f ms (%llu pairs, "
+                   "%llu tuned, %llu not gaining)", base / 1e6, model / 1e6,
+                   (unsigned long long)sm.coschedules, tuned / 1e6,
+                   (unsigned long long)st.coschedules, (unsigned long long)st.pairs_tuned,
+                   (unsigned long long)st.pairs_not_gaining);
+    g_assert_cmpfloat(model, >, 1.05 * base);          /* pairing loses here */
+    g_assert_cmpuint(st.pairs_tuned, ==, 1);
+    g_assert_cmpuint(st.pairs_not_gaining, ==, 1);
+    g_assert_cmpfloat(tuned, <, model);
+    /* stopping after two plans keeps it close to base (trying all six: 45.5 against 39) */
+    g_assert_cmpfloat(tuned, <, 1.05 * base);
 }
 
 /* The misjudged pair: the model pairs it all along for a gain that is not there (on the
@@ -883,5 +915,6 @@ int main(int argc, char **argv)
     g_test_add_func("/policies/kernelet-beats-base-mix", test_kernelet_beats_base_mix);
     g_test_add_func("/policies/tune/keeps-a-gaining-plan", test_tune_keeps_a_gaining_plan);
     g_test_add_func("/policies/tune/misjudged-pair", test_tune_misjudged_pair);
+    g_test_add_func("/policies/tune/stops-a-losing-pair", test_tune_stops_a_losing_pair);
     return g_test_run();
 }
