@@ -387,6 +387,7 @@ static void server_config(const struct options *o, struct kd_device *d,
     cfg->max_region_bytes = o->max_region_bytes;
     cfg->default_mem_quota = o->default_mem_quota;
     cfg->default_kernel_time_limit_ns = (uint64_t)o->kernel_time_limit_ms * 1000000u;
+    cfg->max_mem_quota = d->backend.ops->domain_window ? o->backend.window_bytes : 0;
     cfg->admin_uid = o->admin_uid;
     cfg->no_fence = o->no_fence;
     cfg->tally = tally;

@@ -70,6 +70,9 @@ struct kserver_config {
     uint64_t default_mem_quota; /* device bytes a tenant may hold unless the operator gives
                                    it a quota of its own (ADMIN_SET; a quota of 0 there
                                    means this default). 0 = the device's memory */
+    uint64_t max_mem_quota;     /* the most device memory a tenant may be given (its address
+                                   window: it cannot hold more); a larger quota set by the
+                                   operator is refused. 0 = no bound */
     uint64_t default_kernel_time_limit_ns; /* each launch of a tenant may run this long
                                    unless the operator gives it a limit of its own
                                    (ADMIN_SET; a limit of 0 there means this default);

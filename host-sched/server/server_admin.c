@@ -110,6 +110,12 @@ void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r
         pol.weight = q->weight / 100.0;
     if (q->fields & KERNELET_SET_PRIORITY)
         pol.priority = (int)q->priority;
+    if ((q->fields & KERNELET_SET_MEM_QUOTA) && s->cfg.max_mem_quota &&
+        q->mem_quota > s->cfg.max_mem_quota) {
+        /* more than the tenant's window holds: refused whole, nothing else applied */
+        ks_reply_cuda(c, KERNELET_OP_ADMIN_SET, id, KS_CUDA_INVALID_VALUE, 0);
+        return;
+    }
     if (q->fields & KERNELET_SET_MEM_QUOTA) /* 0: no quota of its own, the default */
         pol.mem_quota = q->mem_quota ? q->mem_quota : s->cfg.default_mem_quota;
     if (q->fields & KERNELET_SET_MAX_INFLIGHT)

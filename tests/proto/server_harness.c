@@ -111,6 +111,7 @@ struct harness *harness_start_hello(unsigned hello_timeout_ms)
     cfg.max_output_bytes = 1 << 20;
     cfg.hello_timeout_ms = hello_timeout_ms;
     cfg.default_kernel_time_limit_ns = HARNESS_TIME_LIMIT_MS * 1000000ull;
+    cfg.max_mem_quota = HARNESS_MAX_QUOTA;
     if (kserver_new(&h->srv, &cfg, msg, sizeof(msg)) != 0)
         g_error("kserver_new: %s", msg);
     g_assert_cmpint(pthread_create(&h->thread, NULL, serve, h), ==, 0);

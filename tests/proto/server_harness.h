@@ -16,6 +16,8 @@ struct harness;
 struct harness *harness_start(void);
 /* The server's default kernel time limit (kserver_config.default_kernel_time_limit_ns). */
 #define HARNESS_TIME_LIMIT_MS 120000u
+/* The largest quota the operator may give a tenant (its address window, as kerneletd). */
+#define HARNESS_MAX_QUOTA (1ull << 30)
 /* The same with the server's HELLO timeout in ms (0: the default). */
 struct harness *harness_start_hello(unsigned hello_timeout_ms);
 void harness_stop(struct harness *h);

@@ -242,6 +242,21 @@ static void test_quota(void)
     memcpy(&info, c.answer, sizeof(info));
     g_assert_cmpuint(info.total, ==, 1 << 20);
     g_assert_cmpuint(info.free, ==, (1 << 20) - (768 << 10));
+    /* A quota beyond what the tenant's address window holds is refused whole: the weight
+     * sent beside it is not applied, the old quota stands. */
+    struct kernelet_admin_set big = {.tenant = c.tenant,
+                                     .fields = KERNELET_SET_MEM_QUOTA | KERNELET_SET_WEIGHT,
+                                     .mem_quota = HARNESS_MAX_QUOTA + 1, .weight = 300};
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &big, sizeof(big), -1), ==,
+                    KERNELET_ST_CUDA);
+    g_assert_cmpuint(admin.cuda, ==, 1 /* INVALID_VALUE */);
+    struct kernelet_tenant_status row = client_tenant_row(&admin, c.tenant);
+    g_assert_cmpuint(row.mem_quota, ==, 1 << 20);
+    g_assert_cmpuint(row.weight, ==, 100);
+    big.mem_quota = HARNESS_MAX_QUOTA;      /* the whole window is fine */
+    big.fields = KERNELET_SET_MEM_QUOTA;
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &big, sizeof(big), -1), ==,
+                    KERNELET_ST_OK);
     /* Out-of-range policy values are refused by the decoder. */
     set.fields = KERNELET_SET_WEIGHT;
     set.weight = 0;
