@@ -16,6 +16,7 @@
 #include "recover.h"
 
 #define DEFAULT_SOCKET "/run/kernelet/kerneletd.sock"
+#define OPT_PAIR_TUNE 1000          /* a long option without a letter to spare */
 
 static struct kserver *running;
 
@@ -195,7 +196,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"backend", required_argument, NULL, 'b'}, {"policy", required_argument, NULL, 'p'},
         {"profiles", required_argument, NULL, 'f'},
         {"profile-cache", required_argument, NULL, 'F'},
-        {"pair-tune", no_argument, NULL, 1000},
+        {"pair-tune", no_argument, NULL, OPT_PAIR_TUNE},
         {"pair-split", required_argument, NULL, 'S'},
         {"pair-waves", required_argument, NULL, 'W'},
         {"pair-min-us", required_argument, NULL, 'M'},
@@ -234,7 +235,7 @@ static int parse(int argc, char **argv, struct options *o)
         case 'p': o->policy = optarg; break;
         case 'f': o->backend.profiles = optarg; break;
         case 'F': o->backend.profile_cache = optarg; break;
-        case 1000: o->pair_tune = 1; break;
+        case OPT_PAIR_TUNE: o->pair_tune = 1; break;
         case 'S':
             if (sscanf(optarg, "%u:%u%c", &o->pair_split[0], &o->pair_split[1], &(char){0}) != 2)
                 return -1;
@@ -362,8 +363,9 @@ static int sched_config(const struct options *o, struct kserver_tally *tally, ks
     c->trace_user = tally;
     c->pair_split[0] = o->pair_split[0];
     c->pair_split[1] = o->pair_split[1];
-    /* One-wave slices beat the paper's sizing when queued by hand, but not yet through
-     * kerneletd on the H100 (docs/perf/scheduling.md): the paper's stays the default. */
+    /* Which slice sizing pays depends on the kernels (one-wave slices win for some pairs
+     * and lose for others on the H100, docs/perf/scheduling.md): the paper's stays the
+     * default, --pair-waves and --pair-tune are the operator's. */
     c->pair_waves = o->pair_waves >= 0 ? (unsigned)o->pair_waves : 0;
     c->pair_min_ns = o->pair_min_us >= 0 ? (uint64_t)o->pair_min_us * 1000 : 30000;
     c->pair_tune = o->pair_tune;
@@ -455,15 +457,12 @@ out:
      * and no completion reaches the scheduler or the server after they are freed. */
     kd_device_cancel(&dev);
     kserver_free(srv);
+    kd_device_stop(&dev);
     if (dev.sched) {
-        ksched_thread_stop(dev.sched);
-        kd_device_cancel(&dev); /* what the dispatcher submitted while connections closed */
         save_profile_cache(dev.sched, o.backend.profile_cache);
         log_scheduler(dev.sched);
-        ksched_free(dev.sched);
     }
-    if (dev.have_backend)
-        dev.backend.ops->destroy(dev.backend.state);
+    kd_device_free(&dev);
     ksched_profile_cache_free(profiles);
     kserver_tally_free(tally);
     if (dev.restart)

@@ -32,14 +32,20 @@ int kd_device_start(struct kd_device *d, const ksched_profile_cache *profiles, c
     return 0;
 }
 
-/* Stops and frees the lost scheduler and its backend. */
-static void drop(struct kd_device *d, ksched *lost)
+void kd_device_stop(struct kd_device *d)
 {
-    ksched_thread_stop(lost);
-    kd_device_cancel(d);
-    ksched_free(lost);
+    if (!d->sched)
+        return;
+    ksched_thread_stop(d->sched);
+    kd_device_cancel(d);    /* what the dispatcher submitted meanwhile */
+}
+
+void kd_device_free(struct kd_device *d)
+{
+    ksched_free(d->sched);
     d->sched = NULL;
-    d->backend.ops->destroy(d->backend.state);
+    if (d->have_backend)
+        d->backend.ops->destroy(d->backend.state);
     d->have_backend = false;
 }
 
@@ -52,7 +58,9 @@ int kd_device_recover(void *user, ksched *lost, ksched **fresh, char *err, size_
     d->learned = NULL;
     if (ksched_profiles_snapshot(lost, &d->learned, &e) != 0)
         fprintf(stderr, "kerneletd: profiles learned so far are lost too: %s\n", e.msg);
-    drop(d, lost);
+    d->sched = lost;
+    kd_device_stop(d);
+    kd_device_free(d);
     /* On a GPU a sticky error outlives the context reset in the process that saw it
      * (cuDevicePrimaryCtxRetain keeps failing): only a new process gets a working device. */
     if (kd_backend_open(d->opts, &d->backend, &files, err, errlen) != 0) {
@@ -64,7 +72,6 @@ int kd_device_recover(void *user, ksched *lost, ksched **fresh, char *err, size_
     ksched_profile_cache_free(files);
     if (rc)
         return -1;
-    d->recoveries++;
     *fresh = d->sched;
     return 0;
 }

@@ -14,7 +14,6 @@ struct kd_device {
     bool have_backend;
     ksched_config scfg;
     ksched *sched;              /* NULL until made */
-    unsigned recoveries;
     bool restart;               /* the device cannot be reopened in this process (a GPU's
                                    sticky error outlives the context reset): kerneletd
                                    executes itself anew */
@@ -35,5 +34,12 @@ int kd_device_recover(void *user, ksched *lost, ksched **fresh, char *err, size_
 
 /* Cancels what runs on the backend (a kernel may never end) so that a stop cannot hang. */
 void kd_device_cancel(const struct kd_device *d);
+
+/* Stops the scheduler's dispatcher and cancels what it had submitted; the scheduler can
+ * still be read (its profiles, its statistics) until kd_device_free. */
+void kd_device_stop(struct kd_device *d);
+
+/* Frees the (stopped) scheduler, then the backend (cuda: the context is reset). */
+void kd_device_free(struct kd_device *d);
 
 #endif
