@@ -101,11 +101,6 @@ static int copy_cache(ksched_profile_cache **to, const ksched_profile_cache *fro
     return rc;
 }
 
-static int copy_profiles(ksched *s, const ksched_profile_cache *from, ksched_err *err)
-{
-    return copy_cache(&s->profiles, from, err);
-}
-
 int ksched_profiles_snapshot(ksched *s, ksched_profile_cache **out, ksched_err *err)
 {
     if (!s || !out)
@@ -158,7 +153,7 @@ int ksched_new(ksched **out, const kbackend *backend, const ksched_config *cfg,
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);   /* deadlines are backend ns */
     pthread_cond_init(&s->cq_cond, &ca);
     pthread_condattr_destroy(&ca);
-    if ((rc = attach_backend(s, backend, err)) || (rc = copy_profiles(s, profiles, err)) ||
+    if ((rc = attach_backend(s, backend, err)) || (rc = copy_cache(&s->profiles, profiles, err)) ||
         (rc = policy_usable(s, cfg->policy, err))) {
         ksched_free(s);
         return rc;

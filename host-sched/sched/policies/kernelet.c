@@ -85,6 +85,13 @@ static void even_split(ksched *s, const choice *c, unsigned bps[2], double wave_
     }
 }
 
+/* The kernels run whole, side by side, as base runs them: where pairing gains nothing. */
+static void run_as_base(ksched *s)
+{
+    sched_run_whole(s, s->cfg.base_lanes);
+    s->plan.kind = PLAN_NONE;
+}
+
 /* The chosen pair runs: under the model's plan, or under the plan its tuning tries or
  * kept (which may be not to pair: both whole, side by side, as base runs them). */
 static void run_choice(ksched *s, const choice *c)
@@ -103,20 +110,17 @@ static void run_choice(ksched *s, const choice *c)
         sched_plan_pair_as(s, c->a, c->b, bps, wave_ns, t.waves, t.uncapped);
         return;
     }
-    sched_run_whole(s, s->cfg.base_lanes);
-    s->plan.kind = PLAN_NONE;
+    run_as_base(s);
 }
 
 /* Nothing to pair: the oldest kernel runs alone, sliced so that a partner can join it; but
  * where tuning found that the pairs at hand gain nothing, the kernels run whole, as base. */
 static void run_unpaired(ksched *s, sched_kernel **c, unsigned n, int no_gain)
 {
-    if (!no_gain) {
+    if (no_gain)
+        run_as_base(s);
+    else
         sched_plan_solo(s, oldest(c, n));
-        return;
-    }
-    sched_run_whole(s, s->cfg.base_lanes);
-    s->plan.kind = PLAN_NONE;
 }
 
 /* The best unpruned pair; *n_pruned counts the pruned ones, *no_gain those tuning found
