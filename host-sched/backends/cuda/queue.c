@@ -259,6 +259,8 @@ static void job_times(kcuda_queue *q, const kcuda_job *job, CUresult r, uint64_t
  * end: a tenant that waits for each short kernel pays that on every launch. */
 static CUresult wait_event(const kcuda *kc, CUevent ev)
 {
+    if (!kc->cfg.spin_us)       /* the default: no poll before the sleep */
+        return cuEventSynchronize(ev);
     uint64_t until = kcuda_now() + (uint64_t)kc->cfg.spin_us * 1000;
     for (;;) {
         CUresult r = cuEventQuery(ev);
