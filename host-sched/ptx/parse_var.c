@@ -21,17 +21,31 @@ static const char *linkage_of(const char *seg, size_t len)
     return NULL;
 }
 
+/* What may stand in an attribute list, as in .attribute(.managed) or
+ * .attribute(.unified(0x1, 0x2)): words and numbers separated by ',' and parentheses. Two
+ * words in a row would print as one, so they are refused, and so is anything else (a ';' or
+ * '{' means the list never closed). */
+static bool attribute_token(const kptx_token *t, bool after_word)
+{
+    bool word = t->kind == TK_WORD || t->kind == TK_DOTWORD || t->kind == TK_INT;
+    return word ? !after_word
+                : kptx_tok_punct(t, '(') || kptx_tok_punct(t, ')') || kptx_tok_punct(t, ',');
+}
+
 /* ".attribute(...)" as text, parentheses included. */
 static int parse_attribute(kptx_parser *ps, kptx_var *v)
 {
     kptx_buf b = {0};
     int depth = 0;
+    bool after_word = false;
     do {
         kptx_token t = kptx_lex_next(&ps->lx);
-        if (t.kind == TK_EOF || t.kind == TK_ERROR || (depth == 0 && !kptx_tok_punct(&t, '('))) {
+        if (t.kind == TK_EOF || t.kind == TK_ERROR || (depth == 0 && !kptx_tok_punct(&t, '(')) ||
+            !attribute_token(&t, after_word)) {
             free(b.p);
             return kptx_parse_fail(ps, &t, KPTX_ESYNTAX, "malformed .attribute");
         }
+        after_word = t.kind != TK_PUNCT;
         if (kptx_tok_punct(&t, '('))
             depth++;
         else if (kptx_tok_punct(&t, ')'))

@@ -164,9 +164,11 @@ static void test_declarations(void)
         ".const .align 4 .u32 tab[2][3] = {{1, 2, 3}, {4, 5, -6}};\n"
         ".global .align 8 .u64 ptrs[2] = {generic(tab)+4, tab};\n"
         ".global .v4 .f32 v = {0f3F800000, 2.0, 0, 1};\n"
+        ".global .attribute(.unified(0x1, 2)) .u32 u;\n"
         ".visible .entry k(.param .u64 .ptr .global .align 16 k_p, .param .align 8 .b8 k_s[12])\n"
         "{\n .reg .b32 %r<5>, extra;\n ret;\n}\n");
-    g_assert_cmpuint(m->n_items, ==, 3 + 7);
+    g_assert_cmpuint(m->n_items, ==, 3 + 8);
+    g_assert_cmpstr(m->items[9].u.var.attribute, ==, "(.unified(0x1, 2))");
     const kptx_var *a = &m->items[3].u.var, *b = &m->items[4].u.var;
     g_assert_cmpstr(a->name, ==, "a");
     g_assert_cmpstr(b->name, ==, "b");
@@ -429,6 +431,11 @@ static void test_bad_input(void)
         {".target sm_75\n.entry k()\n{\n ret;\n}\n", KPTX_ESYNTAX, 0},
         {HEADER "\x01", KPTX_ESYNTAX, 4},
         {HEADER "\xc3\xa9", KPTX_ESYNTAX, 4},
+        /* an attribute list that never closes, or holds two words in a row: its text would
+         * print back as something else (found by the fuzzer) */
+        {HEADER ".global .attribute(.mana\n.version 8.0\n.u32 x;\n", KPTX_ESYNTAX, 5},
+        {HEADER ".global .attribute(.managed .x) .u32 x;\n", KPTX_ESYNTAX, 4},
+        {HEADER ".global .attribute(.managed; .u32 x;\n", KPTX_ESYNTAX, 4},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         kptx_error err;
