@@ -13,6 +13,7 @@
 
 #include "server.h"
 #include "backends.h"
+#include "crash_report.h"
 #include "recover.h"
 
 #define DEFAULT_SOCKET "/run/kernelet/kerneletd.sock"
@@ -448,6 +449,7 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
+    kd_crash_report_install();
     fprintf(stderr, "kerneletd: serving %s on %s (backend %s, policy %s)\n", cfg.device.name,
             o.socket, dev.backend.ops->name, ksched_policy_name(dev.scfg.policy));
     rc = kserver_run(srv) == 0 ? 0 : 1;
