@@ -26,7 +26,7 @@ void kcuda_config_default(kcuda_config *c)
     long pct = carveout ? strtol(carveout, &end, 10) : -1;
     c->carveout = carveout && (*end || pct < 0 || pct > 100) ? -1 : (int)pct;
     const char *prof = getenv("KERNELET_CUDA_PROFILER");
-    c->keep_profiler = !(prof && !strcmp(prof, "close"));
+    c->keep_profiler = prof && !strcmp(prof, "keep");
     const char *spin = getenv("KERNELET_CUDA_SPIN_US");
     long us = spin ? strtol(spin, &end, 10) : -1;
     c->spin_us = spin && !*end && us >= 0 && us <= 100000 ? (unsigned)us : 0;

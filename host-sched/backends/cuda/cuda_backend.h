@@ -95,10 +95,12 @@ typedef struct kcuda_config {
                                     memory management API; default KBACKEND_WINDOW_DEFAULT;
                                     0: none (every allocation from cuMemAlloc; kernels
                                     cannot be fenced) */
-    int keep_profiler;           /* 1 (default): the range profiler stays enabled on the
-                                    context after the first profile; 0
-                                    (KERNELET_CUDA_PROFILER=close): it is disabled after
-                                    each profile and enabled again for the next */
+    int keep_profiler;           /* 0 (default): the profiler is closed after each profile
+                                    and opened afresh for the next; 1
+                                    (KERNELET_CUDA_PROFILER=keep): the range profiler stays
+                                    enabled on the context, which crashed kerneletd inside
+                                    NVIDIA's libraries once other modules had been unloaded
+                                    (H100, driver 580) */
     unsigned spin_us;            /* a completion thread polls its job's end this long before
                                     it sleeps in the driver (blocking_sync). Default 0 (sleep
                                     at once): 50 and 200 us left the sync round trip at 59 us
