@@ -1,11 +1,13 @@
 /* SIGTERM stops kerneletd within seconds and cleanly (exit 0, socket removed) while a
  * tenant's kernel runs on the emulator: one that never ends (it used to make the daemon
  * ignore SIGTERM) and a long finite one of many blocks (it used to end in a segmentation
- * fault). The tenant's connection ends; nothing hangs.
+ * fault). The tenant's connection ends; nothing hangs. A daemon that crashes says so in
+ * its log, with the call stack, and still dies of the signal (status and core as without).
  *   test_kerneletd_stop KERNELETD --tap */
 #define _GNU_SOURCE
 #include <glib.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,6 +80,28 @@ static void test_loop_computes(void)
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
 }
 
+/* A crash is reported in the log (signal and call stack) and the daemon still dies of it. */
+static void test_crash_report(void)
+{
+    struct daemon d;
+    gchar *log = NULL;
+    int status = 0;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(tenant_round_trip(d.socket, "before-crash"));
+    kill(d.pid, SIGSEGV);
+    g_assert_cmpint(waitpid(d.pid, &status, 0), ==, d.pid);
+    g_assert_true(WIFSIGNALED(status));
+    g_assert_cmpint(WTERMSIG(status), ==, SIGSEGV);
+    g_assert_true(g_file_get_contents(d.log, &log, NULL, NULL));
+    g_assert_nonnull(strstr(log, "kerneletd: fatal signal SIGSEGV; call stack"));
+    g_assert_nonnull(strstr(log, "kerneletd(")); /* at least one frame of the daemon */
+    g_free(log);
+    unlink(d.log);
+    unlink(d.socket);
+    rmdir(d.dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -90,5 +114,6 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/stop/loop-computes", test_loop_computes);
     g_test_add_func("/kerneletd/stop/forever", test_forever);
     g_test_add_func("/kerneletd/stop/long-finite", test_long_finite);
+    g_test_add_func("/kerneletd/stop/crash-report", test_crash_report);
     return g_test_run();
 }
