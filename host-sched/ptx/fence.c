@@ -7,7 +7,19 @@
  * just before the access, which then uses [a]. Inside the window nothing changes, so a
  * kernel that stays in its own memory computes exactly what it did; an address outside is
  * redirected into the tenant's own window, never into another tenant's memory. Shared,
- * local, const and param accesses are left alone: they cannot reach global memory. */
+ * local, const and param accesses are left alone: they cannot reach global memory.
+ *
+ * The same pass gives the backend control of a running tenant kernel through two more
+ * parameters, the addresses of the tenant's control words (kernelet/ptx.h, "Control"),
+ * which lie outside every window so that no tenant code can name them:
+ *   - a backward branch (a loop's back-edge) first counts one more iteration in a register
+ *     and, every KPTX_CANCEL_POLL_PERIOD iterations, reads the cancel word and exits the
+ *     thread when it is set: a runaway kernel can be stopped without losing the context;
+ *   - `trap` and a call of `__assertfail` (CUDA's device assert) write their fault code to
+ *     the fault word and exit the thread instead of faulting: the context, and with it
+ *     every other tenant's work, survives, and the backend reports the fault to its tenant.
+ * Device functions are not rewritten (they cannot see the parameters): a loop, trap or
+ * assert inside one behaves as without the pass. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +28,32 @@
 
 /* Statements one access may add: address, isspacep, and, or, selp. */
 #define PER_ACCESS 6
+/* Statements one instruction may add for control: the cancel poll of a back-edge, or the
+ * fault store and exit that replace a trap or an assert. */
+#define PER_CONTROL 6
 
-enum { R_BASE, R_MASK, R_ADDR, R_WIN, N_REGS };
+/* The 64-bit registers: the four parameters (in their order), then two for addresses. */
+enum { R_BASE, R_MASK, R_CANCEL, R_FAULT, R_ADDR, R_WIN, N_REGS };
+/* The 32-bit registers: the back-edge count, and the cancel word as read. */
+enum { C_COUNT, C_WORD, N_CREGS };
+
+/* A label of the function being fenced and the index of its statement. */
+typedef struct label_at {
+    const char *name;
+    unsigned index;
+} label_at;
 
 typedef struct fencer {
     kptx_module *m;
     kptx_rw rw;
     char prefix[32];
-    const char *param[KPTX_FENCE_EXTRA_PARAMS]; /* base, mask */
+    const char *param[KPTX_FENCE_EXTRA_PARAMS]; /* base, mask, cancel, fault */
     const char *reg[N_REGS];
-    const char *pred;
+    const char *creg[N_CREGS];
+    const char *pred, *poll;        /* an access's isspacep; the cancel poll's */
     const kptx_function *fn;        /* the one being fenced */
+    label_at *labels;               /* fn's labels, sorted by name */
+    size_t n_labels;
 } fencer;
 
 static kptx_operand int_op(int64_t v)
@@ -39,18 +66,18 @@ static kptx_operand sym_op(const char *name)
     return (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = name};
 }
 
-static void emit2(fencer *f, kptx_stmt_vec *sv, const char *op, const char *mods,
-                  kptx_operand a, kptx_operand b)
+static kptx_stmt *emit2(fencer *f, kptx_stmt_vec *sv, const char *op, const char *mods,
+                        kptx_operand a, kptx_operand b)
 {
     const kptx_operand ops[2] = {a, b};
-    kptx_rw_emit(&f->rw, sv, op, mods, 2, ops);
+    return kptx_rw_emit(&f->rw, sv, op, mods, 2, ops);
 }
 
-static void emit3(fencer *f, kptx_stmt_vec *sv, const char *op, const char *mods,
-                  kptx_operand a, kptx_operand b, kptx_operand c)
+static kptx_stmt *emit3(fencer *f, kptx_stmt_vec *sv, const char *op, const char *mods,
+                        kptx_operand a, kptx_operand b, kptx_operand c)
 {
     const kptx_operand ops[3] = {a, b, c};
-    kptx_rw_emit(&f->rw, sv, op, mods, 3, ops);
+    return kptx_rw_emit(&f->rw, sv, op, mods, 3, ops);
 }
 
 /* The instruction that takes the address of variable sym for an access: the generic
@@ -115,9 +142,108 @@ static kptx_operand fence_address(fencer *f, kptx_stmt_vec *sv, const kptx_funct
     return (kptx_operand){.kind = KPTX_OPND_ADDRESS, .n_elems = elem ? 1 : 0, .elems = elem};
 }
 
+/* ---- control: cancel polls, traps and asserts ---- */
+
+static int label_cmp(const void *a, const void *b)
+{
+    return strcmp(((const label_at *)a)->name, ((const label_at *)b)->name);
+}
+
+/* fn's labels sorted by name, so that each branch finds its target in log time. */
+static bool index_labels(fencer *f, const kptx_function *fn)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < fn->n_stmts; i++)
+        n += fn->stmts[i].kind == KPTX_STMT_LABEL;
+    f->labels = n ? malloc(n * sizeof *f->labels) : NULL;
+    f->n_labels = 0;
+    if (n && !f->labels)
+        return false;
+    for (unsigned i = 0; i < fn->n_stmts; i++)
+        if (fn->stmts[i].kind == KPTX_STMT_LABEL)
+            f->labels[f->n_labels++] = (label_at){fn->stmts[i].u.label, i};
+    qsort(f->labels, f->n_labels, sizeof *f->labels, label_cmp);
+    return true;
+}
+
+/* Whether s (a statement of f->fn) branches back to a label before it: a loop's back-edge. */
+static bool is_back_edge(const fencer *f, const kptx_stmt *s)
+{
+    const kptx_instr *in = &s->u.instr;
+    if (strcmp(in->opcode, "bra") || in->n_ops != 1 || in->ops[0].kind != KPTX_OPND_SYMBOL)
+        return false;
+    label_at key = {in->ops[0].name, 0};
+    const label_at *l = bsearch(&key, f->labels, f->n_labels, sizeof key, label_cmp);
+    return l && l->index <= (unsigned)(s - f->fn->stmts);
+}
+
+/* The fault code with which s ends the thread (a trap or an assert), or 0. */
+static uint32_t fault_of(const kptx_instr *in)
+{
+    if (!strcmp(in->opcode, "trap"))
+        return KPTX_FAULT_TRAP;
+    if (strcmp(in->opcode, "call"))
+        return 0;
+    for (unsigned i = 0; i < in->n_ops; i++)
+        if (in->ops[i].kind == KPTX_OPND_SYMBOL && !strcmp(in->ops[i].name, "__assertfail"))
+            return KPTX_FAULT_ASSERT;
+    return 0;
+}
+
+/* [reg]: an address operand on one of the pass's registers. */
+static kptx_operand reg_address(fencer *f, const char *reg)
+{
+    kptx_operand *elem = kptx_rw_alloc(&f->rw, sizeof *elem);
+    if (elem)
+        *elem = kptx_reg_operand(reg);
+    return (kptx_operand){.kind = KPTX_OPND_ADDRESS, .n_elems = elem ? 1 : 0, .elems = elem};
+}
+
+static void guard(kptx_stmt *c, const char *pred, bool negated)
+{
+    if (c) {
+        c->u.instr.guard = pred;
+        c->u.instr.guard_negated = negated;
+    }
+}
+
+/* Every KPTX_CANCEL_POLL_PERIOD back-edges a thread reads the cancel word, and exits when
+ * it is set. */
+static void emit_poll(fencer *f, kptx_stmt_vec *sv)
+{
+    kptx_operand count = kptx_reg_operand(f->creg[C_COUNT]);
+    kptx_operand word = kptx_reg_operand(f->creg[C_WORD]);
+    kptx_operand poll = kptx_reg_operand(f->poll);
+    emit3(f, sv, "add", ".u32", count, count, int_op(1));
+    emit3(f, sv, "and", ".b32", word, count, int_op(KPTX_CANCEL_POLL_PERIOD - 1));
+    emit3(f, sv, "setp", ".eq.u32", poll, word, int_op(0));
+    guard(emit2(f, sv, "ld", ".volatile.global.u32", word, reg_address(f, f->reg[R_CANCEL])),
+          f->poll, false);
+    guard(emit3(f, sv, "setp", ".ne.u32", poll, word, int_op(0)), f->poll, false);
+    guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), f->poll, false);
+}
+
+/* A trap or assert: its fault code into the fault word, and the thread ends (under the
+ * instruction's own guard). */
+static void emit_fault(fencer *f, kptx_stmt_vec *sv, const kptx_instr *in, uint32_t code)
+{
+    kptx_operand word = kptx_reg_operand(f->creg[C_WORD]);
+    guard(emit2(f, sv, "mov", ".u32", word, int_op(code)), in->guard, in->guard_negated);
+    guard(emit2(f, sv, "st", ".volatile.global.u32", reg_address(f, f->reg[R_FAULT]), word),
+          in->guard, in->guard_negated);
+    guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), in->guard, in->guard_negated);
+}
+
 static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
                         const kptx_stmt *s)
 {
+    uint32_t fault = fault_of(&s->u.instr);
+    if (fault) {
+        emit_fault(f, sv, &s->u.instr, fault);
+        return;
+    }
+    if (is_back_edge(f, s))
+        emit_poll(f, sv);
     kptx_fence_kind k = kptx_fence_kind_of(f->m, fn, &s->u.instr);
     if (k != KPTX_FENCE_GLOBAL && k != KPTX_FENCE_GENERIC) {
         kptx_rw_push(&f->rw, sv, s);
@@ -138,33 +264,43 @@ static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
     }
 }
 
-/* Declarations of the pass's registers, and the loads of the window into two of them. */
-static void declare(fencer *f, kptx_stmt_vec *sv)
+static void declare_reg(fencer *f, kptx_stmt_vec *sv, const char *type, const char *name,
+                        unsigned range)
 {
-    kptx_stmt *r = kptx_rw_push(&f->rw, sv, NULL), *p = kptx_rw_push(&f->rw, sv, NULL);
-    if (!r || !p)
+    kptx_stmt *r = kptx_rw_push(&f->rw, sv, NULL);
+    if (!r)
         return;
     r->kind = KPTX_STMT_VAR;
-    r->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = ".b64",
-                          .name = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_r")),
-                          .reg_range = N_REGS};
-    p->kind = KPTX_STMT_VAR;
-    p->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = ".pred", .name = f->pred};
+    r->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = type, .name = name,
+                          .reg_range = range};
 }
 
-static void load_window(fencer *f, kptx_stmt_vec *sv)
+/* Declarations of the pass's registers. */
+static void declare(fencer *f, kptx_stmt_vec *sv)
+{
+    declare_reg(f, sv, ".b64", kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_r")),
+                N_REGS);
+    declare_reg(f, sv, ".b32", kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_c")),
+                N_CREGS);
+    declare_reg(f, sv, ".pred", f->pred, 0);
+    declare_reg(f, sv, ".pred", f->poll, 0);
+}
+
+/* The window and the control words' addresses into their registers; no back-edge yet. */
+static void load_params(fencer *f, kptx_stmt_vec *sv)
 {
     for (unsigned i = 0; i < KPTX_FENCE_EXTRA_PARAMS; i++)
         emit2(f, sv, "ld", ".param.u64", kptx_reg_operand(f->reg[R_BASE + i]),
               kptx_rw_addr(&f->rw, f->param[i], 0));
+    emit2(f, sv, "mov", ".u32", kptx_reg_operand(f->creg[C_COUNT]), int_op(0));
 }
 
 static size_t body_bound(const kptx_function *fn)
 {
-    size_t n = fn->n_stmts + 2 + KPTX_FENCE_EXTRA_PARAMS;
+    size_t n = fn->n_stmts + 4 + KPTX_FENCE_EXTRA_PARAMS + 1;
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_INSTR)
-            n += PER_ACCESS * fn->stmts[i].u.instr.n_ops;
+            n += PER_ACCESS * fn->stmts[i].u.instr.n_ops + PER_CONTROL;
     return n;
 }
 
@@ -175,7 +311,7 @@ static void hook_declare(void *f, kptx_stmt_vec *sv)
 
 static void hook_prologue(void *f, kptx_stmt_vec *sv)
 {
-    load_window(f, sv);
+    load_params(f, sv);
 }
 
 static void hook_instr(void *user, kptx_stmt_vec *sv, const kptx_stmt *s)
@@ -188,7 +324,13 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
 {
     const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, f};
     f->fn = fn;
+    if (!index_labels(f, fn)) {
+        f->rw.oom = true;
+        return;
+    }
     kptx_rw_body(&f->rw, body_bound(fn), fn, out, &h);
+    free(f->labels);
+    f->labels = NULL;
 }
 
 /* The fenced entry: fn's parameters and then the window's, and the fenced body. */
@@ -219,12 +361,18 @@ static int setup_names(fencer *f)
         return rc;
     f->param[0] = kptx_rw_name(&f->rw, f->prefix, "_base");
     f->param[1] = kptx_rw_name(&f->rw, f->prefix, "_mask");
+    f->param[2] = kptx_rw_name(&f->rw, f->prefix, "_cancel");
+    f->param[3] = kptx_rw_name(&f->rw, f->prefix, "_fault");
     f->pred = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_p"));
+    f->poll = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_q"));
     const char *reg = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_r"));
+    const char *creg = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_c"));
     for (unsigned i = 0; i < N_REGS && reg; i++) {
         char num[8];
         snprintf(num, sizeof num, "%u", i);
         f->reg[i] = kptx_rw_name(&f->rw, reg, num);
+        if (i < N_CREGS && creg)
+            f->creg[i] = kptx_rw_name(&f->rw, creg, num);
     }
     return f->rw.oom ? KPTX_ENOMEM : 0;
 }

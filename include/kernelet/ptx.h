@@ -295,12 +295,22 @@ int kptx_slice_name(const char *entry, char *buf, size_t buflen);
  * power-of-two sized, size-aligned range [base, base + size). Every global (and generic,
  * when isspacep.global holds) address a fenced entry uses becomes
  * (addr & mask) | base, mask = size - 1, so an address inside the window is unchanged and
- * one outside lands inside it. A fenced entry takes two more .u64 parameters after its
- * own, at the next multiple of 8: the window's base, then its mask. */
-#define KPTX_FENCE_EXTRA_PARAMS 2
+ * one outside lands inside it. A fenced entry takes four more .u64 parameters after its
+ * own, at the next multiple of 8: the window's base, its mask, then the addresses of the
+ * tenant's cancel word and fault word (both .u32, outside every window; see Control). */
+#define KPTX_FENCE_EXTRA_PARAMS 4
+
+/* Control of a fenced kernel. Its loops' back-edges read the cancel word every
+ * KPTX_CANCEL_POLL_PERIOD iterations of a thread and end the thread when it is non-zero
+ * (the backend sets it to stop a runaway kernel). A `trap`, or a call of CUDA's
+ * `__assertfail`, in the entry writes KPTX_FAULT_TRAP or KPTX_FAULT_ASSERT to the fault
+ * word and ends the thread instead of faulting the context; the backend reads the word
+ * when the launch completes. Device functions are not rewritten. */
+#define KPTX_CANCEL_POLL_PERIOD 1024u
+enum { KPTX_FAULT_NONE = 0, KPTX_FAULT_TRAP = 1, KPTX_FAULT_ASSERT = 2 };
 
 /* Offset of the window base in the parameter block of a fenced entry whose own parameters
- * take param_bytes; the mask follows at + 8. */
+ * take param_bytes; the mask, cancel and fault addresses follow, 8 bytes apart. */
 static inline uint32_t kptx_fence_param_offset(uint32_t param_bytes)
 {
     return (param_bytes + 7u) & ~7u;

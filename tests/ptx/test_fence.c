@@ -183,17 +183,18 @@ static void test_rewrite(void)
     g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
     g_assert_cmpuint(n, ==, 2);
     const kptx_function *copy = entry_of(m, "copy"), *gcopy = entry_of(m, "gcopy");
-    /* two more .u64 parameters at the next multiple of 8 */
-    g_assert_cmpuint(copy->n_params, ==, 4);
-    g_assert_cmpuint(copy->params[2].offset, ==, 16);
-    g_assert_cmpuint(copy->params[3].offset, ==, 24);
-    g_assert_cmpuint(copy->param_bytes, ==, 32);
+    /* four more .u64 parameters at the next multiple of 8 */
+    g_assert_cmpuint(copy->n_params, ==, 6);
+    for (unsigned i = 2; i < 6; i++)
+        g_assert_cmpuint(copy->params[i].offset, ==, 8 * i);
+    g_assert_cmpuint(copy->param_bytes, ==, 48);
     g_assert_cmpuint(kptx_fence_param_offset(12), ==, 16);
     /* four .global accesses: each masked; shared, local, param ones untouched */
     g_assert_cmpuint(count(copy, "and", ".b64"), ==, 4);
     g_assert_cmpuint(count(copy, "or", ".b64"), ==, 4);
     g_assert_cmpuint(count(copy, "isspacep", NULL), ==, 0);
-    g_assert_cmpuint(count(copy, "ld", ".param"), ==, 4);     /* two own, the window */
+    g_assert_cmpuint(count(copy, "ld", ".param"), ==, 6);     /* two own, the pass's four */
+    g_assert_cmpuint(count(copy, "exit", NULL), ==, 0);       /* no loop, trap or assert */
     g_assert_cmpuint(count(copy, "mov", ".u64"), ==, 2);      /* gvar's address, twice */
     /* four generic accesses: each selects the masked address when it is global */
     g_assert_cmpuint(count(gcopy, "isspacep", ".global"), ==, 4);
@@ -240,17 +241,17 @@ static void fixture_open(emu_fixture *f)
     kptx_module_free(m);
 }
 
-static kemu_devptr alloc_in(emu_fixture *f, const kemu_range *r, uint32_t first)
+static kemu_devptr alloc_in(kemu_device *dev, const kemu_range *r, uint32_t first)
 {
     kemu_devptr p;
     uint32_t words[WORDS];
     kemu_error e = {0};
-    g_assert_cmpint(kemu_mem_alloc_in(f->dev, r, sizeof words, &p, &e), ==, 0);
+    g_assert_cmpint(kemu_mem_alloc_in(dev, r, sizeof words, &p, &e), ==, 0);
     g_assert_cmpuint(p, >=, r->lo);
     g_assert_cmpuint(p + sizeof words, <=, r->hi);
     for (unsigned i = 0; i < WORDS; i++)
         words[i] = first + i;
-    g_assert_cmpint(kemu_memcpy_htod(f->dev, p, words, sizeof words, &e), ==, 0);
+    g_assert_cmpint(kemu_memcpy_htod(dev, p, words, sizeof words, &e), ==, 0);
     return p;
 }
 
@@ -279,10 +280,10 @@ static void test_run_in_window(void)
     const char *entries[] = {"copy", "gcopy"};
     for (unsigned k = 0; k < 2; k++) {
         uint32_t want[WORDS], got[WORDS];
-        kemu_devptr in0 = alloc_in(&f, &f.other, 100), out0 = alloc_in(&f, &f.other, 0);
-        kemu_devptr in1 = alloc_in(&f, &f.win, 100), out1 = alloc_in(&f, &f.win, 0);
+        kemu_devptr in0 = alloc_in(f.dev, &f.other, 100), out0 = alloc_in(f.dev, &f.other, 0);
+        kemu_devptr in1 = alloc_in(f.dev, &f.win, 100), out1 = alloc_in(f.dev, &f.win, 0);
         run(f.plain, entries[k], (uint64_t[]){in0, out0}, 2);
-        run(f.fenced, entries[k], (uint64_t[]){in1, out1, f.win.lo, WINDOW - 1}, 4);
+        run(f.fenced, entries[k], (uint64_t[]){in1, out1, f.win.lo, WINDOW - 1, 0, 0}, 6);
         read_words(&f, out0, want);
         read_words(&f, out1, got);
         g_assert_cmpmem(want, sizeof want, got, sizeof got);
@@ -298,21 +299,22 @@ static void test_run_redirected(void)
     fixture_open(&f);
     const char *entries[] = {"copy", "gcopy"};
     for (unsigned k = 0; k < 2; k++) {
-        kemu_devptr victim_in = alloc_in(&f, &f.other, 7000);
-        kemu_devptr victim_out = alloc_in(&f, &f.other, 9000);
+        kemu_devptr victim_in = alloc_in(f.dev, &f.other, 7000);
+        kemu_devptr victim_out = alloc_in(f.dev, &f.other, 9000);
         kemu_devptr own_in = f.win.lo + (victim_in & (WINDOW - 1));
         kemu_devptr own_out = f.win.lo + (victim_out & (WINDOW - 1));
         kemu_range at_in = {own_in, own_in + (1u << 20)}, at_out = {own_out, own_out + (1u << 20)};
-        g_assert_cmpuint(alloc_in(&f, &at_in, 500), ==, own_in);
-        g_assert_cmpuint(alloc_in(&f, &at_out, 0), ==, own_out);
-        run(f.fenced, entries[k], (uint64_t[]){victim_in, victim_out, f.win.lo, WINDOW - 1}, 4);
+        g_assert_cmpuint(alloc_in(f.dev, &at_in, 500), ==, own_in);
+        g_assert_cmpuint(alloc_in(f.dev, &at_out, 0), ==, own_out);
+        run(f.fenced, entries[k], (uint64_t[]){victim_in, victim_out, f.win.lo, WINDOW - 1, 0, 0},
+            6);
         uint32_t words[WORDS];
         read_words(&f, victim_out, words);
         for (unsigned i = 0; i < WORDS; i++)
             g_assert_cmpuint(words[i], ==, 9000 + i);   /* untouched */
         /* the result is the original's on the window's own input */
         uint32_t want[WORDS];
-        kemu_devptr in = alloc_in(&f, &f.other, 500), out = alloc_in(&f, &f.other, 0);
+        kemu_devptr in = alloc_in(f.dev, &f.other, 500), out = alloc_in(f.dev, &f.other, 0);
         run(f.plain, entries[k], (uint64_t[]){in, out}, 2);
         read_words(&f, out, want);
         read_words(&f, own_out, words);
@@ -324,6 +326,141 @@ static void test_run_redirected(void)
     kemu_device_destroy(f.dev);
 }
 
+/* ---- control: cancel polls, traps, asserts ---- */
+
+/* count(out, n): a loop of n iterations, then out[0] = n; forever(out): out[0] = 1, then
+ * a loop that never ends; fault(out, k): out[0] = 5, then a trap when k == 1, CUDA's
+ * assert when k == 2, and out[1] = 6 when it got past them. */
+static const char control_ptx[] =
+    HEAD
+    ".extern .func __assertfail(.param .b64 a, .param .b64 b, .param .b32 c,"
+    " .param .b64 d, .param .b64 e);\n"
+    ".visible .entry count(.param .u64 out, .param .u32 n)\n"
+    "{\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n  .reg .pred %p<2>;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [n];\n  mov.u32 %r2, 0;\n"
+    "LOOP:\n  add.u32 %r2, %r2, 1;\n  setp.lt.u32 %p1, %r2, %r1;\n  @%p1 bra LOOP;\n"
+    "  st.global.u32 [%rd1], %r2;\n  ret;\n}\n"
+    ".visible .entry forever(.param .u64 out)\n"
+    "{\n  .reg .b32 %r<2>;\n  .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [out];\n  mov.u32 %r1, 1;\n  st.global.u32 [%rd1], %r1;\n"
+    "SPIN:\n  bra.uni SPIN;\n}\n"
+    ".visible .entry fault(.param .u64 out, .param .u32 k)\n"
+    "{\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n  .reg .pred %p<3>;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [k];\n  mov.u32 %r2, 5;\n"
+    "  st.global.u32 [%rd1], %r2;\n"
+    "  setp.eq.u32 %p1, %r1, 1;\n  @%p1 trap;\n"
+    "  setp.eq.u32 %p2, %r1, 2;\n  @!%p2 bra DONE;\n"
+    "  {\n  .param .b64 param0;\n  .param .b32 param2;\n"
+    "  st.param.b64 [param0+0], %rd1;\n  st.param.b32 [param2+0], 0;\n"
+    "  call.uni __assertfail, (param0, param0, param2, param0, param0);\n  }\n"
+    "DONE:\n  mov.u32 %r2, 6;\n  st.global.u32 [%rd1+4], %r2;\n  ret;\n}\n";
+
+typedef struct control_fixture {
+    kemu_device *dev;
+    kemu_range win, other;
+    kemu_module *mod;
+    kemu_devptr out, ctl;       /* in the window; the control words elsewhere */
+} control_fixture;
+
+static void control_open(control_fixture *f)
+{
+    kemu_error e = {0};
+    f->dev = test_emu_windows(WINDOW, &f->win, &f->other);
+    kptx_module *m = test_parse(control_ptx);
+    kptx_error err = {0};
+    unsigned n = 0;
+    g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, 3);
+    char *text = test_print(m, NULL);
+    g_assert_cmpint(kemu_module_load_in(f->dev, &f->win, text, strlen(text), &f->mod, &e), ==, 0);
+    free(text);
+    kptx_module_free(m);
+    f->out = alloc_in(f->dev, &f->win, 0);
+    f->ctl = alloc_in(f->dev, &f->other, 0);
+    uint32_t zero[2] = {0, 0};
+    g_assert_cmpint(kemu_memcpy_htod(f->dev, f->ctl, zero, sizeof zero, &e), ==, 0);
+}
+
+static void set_word(control_fixture *f, kemu_devptr p, uint32_t v)
+{
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_memcpy_htod(f->dev, p, &v, sizeof v, &e), ==, 0);
+}
+
+static uint32_t get_word(control_fixture *f, kemu_devptr p)
+{
+    uint32_t v;
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_memcpy_dtoh(f->dev, &v, p, sizeof v, &e), ==, 0);
+    return v;
+}
+
+/* Runs entry with (out, arg) and the control words under a budget of warp instructions;
+ * the emulator's status. */
+static int run_controlled(control_fixture *f, const char *entry, uint32_t arg, bool has_arg,
+                          uint64_t budget)
+{
+    kemu_function *fn;
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_module_get_function(f->mod, entry, &fn, &e), ==, 0);
+    uint8_t params[64] = {0};
+    uint32_t off = 8;
+    memcpy(params, &f->out, 8);
+    if (has_arg) {
+        memcpy(params + 8, &arg, 4);
+        off = kptx_fence_param_offset(12);
+    }
+    uint64_t extra[KPTX_FENCE_EXTRA_PARAMS] = {f->win.lo, WINDOW - 1, f->ctl, f->ctl + 4};
+    memcpy(params + off, extra, sizeof extra);
+    kemu_launch_config cfg = {.grid = {1, 1, 1}, .block = {WORDS, 1, 1}, .params = params,
+                              .params_bytes = off + sizeof extra,
+                              .max_warp_instructions = budget};
+    return kemu_launch(fn, &cfg, &e);
+}
+
+/* A loop computes what it did while the cancel word is clear, polling it as it goes. */
+static void test_control_loop_runs(void)
+{
+    control_fixture f;
+    control_open(&f);
+    g_assert_cmpint(run_controlled(&f, "count", 5000, true, 0), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.out), ==, 5000);
+    g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_NONE);
+    kemu_device_destroy(f.dev);
+}
+
+/* With the cancel word set a loop that never ends stops within a poll period: without the
+ * poll it would run into the budget (KEMU_ELIMIT). */
+static void test_control_cancel(void)
+{
+    control_fixture f;
+    control_open(&f);
+    g_assert_cmpint(run_controlled(&f, "forever", 0, false, 1u << 20), ==, KEMU_ELIMIT);
+    set_word(&f, f.ctl, 1);
+    g_assert_cmpint(run_controlled(&f, "forever", 0, false, 1u << 20), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.out), ==, 1);
+    set_word(&f, f.out, 0);
+    g_assert_cmpint(run_controlled(&f, "count", 1u << 30, true, 1u << 20), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.out), ==, 0); /* ended early, never got to its store */
+    kemu_device_destroy(f.dev);
+}
+
+/* A trap or an assert writes its code to the fault word and ends the thread: no fault of
+ * the device, the work before it done, none after. */
+static void test_control_faults(void)
+{
+    const uint32_t want[] = {KPTX_FAULT_NONE, KPTX_FAULT_TRAP, KPTX_FAULT_ASSERT};
+    for (uint32_t k = 0; k < 3; k++) {
+        control_fixture f;
+        control_open(&f);
+        g_assert_cmpint(run_controlled(&f, "fault", k, true, 0), ==, 0);
+        g_assert_cmpuint(get_word(&f, f.out), ==, 5);
+        g_assert_cmpuint(get_word(&f, f.out + 4), ==, k ? 1 : 6); /* alloc_in's word 1 */
+        g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, want[k]);
+        kemu_device_destroy(f.dev);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -333,5 +470,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ptx/fence/rewrite", test_rewrite);
     g_test_add_func("/ptx/fence/run-in-window", test_run_in_window);
     g_test_add_func("/ptx/fence/run-redirected", test_run_redirected);
+    g_test_add_func("/ptx/fence/control/loop-runs", test_control_loop_runs);
+    g_test_add_func("/ptx/fence/control/cancel", test_control_cancel);
+    g_test_add_func("/ptx/fence/control/faults", test_control_faults);
     return g_test_run();
 }

@@ -201,11 +201,12 @@ static void run(fixture *f, const char *entry, uint64_t arg, unsigned n_args)
 {
     kemu_function *fn;
     kemu_error e = {0};
-    uint64_t args[3] = {arg, f->win.lo, WINDOW - 1};
+    /* the kernels have no loop, trap or assert: the control words are never touched */
+    uint64_t args[5] = {arg, f->win.lo, WINDOW - 1, 0, 0};
     g_assert_cmpint(kemu_module_get_function(f->mod, entry, &fn, &e), ==, 0);
     kemu_launch_config cfg = {.grid = {1, 1, 1}, .block = {THREADS, 1, 1},
                               .params = n_args == 1 ? args : args + 1,
-                              .params_bytes = (2 + n_args) * sizeof *args};
+                              .params_bytes = (KPTX_FENCE_EXTRA_PARAMS + n_args) * sizeof *args};
     if (kemu_launch(fn, &cfg, &e))
         g_error("%s: %s", entry, e.message);
 }
