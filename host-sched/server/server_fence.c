@@ -97,6 +97,8 @@ uint32_t ks_fence_params(struct ks_conn *c, const void *params, uint32_t size, v
     memcpy(p, params, size);
     fence[0] = w.base;
     fence[1] = w.size - 1;
+    fence[2] = w.cancel;
+    fence[3] = w.fault;
     memcpy(p + off, fence, sizeof(fence));
     *out = p;
     *out_size = off + (uint32_t)sizeof(fence);

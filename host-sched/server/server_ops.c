@@ -38,6 +38,8 @@ uint32_t ks_cuda_of_completion(int status, const char *msg, bool launch)
             return KS_CUDA_ILLEGAL_ADDRESS;
         if (msg && strstr(msg, "time limit"))
             return KS_CUDA_LAUNCH_TIMEOUT; /* stopped by the backend's kernel time limit */
+        if (msg && strstr(msg, "device assert"))
+            return KS_CUDA_ASSERT;  /* a fenced kernel's assert, ended without a fault */
         return KS_CUDA_LAUNCH_FAILED;
     }
     return status == KSCHED_EINVAL ? KS_CUDA_INVALID_VALUE : KS_CUDA_LAUNCH_FAILED;

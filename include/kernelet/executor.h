@@ -97,9 +97,13 @@ enum {
 typedef uint64_t kbackend_devptr;
 
 /* A domain's address window: [base, base + size), size a power of two, base a multiple of
- * it. A fenced kernel's addresses become (addr & (size - 1)) | base. */
+ * it. A fenced kernel's addresses become (addr & (size - 1)) | base. cancel and fault are
+ * the device addresses of the domain's control words (.u32 each, outside every window,
+ * kernelet/ptx.h "Control"), which its fenced kernels take as parameters too; 0 where the
+ * backend runs no kernel code (sim). */
 typedef struct kbackend_window {
     uint64_t base, size;
+    uint64_t cancel, fault;
 } kbackend_window;
 
 /* Backend-defined handles; the scheduler only passes them back. */
@@ -178,6 +182,10 @@ typedef struct kbackend_slice {
                                    reports it (cuda). 0 = none */
     const char *tenant;         /* the tenant's name, for the operator's log; valid only
                                    during the call; may be NULL */
+    uint32_t domain;            /* the tenant's domain (0: none): whose control words a
+                                   fenced kernel uses. A launch whose kernel wrote a fault
+                                   code completes with KBACKEND_ELAUNCH and a message that
+                                   says "device assert" or "device trap" */
 } kbackend_slice;
 
 /* The result of one submission. */

@@ -172,8 +172,10 @@ static int setup_memory(kcuda *kc, kbackend_error *err)
      * moves a tenant's .global ones into its window at load (module_reloc.c). */
     kc->info.module_vars_outside = 1;
     kc->info.module_vars_relocated = kc->cfg.window_bytes != 0;
-    return kc->cfg.window_bytes
-               ? kcuda_windows_new(kc->dev, kc->cfg.window_bytes, &kc->windows, err) : 0;
+    if (!kc->cfg.window_bytes)
+        return 0;
+    int rc = kcuda_windows_new(kc->dev, kc->cfg.window_bytes, &kc->windows, err);
+    return rc ? rc : kcuda_control_new(&kc->control, err);
 }
 
 static void kcuda_free_state(kcuda *kc)
@@ -188,6 +190,7 @@ static void kcuda_free_state(kcuda *kc)
         kcuda_unload_all(kc);
         kcuda_free_all(kc);
         kcuda_windows_free(kc->windows);
+        kcuda_control_free(kc->control);
         for (size_t i = 0; i < kc->n_events; i++)
             cuEventDestroy(kc->events[i]);
         if (kc->alloc_stream)

@@ -9,6 +9,7 @@
 #include <cuda.h>
 
 #include "alloc_table.h"
+#include "control.h"
 #include "vmm_windows.h"
 #include "cu_error.h"
 #include "cuda_backend.h"
@@ -89,6 +90,7 @@ typedef struct kcuda_job {
     size_t params_size;
     kbackend_profile *profile_out;
     uint64_t time_limit_ns;     /* the tenant's kernel time limit (watchdog.c); 0 = none */
+    uint32_t domain;            /* whose control words its kernel uses (control.h); 0: none */
     char tenant[64];            /* the tenant's name, for the operator's log */
     uint64_t total_blocks;
     uint64_t wave_blocks;       /* sliced with a residency cap: blocks per device launch */
@@ -150,6 +152,7 @@ struct kcuda {
     kcuda_alloc_table allocs;
     kcuda_alloc_table vars;     /* module variables looked up: copies may reach them */
     kcuda_windows *windows;     /* per-domain address windows; NULL: none */
+    kcuda_control *control;     /* the domains' control words (with windows) */
     kbackend_ops ops;           /* what kcuda_backend hands out (domain ops only with
                                    windows) */
     kcuda_stats stats;

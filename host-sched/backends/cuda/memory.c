@@ -21,14 +21,18 @@ int kcuda_domain_window(void *state, uint32_t domain, kbackend_window *out,
     if (!kc->windows || !out)
         return kbackend_fail(err, KBACKEND_EUNSUPPORTED, "no address windows");
     int rc = kcuda_bind(kc, err);
-    return rc ? rc : kcuda_windows_get(kc->windows, domain, out, err);
+    if (!rc)
+        rc = kcuda_windows_get(kc->windows, domain, out, err);
+    return rc ? rc : kcuda_control_words(kc->control, domain, &out->cancel, &out->fault, err);
 }
 
 void kcuda_domain_release(void *state, uint32_t domain)
 {
     kcuda *kc = state;
-    if (!kcuda_bind(kc, NULL))
+    if (!kcuda_bind(kc, NULL)) {
         kcuda_windows_release(kc->windows, domain);
+        kcuda_control_release(kc->control, domain);
+    }
 }
 
 /* Memory of a domain (> 0) in its window, zeroed to the end of its mapping: the domain's

@@ -5,9 +5,11 @@
  * server answers as CUDA's launch timeout.
  *
  * A kernel running on the GPU cannot be stopped from the host without losing the context
- * of every tenant: stopping only the offender needs a cancel flag that the kernel polls on
- * its loop back-edges, put there by the PTX rewriter (issue 15, not done yet). Until then
- * the offender keeps its lane until it ends by itself; this thread only detects it.
+ * of every tenant; a fenced kernel polls its tenant's cancel word on its loops' back-edges
+ * (the PTX fencing pass put the polls there), so the watchdog raises that word
+ * (control.h) and the offender's threads end at their next poll. A kernel without loops
+ * ends by itself anyway; an unfenced one (kerneletd --no-fence) keeps its lane until it
+ * ends, and this thread only reports it.
  *
  * The watchdog has a lock of its own, so that a note never waits for the backend's lock
  * and the lanes' threads never wait for a note. Deadlines are CLOCK_MONOTONIC. */
@@ -52,21 +54,23 @@ static void fire_locked(kcuda_watchdog *w, watch *l)
     char msg[2 * MSG_LEN];
 
     l->fired = 1;
-    snprintf(msg, sizeof(msg),
-             "tenant '%s': launch of %.120s has run past its kernel time limit of %.3g s; "
-             "it will be reported as a launch timeout, but the GPU cannot stop it yet, so its "
-             "lane stays busy until it ends",
-             job->tenant[0] ? job->tenant : "?", job->fn->name, (double)job->time_limit_ns / 1e9);
-    if (!w->kc->cfg.note)
-        return;
     pthread_mutex_unlock(&w->lock);
-    w->kc->cfg.note(w->kc->cfg.note_user, msg);
+    int stopped = kcuda_control_cancel(w->kc->control, job->domain) == 0;
+    snprintf(msg, sizeof(msg),
+             "tenant '%s': launch of %.120s has run past its kernel time limit of %.3g s; %s",
+             job->tenant[0] ? job->tenant : "?", job->fn->name, (double)job->time_limit_ns / 1e9,
+             stopped ? "its kernels are cancelled and it is reported as a launch timeout"
+                     : "it will be reported as a launch timeout, but it cannot be stopped (not "
+                       "fenced), so its lane stays busy until it ends");
+    if (w->kc->cfg.note)
+        w->kc->cfg.note(w->kc->cfg.note_user, msg);
     pthread_mutex_lock(&w->lock);
 }
 
 static void *watch_main(void *arg)
 {
     kcuda_watchdog *w = arg;
+    cuCtxSetCurrent(w->kc->ctx); /* to write a cancel word */
     pthread_mutex_lock(&w->lock);
     while (!w->stop) {
         watch *l = earliest_locked(w);

@@ -15,8 +15,10 @@
 #include <time.h>
 
 #include "emu_backend.h"
+#include "emu_control.h"
 #include "emu_watchdog.h"
 #include "kernelet/emu.h"
+#include "kernelet/ptx.h"
 
 enum job_kind { JOB_H2D, JOB_D2H, JOB_D2D, JOB_MEMSET, JOB_LAUNCH };
 
@@ -49,6 +51,7 @@ struct emu_backend {
     struct emu_watchdog *watchdog; /* the tenants' kernel time limits */
     kbackend_windows *windows;     /* the upper half of the emulator's addresses, one
                                       window per domain; domain 0 has the lower half */
+    emu_control *control;          /* the domains' control words, in the lower half */
 };
 
 static uint64_t mono_ns(void)
@@ -111,6 +114,22 @@ static int run_timed_launch(struct emu_backend *b, struct job *j, kemu_error *e)
     return rc;
 }
 
+/* A launch, and then what its fenced kernel's trap or assert left in the fault word: the
+ * launch fails with a message that names it, the device goes on. */
+static int run_checked_launch(struct emu_backend *b, struct job *j, kemu_error *e)
+{
+    int rc = run_timed_launch(b, j, e);
+    uint32_t fault = j->slice.domain ? emu_control_take_fault(b->control, j->slice.domain) : 0;
+    kemu_function_info info;
+
+    if (rc || !fault)
+        return rc;
+    kemu_function_info_get((const kemu_function *)j->slice.fn, &info);
+    snprintf(e->message, sizeof(e->message), "%s: device %s (the launch ended; the device "
+             "goes on)", info.name, fault == KPTX_FAULT_ASSERT ? "assert triggered" : "trap");
+    return KEMU_ETRAP;
+}
+
 static void run(struct emu_backend *b, struct job *j)
 {
     kemu_error e = {0};
@@ -130,7 +149,7 @@ static void run(struct emu_backend *b, struct job *j)
     case JOB_D2H: rc = kemu_memcpy_dtoh(b->dev, j->dst_host, j->src_dev, j->bytes, &e); break;
     case JOB_D2D: rc = kemu_memcpy_dtod(b->dev, j->dst_dev, j->src_dev, j->bytes, &e); break;
     case JOB_MEMSET: rc = kemu_memset(b->dev, j->dst_dev, j->value, 1, j->bytes, &e); break;
-    default: rc = run_timed_launch(b, j, &e); break;
+    default: rc = run_checked_launch(b, j, &e); break;
     }
     c.end_ns = mono_ns();
     if (rc) {
@@ -223,6 +242,7 @@ static void emu_destroy(void *state)
     pthread_mutex_unlock(&b->lock);
     pthread_join(b->worker, NULL);
     emu_watchdog_free(b->watchdog);
+    emu_control_free(b->control);
     kemu_device_destroy(b->dev);
     kbackend_windows_free(b->windows);
     pthread_mutex_destroy(&b->lock);
@@ -284,14 +304,20 @@ static int domain_range(struct emu_backend *b, uint32_t domain, kemu_range *out,
 static int emu_domain_window(void *state, uint32_t domain, kbackend_window *out,
                              kbackend_error *err)
 {
+    struct emu_backend *b = state;
+
     if (!domain || !out)
         return kbackend_fail(err, KBACKEND_EINVAL, "domain 0 has no window");
-    return kbackend_windows_get(((struct emu_backend *)state)->windows, domain, out, err);
+    int rc = kbackend_windows_get(b->windows, domain, out, err);
+    return rc ? rc : emu_control_words(b->control, domain, &out->cancel, &out->fault, err);
 }
 
 static void emu_domain_release(void *state, uint32_t domain)
 {
-    kbackend_windows_release(((struct emu_backend *)state)->windows, domain);
+    struct emu_backend *b = state;
+
+    kbackend_windows_release(b->windows, domain);
+    emu_control_release(b->control, domain);
 }
 
 static int emu_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
@@ -507,8 +533,10 @@ int kd_emu_backend_open(kbackend *out, uint64_t window_bytes, char *err, size_t 
         free(b);
         return -1;
     }
-    if (kemu_device_create(NULL, &b->dev, &e) != 0) {
-        snprintf(err, errlen, "emu: %s", e.message);
+    if (kemu_device_create(NULL, &b->dev, &e) != 0 ||
+        !(b->control = emu_control_new(b->dev, (kemu_range){base, base + size / 2}))) {
+        snprintf(err, errlen, "emu: %s", b->dev ? "out of memory" : e.message);
+        kemu_device_destroy(b->dev);
         emu_watchdog_free(b->watchdog);
         kbackend_windows_free(b->windows);
         free(b);

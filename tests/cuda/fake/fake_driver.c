@@ -402,6 +402,32 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
     return cuMemFree(p);
 }
 
+/* Pinned host memory mapped for the device: host memory, which the fake's "device"
+ * reaches at the same address. */
+EXPORT CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned int flags)
+{
+    (void)flags;
+    pthread_mutex_lock(&g.lock);
+    CUresult r = lost();
+    if (r == CUDA_SUCCESS && !(*p = calloc(1, bytes ? bytes : 1)))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+EXPORT CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags)
+{
+    (void)flags;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+    free(p);
+    return CUDA_SUCCESS;
+}
+
 static CUresult copy(void *dst, const void *src, size_t n)
 {
     pthread_mutex_lock(&g.lock);

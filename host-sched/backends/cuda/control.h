@@ -1,0 +1,40 @@
+/* The control words of each domain's fenced kernels (kernelet/ptx.h, "Control"): a cancel
+ * word in device memory, which the kernels' loops poll and the backend sets to stop a
+ * runaway kernel without losing the context, and a fault word in mapped pinned host memory,
+ * which a trap or an assert writes and the backend reads when a launch completes. Both lie
+ * outside every window, so no tenant kernel can reach them but through the fence's code.
+ *
+ * A cancel stays raised until the domain has no launch left on the device: every launch of
+ * the domain that completes meanwhile may have been cut short, and is reported so. */
+#ifndef KCUDA_CONTROL_H
+#define KCUDA_CONTROL_H
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include "kernelet/executor.h"
+
+typedef struct kcuda_control kcuda_control;
+
+/* The control of a context's domains; the context must be current. */
+int kcuda_control_new(kcuda_control **out, kbackend_error *err);
+void kcuda_control_free(kcuda_control *c);
+
+/* The device addresses of domain's cancel and fault words (made on first use). */
+int kcuda_control_words(kcuda_control *c, uint32_t domain, uint64_t *cancel, uint64_t *fault,
+                        kbackend_error *err);
+/* The domain's words are no longer needed (its window is released). */
+void kcuda_control_release(kcuda_control *c, uint32_t domain);
+
+/* A launch of domain goes to the device. */
+void kcuda_control_launch_begin(kcuda_control *c, uint32_t domain);
+/* A launch of domain is done: *fault gets the fault code its kernels wrote (then cleared),
+ * *cancelled whether a cancel was raised while it ran; the cancel word is cleared once no
+ * launch of the domain is left. */
+void kcuda_control_launch_end(kcuda_control *c, uint32_t domain, uint32_t *fault,
+                              int *cancelled);
+/* Stops every running kernel of domain at its next poll; 0, or -1 when the word could not
+ * be written (the kernel then runs on). */
+int kcuda_control_cancel(kcuda_control *c, uint32_t domain);
+
+#endif
