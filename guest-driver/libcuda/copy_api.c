@@ -15,7 +15,11 @@ static CUresult linear(enum kcu_side dside, void *dh, CUdeviceptr dd, enum kcu_s
     };
     CUresult r = kcu_stream_handle(s, pt, &c.stream);
 
-    return r != CUDA_SUCCESS ? r : kcu_copy_run(&c);
+    if (r == CUDA_SUCCESS)
+        r = kcu_copy_run(&c);
+    if (r == CUDA_SUCCESS && !async)
+        kcu_printf_drain(false);    /* a blocking copy is a synchronisation point */
+    return r;
 }
 
 /* Unified addressing: a pointer is device memory when it lies in one of our allocations. */
