@@ -46,6 +46,7 @@ typedef struct printer {
     char prefix[32];
     const char *d[N_D], *w[N_W], *pred, *d_name, *w_name;
     const char *ring, *strings;     /* the variables' names, in the module's arena */
+    unsigned flags;                 /* KPTX_PRINTF_* */
     unsigned label_no;
     const kptx_function *fn;
     site *sites;
@@ -533,7 +534,8 @@ static int rewrite_all(printer *p, const char ***formats, unsigned *n_formats)
     size_t cap = 0;
     for (unsigned i = 0; i < p->m->n_items && !p->rw.oom; i++) {
         kptx_item *it = &p->m->items[i];
-        if (it->kind != KPTX_ITEM_FUNCTION || !it->u.fn.has_body)
+        if (it->kind != KPTX_ITEM_FUNCTION || !it->u.fn.has_body ||
+            (!it->u.fn.is_entry && (p->flags & KPTX_PRINTF_ENTRIES_ONLY)))
             continue;
         int rc = find_sites(p->m, &it->u.fn, &p->sites, &p->n_sites);
         for (unsigned k = 0; !rc && k < p->n_sites; k++) {
@@ -554,7 +556,8 @@ static int rewrite_all(printer *p, const char ***formats, unsigned *n_formats)
     return p->rw.oom ? KPTX_ENOMEM : 0;
 }
 
-int kptx_printf_module(kptx_module *m, unsigned *n_rewritten, kptx_error *err)
+int kptx_printf_module(kptx_module *m, unsigned flags, unsigned *n_rewritten,
+                       kptx_error *err)
 {
     if (n_rewritten)
         *n_rewritten = 0;
@@ -566,7 +569,7 @@ int kptx_printf_module(kptx_module *m, unsigned *n_rewritten, kptx_error *err)
                          KPTX_PRINTF_RING, KPTX_PRINTF_STRINGS);
     if (m->address_size != 64)
         return 0;   /* 32-bit code packs pointers in 4 bytes: left as it is */
-    printer p = {.m = m, .rw = {.a = m->arena}};
+    printer p = {.m = m, .rw = {.a = m->arena}, .flags = flags};
     const char **formats = NULL;
     unsigned n = 0;
     kptx_buf table = {0};

@@ -418,12 +418,22 @@ int kptx_printf_next(const char *fmt, size_t len, size_t *pos, uint32_t *bytes,
 /* The argument buffer's size for fmt and how many arguments it holds (n_args may be NULL);
  * KPTX_ELIMIT beyond KPTX_PRINTF_MAX_ARGS. */
 int kptx_printf_layout_of(const char *fmt, size_t len, uint32_t *bytes, unsigned *n_args);
-/* Rewrites m's resolvable vprintf calls (entries and functions) and adds the ring and the
- * strings table when there was one; *n_rewritten (may be NULL) gets how many. Refuses
+/* Flags of the printf pass. */
+enum {
+    /* Rewrite the calls in entries only, not in .func bodies: the fencing pass fences
+     * entries, not device functions, so an entry calling a function that writes the ring
+     * could no longer be fenced; such calls stay vprintf calls. */
+    KPTX_PRINTF_ENTRIES_ONLY = 1u << 0,
+};
+
+/* Rewrites m's resolvable vprintf calls (entries and functions, flags: KPTX_PRINTF_*) and
+ * adds the ring and the strings table when there was one; *n_rewritten (may be NULL) gets
+ * how many. Refuses
  * (KPTX_EUNSUPPORTED) a module that defines either name already, so a second application
  * fails and changes nothing. Apply it before kptx_fence_module. On any other failure (out
  * of memory) m may be half rewritten and must be freed. */
-int kptx_printf_module(kptx_module *m, unsigned *n_rewritten, kptx_error *err);
+int kptx_printf_module(kptx_module *m, unsigned flags, unsigned *n_rewritten,
+                       kptx_error *err);
 
 #ifdef __cplusplus
 }
