@@ -117,21 +117,27 @@ static const kptx_instr *only_def(const kptx_function *fn, const char *reg)
 }
 
 /* The variable and byte offset the generic address in register reg comes from: mov of the
- * variable, cvta.global/.const of it or of a register holding it. */
+ * variable, cvta.global/.const of it or of a register holding it, plus constants added. */
 static const char *trace_format(const kptx_function *fn, const char *reg, int64_t *off)
 {
-    for (unsigned depth = 0; depth < 4; depth++) {
+    *off = 0;
+    for (unsigned depth = 0; depth < 8; depth++) {
         const kptx_instr *in = only_def(fn, reg);
-        if (!in || in->guard || in->n_ops != 2)
+        if (!in || in->guard)
             return NULL;
-        bool mov = strcmp(in->opcode, "mov") == 0;
-        bool cvta = strcmp(in->opcode, "cvta") == 0 && !has_mod(in, ".to") &&
+        bool mov = strcmp(in->opcode, "mov") == 0 && in->n_ops == 2;
+        bool cvta = strcmp(in->opcode, "cvta") == 0 && in->n_ops == 2 && !has_mod(in, ".to") &&
                     (has_mod(in, ".global") || has_mod(in, ".const"));
+        bool add = strcmp(in->opcode, "add") == 0 && in->n_ops == 3 &&
+                   in->ops[2].kind == KPTX_OPND_INT && in->ops[2].value >= 0 &&
+                   in->ops[2].value < (1 << 20);
         const kptx_operand *src = &in->ops[1];
-        if (!mov && !cvta)
+        if (!mov && !cvta && !add)
             return NULL;
-        if (src->kind == KPTX_OPND_SYMBOL) {
-            *off = src->value;
+        if (add)
+            *off += in->ops[2].value;
+        if (src->kind == KPTX_OPND_SYMBOL && !add) {
+            *off += src->value;
             return src->name;
         }
         if (src->kind != KPTX_OPND_REG)
@@ -229,7 +235,7 @@ static bool match_site(const kptx_module *m, const kptx_function *fn, unsigned i
         return false;
     s->fmt = fn->stmts[s->st_fmt].u.instr.ops[1];
     s->args = fn->stmts[s->st_args].u.instr.ops[1];
-    int64_t off = 0;
+    int64_t off;
     char text[4096];
     size_t len;
     const kptx_var *v;

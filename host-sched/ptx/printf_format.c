@@ -61,6 +61,8 @@ static unsigned length_of(const char *f, size_t len, size_t *i, char *mod)
 /* The value's size of conversion c with integer size isize, 0 when c is unknown. */
 static unsigned value_size(char c, unsigned isize)
 {
+    if (!c)
+        return 0;       /* strchr would find the terminator */
     if (strchr("diuxXoc", c))
         return c == 'c' ? 4 : isize;
     if (strchr("fFeEgGaA", c))

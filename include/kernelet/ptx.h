@@ -376,7 +376,8 @@ int kptx_reloc_apply(kptx_module *m, const kptx_reloc_plan *p, uint64_t base,
  * the format string, args that of a buffer holding the arguments packed at their natural
  * alignment (kptx_printf_next). kptx_printf_module rewrites every such call whose format
  * is statically known (its register comes, in the same function, from mov/cvta.global/
- * cvta.const of a module .global or .const byte array with an initialiser) into inline
+ * cvta.const of a module .global or .const byte array with an initialiser, maybe plus
+ * constants added; each register on the way written once in the function) into inline
  * code that appends one record to a ring, a .global variable the pass adds (KPTX_PRINTF_RING,
  * KPTX_PRINTF_RING_BYTES). The ring starts with a header: u32 bytes reserved so far in the
  * data area, u32 records dropped, 8 bytes unused; the data area follows. A record is
