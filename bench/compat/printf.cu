@@ -1,8 +1,9 @@
 /* Device printf: lines printed by several threads (ints, doubles, strings: literals, a
  * __device__ array and a string in cudaMalloc'd memory) must reach the program's own
- * stdout at the synchronisation after the kernel, between the host's lines printed before
- * and after it; printf's return value is the number of arguments. tests/libcuda checks
- * the output line by line (check_printf.py computes the expected lines itself). */
+ * stdout at the synchronisation after the kernel (the context's, a blocking copy, a
+ * stream's, an event's, or the exit), between the host's lines printed before and after
+ * it; printf's return value is the number of arguments. tests/libcuda checks the output
+ * line by line (check_printf.py computes the expected lines itself). */
 #include <string.h>
 
 #include "compat.h"
@@ -30,10 +31,19 @@ __global__ void speak(const char *heap_word, int *ret)
     ret[THREADS + t] = from_function(t);
 }
 
-__global__ void again(int *ret)
+/* Phases 2 to 5: each line names its phase. */
+__global__ void tagged(int phase, int *ret)
 {
     int t = threadIdx.x;
-    ret[t] = printf("again t=%d sq=%d\n", t, t * t);
+    ret[t] = printf("phase %d t=%d v=%d\n", phase, t, t * t + phase);
+}
+
+static void check_tagged(int *dret, int phase)
+{
+    int ret[THREADS];
+    CHECK(cudaMemcpy(ret, dret, sizeof(ret), cudaMemcpyDeviceToHost));
+    for (int t = 0; t < THREADS; t++)
+        EXPECT(ret[t] == 3, "phase %d thread %d: printf returned %d, want 3", phase, t, ret[t]);
 }
 
 int main(void)
@@ -41,11 +51,17 @@ int main(void)
     const char word[] = "on-the-heap";
     char *heap_word;
     int *dret, ret[2 * THREADS];
+    cudaStream_t s;
+    cudaEvent_t ev;
 
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);     /* as when piped: the order must hold anyway */
     CHECK(cudaMalloc((void **)&heap_word, sizeof(word)));
     CHECK(cudaMalloc((void **)&dret, sizeof(ret)));
     CHECK(cudaMemcpy(heap_word, word, sizeof(word), cudaMemcpyHostToDevice));
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CHECK(cudaEventCreate(&ev));
+
+    /* 1: the context's synchronisation */
     printf("host: before kernel\n");
     speak<<<2, THREADS / 2>>>(heap_word, dret);
     CHECK(cudaGetLastError());
@@ -57,15 +73,28 @@ int main(void)
         EXPECT(ret[THREADS + t] == 2, "thread %d: printf in a function returned %d, want 2", t,
                ret[THREADS + t]);
     }
-    /* a blocking copy is a synchronisation point too */
-    again<<<1, THREADS>>>(dret);
+    /* 2: a blocking copy; 3: a stream's synchronisation; 4: an event's (the ring is not
+     * cleared at these: each must print only what is new) */
+    tagged<<<1, THREADS>>>(2, dret);
     CHECK(cudaGetLastError());
     CHECK(cudaMemcpy(ret, dret, THREADS * sizeof(int), cudaMemcpyDeviceToHost));
     printf("host: after copy\n");
-    for (int t = 0; t < THREADS; t++)
-        EXPECT(ret[t] == 2, "again %d: printf returned %d, want 2", t, ret[t]);
-    CHECK(cudaFree(heap_word));
-    CHECK(cudaFree(dret));
+    check_tagged(dret, 2);
+    tagged<<<1, THREADS, 0, s>>>(3, dret);
+    CHECK(cudaGetLastError());
+    CHECK(cudaStreamSynchronize(s));
+    printf("host: after stream sync\n");
+    check_tagged(dret, 3);
+    tagged<<<1, THREADS, 0, s>>>(4, dret);
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(ev, s));
+    CHECK(cudaEventSynchronize(ev));
+    printf("host: after event sync\n");
+    check_tagged(dret, 4);
+    /* 5: no synchronisation at all: the lines come at exit */
+    tagged<<<1, THREADS>>>(5, dret);
+    CHECK(cudaGetLastError());
     compat_pass("printf");
+    printf("host: before exit\n");
     return 0;
 }

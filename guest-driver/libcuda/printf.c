@@ -44,20 +44,18 @@ static struct {
 
 /* ---- device memory --------------------------------------------------------------------- */
 
-/* The stream the copies go on: a non-blocking one of the current context, so that reading
- * a ring never waits for other streams' work (the legacy stream would). */
+/* The stream the copies go on: a non-blocking one of its own, so that reading a ring never
+ * waits for other streams' work (the legacy stream would). Made once, in the context
+ * current then (the daemon's streams serve every context of the process); the legacy
+ * stream until a context is current. */
 static uint64_t copy_stream(void)
 {
     struct kcu_ctx *ctx = kcu_ctx_current();
-    uint64_t h = KERNELET_STREAM_LEGACY;
+    uint64_t h;
 
-    if (ctx && pf.stream_ctx != ctx) {
-        if (cuStreamCreate(&pf.stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS)
-            pf.stream_ctx = ctx;
-        else
-            pf.stream = NULL;
-    }
-    if (ctx && pf.stream && kcu_stream_handle(pf.stream, false, &h) != CUDA_SUCCESS)
+    if (!pf.stream && ctx && cuStreamCreate(&pf.stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS)
+        pf.stream_ctx = ctx;
+    if (!pf.stream || kcu_stream_handle(pf.stream, false, &h) != CUDA_SUCCESS)
         h = KERNELET_STREAM_LEGACY;
     return h;
 }

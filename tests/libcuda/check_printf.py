@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks the output of bench/compat/printf through kerneletd: every line the kernels print
 must appear exactly once, between the host's lines printed before and after the
-synchronisation that ends them. The expected lines are computed here from the program's
-formulas, not taken from any output."""
+synchronisation that ends them (the last ones at exit, after the last host line). The
+expected lines are computed here from the program's formulas, not taken from any
+output."""
 import sys
 
 THREADS = 8
@@ -21,13 +22,16 @@ def speak_lines():
     return out
 
 
-def again_lines():
-    return ["again t=%d sq=%d" % (t, t * t) for t in range(THREADS)]
+def tagged_lines(phase):
+    return ["phase %d t=%d v=%d" % (phase, t, t * t + phase) for t in range(THREADS)]
 
 
 def check_between(lines, first, last, expected):
+    """Each expected line once, between the host's lines first and last (None: the end),
+    and no other line there but the program's PASS line."""
     try:
-        lo, hi = lines.index(first), lines.index(last)
+        lo = lines.index(first)
+        hi = lines.index(last) if last else len(lines)
     except ValueError as e:
         return ["missing host line: %s" % e]
     errors = []
@@ -37,8 +41,7 @@ def check_between(lines, first, last, expected):
             errors.append("%r appears %d times, want once" % (want, n))
         elif not lo < lines.index(want) < hi:
             errors.append("%r is not between %r and %r" % (want, first, last))
-    between = [l for l in lines[lo + 1:hi]]
-    extra = [l for l in between if l not in expected]
+    extra = [l for l in lines[lo + 1:hi] if l not in expected and not l.startswith("PASS ")]
     if extra:
         errors.append("unexpected lines between %r and %r: %r" % (first, last, extra))
     return errors
@@ -47,13 +50,19 @@ def check_between(lines, first, last, expected):
 def main():
     with open(sys.argv[-1], encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
-    errors = check_between(lines, "host: before kernel", "host: after kernel", speak_lines())
-    errors += check_between(lines, "host: after kernel", "host: after copy", again_lines())
+    windows = [("host: before kernel", "host: after kernel", speak_lines()),
+               ("host: after kernel", "host: after copy", tagged_lines(2)),
+               ("host: after copy", "host: after stream sync", tagged_lines(3)),
+               ("host: after stream sync", "host: after event sync", tagged_lines(4)),
+               ("host: before exit", None, tagged_lines(5))]
+    errors = []
+    for first, last, expected in windows:
+        errors += check_between(lines, first, last, expected)
     for e in errors:
         print("check_printf:", e)
     if not errors:
         print("check_printf: %d device lines, each once and in place"
-              % (2 * THREADS + THREADS))
+              % sum(len(w[2]) for w in windows))
     return 1 if errors else 0
 
 
