@@ -188,10 +188,12 @@ static void drain_ring(struct pf_ring *r, bool quiescent, struct kcu_pf_out *out
         }
         free(data);
     }
-    if (rd32(head + 4))
+    if (quiescent && rd32(head + 4))
         kcu_log("printf: %u records dropped (the ring was full)", rd32(head + 4));
-    if (quiescent && (rd32(head) || rd32(head + 4))) {
-        dev_clear(r->base, KPTX_PRINTF_RING_HEADER + used);
+    if (quiescent && (rd32(head) || rd32(head + 4) || r->read)) {
+        /* all that was written, also past a header a kernel made smaller: a stale total
+         * left there would later pass for a complete record */
+        dev_clear(r->base, KPTX_PRINTF_RING_HEADER + (used > r->read ? used : r->read));
         r->read = 0;
     }
 }
