@@ -4,6 +4,7 @@
  * stream's, an event's, or the exit), between the host's lines printed before and after
  * it; printf's return value is the number of arguments. tests/libcuda checks the output
  * line by line (check_printf.py computes the expected lines itself). */
+#include <cuda.h>
 #include <string.h>
 
 #include "compat.h"
@@ -36,6 +37,27 @@ __global__ void tagged(int phase, int *ret)
 {
     int t = threadIdx.x;
     ret[t] = printf("phase %d t=%d v=%d\n", phase, t, t * t + phase);
+}
+
+/* Under kerneletd the ring is a variable of the kernel's module that its own kernels
+ * fill; a kernel (or the host) may write anything there, and the library must neither
+ * crash nor print it: one record with a format at an address of nothing, then one with
+ * an impossible size. Natively there is no such variable: nothing to do. */
+static void scribble_on_ring(void)
+{
+    cudaFunction_t f;
+    CUmodule mod;
+    CUdeviceptr ring;
+    size_t size;
+    uint32_t junk[16] = {48, 0, 0, 0,                    /* header: 48 bytes used */
+                         16, 0, 0xdead0000u, 0x7fu,      /* a format at no memory */
+                         0xfffffff8u, 4, 1, 2};          /* a size beyond the ring */
+
+    CHECK(cudaGetFuncBySymbol(&f, (const void *)tagged));
+    EXPECT(cuFuncGetModule(&mod, (CUfunction)f) == CUDA_SUCCESS, "cuFuncGetModule");
+    if (cuModuleGetGlobal(&ring, &size, mod, "__kernelet_printf") != CUDA_SUCCESS)
+        return;
+    EXPECT(cuMemcpyHtoD(ring, junk, sizeof(junk)) == CUDA_SUCCESS, "writing the ring");
 }
 
 static void check_tagged(int *dret, int phase)
@@ -73,6 +95,11 @@ int main(void)
         EXPECT(ret[THREADS + t] == 2, "thread %d: printf in a function returned %d, want 2", t,
                ret[THREADS + t]);
     }
+    /* a ring with garbage in it (just cleared by the synchronisation above, so this is
+     * what is read next): nothing printed, and it is cleared again */
+    scribble_on_ring();
+    CHECK(cudaDeviceSynchronize());
+    printf("host: after garbage\n");
     /* 2: a blocking copy; 3: a stream's synchronisation; 4: an event's (the ring is not
      * cleared at these: each must print only what is new) */
     tagged<<<1, THREADS>>>(2, dret);

@@ -51,7 +51,8 @@ def main():
     with open(sys.argv[-1], encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
     windows = [("host: before kernel", "host: after kernel", speak_lines()),
-               ("host: after kernel", "host: after copy", tagged_lines(2)),
+               ("host: after kernel", "host: after garbage", []),
+               ("host: after garbage", "host: after copy", tagged_lines(2)),
                ("host: after copy", "host: after stream sync", tagged_lines(3)),
                ("host: after stream sync", "host: after event sync", tagged_lines(4)),
                ("host: before exit", None, tagged_lines(5))]
