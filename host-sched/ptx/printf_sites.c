@@ -54,8 +54,9 @@ static const kptx_instr *only_def(const kptx_function *fn, const char *reg)
             continue;
         const kptx_operand *d = &in->ops[0];
         bool writes = d->kind == KPTX_OPND_REG && same(d->name, reg);
-        for (unsigned k = 0; (d->kind == KPTX_OPND_VECTOR || d->kind == KPTX_OPND_PAIR) &&
-                             k < d->n_elems; k++)
+        /* vector and predicate-pair destinations, and a call's return list */
+        for (unsigned k = 0; (d->kind == KPTX_OPND_VECTOR || d->kind == KPTX_OPND_PAIR ||
+                              d->kind == KPTX_OPND_LIST) && k < d->n_elems; k++)
             writes |= same(d->elems[k].name, reg);
         if (writes && def)
             return NULL;
