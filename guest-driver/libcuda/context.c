@@ -137,7 +137,10 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
         x->active = false;
     pthread_mutex_unlock(&kcu.lock);
     if (x) {
-        kcu_call(kcu.client, KERNELET_OP_CTX_SYNC, NULL, 0, NULL, 0, NULL, 0, NULL);
+        if (kcu_call(kcu.client, KERNELET_OP_CTX_SYNC, NULL, 0, NULL, 0, NULL, 0, NULL) ==
+            CUDA_SUCCESS)
+            kcu_printf_drain(true);
+        kcu_printf_ctx_gone(x);
         kcu_cls_destroy_all(x);
     }
     return CUDA_SUCCESS;
@@ -251,7 +254,10 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (x->primary)
         return CUDA_ERROR_INVALID_CONTEXT;
-    kcu_call(kcu.client, KERNELET_OP_CTX_SYNC, NULL, 0, NULL, 0, NULL, 0, NULL);
+    if (kcu_call(kcu.client, KERNELET_OP_CTX_SYNC, NULL, 0, NULL, 0, NULL, 0, NULL) ==
+        CUDA_SUCCESS)
+        kcu_printf_drain(true);
+    kcu_printf_ctx_gone(x);
     kcu_cls_destroy_all(x);
     unstack(x);
     x->magic = 0;
@@ -405,6 +411,8 @@ static CUresult synchronize(void)
     if (kcu_capture_any() && (r = kcu_capture_check_unsafe()) != CUDA_SUCCESS)
         return r;
     r = kcu_call(kcu.client, KERNELET_OP_CTX_SYNC, NULL, 0, NULL, 0, NULL, 0, NULL);
+    if (r == CUDA_SUCCESS)
+        kcu_printf_drain(true);
     if (r == CUDA_SUCCESS)
         r = kcu_take_async_error(kcu.client);
     return r;

@@ -15,7 +15,11 @@ static CUresult linear(enum kcu_side dside, void *dh, CUdeviceptr dd, enum kcu_s
     };
     CUresult r = kcu_stream_handle(s, pt, &c.stream);
 
-    return r != CUDA_SUCCESS ? r : kcu_copy_run(&c);
+    if (r == CUDA_SUCCESS)
+        r = kcu_copy_run(&c);
+    if (r == CUDA_SUCCESS && !async)
+        kcu_printf_drain(false);    /* a blocking copy is a synchronisation point */
+    return r;
 }
 
 /* Unified addressing: a pointer is device memory when it lies in one of our allocations. */
@@ -154,7 +158,9 @@ static CUresult copy2d(const CUDA_MEMCPY2D *p, CUstream s, bool pt, bool async)
         (r = kcu_stream_handle(s, pt, &c.stream)) != CUDA_SUCCESS)
         return r;
     c.async = async;
-    return kcu_copy_run(&c);
+    if ((r = kcu_copy_run(&c)) == CUDA_SUCCESS && !async)
+        kcu_printf_drain(false);
+    return r;
 }
 
 CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *p) { return copy2d(p, NULL, false, false); }

@@ -145,6 +145,8 @@ static CUresult ask(CUevent e, uint16_t op)
         return CUDA_SUCCESS; /* an event never recorded counts as complete */
     r = kcu_call_handle(kcu.client, op, x->handle);
     if (r == CUDA_SUCCESS && op == KERNELET_OP_EVENT_SYNC)
+        kcu_printf_drain(false);
+    if (r == CUDA_SUCCESS && op == KERNELET_OP_EVENT_SYNC)
         r = kcu_take_async_error(kcu.client);
     return r;
 }

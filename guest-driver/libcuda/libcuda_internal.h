@@ -317,6 +317,23 @@ CUresult kcu_memset_run(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned 
 
 /* ---- modules and functions (module.c) ------------------------------------------------ */
 
+struct kcu_module;
+/* A module variable (cuModuleGetGlobal): copies may reach it from now on. */
+CUresult kcu_module_global(struct kcu_module *mod, const char *name, CUdeviceptr *dptr,
+                           size_t *bytes);
+
+/* ---- device printf (printf.c) -------------------------------------------------------- */
+
+/* A module was loaded: remembers its printf ring, if it has one. */
+void kcu_printf_module_loaded(struct kcu_module *mod);
+/* A module is about to be unloaded: waits for the work, prints its ring, forgets it. */
+void kcu_printf_module_unloading(struct kcu_module *mod);
+/* A synchronisation point: prints what the rings hold. quiescent: no kernel of this
+ * process can be running (the rings are cleared). */
+void kcu_printf_drain(bool quiescent);
+/* Context ctx is being destroyed or reset (its printf stream goes with it). */
+void kcu_printf_ctx_gone(struct kcu_ctx *ctx);
+
 struct kcu_function;
 
 struct kcu_module {

@@ -153,6 +153,7 @@ static CUresult module_load(struct kcu_module **out, const void *image)
     mod->handle = m.module;
     mod->n_functions = m.n_functions;
     pthread_mutex_init(&mod->lock, NULL);
+    kcu_printf_module_loaded(mod);
     *out = mod;
     return CUDA_SUCCESS;
 }
@@ -167,8 +168,10 @@ static struct kcu_module *module_from(CUmodule m)
 static CUresult module_unload(struct kcu_module *mod)
 {
     struct kernelet_handle h = {.handle = mod->handle};
-    CUresult r = kcu_call(kcu.client, KERNELET_OP_MODULE_UNLOAD, &h, sizeof(h), NULL, 0, NULL, 0,
-                          NULL);
+    CUresult r;
+
+    kcu_printf_module_unloading(mod);
+    r = kcu_call(kcu.client, KERNELET_OP_MODULE_UNLOAD, &h, sizeof(h), NULL, 0, NULL, 0, NULL);
 
     while (mod->functions) {
         struct kcu_function *f = mod->functions;
@@ -348,8 +351,8 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     return function_get(mod, name, (struct kcu_function **)hfunc);
 }
 
-static CUresult global_get(struct kcu_module *mod, CUdeviceptr *dptr, size_t *bytes,
-                           const char *name)
+CUresult kcu_module_global(struct kcu_module *mod, const char *name, CUdeviceptr *dptr,
+                           size_t *bytes)
 {
     struct kernelet_name_req q = {.module = mod->handle};
     struct kernelet_global g;
@@ -383,7 +386,7 @@ CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule
         return r;
     if (!mod)
         return CUDA_ERROR_INVALID_HANDLE;
-    return global_get(mod, dptr, bytes, name);
+    return kcu_module_global(mod, name, dptr, bytes);
 }
 
 CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
@@ -609,7 +612,7 @@ CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary 
         return r;
     if (!lib)
         return CUDA_ERROR_INVALID_HANDLE;
-    return global_get(lib->module, dptr, bytes, name);
+    return kcu_module_global(lib->module, name, dptr, bytes);
 }
 
 CUresult CUDAAPI cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)

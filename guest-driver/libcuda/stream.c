@@ -141,6 +141,8 @@ static CUresult sync_or_query(CUstream s, bool pt, uint16_t op)
         return r;
     r = kcu_call_handle(kcu.client, op, h);
     if (r == CUDA_SUCCESS && op == KERNELET_OP_STREAM_SYNC)
+        kcu_printf_drain(false);
+    if (r == CUDA_SUCCESS && op == KERNELET_OP_STREAM_SYNC)
         r = kcu_take_async_error(kcu.client);
     return r;
 }

@@ -367,4 +367,32 @@ void kptx_rw_body(kptx_rw *rw, size_t cap, const kptx_function *fn, kptx_functio
 /* A name prefix no identifier of m starts with: base, else base1_, base2_, ... */
 int kptx_unused_prefix(const kptx_module *m, const char *base, char *buf, size_t len);
 
+/* ---- Device printf (printf_sites.c, printf.c) ---- */
+
+#define KPTX_PRINTF_MAX_SLOTS (3 * KPTX_PRINTF_MAX_ARGS)  /* '*' width, '*' precision, value */
+
+/* One argument word to copy: offset in the buffer, 4 or 8 bytes. */
+typedef struct kptx_printf_slot {
+    uint32_t off;
+    uint8_t size;
+} kptx_printf_slot;
+
+/* A call that is rewritten. */
+typedef struct kptx_printf_site {
+    unsigned call;              /* statement index of the call */
+    int st_fmt, st_args;        /* statement indices of the two st.param, -1 when absent */
+    int ld_ret;                 /* statement index of the result's ld.param, -1: none */
+    kptx_operand fmt, args;     /* the values stored: a register; args may be the integer 0 */
+    const char *fmt_var;        /* the module variable the format lives in */
+    uint32_t bytes;             /* argument bytes */
+    unsigned n_args, n_slots;
+    kptx_printf_slot slots[KPTX_PRINTF_MAX_SLOTS];
+} kptx_printf_site;
+
+/* Whether v is an initialised one-dimensional byte array of .global or .const (a string). */
+bool kptx_printf_string_var(const kptx_var *v);
+/* The calls of fn the printf pass can rewrite (malloc'ed array, NULL when none). */
+int kptx_printf_find_sites(const kptx_module *m, const kptx_function *fn, kptx_printf_site **out,
+                           unsigned *n);
+
 #endif

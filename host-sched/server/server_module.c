@@ -129,6 +129,15 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
         code = KS_CUDA_INVALID_PTX;
         goto out;
     }
+    /* Device printf becomes records in a ring of the module's own (kernelet/ptx.h), before
+     * fencing so that the ring's stores are fenced like any other; a module that uses the
+     * ring's reserved names is refused. Device functions are not fenced: while fencing is
+     * on, their printf calls stay calls (an entry calling one could not be fenced). */
+    if ((rc = kptx_printf_module(m, c->srv->cfg.no_fence ? 0 : KPTX_PRINTF_ENTRIES_ONLY, NULL,
+                                 &perr)) != 0) {
+        code = rc == KPTX_ENOMEM ? KS_CUDA_OUT_OF_MEMORY : KS_CUDA_INVALID_PTX;
+        goto out;
+    }
     /* Fenced first, so that the sliced variants inherit the fence; never loaded unfenced
      * when fencing is on. Kernels that cannot be sliced stay whole; the rest get their
      * __kslice variants (a failed slicing leaves m as it was). */

@@ -380,6 +380,72 @@ int kptx_reloc_image(const kptx_reloc_plan *p, void *buf, uint64_t len, kptx_err
 int kptx_reloc_apply(kptx_module *m, const kptx_reloc_plan *p, uint64_t base,
                      kptx_error *err);
 
+/* ---- Device printf --------------------------------------------------------------------- */
+
+/* A kernel's printf is a call of vprintf(format, args): format is the generic address of
+ * the format string, args that of a buffer holding the arguments packed at their natural
+ * alignment (kptx_printf_next). kptx_printf_module rewrites every such call whose format
+ * is statically known (its register comes, in the same function, from mov/cvta.global/
+ * cvta.const of a module .global or .const byte array with an initialiser, maybe plus
+ * constants added; each register on the way written once in the function) into inline
+ * code that appends one record to a ring, a .global variable the pass adds (KPTX_PRINTF_RING,
+ * KPTX_PRINTF_RING_BYTES). The ring starts with a header: u32 bytes reserved so far in the
+ * data area, u32 records dropped, 8 bytes unused; the data area follows. A record is
+ * 8-aligned: u32 total bytes (written last, after a membar.gl: 0 means not yet complete),
+ * u32 argument bytes, u64 the format's generic address as the kernel computed it, then the
+ * argument bytes copied from args; total = 16 + argument bytes rounded up to 8. Space is
+ * reserved with atom.global.add.u32 on the first header word; a record that does not fit is
+ * dropped and counted in the second, and the call returns -1 instead of the argument
+ * count. Calls whose format cannot be resolved, or that use a conversion the pass does not
+ * know (%n, %ls, ...), are left unchanged. The pass also adds KPTX_PRINTF_STRINGS, the
+ * NUL-separated names of the module's initialised byte arrays (format strings and string
+ * literals, those of the rewritten formats first, at most KPTX_PRINTF_STRINGS_MAX bytes,
+ * ending with an empty name), so that a reader can look them up (cuModuleGetGlobal) and
+ * read the texts that records point to. 64-bit modules only. */
+#define KPTX_PRINTF_RING "__kernelet_printf"
+#define KPTX_PRINTF_STRINGS "__kernelet_printf_strings"
+#define KPTX_PRINTF_RING_BYTES ((uint32_t)1 << 20)  /* like CUDA's default FIFO; relocatable */
+#define KPTX_PRINTF_RING_HEADER 16u
+#define KPTX_PRINTF_RECORD_HEADER 16u
+#define KPTX_PRINTF_MAX_ARGS 32u                     /* CUDA's limit too */
+#define KPTX_PRINTF_STRINGS_MAX (64u << 10)
+
+/* One conversion of a format string ("%-08.3lf"). */
+typedef struct kptx_printf_spec {
+    uint32_t start, len;        /* its text in the format */
+    char conv;                  /* d i u x X o c s f F e E g G a A p */
+    char length;                /* 0, 'h', 'H' (hh), 'l', 'q' (ll), 'z', 'j', 't', 'L' */
+    uint8_t size;               /* bytes of its value in the buffer: 4 or 8 */
+    bool star_width, star_prec; /* '*' width or precision: an int argument each, first */
+    bool has_prec;
+    uint32_t width_off, prec_off, value_off;    /* offsets in the argument buffer */
+} kptx_printf_spec;
+
+/* The next conversion of fmt (len bytes, or up to a NUL) from *pos: 1 and spec filled (its
+ * values placed at the end of the *bytes already laid out, which grows), 0 at the end,
+ * KPTX_EUNSUPPORTED for a conversion it does not know. "%%" is text. */
+int kptx_printf_next(const char *fmt, size_t len, size_t *pos, uint32_t *bytes,
+                     kptx_printf_spec *spec);
+/* The argument buffer's size for fmt and how many arguments it holds (n_args may be NULL);
+ * KPTX_ELIMIT beyond KPTX_PRINTF_MAX_ARGS. */
+int kptx_printf_layout_of(const char *fmt, size_t len, uint32_t *bytes, unsigned *n_args);
+/* Flags of the printf pass. */
+enum {
+    /* Rewrite the calls in entries only, not in .func bodies: the fencing pass fences
+     * entries, not device functions, so an entry calling a function that writes the ring
+     * could no longer be fenced; such calls stay vprintf calls. */
+    KPTX_PRINTF_ENTRIES_ONLY = 1u << 0,
+};
+
+/* Rewrites m's resolvable vprintf calls (entries and functions, flags: KPTX_PRINTF_*) and
+ * adds the ring and the strings table when there was one; *n_rewritten (may be NULL) gets
+ * how many. Refuses
+ * (KPTX_EUNSUPPORTED) a module that defines either name already, so a second application
+ * fails and changes nothing. Apply it before kptx_fence_module. On any other failure (out
+ * of memory) m may be half rewritten and must be freed. */
+int kptx_printf_module(kptx_module *m, unsigned flags, unsigned *n_rewritten,
+                       kptx_error *err);
+
 #ifdef __cplusplus
 }
 #endif

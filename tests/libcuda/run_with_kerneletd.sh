@@ -10,7 +10,8 @@
 #       scheduler must have paired kernels.
 # Exits 77 (skip) when kerneletd was built without BACKEND. Extra kerneletd options may
 # come in KERNELETD_ARGS (e.g. --profiles FILE); with EXPECT_DAEMON_LOG set (grep -E), the
-# daemon's log must have a matching line once the program has passed.
+# daemon's log must have a matching line once the program has passed; with CHECK_OUTPUT
+# set, that command must accept the program's output (a file, its last argument).
 set -u
 kd=${1:?usage}; lib=${2:?}; backend=${3:?}; shift 3
 if [ "$backend" = cuda ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; }; then
@@ -78,6 +79,11 @@ fi
 pattern=$1; shift
 run prog "$pattern" "$@"
 check prog "$pattern" || exit 1
+# shellcheck disable=SC2086
+if [ -n "${CHECK_OUTPUT:-}" ] && ! $CHECK_OUTPUT "$dir/prog.out"; then
+    echo "FAILED: $CHECK_OUTPUT rejected the output"
+    exit 1
+fi
 if [ -n "${EXPECT_DAEMON_LOG:-}" ] && ! grep -Eq "$EXPECT_DAEMON_LOG" "$dir/kerneletd.log"; then
     cat "$dir/kerneletd.log"
     echo "FAILED: kerneletd's log has no line matching '$EXPECT_DAEMON_LOG'"

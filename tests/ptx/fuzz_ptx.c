@@ -1,6 +1,7 @@
 /* libFuzzer target: any input is parsed; what parses is printed, parsed again and
  * printed again (both prints must agree), its kernels are inspected and the module is
- * sliced and printed and parsed once more. Nothing may crash or leak. */
+ * given printf records, fenced, sliced and printed and parsed once more. Nothing may
+ * crash or leak. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,10 +67,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (kptx_kernel_info_get(m, m->items[i].u.fn.name, &info, NULL) == 0)
             kptx_kernel_info_clear(&info);
     }
-    /* what the daemon does: fence, then slice; the result must parse again */
+    /* what the daemon does: printf records, fence, then slice; the result must parse
+     * again (the printf pass refuses nothing here that it did not refuse before) */
+    (void)kptx_printf_module(m2, KPTX_PRINTF_ENTRIES_ONLY, NULL, NULL);
     (void)kptx_fence_module(m2, KPTX_FENCE_VARS_OUTSIDE | KPTX_FENCE_VARS_RELOCATED, NULL,
                             NULL);
     relocate(m2);
+    (void)kptx_printf_module(m, 0, NULL, NULL);
     (void)kptx_fence_module(m, 0, NULL, NULL);
     if (kptx_slice_module(m, NULL, NULL) == 0) {
         size_t len3;

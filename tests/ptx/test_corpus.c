@@ -271,9 +271,10 @@ static void relocate_vars(kptx_module *m)
     kptx_reloc_plan_clear(&p);
 }
 
-/* Fencing, relocating the variables, then slicing: every verdict is printed (with the
- * cuda backend's too); fenced entries take the window after
- * their own parameters, and the result assembles for sm_75 and sm_90. */
+/* The printf pass (as kerneletd applies it while fencing), fencing, relocating the
+ * variables, then slicing: every verdict is printed (with the cuda backend's too); fenced
+ * entries take the window after their own parameters, and the result assembles for sm_75
+ * and sm_90. */
 static void test_fence(gconstpointer data)
 {
     const corpus_file *cf = data;
@@ -281,8 +282,11 @@ static void test_fence(gconstpointer data)
     GPtrArray *names = entries_of(m);
     kptx_kernel_info *before = g_new0(kptx_kernel_info, names->len ? names->len : 1);
     bool *fenceable = g_new0(bool, names->len ? names->len : 1);
-    unsigned expect = 0, n = 0, sliced = 0;
+    unsigned expect = 0, n = 0, sliced = 0, printfs = 0;
     kptx_error err = {0};
+    g_assert_cmpint(kptx_printf_module(m, KPTX_PRINTF_ENTRIES_ONLY, &printfs, &err), ==, 0);
+    if (printfs)
+        g_test_message("printf calls rewritten in %s: %u", cf->base, printfs);
     for (unsigned i = 0; i < names->len; i++) {
         char why[192];
         char cuda_why[192];
