@@ -30,13 +30,13 @@ cp "$build/tests/gpu/tenants/pair-sweep" "$build/tests/gpu/tenants/pair-probe" "
 cp "$build"/tests/gpu/tenants/tenant-*-sliced.ptx "$dest/bench/ptx/"
 cp "$build"/bench/*.ptx "$dest/bench/ptx/"
 mkdir -p "$dest/compat"
-for p in vector_add grids fault; do cp "$build/bench/compat/$p" "$dest/compat/"; done
+for p in vector_add grids fault device_assert printf runaway; do cp "$build/bench/compat/$p" "$dest/compat/"; done
 cp "$build"/tests/ptx/*.ptx "$dest/corpus/"
 cp -r host-sched/backends/cuda/calibration "$dest/calibration"
 cp tests/gpu/cuda/bench_h100.tsv host-sched/profiles/h100-bench.profiles "$dest/"
 cp tests/gpu/cuda/run.sh "$dest/cuda-checks.sh"
 cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/acceptance/run.sh \
    tests/gpu/acceptance/figures.sh tests/gpu/acceptance/pairs.sh tests/gpu/acceptance/fence.sh \
-   tests/gpu/acceptance/recover.sh \
+   tests/gpu/acceptance/recover.sh tests/gpu/acceptance/contain.sh tests/libcuda/check_printf.py \
    tests/gpu/libcuda/run_proto_bench.sh "$dest/"
 du -sh "$dest"

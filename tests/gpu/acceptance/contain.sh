@@ -1,0 +1,68 @@
+#!/bin/sh
+# Fault and hang containment on the GPU (issue: tenant isolation), from a folder made by
+# pack.sh:
+#   contain.sh CARRY_DIR OUT_DIR [LIMIT_S]
+# One kerneletd --backend cuda, fenced (the default), with a kernel time limit of LIMIT_S
+# seconds (default 2). While a bystander (bench/burn) runs:
+#   1. runaway: a kernel that never ends must end with cudaErrorLaunchTimeout soon after the
+#      limit (the watchdog raises the tenant's cancel word, the kernel's loop polls it);
+#   2. device_assert: a device assert must give cudaErrorAssert (the fencing pass turned it
+#      into a fault word and an exit);
+#   3. printf: device printf on the tenant's stdout, checked by check_printf.py;
+# then the bystander must verify, vector_add and tea must run and verify afterwards, and
+# the daemon must never have lost its context (one "serving" line in its log: no restart).
+# Prints a table of what each saw; everything lands in OUT_DIR/contain.tar.gz.
+set -u
+carry=$(cd "${1:?usage: contain.sh CARRY_DIR OUT_DIR [LIMIT_S]}" && pwd)
+mkdir -p "${2:?}"
+out=$(cd "$2" && pwd)
+limit=${3:-2}
+work=$out/contain
+mkdir -p "$work"
+export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+backend=${BACKEND:-cuda}
+small=; [ "$backend" = cuda ] || small=--small
+if [ "$backend" = cuda ] && ! nvidia-smi -L >/dev/null 2>&1; then echo "no NVIDIA GPU: skipping"; exit 77; fi
+sock=$work/k.sock
+"$carry/bin/kerneletd" --socket "$sock" --backend "$backend" --kernel-time-limit "$limit" \
+    --calibration "$carry/calibration" >"$work/kerneletd.log" 2>&1 &
+kd=$!
+i=0
+while [ ! -S "$sock" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+tenant() { KERNELET_SOCKET=$sock LD_LIBRARY_PATH="$carry/libcuda" timeout 120 "$@"; }
+fails=0
+row() { # name, pass (0/1), what it saw
+    echo "| $1 | $([ "$2" = 0 ] && echo yes || echo NO) | $3 |"
+    [ "$2" = 0 ] || fails=$((fails + 1))
+}
+echo "| check | passed | what it saw |"
+echo "|---|---|---|"
+launches=3000; [ "$backend" = cuda ] || launches=40
+tenant "$carry/bench/burn" --launches=$launches $small >"$work/bystander.txt" 2>&1 &
+by=$!
+sleep 0.5
+blocks=528; [ "$backend" = cuda ] || blocks=2
+tenant "$carry/compat/runaway" $blocks >"$work/runaway.txt" 2>&1
+row runaway $? "$(grep '^RESULT' "$work/runaway.txt" || tail -1 "$work/runaway.txt")"
+tenant "$carry/compat/device_assert" >"$work/device_assert.txt" 2>&1
+row device_assert $? "$(grep -v '^PASS' "$work/device_assert.txt" | tail -1)"
+tenant "$carry/compat/printf" >"$work/printf.txt" 2>&1
+rc=$?
+python3 "$carry/check_printf.py" "$work/printf.txt" >"$work/printf-check.txt" 2>&1
+[ $rc = 0 ] && rc=$?
+row printf $rc "$(wc -l <"$work/printf.txt") lines; check: $(tail -1 "$work/printf-check.txt")"
+wait "$by"
+row bystander $? "$(grep -o 'verified=[a-z]*' "$work/bystander.txt" | tail -1) $(tail -1 "$work/bystander.txt" | cut -c1-60)"
+tenant "$carry/compat/vector_add" >"$work/after-vector_add.txt" 2>&1
+row "vector_add after" $? "$(tail -1 "$work/after-vector_add.txt")"
+tenant "$carry/bench/tea" $small >"$work/after-tea.txt" 2>&1
+grep -q 'verified=yes' "$work/after-tea.txt"
+row "tea after" $? "$(grep -o 'verified=[a-z]* kernel_ms=[0-9.]*' "$work/after-tea.txt")"
+serving=$(grep -c '^kerneletd: serving' "$work/kerneletd.log")
+[ "$serving" = 1 ]
+row "no lost context" $? "$serving serving line(s); $(grep -c 'lost' "$work/kerneletd.log") 'lost' line(s)"
+kill "$kd"; wait "$kd"
+echo "kerneletd's log:"; grep -v '^kerneletd: serving' "$work/kerneletd.log" | tail -20
+tar -C "$out" -czf "$out/contain.tar.gz" contain && rm -rf "$work"
+echo "$fails failed"
+[ $fails = 0 ]
