@@ -303,6 +303,17 @@ void sched_profile_done(ksched *s, sched_sub *sub)
     }
     if (!ok)
         s->stats.unprofiled++;
+    if (sub->status == KBACKEND_ELAUNCH) {
+        /* the tenant's kernel itself failed while profiled (a fault, an assert, its time
+         * limit): the launch fails as it would have run, instead of running it again */
+        char msg[MSG_LEN];
+        snprintf(msg, sizeof(msg), "%s", sub->msg[0] ? sub->msg : kbackend_strerror(sub->status));
+        if (!k->op->status)
+            k->op->backend_status = sub->status;
+        s->dirty = 1;
+        sched_kernel_cancel(s, k, KSCHED_EBACKEND, msg);
+        return;
+    }
     if (profile_ran_blocks(s, k, sub))
         return;
     s->dirty = 1;

@@ -245,6 +245,31 @@ static void test_failing_kernel(void)
     tenv_free(t);
 }
 
+/* A kernel that fails while it is profiled (a fault, an assert, its time limit: a runaway
+ * kernel would spend its whole limit again) fails its launch with the profile's error and
+ * is not launched again. */
+static void test_failing_profile(void)
+{
+    tenv *t = tenv_policy(KSCHED_KERNELET);
+    kbackend_profile bad = test_profile(0.1, 400, 0.3, 0.4);
+    g_assert_cmpint(ksim_add_kernel(t->sim, "bad", &bad, NULL), ==, 0);
+    g_assert_cmpint(ksim_set_failing(t->sim, "bad", 1, NULL), ==, 0);
+    uint32_t a = tenv_tenant(t, "victim"), fa[1];
+    const char *na[1] = {"bad"};
+    tenv_functions(t, a, na, 1, 1, fa);
+    rec r = {0};
+    ksched_op op = launch_op(fa[0], 20000, 1, 256);
+    tenv_submit(t, a, 0, &op, rec_done, &r);
+    tenv_run(t);
+    g_assert_cmpint(r.r.status, ==, KSCHED_EBACKEND);
+    g_assert_cmpint(r.r.backend_status, ==, KBACKEND_ELAUNCH);
+    g_assert_nonnull(strstr(r.msg, "simulated fault in bad"));
+    ksim_stats st;
+    ksim_get_stats(t->sim, &st);
+    g_assert_cmpuint(st.launches, ==, 0);   /* only its profile ran */
+    tenv_free(t);
+}
+
 /* The backend loses the device while both tenants have kernels running and queued: every
  * one of them fails with the backend's KBACKEND_ELOST, the scheduler says it is lost and
  * refuses new work with KSCHED_ELOST; removal still works. */
@@ -476,6 +501,7 @@ int main(int argc, char **argv)
     g_test_add_data_func("/tenants/weights/kernelet", GINT_TO_POINTER(KSCHED_KERNELET),
                          test_weights);
     g_test_add_func("/tenants/failing-kernel", test_failing_kernel);
+    g_test_add_func("/tenants/failing-profile", test_failing_profile);
     g_test_add_func("/tenants/removal", test_removal);
     g_test_add_func("/tenants/lost-device", test_lost_device);
     g_test_add_func("/tenants/bad-input", test_bad_input);

@@ -294,6 +294,25 @@ void kcuda_get_stats(kcuda *kc, kcuda_stats *out)
     pthread_mutex_unlock(&kc->lock);
 }
 
+/* The daemon stops: every fenced kernel of every domain ends at its next poll, then the
+ * device is waited for (briefly: an unfenced kernel that never ends cannot be stopped). */
+static void op_cancel_all(void *state)
+{
+    kcuda *kc = state;
+    if (kcuda_bind(kc, NULL))
+        return;
+    kcuda_control_cancel_all(kc->control);
+    uint64_t until = kcuda_now() + 10ull * 1000000000u;
+    pthread_mutex_lock(&kc->lock);
+    while (kc->in_flight && kcuda_now() < until) {
+        pthread_mutex_unlock(&kc->lock);
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&kc->lock);
+    }
+    pthread_mutex_unlock(&kc->lock);
+}
+
 static const kbackend_ops cuda_ops = {
     .name = "cuda",
     .destroy = op_destroy,
@@ -316,6 +335,7 @@ static const kbackend_ops cuda_ops = {
     .module_load_cubin = kcuda_module_load_cubin,
     .domain_window = kcuda_domain_window,
     .domain_release = kcuda_domain_release,
+    .cancel_all = op_cancel_all,
 };
 
 /* Without windows (window_bytes 0) the backend offers no domain_window: kernels cannot be

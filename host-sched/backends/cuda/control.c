@@ -1,9 +1,12 @@
-/* Per-domain control words of fenced kernels (control.h). The words of a domain live in
- * one small block each: the cancel word in device memory (the kernels read it often, so it
- * must be near), the fault word in mapped pinned host memory (the kernels write it at most
- * once, and the backend reads it after every launch without a copy). The cancel word is
- * written with a copy from pinned memory on a stream of its own: a copy engine does it
- * while the runaway kernel still holds every SM. */
+/* Per-domain control words of fenced kernels (control.h). Both words of a domain live in
+ * one block of mapped pinned host memory: the kernels reach it over the bus, the backend
+ * reads and writes it as plain memory. A cancel word in device memory, written with an
+ * asynchronous copy on a stream of its own, was tried first on the H100 and never stopped
+ * a runaway kernel: the watchdog's copy did not complete while the kernel ran (most likely
+ * queued behind it: streams share the device's few hardware queues). Host memory needs no
+ * copy, and CUPTI's kernel replay, which restores device memory between the passes of a
+ * profiled launch, leaves it alone.
+ * The kernels read it only every KPTX_CANCEL_POLL_PERIOD back-edges of a thread. */
 #include "control.h"
 
 #include <pthread.h>
@@ -12,18 +15,18 @@
 
 #include "backend_internal.h"
 
+enum { W_FAULT, W_CANCEL, N_WORDS };
+
 typedef struct domain_words {
     uint32_t domain;
-    CUdeviceptr cancel;         /* device memory, one .u32 */
-    volatile uint32_t *host;    /* pinned: [0] the fault word, [1] the value a copy writes */
-    CUdeviceptr fault;          /* host[0] as the device sees it */
+    volatile uint32_t *host;    /* pinned, mapped: the fault word, then the cancel word */
+    CUdeviceptr dev;            /* host as the device sees it */
     unsigned launches;          /* on the device now */
     int raised;                 /* the cancel word is set */
 } domain_words;
 
 struct kcuda_control {
     pthread_mutex_t lock;
-    CUstream stream;            /* the cancel word's writes */
     domain_words *v;
     size_t n, cap;
 };
@@ -33,11 +36,6 @@ int kcuda_control_new(kcuda_control **out, kbackend_error *err)
     kcuda_control *c = calloc(1, sizeof(*c));
     if (!c)
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
-    CUresult r = cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
-    if (r != CUDA_SUCCESS) {
-        free(c);
-        return kcuda_cu_fail(err, r, "cuStreamCreate (control words)");
-    }
     pthread_mutex_init(&c->lock, NULL);
     *out = c;
     return 0;
@@ -45,8 +43,6 @@ int kcuda_control_new(kcuda_control **out, kbackend_error *err)
 
 static void words_free(domain_words *d)
 {
-    if (d->cancel)
-        cuMemFree(d->cancel);
     if (d->host)
         cuMemFreeHost((void *)d->host);
 }
@@ -58,7 +54,6 @@ void kcuda_control_free(kcuda_control *c)
     for (size_t i = 0; i < c->n; i++)
         words_free(&c->v[i]);
     free(c->v);
-    cuStreamDestroy(c->stream);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -71,13 +66,10 @@ static domain_words *find_locked(kcuda_control *c, uint32_t domain)
     return NULL;
 }
 
-/* Writes v to the cancel word of d and waits for the copy (not for any kernel). */
-static CUresult write_cancel_locked(kcuda_control *c, domain_words *d, uint32_t v)
+/* The device sees a store to mapped memory once it leaves the CPU: no copy, no stream. */
+static void write_cancel(domain_words *d, uint32_t v)
 {
-    d->host[1] = v;
-    CUresult r = cuMemcpyHtoDAsync(d->cancel, (const void *)&d->host[1], sizeof(uint32_t),
-                                   c->stream);
-    return r == CUDA_SUCCESS ? cuStreamSynchronize(c->stream) : r;
+    __atomic_store_n(&d->host[W_CANCEL], v, __ATOMIC_SEQ_CST);
 }
 
 static int make_locked(kcuda_control *c, uint32_t domain, domain_words **out,
@@ -93,16 +85,12 @@ static int make_locked(kcuda_control *c, uint32_t domain, domain_words **out,
     }
     domain_words d = {.domain = domain};
     void *host = NULL;
-    CUresult r = cuMemAlloc(&d.cancel, sizeof(uint32_t));
-    if (r == CUDA_SUCCESS)
-        r = cuMemHostAlloc(&host, 2 * sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP);
+    CUresult r = cuMemHostAlloc(&host, N_WORDS * sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP);
     d.host = host;
     if (r == CUDA_SUCCESS) {
-        memset(host, 0, 2 * sizeof(uint32_t));
-        r = cuMemHostGetDevicePointer(&d.fault, host, 0);
+        memset(host, 0, N_WORDS * sizeof(uint32_t));
+        r = cuMemHostGetDevicePointer(&d.dev, host, 0);
     }
-    if (r == CUDA_SUCCESS)
-        r = write_cancel_locked(c, &d, 0);
     if (r != CUDA_SUCCESS) {
         words_free(&d);
         return kcuda_cu_fail(err, r, "a domain's control words");
@@ -119,8 +107,8 @@ int kcuda_control_words(kcuda_control *c, uint32_t domain, uint64_t *cancel, uin
     domain_words *d = find_locked(c, domain);
     int rc = d ? 0 : make_locked(c, domain, &d, err);
     if (!rc) {
-        *cancel = d->cancel;
-        *fault = d->fault;
+        *cancel = d->dev + W_CANCEL * sizeof(uint32_t);
+        *fault = d->dev + W_FAULT * sizeof(uint32_t);
     }
     pthread_mutex_unlock(&c->lock);
     return rc;
@@ -160,14 +148,28 @@ void kcuda_control_launch_end(kcuda_control *c, uint32_t domain, uint32_t *fault
     pthread_mutex_lock(&c->lock);
     domain_words *d = find_locked(c, domain);
     if (d) {
-        *fault = d->host[0];
-        d->host[0] = 0;
+        *fault = __atomic_exchange_n(&d->host[W_FAULT], 0, __ATOMIC_SEQ_CST);
         *cancelled = d->raised;
         if (d->launches)
             d->launches--;
-        if (d->raised && !d->launches && write_cancel_locked(c, d, 0) == CUDA_SUCCESS)
+        if (d->raised && !d->launches) {
+            write_cancel(d, 0);
             d->raised = 0;
+        }
     }
+    pthread_mutex_unlock(&c->lock);
+}
+
+void kcuda_control_cancel_all(kcuda_control *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i].launches) {
+            write_cancel(&c->v[i], 1);
+            c->v[i].raised = 1;
+        }
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -177,9 +179,12 @@ int kcuda_control_cancel(kcuda_control *c, uint32_t domain)
         return -1;
     pthread_mutex_lock(&c->lock);
     domain_words *d = find_locked(c, domain);
-    int rc = d && write_cancel_locked(c, d, 1) == CUDA_SUCCESS ? 0 : -1;
-    if (!rc)
+    /* with nothing on the device the word would stay raised for the next launch */
+    int rc = d && d->launches ? 0 : -1;
+    if (!rc) {
+        write_cancel(d, 1);
         d->raised = 1;
+    }
     pthread_mutex_unlock(&c->lock);
     return rc;
 }

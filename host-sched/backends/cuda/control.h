@@ -1,8 +1,8 @@
-/* The control words of each domain's fenced kernels (kernelet/ptx.h, "Control"): a cancel
- * word in device memory, which the kernels' loops poll and the backend sets to stop a
- * runaway kernel without losing the context, and a fault word in mapped pinned host memory,
- * which a trap or an assert writes and the backend reads when a launch completes. Both lie
- * outside every window, so no tenant kernel can reach them but through the fence's code.
+/* The control words of each domain's fenced kernels (kernelet/ptx.h, "Control"), in mapped
+ * pinned host memory: a cancel word, which the kernels' loops poll and the backend sets to
+ * stop a runaway kernel without losing the context, and a fault word, which a trap or an
+ * assert writes and the backend reads when a launch completes. Both lie outside every
+ * window, so no tenant kernel can reach them but through the fence's code.
  *
  * A cancel stays raised until the domain has no launch left on the device: every launch of
  * the domain that completes meanwhile may have been cut short, and is reported so. */
@@ -33,8 +33,10 @@ void kcuda_control_launch_begin(kcuda_control *c, uint32_t domain);
  * launch of the domain is left. */
 void kcuda_control_launch_end(kcuda_control *c, uint32_t domain, uint32_t *fault,
                               int *cancelled);
-/* Stops every running kernel of domain at its next poll; 0, or -1 when the word could not
- * be written (the kernel then runs on). */
+/* Stops every running kernel of domain at its next poll; 0, or -1 when the domain has no
+ * launch on the device (nothing to stop). Never blocks on the device. */
 int kcuda_control_cancel(kcuda_control *c, uint32_t domain);
+/* The same for every domain (the daemon stops). */
+void kcuda_control_cancel_all(kcuda_control *c);
 
 #endif

@@ -154,9 +154,23 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
         size_t size = job->params_size;
         void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, job->params,
                          CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+        /* the profiled launch is the tenant's launch: under its time limit, like any */
+        kcuda_watchdog_arm(kc, job->queue, job, kcuda_now());
         if (kprof_measure(kc->prof, job->fn->f, job->shape.grid, job->shape.block, job->smem,
                           NULL, size ? extra : NULL, &c, msg, sizeof(msg)) != KPROF_OK)
             status = launch_failure(kc, job, msg, sizeof(msg));
+        int fired = kcuda_watchdog_disarm(kc, job->queue);
+        if (fired && !status) {
+            status = KBACKEND_ELAUNCH; /* the server answers CUDA's launch timeout */
+            snprintf(msg, sizeof(msg), "%s: ran past its tenant's time limit of %.3g s per "
+                     "launch (while profiled)", job->fn->name, (double)job->time_limit_ns / 1e9);
+        }
+    }
+    char why[2 * MSG_LEN];
+    int cs = kcuda_control_status(kc, job, 0, why, sizeof(why));
+    if (cs && !status) {
+        status = cs;
+        snprintf(msg, sizeof(msg), "%s", why);
     }
     kprof_profile p;
     if (!status && kprof_characterise(&c, &kc->gpu, &p) != KPROF_OK) {

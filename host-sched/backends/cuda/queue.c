@@ -121,7 +121,7 @@ int kcuda_submit(kcuda *kc, kcuda_job *job, kbackend_error *err)
         rc = dispatch_locked(kc, job, err);
     }
     /* counted from here until finish_job sees its end (issued now or deferred) */
-    if (!rc && job->kind == JOB_LAUNCH)
+    if (!rc && (job->kind == JOB_LAUNCH || job->kind == JOB_PROFILE))
         kcuda_control_launch_begin(kc->control, job->domain);
     pthread_mutex_unlock(&kc->lock);
     return rc;
@@ -284,7 +284,7 @@ static int timed_out(const kcuda_job *job, int fired, uint64_t start, uint64_t e
 /* What the control words say of a launch that ended well (control.h): a fault its kernel
  * wrote, or a cancel of its domain while it ran (the watchdog stopped this launch or
  * another of the tenant's). 0, or the status with its message in msg. */
-static int control_status(kcuda *kc, const kcuda_job *job, int fired, char *msg, size_t len)
+int kcuda_control_status(kcuda *kc, const kcuda_job *job, int fired, char *msg, size_t len)
 {
     uint32_t fault;
     int cancelled;
@@ -328,7 +328,7 @@ static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
     }
     if (job->kind == JOB_LAUNCH) {
         char why[2 * MSG_LEN];
-        int cs = control_status(kc, job, fired, why, sizeof(why));
+        int cs = kcuda_control_status(kc, job, fired, why, sizeof(why));
         if (cs && !status) {
             status = cs;
             snprintf(msg, sizeof(msg), "%s", why);

@@ -19,9 +19,13 @@
 
 #include "backend_internal.h"
 
+/* A launch still running this long after its cancel is cancelled again (the first may have
+ * found the launch's domain between launches, with nothing to cancel). */
+#define RECANCEL_NS 500000000ull
+
 typedef struct watch {
     const kcuda_job *job;       /* the launch its lane waits for; NULL: none */
-    uint64_t deadline_ns;
+    uint64_t deadline_ns;       /* the time limit, then the next cancel */
     int fired;
 } watch;
 
@@ -41,7 +45,7 @@ static watch *earliest_locked(kcuda_watchdog *w)
     watch *first = NULL;
     for (unsigned i = 0; i < w->n_lanes; i++) {
         watch *l = &w->lanes[i];
-        if (l->job && !l->fired && (!first || l->deadline_ns < first->deadline_ns))
+        if (l->job && (!first || l->deadline_ns < first->deadline_ns))
             first = l;
     }
     return first;
@@ -50,15 +54,23 @@ static watch *earliest_locked(kcuda_watchdog *w)
 /* Called with the lock held; drops it while the operator is told. */
 static void fire_locked(kcuda_watchdog *w, watch *l)
 {
-    const kcuda_job *job = l->job;
-    char msg[2 * MSG_LEN];
+    const kcuda_job *job = l->job;     /* may end once the lock is dropped: copied first */
+    uint32_t domain = job->domain;
+    char msg[2 * MSG_LEN], what[MSG_LEN];
 
-    l->fired = 1;
+    snprintf(what, sizeof(what), "tenant '%s': launch of %.120s has run past its kernel time "
+             "limit of %.3g s", job->tenant[0] ? job->tenant : "?", job->fn->name,
+             (double)job->time_limit_ns / 1e9);
+    l->deadline_ns = kcuda_now() + RECANCEL_NS;
+    if (l->fired++) {           /* told once; cancelled again */
+        pthread_mutex_unlock(&w->lock);
+        kcuda_control_cancel(w->kc->control, domain);
+        pthread_mutex_lock(&w->lock);
+        return;
+    }
     pthread_mutex_unlock(&w->lock);
-    int stopped = kcuda_control_cancel(w->kc->control, job->domain) == 0;
-    snprintf(msg, sizeof(msg),
-             "tenant '%s': launch of %.120s has run past its kernel time limit of %.3g s; %s",
-             job->tenant[0] ? job->tenant : "?", job->fn->name, (double)job->time_limit_ns / 1e9,
+    int stopped = kcuda_control_cancel(w->kc->control, domain) == 0;
+    snprintf(msg, sizeof(msg), "%s; %s", what,
              stopped ? "its kernels are cancelled and it is reported as a launch timeout"
                      : "it will be reported as a launch timeout, but it cannot be stopped (not "
                        "fenced), so its lane stays busy until it ends");
@@ -70,7 +82,6 @@ static void fire_locked(kcuda_watchdog *w, watch *l)
 static void *watch_main(void *arg)
 {
     kcuda_watchdog *w = arg;
-    cuCtxSetCurrent(w->kc->ctx); /* to write a cancel word */
     pthread_mutex_lock(&w->lock);
     while (!w->stop) {
         watch *l = earliest_locked(w);
@@ -92,14 +103,14 @@ int kcuda_watchdog_start(kcuda *kc, kbackend_error *err)
 {
     kcuda_watchdog *w = calloc(1, sizeof(*w));
     if (w)
-        w->lanes = calloc(kc->cfg.lanes, sizeof(*w->lanes));
+        w->lanes = calloc(kc->n_queues, sizeof(*w->lanes)); /* lanes and the profiles' queue */
     if (!w || !w->lanes) {
         if (w)
             free(w);
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     }
     w->kc = kc;
-    w->n_lanes = kc->cfg.lanes;
+    w->n_lanes = kc->n_queues;
     pthread_mutex_init(&w->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);

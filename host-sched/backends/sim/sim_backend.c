@@ -238,9 +238,16 @@ static int sim_profile(void *state, const kbackend_slice *launch, kbackend_profi
     if (!launch || !launch->fn || !out || !done)
         return kbackend_fail(err, KBACKEND_EINVAL, "NULL argument");
     const sim_kernel *k = &s->kernels[launch->fn->kernel];
+    unsigned variant;
+    int rc = sim_variant_of(s, launch->fn->kernel, launch->block, launch->smem, &variant, err);
+    if (rc)
+        return rc;
     job *j = sim_job_new(s, JOB_PROFILE, done, user);
     if (!j)
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
+    j->variant = variant;
+    /* a kernel that faults faults under the profiler too: nothing of it ran */
+    j->status = k->failing ? KBACKEND_ELAUNCH : 0;
     *out = k->p;
     if (s->cfg.profile_error > 0) {
         uint64_t h = ksched_hash(k->entry, strlen(k->entry)) ^ s->cfg.seed;

@@ -27,6 +27,7 @@ sock=$work/k.sock
 "$carry/bin/kerneletd" --socket "$sock" --backend "$backend" --kernel-time-limit "$limit" \
     --calibration "$carry/calibration" >"$work/kerneletd.log" 2>&1 &
 kd=$!
+trap 'kill "$kd" 2>/dev/null' EXIT    # never leave a daemon (and its kernels) behind
 i=0
 while [ ! -S "$sock" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 tenant() { KERNELET_SOCKET=$sock LD_LIBRARY_PATH="$carry/libcuda" timeout 120 "$@"; }
@@ -61,7 +62,9 @@ row "tea after" $? "$(grep -o 'verified=[a-z]* kernel_ms=[0-9.]*' "$work/after-t
 serving=$(grep -c '^kerneletd: serving' "$work/kerneletd.log")
 [ "$serving" = 1 ]
 row "no lost context" $? "$serving serving line(s); $(grep -c 'lost' "$work/kerneletd.log") 'lost' line(s)"
+t0=$(date +%s.%N)
 kill "$kd"; wait "$kd"
+echo "kerneletd stopped (SIGTERM) in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
 echo "kerneletd's log:"; grep -v '^kerneletd: serving' "$work/kerneletd.log" | tail -20
 tar -C "$out" -czf "$out/contain.tar.gz" contain && rm -rf "$work"
 echo "$fails failed"
