@@ -152,7 +152,7 @@ static void flush_out(struct ks_conn *c)
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                ks_conn_close(c);
+                ks_conn_close_why(c, strerror(errno));
             break;
         }
         c->out_off += (size_t)w;
@@ -170,7 +170,8 @@ void ks_reply_parts(struct ks_conn *c, uint16_t opcode, uint64_t id, uint32_t st
     for (int i = 0; i < n; i++)
         len += parts[i].iov_len;
     if (len > KERNELET_MAX_PAYLOAD || !out_reserve(c, KERNELET_HDR_SIZE + len)) {
-        ks_conn_close(c);
+        ks_conn_close_why(c, len > KERNELET_MAX_PAYLOAD ? "an answer too large to send"
+                                                         : "out of memory for its answers");
         return;
     }
     kproto_hdr_put(c->out + c->out_len, opcode, (uint32_t)len, id, status);
@@ -254,7 +255,7 @@ void ks_conn_process(struct ks_conn *c)
 
         if (kproto_hdr_get(c->in, true, &h, err, sizeof(err)) != 0) {
             ks_reply(c, h.opcode, h.request_id, KERNELET_ST_BAD_REQUEST, NULL, 0);
-            ks_conn_close(c);
+            ks_conn_close_why(c, err);
             return;
         }
         len = KERNELET_HDR_SIZE + h.length;
@@ -286,11 +287,11 @@ void ks_conn_readable(struct ks_conn *c)
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                ks_conn_close(c);
+                ks_conn_close_why(c, strerror(errno));
             break;
         }
         if (!take_rights(c, &mh)) {
-            ks_conn_close(c);
+            ks_conn_close_why(c, "file descriptors it sent could not be taken");
             break;
         }
         if (r == 0) {
@@ -306,6 +307,14 @@ void ks_conn_readable(struct ks_conn *c)
 }
 
 /* ---- closing ---------------------------------------------------------------------------- */
+
+void ks_conn_close_why(struct ks_conn *c, const char *why)
+{
+    if (c->fd >= 0 && !c->closing)
+        fprintf(stderr, "kerneletd: tenant %s (pid %u): connection closed: %s\n",
+                c->name[0] ? c->name : "?", (unsigned)c->cred.pid, why);
+    ks_conn_close(c);
+}
 
 void ks_conn_close(struct ks_conn *c)
 {

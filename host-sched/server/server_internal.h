@@ -322,6 +322,9 @@ void ks_conn_readable(struct ks_conn *c);
 void ks_conn_writable(struct ks_conn *c);
 /* Shuts the socket; the conn goes once its operations have completed. */
 void ks_conn_close(struct ks_conn *c);
+/* The same when the daemon ends the connection for a reason the peer did not ask for: one
+ * line in the log names the tenant and why (its program sees only a lost connection). */
+void ks_conn_close_why(struct ks_conn *c, const char *why);
 /* Frees the conn if it is closing and idle; true when it did. */
 bool ks_conn_reap(struct ks_conn *c);
 void ks_conn_update_events(struct ks_conn *c);

@@ -39,7 +39,7 @@ row() { # name, pass (0/1), what it saw
 echo "| check | passed | what it saw |"
 echo "|---|---|---|"
 launches=3000; [ "$backend" = cuda ] || launches=40
-tenant "$carry/bench/burn" --launches=$launches $small >"$work/bystander.txt" 2>&1 &
+KERNELET_DEBUG=1 tenant "$carry/bench/burn" --launches=$launches $small >"$work/bystander.txt" 2>&1 &
 by=$!
 sleep 0.5
 blocks=528; [ "$backend" = cuda ] || blocks=2
@@ -53,7 +53,8 @@ python3 "$carry/check_printf.py" "$work/printf.txt" >"$work/printf-check.txt" 2>
 [ $rc = 0 ] && rc=$?
 row printf $rc "$(wc -l <"$work/printf.txt") lines; check: $(tail -1 "$work/printf-check.txt")"
 wait "$by"
-row bystander $? "$(grep -o 'verified=[a-z]*' "$work/bystander.txt" | tail -1) $(tail -1 "$work/bystander.txt" | cut -c1-60)"
+row bystander $? "$(grep -o 'verified=[a-z]*' "$work/bystander.txt" | tail -1) $(grep -v '^\[kernelet' "$work/bystander.txt" | tail -1 | cut -c1-80)"
+grep -E 'lost|protocol|malformed|failed' "$work/bystander.txt" | head -5
 tenant "$carry/compat/vector_add" >"$work/after-vector_add.txt" 2>&1
 row "vector_add after" $? "$(tail -1 "$work/after-vector_add.txt")"
 tenant "$carry/bench/tea" $small >"$work/after-tea.txt" 2>&1
