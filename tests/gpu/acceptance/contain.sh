@@ -31,6 +31,12 @@ trap 'kill "$kd" 2>/dev/null' EXIT    # never leave a daemon (and its kernels) b
 i=0
 while [ ! -S "$sock" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 tenant() { KERNELET_SOCKET=$sock LD_LIBRARY_PATH="$carry/libcuda" timeout 120 "$@"; }
+# the daemon's view every 2 s, for a run that goes wrong
+(while kill -0 "$kd" 2>/dev/null; do
+     date -u +%T; "$carry/bin/kernelet-ctl" --socket "$sock" status 2>&1 | tail -n +3
+     [ "$backend" = cuda ] && nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader
+     sleep 2
+ done) >"$work/status.txt" 2>&1 &
 fails=0
 row() { # name, pass (0/1), what it saw
     echo "| $1 | $([ "$2" = 0 ] && echo yes || echo NO) | $3 |"
@@ -38,7 +44,8 @@ row() { # name, pass (0/1), what it saw
 }
 echo "| check | passed | what it saw |"
 echo "|---|---|---|"
-launches=3000; [ "$backend" = cuda ] || launches=40
+# burn takes about 70 ms a launch at its default size: ~10 s, across the runaway
+launches=150; [ "$backend" = cuda ] || launches=40
 KERNELET_DEBUG=1 tenant "$carry/bench/burn" --launches=$launches $small >"$work/bystander.txt" 2>&1 &
 by=$!
 sleep 0.5
