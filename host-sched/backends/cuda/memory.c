@@ -35,6 +35,16 @@ void kcuda_domain_release(void *state, uint32_t domain)
     }
 }
 
+/* Zeroes bytes at p and waits for it. Not cuMemsetD8: that one runs on the legacy stream,
+ * with which the lanes' non-blocking streams are not ordered, and may still be running
+ * when the tenant's first copy arrives on a lane, which it would then wipe (seen on the
+ * H100 as a device printf %s of a string just copied in reading empty). */
+static CUresult zero_now(kcuda *kc, CUdeviceptr p, uint64_t bytes)
+{
+    CUresult r = cuMemsetD8Async(p, 0, bytes, kc->alloc_stream);
+    return r == CUDA_SUCCESS ? cuStreamSynchronize(kc->alloc_stream) : r;
+}
+
 /* Memory of a domain (> 0) in its window, zeroed to the end of its mapping: the domain's
  * fenced kernels reach the whole granule, whose memory may hold a past tenant's data. */
 static CUresult alloc_in_window(kcuda *kc, uint32_t domain, uint64_t bytes, CUdeviceptr *p,
@@ -43,7 +53,7 @@ static CUresult alloc_in_window(kcuda *kc, uint32_t domain, uint64_t bytes, CUde
     CUresult r = CUDA_SUCCESS;
     if ((*rc = kcuda_windows_alloc(kc->windows, domain, bytes, p, err)))
         return CUDA_SUCCESS;
-    if ((r = cuMemsetD8(*p, 0, kcuda_windows_span(kc->windows, bytes))) != CUDA_SUCCESS)
+    if ((r = zero_now(kc, *p, kcuda_windows_span(kc->windows, bytes))) != CUDA_SUCCESS)
         kcuda_windows_release_ptr(kc->windows, *p);
     return r;
 }
@@ -78,7 +88,7 @@ int kcuda_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devpt
             r = cuStreamSynchronize(kc->alloc_stream);
     } else {
         r = cuMemAlloc(&p, bytes);
-        if (r == CUDA_SUCCESS && (r = cuMemsetD8(p, 0, bytes)) != CUDA_SUCCESS)
+        if (r == CUDA_SUCCESS && (r = zero_now(kc, p, bytes)) != CUDA_SUCCESS)
             cuMemFree(p);
     }
     if (r != CUDA_SUCCESS) {

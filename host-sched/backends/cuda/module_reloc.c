@@ -41,10 +41,15 @@ static int fill_block(kcuda *kc, uint32_t domain, const kptx_reloc_plan *p, kcud
                  ? kbackend_fail(err, KBACKEND_EMODULE, "module variables: %s", pe.message)
                  : kcuda_windows_alloc(kc->windows, domain, p->bytes, &r->block, err);
     if (!rc) {
-        /* all of the mapped span is the tenant's to read: none of the memory's past */
-        CUresult cr = cuMemsetD8(r->block, 0, kcuda_windows_span(kc->windows, p->bytes));
+        /* all of the mapped span is the tenant's to read: none of the memory's past. On
+         * the allocation stream and waited for: the lanes' streams are not ordered with
+         * the legacy one, and the tenant's kernels run there. */
+        CUresult cr = cuMemsetD8Async(r->block, 0, kcuda_windows_span(kc->windows, p->bytes),
+                                      kc->alloc_stream);
         if (cr == CUDA_SUCCESS)
-            cr = cuMemcpyHtoD(r->block, img, p->bytes);
+            cr = cuMemcpyHtoDAsync(r->block, img, p->bytes, kc->alloc_stream);
+        if (cr == CUDA_SUCCESS)
+            cr = cuStreamSynchronize(kc->alloc_stream);
         if (cr != CUDA_SUCCESS) {
             kcuda_windows_release_ptr(kc->windows, r->block);
             r->block = 0;
