@@ -10,37 +10,17 @@
 #include <string.h>
 
 #include "kernelet/fatbin.h"
+#include "le_bytes.h"
 #include "libcuda_internal.h"
 
 /* ---- image size ----------------------------------------------------------------------- */
 
-static uint32_t le32(const void *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static uint64_t le64(const void *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static uint16_t le16(const void *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
 /* An ELF file ends with its section headers (or its last section). */
 static size_t elf_size(const uint8_t *p)
 {
-    uint64_t shoff = le64(p + 0x28), phoff = le64(p + 0x20);
-    uint16_t shentsize = le16(p + 0x3a), shnum = le16(p + 0x3c);
-    uint16_t phentsize = le16(p + 0x36), phnum = le16(p + 0x38);
+    uint64_t shoff = kcu_le64(p + 0x28), phoff = kcu_le64(p + 0x20);
+    uint16_t shentsize = kcu_le16(p + 0x3a), shnum = kcu_le16(p + 0x3c);
+    uint16_t phentsize = kcu_le16(p + 0x36), phnum = kcu_le16(p + 0x38);
     uint64_t end = 0x40;
 
     if (p[4] != 2) /* 64-bit ELF only */
@@ -51,8 +31,8 @@ static size_t elf_size(const uint8_t *p)
         end = phoff + (uint64_t)phentsize * phnum;
     for (unsigned i = 0; i < shnum && shentsize >= 0x40; i++) {
         const uint8_t *sh = p + shoff + (uint64_t)i * shentsize;
-        if (le32(sh + 4) != 8 /* SHT_NOBITS */ && le64(sh + 0x18) + le64(sh + 0x20) > end)
-            end = le64(sh + 0x18) + le64(sh + 0x20);
+        if (kcu_le32(sh + 4) != 8 /* SHT_NOBITS */ && kcu_le64(sh + 0x18) + kcu_le64(sh + 0x20) > end)
+            end = kcu_le64(sh + 0x18) + kcu_le64(sh + 0x20);
     }
     return end > KERNELET_MAX_IMAGE ? 0 : (size_t)end;
 }
@@ -64,7 +44,7 @@ CUresult kcu_image_size(const void **data, size_t *size, uint32_t *kind)
 
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
-    if (le32(p) == KFATBIN_WRAPPER_MAGIC) {
+    if (kcu_le32(p) == KFATBIN_WRAPPER_MAGIC) {
         /* {u32 magic, u32 version, const void *fatbin, ...} */
         const void *fb;
         memcpy(&fb, p + 8, sizeof(fb));
@@ -72,7 +52,7 @@ CUresult kcu_image_size(const void **data, size_t *size, uint32_t *kind)
             return CUDA_ERROR_INVALID_IMAGE;
         *data = p = fb;
     }
-    if (le32(p) == KFATBIN_MAGIC) {
+    if (kcu_le32(p) == KFATBIN_MAGIC) {
         if (kfatbin_image_size(p, SIZE_MAX, size, &err) != 0) {
             kcu_log("fatbin image: %s", err.message);
             return CUDA_ERROR_INVALID_IMAGE;

@@ -15,6 +15,7 @@
 
 #include "graph_internal.h"
 #include "kernelet/ptx.h"
+#include "le_bytes.h"
 #include "libcuda_internal.h"
 #include "printf_records.h"
 
@@ -157,13 +158,6 @@ static bool read_text(void *user, uint64_t addr, bool format, char *buf, size_t 
 
 /* ---- draining ------------------------------------------------------------------------ */
 
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* Formats ring r's records not yet read into out; clears it when quiescent. */
 static void drain_ring(struct pf_ring *r, bool quiescent, struct kcu_pf_out *out)
 {
@@ -175,7 +169,7 @@ static void drain_ring(struct pf_ring *r, bool quiescent, struct kcu_pf_out *out
     if (dev_read(head, r->base, sizeof(head)) != CUDA_SUCCESS)
         return;
     /* the header is the tenant's to scribble on: only the ring's own bounds count */
-    used = rd32(head) < cap ? rd32(head) & ~7u : cap;
+    used = kcu_le32(head) < cap ? kcu_le32(head) & ~7u : cap;
     if (used > r->read && (data = malloc(used - r->read))) {
         if (dev_read(data, r->base + KPTX_PRINTF_RING_HEADER + r->read, used - r->read) ==
             CUDA_SUCCESS) {
@@ -188,9 +182,9 @@ static void drain_ring(struct pf_ring *r, bool quiescent, struct kcu_pf_out *out
         }
         free(data);
     }
-    if (quiescent && rd32(head + 4))
-        kcu_log("printf: %u records dropped (the ring was full)", rd32(head + 4));
-    if (quiescent && (rd32(head) || rd32(head + 4) || r->read)) {
+    if (quiescent && kcu_le32(head + 4))
+        kcu_log("printf: %u records dropped (the ring was full)", kcu_le32(head + 4));
+    if (quiescent && (kcu_le32(head) || kcu_le32(head + 4) || r->read)) {
         /* all that was written, also past a header a kernel made smaller: a stale total
          * left there would later pass for a complete record */
         dev_clear(r->base, KPTX_PRINTF_RING_HEADER + (used > r->read ? used : r->read));

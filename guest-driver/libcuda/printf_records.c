@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernelet/ptx.h"
+#include "le_bytes.h"
 #include "printf_records.h"
 
 /* Width and precision larger than this are clamped (a tenant's format must not make the
@@ -68,20 +69,6 @@ static void out_fmt(struct kcu_pf_out *o, const char *spec, ...)
     o->len += (size_t)n;
 }
 
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
 /* A literal width or precision in the spec's text at *i (clamped). */
 static int literal(const char *s, size_t end, size_t *i)
 {
@@ -106,7 +93,7 @@ static void host_spec(const char *fmt, const kptx_printf_spec *sp, const uint8_t
         flags[k++] = fmt[i++];
     while (i < end && strchr("-+ #0", fmt[i]))
         i++;                                            /* repeated flags: once is enough */
-    int width = sp->star_width ? clamp_field((int32_t)rd32(args + sp->width_off))
+    int width = sp->star_width ? clamp_field((int32_t)kcu_le32(args + sp->width_off))
                                : literal(fmt, end, &i);
     if (sp->star_width)
         i++;
@@ -118,7 +105,7 @@ static void host_spec(const char *fmt, const kptx_printf_spec *sp, const uint8_t
     int prec = -1;
     if (sp->has_prec) {
         i++;
-        prec = sp->star_prec ? clamp_field((int32_t)rd32(args + sp->prec_off))
+        prec = sp->star_prec ? clamp_field((int32_t)kcu_le32(args + sp->prec_off))
                              : literal(fmt, end, &i);
     }
     bool wide_int = sp->size == 8 && strchr("diuxXo", sp->conv);
@@ -146,7 +133,7 @@ static void convert(const char *fmt, const kptx_printf_spec *sp, const uint8_t *
 {
     char spec[64];
     host_spec(fmt, sp, args, spec, sizeof spec);
-    uint64_t v = sp->size == 8 ? rd64(args + sp->value_off) : rd32(args + sp->value_off);
+    uint64_t v = sp->size == 8 ? kcu_le64(args + sp->value_off) : kcu_le32(args + sp->value_off);
     char c = sp->conv;
     if (strchr("di", c)) {
         long long s = sp->size == 8 ? (long long)(int64_t)v : (long long)(int32_t)v;
@@ -201,14 +188,14 @@ void kcu_pf_walk_records(const uint8_t *data, size_t len, kcu_pf_read_text read,
     size_t o = 0;
     memset(res, 0, sizeof *res);
     while (fmt && len - o >= head) {
-        uint32_t total = rd32(data + o), argb = rd32(data + o + 4);
+        uint32_t total = kcu_le32(data + o), argb = kcu_le32(data + o + 4);
         if (total == 0)
             break;                                      /* reserved, not yet written */
         if (total < head || total % 8 || total > len - o || argb > total - head) {
             res->malformed = true;
             break;
         }
-        if (read && read(user, rd64(data + o + 8), true, fmt, KCU_PF_MAX_FORMAT)) {
+        if (read && read(user, kcu_le64(data + o + 8), true, fmt, KCU_PF_MAX_FORMAT)) {
             kcu_pf_format(fmt, data + o + head, argb, read, user, out);
             res->records++;
         } else {
