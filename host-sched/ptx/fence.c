@@ -162,7 +162,8 @@ static bool index_labels(fencer *f, const kptx_function *fn)
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_LABEL)
             f->labels[f->n_labels++] = (label_at){fn->stmts[i].u.label, i};
-    qsort(f->labels, f->n_labels, sizeof *f->labels, label_cmp);
+    if (f->n_labels)        /* qsort and bsearch take no NULL array, even an empty one */
+        qsort(f->labels, f->n_labels, sizeof *f->labels, label_cmp);
     return true;
 }
 
@@ -170,7 +171,8 @@ static bool index_labels(fencer *f, const kptx_function *fn)
 static bool is_back_edge(const fencer *f, const kptx_stmt *s)
 {
     const kptx_instr *in = &s->u.instr;
-    if (strcmp(in->opcode, "bra") || in->n_ops != 1 || in->ops[0].kind != KPTX_OPND_SYMBOL)
+    if (!f->n_labels || strcmp(in->opcode, "bra") || in->n_ops != 1 ||
+        in->ops[0].kind != KPTX_OPND_SYMBOL)
         return false;
     label_at key = {in->ops[0].name, 0};
     const label_at *l = bsearch(&key, f->labels, f->n_labels, sizeof key, label_cmp);
