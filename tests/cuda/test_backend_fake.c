@@ -1044,6 +1044,91 @@ static void test_time_limit(void)
     be.ops->destroy(be.state);
 }
 
+/* ---- control words (kernelet/ptx.h, "Control") ---- */
+
+static const char control_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
+    ".visible .entry spin(.param .u64 cancel, .param .u64 fault)\n{\n    ret;\n}\n"
+    ".visible .entry asserts(.param .u64 cancel, .param .u64 fault)\n{\n    ret;\n}\n";
+
+/* fn of domain on lane with the domain's control words as its parameters. */
+static void launch_controlled(const kbackend *be, kbackend_function *fn, uint32_t domain,
+                              unsigned lane, uint64_t limit_ns, ticket *t)
+{
+    kbackend_window w;
+    kbackend_error e = {0};
+    g_assert_cmpint(be->ops->domain_window(be->state, domain, &w, &e), ==, 0);
+    g_assert_cmpuint(w.cancel, !=, 0);
+    g_assert_cmpuint(w.fault, !=, 0);
+    uint64_t params[2] = {w.cancel, w.fault};
+    kbackend_slice s = {.fn = fn, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1,
+                        .params = params, .params_size = sizeof(params), .lane = lane,
+                        .time_limit_ns = limit_ns, .tenant = "t", .domain = domain};
+    g_assert_cmpint(be->ops->launch(be->state, &s, on_done, t, &e), ==, 0);
+}
+
+/* With windows every domain has control words. A kernel that writes the assert code fails
+ * its launch with a "device assert" message. A kernel that spins until cancelled (on the
+ * fake driver, as a fenced loop polling the word would) is cancelled at its tenant's limit
+ * and fails with the time-limit message while another tenant's launch beside it completes;
+ * without the cancel the spin never ends (the test then times out). The domain's next
+ * launch runs normally: the word was lowered, and the fault word read once. */
+static void test_control_words(void)
+{
+    notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.window_bytes = 16u << 20;
+    cfg.note = on_note;
+    cfg.note_user = &n;
+    kcuda *kc;
+    kbackend be;
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
+    kcuda_backend(kc, &be);
+    kbackend_module *mod, *smod;
+    kbackend_function *spin, *asserts, *stall;
+    g_assert_cmpint(be.ops->module_load_ptx(be.state, 0, control_ptx, strlen(control_ptx),
+                                            &mod, &e), ==, 0);
+    g_assert_cmpint(be.ops->function_get(be.state, mod, "spin", &spin, NULL, &e), ==, 0);
+    g_assert_cmpint(be.ops->function_get(be.state, mod, "asserts", &asserts, NULL, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_load_ptx(be.state, 0, stall_ptx, strlen(stall_ptx), &smod,
+                                            &e), ==, 0);
+    g_assert_cmpint(be.ops->function_get(be.state, smod, "stall", &stall, NULL, &e), ==, 0);
+
+    waiter w, other;
+    waiter_init(&w);
+    waiter_init(&other);
+    ticket t = {&w, 0, 0}, to = {&other, 1, 0};
+    launch_controlled(&be, asserts, 1, 0, 0, &t);
+    waiter_wait(&w, 1);
+    g_assert_cmpint(w.last_status, ==, KBACKEND_ELAUNCH);
+    g_assert_nonnull(strstr(w.last_msg, "device assert"));
+
+    uint64_t start = g_get_monotonic_time() * 1000u;
+    launch_controlled(&be, spin, 1, 0, 100000000u, &t);      /* 0.1 s */
+    launch_stall(&be, stall, 1, 200, 0, "other", &to);       /* another tenant, beside it */
+    waiter_wait(&other, 1);
+    g_assert_cmpuint(other.failed, ==, 0);
+    waiter_wait(&w, 2);
+    uint64_t took = g_get_monotonic_time() * 1000u - start;
+    g_assert_cmpint(w.last_status, ==, KBACKEND_ELAUNCH);
+    g_assert_nonnull(strstr(w.last_msg, "time limit"));
+    g_assert_cmpuint(took, >=, 100000000u);
+    g_assert_cmpuint(took, <, 5000000000u);
+    pthread_mutex_lock(&n.lock);
+    g_assert_nonnull(strstr(n.text, "cancelled"));
+    pthread_mutex_unlock(&n.lock);
+    g_test_message("cancelled after %.3f s", (double)took / 1e9);
+
+    launch_controlled(&be, asserts, 1, 0, 0, &t);            /* runs: the word was lowered */
+    waiter_wait(&w, 3);
+    g_assert_nonnull(strstr(w.last_msg, "device assert"));   /* its own fault, not a cancel */
+    g_assert_cmpint(be.ops->module_unload(be.state, smod, &e), ==, 0);
+    g_assert_cmpint(be.ops->module_unload(be.state, mod, &e), ==, 0);
+    be.ops->destroy(be.state);
+}
+
 /* A fault loses the context: the launch completes with KBACKEND_ELOST naming the error,
  * everything after is refused, and a new backend (after destroy resets the context) works. */
 static void test_fault(void)
@@ -1104,6 +1189,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/memory", test_memory);
     g_test_add_func("/cuda/backend-fake/memory-cleared", test_memory_cleared);
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
+    g_test_add_func("/cuda/backend-fake/control-words", test_control_words);
     g_test_add_func("/cuda/backend-fake/module-variables-window", test_module_variables_window);
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
     g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);

@@ -20,11 +20,14 @@ struct CUctx_st {
 struct CUstream_st {
     double now;             /* virtual ns */
     uint64_t busy_until;    /* CLOCK_MONOTONIC ns: a stall kernel holds the stream */
+    const volatile uint32_t *cancel; /* a spin kernel holds it until this word is set */
 };
 
 struct CUevent_st {
     double t;
     uint64_t busy_until;    /* of its stream when recorded: a wait lasts until then */
+    const volatile uint32_t *cancel; /* of its stream when recorded: ends the wait too */
+    struct CUstream_st *stream;         /* where it was recorded */
 };
 
 struct CUmemPoolHandle_st {
@@ -285,6 +288,8 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
     pthread_mutex_lock(&g.lock);
     e->t = stream_of(s)->now;
     e->busy_until = stream_of(s)->busy_until;
+    e->cancel = stream_of(s)->cancel;
+    e->stream = stream_of(s);
     g.stats.event_records++;
     CUresult r = lost();
     pthread_mutex_unlock(&g.lock);
@@ -298,17 +303,34 @@ static uint64_t wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Waits out the stall kernels before e, in real time. */
+/* Whether the stall or spin kernels before e still run. A spin seen cancelled has ended:
+ * its stream is free from now on (the backend lowers the word again later). Called with
+ * the lock held. */
+static bool event_busy(struct CUevent_st *e)
+{
+    if (e->cancel && __atomic_load_n(e->cancel, __ATOMIC_SEQ_CST)) {
+        if (e->stream && e->stream->cancel == e->cancel) {
+            e->stream->busy_until = wall_ns();
+            e->stream->cancel = NULL;
+        }
+        e->cancel = NULL;
+        e->busy_until = 0;
+        return false;
+    }
+    return wall_ns() < e->busy_until;
+}
+
+/* Waits out the stall kernels before e, in real time (a spin kernel: until cancelled). */
 EXPORT CUresult cuEventSynchronize(CUevent e)
 {
     pthread_mutex_lock(&g.lock);
-    uint64_t until = e->busy_until;
-    pthread_mutex_unlock(&g.lock);
-    for (uint64_t now = wall_ns(); now < until; now = wall_ns()) {
-        struct timespec ts = {.tv_sec = (time_t)((until - now) / 1000000000u),
-                              .tv_nsec = (long)((until - now) % 1000000000u)};
+    while (event_busy(e)) {
+        pthread_mutex_unlock(&g.lock);
+        struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
+        pthread_mutex_lock(&g.lock);
     }
+    pthread_mutex_unlock(&g.lock);
     pthread_mutex_lock(&g.lock);
     g.stats.event_syncs++;
     g.busy_queries = 0;
@@ -323,7 +345,7 @@ EXPORT CUresult cuEventQuery(CUevent e)
     pthread_mutex_lock(&g.lock);
     g.stats.event_queries++;
     CUresult r = g.busy_queries ? (g.busy_queries--, CUDA_ERROR_NOT_READY)
-                 : wall_ns() < e->busy_until ? CUDA_ERROR_NOT_READY
+                 : event_busy(e) ? CUDA_ERROR_NOT_READY
                                              : waited();
     pthread_mutex_unlock(&g.lock);
     return r;
@@ -808,6 +830,31 @@ static void run(const struct CUfunc_st *f, const unsigned char *b, uint64_t bloc
         counts[first + i]++;
 }
 
+static uint64_t u64_at(const unsigned char *b, uint32_t off)
+{
+    uint64_t v;
+    memcpy(&v, b + off, sizeof(v));
+    return v;
+}
+
+/* The kernels of the control words (kernelet/ptx.h, "Control"), both taking (.u64 cancel,
+ * .u64 fault) as a fenced kernel gets them: spin holds its stream until the cancel word is
+ * set, as a fenced loop that never ends would; asserts writes the assert's fault code. */
+static void control(const struct CUfunc_st *f, const unsigned char *b, CUstream s)
+{
+    if (f->info.n_params != 2)
+        return;
+    uint64_t cancel = u64_at(b, f->info.params[0].offset);
+    uint64_t fault = u64_at(b, f->info.params[1].offset);
+    if (!strcmp(f->name, "spin")) {
+        s->busy_until = UINT64_MAX;
+        s->cancel = (const volatile uint32_t *)(uintptr_t)cancel;
+    } else if (!strcmp(f->name, "asserts")) {
+        __atomic_store_n((uint32_t *)(uintptr_t)fault, (uint32_t)KPTX_FAULT_ASSERT,
+                         __ATOMIC_SEQ_CST);
+    }
+}
+
 /* stall(.u32 ms) keeps its stream busy for ms of real time after what is queued there. */
 static void stall(const struct CUfunc_st *f, const unsigned char *b, CUstream s)
 {
@@ -815,6 +862,7 @@ static void stall(const struct CUfunc_st *f, const unsigned char *b, CUstream s)
         return;
     uint64_t now = wall_ns(), from = s->busy_until > now ? s->busy_until : now;
     s->busy_until = from + (uint64_t)u32_at(b, f->info.params[0].offset) * 1000000u;
+    s->cancel = NULL;
 }
 
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -834,6 +882,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
         uint64_t blocks = (uint64_t)gx * gy * gz;
         run(f, b, blocks);
         stall(f, b, stream_of(s));
+        control(f, b, stream_of(s));
         stream_of(s)->now += FAKE_LAUNCH_NS + FAKE_BLOCK_NS * (double)blocks;
         g.stats.launches++;
         g.stats.last_grid[0] = gx;
