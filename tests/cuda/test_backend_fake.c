@@ -1071,7 +1071,8 @@ static void launch_controlled(const kbackend *be, kbackend_function *fn, uint32_
  * fake driver, as a fenced loop polling the word would) is cancelled at its tenant's limit
  * and fails with the time-limit message while another tenant's launch beside it completes;
  * without the cancel the spin never ends (the test then times out). The domain's next
- * launch runs normally: the word was lowered, and the fault word read once. */
+ * launch runs normally: the word was lowered, and the fault word read once. cancel_all
+ * (the daemon stops) ends a spin that has no limit and refuses new work. */
 static void test_control_words(void)
 {
     notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -1124,6 +1125,15 @@ static void test_control_words(void)
     launch_controlled(&be, asserts, 1, 0, 0, &t);            /* runs: the word was lowered */
     waiter_wait(&w, 3);
     g_assert_nonnull(strstr(w.last_msg, "device assert"));   /* its own fault, not a cancel */
+
+    /* the daemon stops: a spin without a limit ends, and nothing new is taken */
+    launch_controlled(&be, spin, 2, 0, 0, &t);
+    be.ops->cancel_all(be.state);
+    waiter_wait(&w, 4);
+    g_assert_cmpint(w.last_status, ==, KBACKEND_ELAUNCH);
+    kbackend_slice s = {.fn = stall, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1,
+                        .params = &(uint32_t){0}, .params_size = 4, .lane = 1};
+    g_assert_cmpint(be.ops->launch(be.state, &s, on_done, &to, &e), ==, KBACKEND_ELAUNCH);
     g_assert_cmpint(be.ops->module_unload(be.state, smod, &e), ==, 0);
     g_assert_cmpint(be.ops->module_unload(be.state, mod, &e), ==, 0);
     be.ops->destroy(be.state);

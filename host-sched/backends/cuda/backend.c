@@ -66,6 +66,8 @@ int kcuda_bind(kcuda *kc, kbackend_error *err)
 
 int kcuda_refuse_if_broken(kcuda *kc, kbackend_error *err)
 {
+    if (kc->cancelled)
+        return kbackend_fail(err, KBACKEND_ELAUNCH, "cancelled: the device is shutting down");
     if (!kc->broken)
         return 0;
     return kbackend_fail(err, KBACKEND_ELOST, "context lost after %s: recreate the backend",
@@ -299,6 +301,9 @@ void kcuda_get_stats(kcuda *kc, kcuda_stats *out)
 static void op_cancel_all(void *state)
 {
     kcuda *kc = state;
+    pthread_mutex_lock(&kc->lock);
+    kc->cancelled = 1;          /* new work is refused from now on */
+    pthread_mutex_unlock(&kc->lock);
     if (kcuda_bind(kc, NULL))
         return;
     kcuda_control_cancel_all(kc->control);

@@ -145,6 +145,7 @@ struct kcuda {
     int stopping;
     kcuda_watchdog *watchdog;   /* the kernel time limits (watchdog.c) */
     int broken;
+    int cancelled;              /* cancel_all: every submission is refused */
     char broken_msg[MSG_LEN];
     CUevent *events;            /* free timing events */
     size_t n_events, cap_events;
