@@ -40,7 +40,7 @@ static const char fault_ptx[] =
     "  call.uni __assertfail, (param0, param0, param2, param0, param0);\n  }\n"
     "DONE:\n  mov.u32 %r7, 8;\n  st.global.u32 [%rd3], %r7;\n  ret;\n}\n";
 
-/* Runs mark with k on a fresh buffer of c; the launch's status (and c->cuda). */
+/* Runs mark with k on out; the launch's status (and c->cuda). */
 static int run_mark(struct client *c, uint64_t fn, uint64_t out, uint32_t k)
 {
     struct { uint64_t out; uint32_t k; uint32_t pad; } args = {out, k, 0};
@@ -60,19 +60,29 @@ static unsigned count_words(struct client *c, uint64_t out, uint32_t v)
     return n;
 }
 
+/* A tenant "offender" of the daemon at socket with mark loaded (the function's handle) and
+ * a buffer for it (*out). */
+static uint64_t open_offender(struct client *c, const char *socket, uint64_t *out)
+{
+    struct kernelet_function f;
+    struct kernelet_param params[2];
+
+    g_assert_true(client_open_path(c, socket, "offender", false));
+    uint64_t fn = client_function(c, client_module_ptx(c, fault_ptx), "mark", &f, params);
+    g_assert_cmpuint(fn, !=, 0);
+    *out = client_alloc(c, WORDS * 4);
+    return fn;
+}
+
 static void run_fault(uint32_t k, uint32_t want_cuda)
 {
     struct daemon d;
     struct client a, again;
-    struct kernelet_function f;
-    struct kernelet_param params[2];
+    uint64_t out;
     double took;
 
     daemon_start(&d, kerneletd, NULL);
-    g_assert_true(client_open_path(&a, d.socket, "offender", false));
-    uint64_t fn = client_function(&a, client_module_ptx(&a, fault_ptx), "mark", &f, params);
-    g_assert_cmpuint(fn, !=, 0);
-    uint64_t out = client_alloc(&a, WORDS * 4);
+    uint64_t fn = open_offender(&a, d.socket, &out);
     g_assert_cmpint(run_mark(&a, fn, out, k), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(a.cuda, ==, want_cuda);
     /* as on a GPU, the error stays with the offender's context */
@@ -82,9 +92,7 @@ static void run_fault(uint32_t k, uint32_t want_cuda)
     /* the device was not lost: the daemon serves on, the same program started again runs
      * the same kernel to its end, and a bystander's output verifies */
     g_assert_true(daemon_alive(&d));
-    g_assert_true(client_open_path(&again, d.socket, "offender", false));
-    fn = client_function(&again, client_module_ptx(&again, fault_ptx), "mark", &f, params);
-    out = client_alloc(&again, WORDS * 4);
+    fn = open_offender(&again, d.socket, &out);
     g_assert_cmpint(run_mark(&again, fn, out, 0), ==, KERNELET_ST_OK);
     g_assert_cmpuint(count_words(&again, out, 8), ==, WORDS);
     client_close(&again);
@@ -109,15 +117,11 @@ static void test_no_fence(void)
     static const char *const opts[] = {"--no-fence", NULL};
     struct daemon d;
     struct client a;
-    struct kernelet_function f;
-    struct kernelet_param params[2];
+    uint64_t out;
     double took;
 
     daemon_start(&d, kerneletd, opts);
-    g_assert_true(client_open_path(&a, d.socket, "offender", false));
-    uint64_t fn = client_function(&a, client_module_ptx(&a, fault_ptx), "mark", &f, params);
-    g_assert_cmpuint(fn, !=, 0);
-    uint64_t out = client_alloc(&a, WORDS * 4);
+    uint64_t fn = open_offender(&a, d.socket, &out);
     g_assert_cmpint(run_mark(&a, fn, out, 2), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(a.cuda, !=, 710);
     client_close(&a);
