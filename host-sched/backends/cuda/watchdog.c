@@ -19,9 +19,12 @@
 
 #include "backend_internal.h"
 
-/* A launch still running this long after its cancel is cancelled again (the first may have
- * found the launch's domain between launches, with nothing to cancel). */
-#define RECANCEL_NS 500000000ull
+/* A launch still running this long after its cancel is cancelled again: the first may have
+ * found the launch's domain between launches, with nothing to cancel, and a profiled
+ * launch is replayed by CUPTI, which may restore the word between passes (on the H100 a
+ * runaway kernel's profile took ~8 s past its limit with a 0.5 s period here; not broken
+ * down). A store to host memory costs nothing: often. */
+#define RECANCEL_NS 10000000ull
 
 typedef struct watch {
     const kcuda_job *job;       /* the launch its lane waits for; NULL: none */
