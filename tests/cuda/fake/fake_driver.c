@@ -842,7 +842,8 @@ static uint64_t u64_at(const unsigned char *b, uint32_t off)
  * set, as a fenced loop that never ends would; asserts writes the assert's fault code. */
 static void control(const struct CUfunc_st *f, const unsigned char *b, CUstream s)
 {
-    if (f->info.n_params != 2)
+    if ((strcmp(f->name, "spin") && strcmp(f->name, "asserts")) || f->info.n_params != 2 ||
+        f->info.params[0].size != 8 || f->info.params[1].size != 8)
         return;
     uint64_t cancel = u64_at(b, f->info.params[0].offset);
     uint64_t fault = u64_at(b, f->info.params[1].offset);
