@@ -1139,6 +1139,59 @@ static void test_control_words(void)
     be.ops->destroy(be.state);
 }
 
+/* A trap or assert during a trial fails the trial, and stays the trial's: the domain's
+ * next launch does not take it for its own. */
+static void test_control_trial(void)
+{
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.window_bytes = 16u << 20;
+    kcuda *kc;
+    kbackend be;
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
+    kcuda_backend(kc, &be);
+    kptx_module *m;
+    kptx_error pe;
+    g_assert_cmpint(kptx_parse(control_ptx, strlen(control_ptx), &m, &pe), ==, 0);
+    g_assert_cmpint(kptx_slice_module(m, NULL, &pe), ==, 0);
+    char *text;
+    size_t len;
+    g_assert_cmpint(kptx_print(m, &text, &len, &pe), ==, 0);
+    kptx_module_free(m);
+    kbackend_module *mod;
+    kbackend_function *asserts;
+    g_assert_cmpint(be.ops->module_load_ptx(be.state, 1, text, len, &mod, &e), ==, 0);
+    free(text);
+    g_assert_cmpint(be.ops->function_get(be.state, mod, "asserts", &asserts, NULL, &e), ==, 0);
+    kernels k = load_kernels(&be);
+    kbackend_window w;
+    g_assert_cmpint(be.ops->domain_window(be.state, 1, &w, &e), ==, 0);
+    uint64_t words[2] = {w.cancel, w.fault};
+    kbackend_devptr counts;
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 264 * 4, &counts, NULL), ==, 0);
+    count_params p = {.counts = counts};
+    kbackend_trial t = {.blocks_per_sm = {1, 1}};
+    t.kernel[0] = (kbackend_slice){.fn = asserts, .grid = {264, 1, 1}, .block = {32, 1, 1},
+                                   .count = 264, .params = words, .params_size = 16,
+                                   .domain = 1};
+    t.kernel[1] = count_launch(&k, (const unsigned[3]){264, 1, 1}, &p);
+    kbackend_trial_result r;
+    g_assert_cmpint(be.ops->trial(be.state, &t, &r, &e), ==, KBACKEND_ELAUNCH);
+    g_assert_nonnull(strstr(e.msg, "during a trial"));
+    /* the fault word was cleared: the domain's next launch ends without a fault */
+    waiter wt;
+    waiter_init(&wt);
+    ticket tk = {&wt, 0, 0};
+    kbackend_slice s = {.fn = k.count, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1,
+                        .params = &p, .params_size = sizeof(p), .domain = 1};
+    g_assert_cmpint(be.ops->launch(be.state, &s, on_done, &tk, &e), ==, 0);
+    waiter_wait(&wt, 1);
+    g_assert_cmpuint(wt.failed, ==, 0);
+    be.ops->destroy(be.state);
+}
+
 /* A fault loses the context: the launch completes with KBACKEND_ELOST naming the error,
  * everything after is refused, and a new backend (after destroy resets the context) works. */
 static void test_fault(void)
@@ -1200,6 +1253,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/memory-cleared", test_memory_cleared);
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
     g_test_add_func("/cuda/backend-fake/control-words", test_control_words);
+    g_test_add_func("/cuda/backend-fake/control-trial", test_control_trial);
     g_test_add_func("/cuda/backend-fake/module-variables-window", test_module_variables_window);
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
     g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);

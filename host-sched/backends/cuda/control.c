@@ -160,6 +160,19 @@ void kcuda_control_launch_end(kcuda_control *c, uint32_t domain, uint32_t *fault
     pthread_mutex_unlock(&c->lock);
 }
 
+uint32_t kcuda_control_take_fault(kcuda_control *c, uint32_t domain)
+{
+    uint32_t fault = 0;
+    if (!c || !domain)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    domain_words *d = find_locked(c, domain);
+    if (d)
+        fault = __atomic_exchange_n(&d->host[W_FAULT], 0, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&c->lock);
+    return fault;
+}
+
 void kcuda_control_cancel_all(kcuda_control *c)
 {
     if (!c)

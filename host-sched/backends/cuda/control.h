@@ -33,6 +33,9 @@ void kcuda_control_launch_begin(kcuda_control *c, uint32_t domain);
  * launch of the domain is left. */
 void kcuda_control_launch_end(kcuda_control *c, uint32_t domain, uint32_t *fault,
                               int *cancelled);
+/* The fault code domain's kernels wrote since it was last read, then cleared (0: none): for
+ * work that is not a counted launch (a trial). */
+uint32_t kcuda_control_take_fault(kcuda_control *c, uint32_t domain);
 /* Stops every running kernel of domain at its next poll; 0, or -1 when the domain has no
  * launch on the device (nothing to stop). Never blocks on the device. */
 int kcuda_control_cancel(kcuda_control *c, uint32_t domain);

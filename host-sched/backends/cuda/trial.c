@@ -199,6 +199,11 @@ int kcuda_trial(void *state, const kbackend_trial *t, kbackend_trial_result *out
         return rc;
     kcuda_exclusive_begin(kc);
     rc = measure(kc, t, out, err);
+    /* a trap or assert in a trial's kernels is the trial's, not a later launch's */
+    for (int k = 0; k < 2; k++)
+        if (kcuda_control_take_fault(kc->control, t->kernel[k].domain) && !rc)
+            rc = kbackend_fail(err, KBACKEND_ELAUNCH, "%s: a trap or assert during a trial",
+                               t->kernel[k].fn->name);
     pthread_mutex_lock(&kc->lock);
     kc->stats.trials++;
     pthread_mutex_unlock(&kc->lock);

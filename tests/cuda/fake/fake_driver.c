@@ -838,19 +838,24 @@ static uint64_t u64_at(const unsigned char *b, uint32_t off)
 }
 
 /* The kernels of the control words (kernelet/ptx.h, "Control"), both taking (.u64 cancel,
- * .u64 fault) as a fenced kernel gets them: spin holds its stream until the cancel word is
- * set, as a fenced loop that never ends would; asserts writes the assert's fault code. */
+ * .u64 fault) as a fenced kernel gets them (their sliced variants too): spin holds its
+ * stream until the cancel word is set, as a fenced loop that never ends would; asserts
+ * writes the assert's fault code. */
 static void control(const struct CUfunc_st *f, const unsigned char *b, CUstream s)
 {
-    if ((strcmp(f->name, "spin") && strcmp(f->name, "asserts")) || f->info.n_params != 2 ||
-        f->info.params[0].size != 8 || f->info.params[1].size != 8)
+    size_t n = strlen(f->name), k = strlen(SLICE_SUFFIX);
+    size_t base = n > k && !strcmp(f->name + n - k, SLICE_SUFFIX) ? n - k : n;
+    bool spin = base == 4 && !strncmp(f->name, "spin", 4);
+    bool asserts = base == 7 && !strncmp(f->name, "asserts", 7);
+    if ((!spin && !asserts) || f->info.n_params < 2 || f->info.params[0].size != 8 ||
+        f->info.params[1].size != 8)
         return;
     uint64_t cancel = u64_at(b, f->info.params[0].offset);
     uint64_t fault = u64_at(b, f->info.params[1].offset);
-    if (!strcmp(f->name, "spin")) {
+    if (spin) {
         s->busy_until = UINT64_MAX;
         s->cancel = (const volatile uint32_t *)(uintptr_t)cancel;
-    } else if (!strcmp(f->name, "asserts")) {
+    } else {
         __atomic_store_n((uint32_t *)(uintptr_t)fault, (uint32_t)KPTX_FAULT_ASSERT,
                          __ATOMIC_SEQ_CST);
     }
