@@ -88,6 +88,9 @@ typedef struct sched_tenant {
     double vtime;               /* weighted GPU time, ns / weight */
     int removing;
     int eligible;               /* scratch of the decision */
+    int profile_faulted;        /* a kernel of its failed while profiled (a runaway, an
+                                   assert): its other kernels are not profiled, since a
+                                   profile holds the device for everyone */
     struct sched_tenant *next;
 } sched_tenant;
 

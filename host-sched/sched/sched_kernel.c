@@ -117,7 +117,7 @@ int sched_kernel_start(ksched *s, sched_op *op)
     op->kernel = k;
     k->whole_only = !f->sliced || !t->pol.slicing || k->total >= (1ull << 32);
     if (!k->cls->profiled && !k->cls->profiling &&
-        (!s->be.ops->profile || request_profile(s, k))) {
+        (!s->be.ops->profile || t->profile_faulted || request_profile(s, k))) {
         k->cls->profiled = -1;      /* no profile to be had: it runs whole */
         s->stats.unprofiled++;
     }
@@ -310,6 +310,7 @@ void sched_profile_done(ksched *s, sched_sub *sub)
         snprintf(msg, sizeof(msg), "%s", sub->msg[0] ? sub->msg : kbackend_strerror(sub->status));
         if (!k->op->status)
             k->op->backend_status = sub->status;
+        k->tenant->profile_faulted = 1;
         s->dirty = 1;
         sched_kernel_cancel(s, k, KSCHED_EBACKEND, msg);
         return;

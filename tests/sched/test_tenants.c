@@ -247,7 +247,7 @@ static void test_failing_kernel(void)
 
 /* A kernel that fails while it is profiled (a fault, an assert, its time limit: a runaway
  * kernel would spend its whole limit again) fails its launch with the profile's error and
- * is not launched again. */
+ * is not launched again; the tenant's other kernels are no longer profiled. */
 static void test_failing_profile(void)
 {
     tenv *t = tenv_policy(KSCHED_KERNELET);
@@ -267,6 +267,22 @@ static void test_failing_profile(void)
     ksim_stats st;
     ksim_get_stats(t->sim, &st);
     g_assert_cmpuint(st.launches, ==, 0);   /* only its profile ran */
+    /* its other kernels are not profiled (a profile holds the device for everyone), and
+     * they run */
+    ksched_stats ss;
+    ksched_get_stats(t->s, &ss);
+    uint64_t profiles = ss.profiles;
+    uint32_t fb[1];
+    const char *nb[1] = {"comp"};
+    tenv_functions(t, a, nb, 1, 1, fb);
+    rec r2 = {0};
+    op = launch_op(fb[0], 3000, 1, 256);
+    uint64_t id = tenv_submit(t, a, 0, &op, rec_done, &r2);
+    tenv_run(t);
+    g_assert_cmpint(r2.r.status, ==, 0);
+    assert_blocks_once(t, id, 3000);
+    ksched_get_stats(t->s, &ss);
+    g_assert_cmpuint(ss.profiles, ==, profiles);
     tenv_free(t);
 }
 
