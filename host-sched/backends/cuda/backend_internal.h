@@ -200,10 +200,13 @@ void kcuda_mark_broken_locked(kcuda *kc, CUresult r, const char *what);
 void kcuda_exclusive_begin(kcuda *kc);          /* waits until nothing else runs */
 void kcuda_exclusive_end(kcuda *kc);            /* issues what waited meanwhile */
 void kcuda_wait_idle_locked(kcuda *kc);
-/* What the control words say of a launch or profile of job that ended (control.h): 0, or
- * KBACKEND_ELAUNCH with the fault or the cancel in msg; fired: the watchdog stopped this
- * very launch (its time-limit message is the caller's). */
-int kcuda_control_status(kcuda *kc, const kcuda_job *job, int fired, char *msg, size_t len);
+/* A launch or profile of job ended with status (its message in msg): counts its end with
+ * the control words (control.h) and returns its status, which becomes KBACKEND_ELAUNCH
+ * with the message rewritten when it had none and its kernel wrote a fault code or its
+ * domain was cancelled meanwhile. fired: the watchdog stopped this very launch (its
+ * time-limit message is the caller's). */
+int kcuda_control_settle(kcuda *kc, const kcuda_job *job, int fired, int status, char *msg,
+                         size_t len);
 void kcuda_complete(kcuda *kc, kcuda_job *job, int counted, int status, const char *msg,
                     uint64_t start_ns, uint64_t end_ns);
 

@@ -10,10 +10,12 @@
 #include "control.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend_internal.h"
+#include "kernelet/ptx.h"
 
 enum { W_FAULT, W_CANCEL, N_WORDS };
 
@@ -200,4 +202,25 @@ int kcuda_control_cancel(kcuda_control *c, uint32_t domain)
     }
     pthread_mutex_unlock(&c->lock);
     return rc;
+}
+
+int kcuda_control_settle(kcuda *kc, const kcuda_job *job, int fired, int status, char *msg,
+                         size_t len)
+{
+    uint32_t fault;
+    int cancelled;
+    kcuda_control_launch_end(kc->control, job->domain, &fault, &cancelled);
+    if (status)
+        return status;
+    if (fault == KPTX_FAULT_ASSERT || fault == KPTX_FAULT_TRAP) {
+        snprintf(msg, len, "%s: device %s (the launch ended; the context is intact)",
+                 job->fn->name, fault == KPTX_FAULT_ASSERT ? "assert triggered" : "trap");
+        return KBACKEND_ELAUNCH;
+    }
+    if (cancelled && !fired) {
+        snprintf(msg, len, "%s: stopped early: its tenant's kernel time limit cancelled the "
+                 "tenant's running kernels", job->fn->name);
+        return KBACKEND_ELAUNCH;
+    }
+    return 0;
 }

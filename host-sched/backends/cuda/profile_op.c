@@ -166,12 +166,7 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
                      "launch (while profiled)", job->fn->name, (double)job->time_limit_ns / 1e9);
         }
     }
-    char why[2 * MSG_LEN];
-    int cs = kcuda_control_status(kc, job, 0, why, sizeof(why));
-    if (cs && !status) {
-        status = cs;
-        snprintf(msg, sizeof(msg), "%s", why);
-    }
+    status = kcuda_control_settle(kc, job, 0, status, msg, sizeof(msg));
     kprof_profile p;
     if (!status && kprof_characterise(&c, &kc->gpu, &p) != KPROF_OK) {
         status = KBACKEND_EDEVICE;

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "backend_internal.h"
-#include "kernelet/ptx.h"
 
 static int event_get(kcuda *kc, CUevent *ev, kbackend_error *err)
 {
@@ -281,27 +280,6 @@ static int timed_out(const kcuda_job *job, int fired, uint64_t start, uint64_t e
            (fired || end - start > job->time_limit_ns);
 }
 
-/* What the control words say of a launch that ended well (control.h): a fault its kernel
- * wrote, or a cancel of its domain while it ran (the watchdog stopped this launch or
- * another of the tenant's). 0, or the status with its message in msg. */
-int kcuda_control_status(kcuda *kc, const kcuda_job *job, int fired, char *msg, size_t len)
-{
-    uint32_t fault;
-    int cancelled;
-    kcuda_control_launch_end(kc->control, job->domain, &fault, &cancelled);
-    if (fault == KPTX_FAULT_ASSERT || fault == KPTX_FAULT_TRAP) {
-        snprintf(msg, len, "%s: device %s (the launch ended; the context is intact)",
-                 job->fn->name, fault == KPTX_FAULT_ASSERT ? "assert triggered" : "trap");
-        return KBACKEND_ELAUNCH;
-    }
-    if (cancelled && !fired) {
-        snprintf(msg, len, "%s: stopped early: its tenant's kernel time limit cancelled the "
-                 "tenant's running kernels", job->fn->name);
-        return KBACKEND_ELAUNCH;
-    }
-    return 0;
-}
-
 /* Waits for one job of queue q on the device and completes it. */
 static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
 {
@@ -326,14 +304,8 @@ static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
         snprintf(msg, sizeof(msg), "%s: ran past its tenant's time limit of %.3g s per launch",
                  job->fn->name, (double)job->time_limit_ns / 1e9);
     }
-    if (job->kind == JOB_LAUNCH) {
-        char why[2 * MSG_LEN];
-        int cs = kcuda_control_status(kc, job, fired, why, sizeof(why));
-        if (cs && !status) {
-            status = cs;
-            snprintf(msg, sizeof(msg), "%s", why);
-        }
-    }
+    if (job->kind == JOB_LAUNCH)
+        status = kcuda_control_settle(kc, job, fired, status, msg, sizeof(msg));
     kcuda_complete(kc, job, 1, status, status ? msg : "", start, end);
 }
 
