@@ -215,6 +215,12 @@ int kcuda_control_settle(kcuda *kc, const kcuda_job *job, int fired, int status,
     if (fault == KPTX_FAULT_ASSERT || fault == KPTX_FAULT_TRAP) {
         snprintf(msg, len, "%s: device %s (the launch ended; the context is intact)",
                  job->fn->name, fault == KPTX_FAULT_ASSERT ? "assert triggered" : "trap");
+        if (kc->cfg.note) {     /* at most once per tenant context: the error is sticky */
+            char note[2 * MSG_LEN];
+            snprintf(note, sizeof(note), "tenant '%s': %s", job->tenant[0] ? job->tenant : "?",
+                     msg);
+            kc->cfg.note(kc->cfg.note_user, note);
+        }
         return KBACKEND_ELAUNCH;
     }
     if (cancelled && !fired) {
