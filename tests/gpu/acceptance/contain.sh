@@ -9,6 +9,8 @@
 #   2. device_assert: a device assert must give cudaErrorAssert (the fencing pass turned it
 #      into a fault word and an exit);
 #   3. printf: device printf on the tenant's stdout, checked by check_printf.py;
+#   4. steal: a tenant's kernel given another tenant's device address (two processes)
+#      must get none of its words and change none;
 # then the bystander must verify, vector_add and tea must run and verify afterwards, and
 # the daemon must never have lost its context (one "serving" line in its log: no restart).
 # Prints a table of what each saw; everything lands in OUT_DIR/contain.tar.gz.
@@ -59,6 +61,13 @@ rc=$?
 python3 "$carry/check_printf.py" "$work/printf.txt" >"$work/printf-check.txt" 2>&1
 [ $rc = 0 ] && rc=$?
 row printf $rc "$(wc -l <"$work/printf.txt") lines; check: $(tail -1 "$work/printf-check.txt")"
+addr=$work/victim-address
+tenant "$carry/compat/steal" victim "$addr" >"$work/victim.txt" 2>&1 &
+vi=$!
+tenant "$carry/compat/steal" thief "$addr" >"$work/thief.txt" 2>&1
+row "steal: thief" $? "$(grep '^RESULT' "$work/thief.txt" || tail -1 "$work/thief.txt")"
+wait "$vi"
+row "steal: victim" $? "$(grep '^RESULT' "$work/victim.txt" || tail -1 "$work/victim.txt")"
 wait "$by"
 row bystander $? "$(grep -o 'verified=[a-z]*' "$work/bystander.txt" | tail -1) $(grep -v '^\[kernelet' "$work/bystander.txt" | tail -1 | cut -c1-80)"
 grep -E 'lost|protocol|malformed|failed' "$work/bystander.txt" | head -5
