@@ -101,18 +101,24 @@ static kbackend open_backend(const char *calibration_dir)
     return open_backend_timed(calibration_dir, 0);
 }
 
-static char *sliced_module_text(size_t *len)
+/* ptx with the sliced variants of its n_entries entries, as the daemon gives it. */
+static char *sliced_text_of(const char *ptx, unsigned n_entries, size_t *len)
 {
     kptx_module *m;
     kptx_error pe;
-    g_assert_cmpint(kptx_parse(kcuda_test_ptx, strlen(kcuda_test_ptx), &m, &pe), ==, 0);
+    g_assert_cmpint(kptx_parse(ptx, strlen(ptx), &m, &pe), ==, 0);
     unsigned n = 0;
     g_assert_cmpint(kptx_slice_module(m, &n, &pe), ==, 0);
-    g_assert_cmpuint(n, ==, 3);
+    g_assert_cmpuint(n, ==, n_entries);
     char *text;
     g_assert_cmpint(kptx_print(m, &text, len, &pe), ==, 0);
     kptx_module_free(m);
     return text;
+}
+
+static char *sliced_module_text(size_t *len)
+{
+    return sliced_text_of(kcuda_test_ptx, 3, len);
 }
 
 typedef struct kernels {
@@ -1082,11 +1088,8 @@ static void test_control_words(void)
     cfg.window_bytes = 16u << 20;
     cfg.note = on_note;
     cfg.note_user = &n;
-    kcuda *kc;
-    kbackend be;
+    kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
-    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
-    kcuda_backend(kc, &be);
     kbackend_module *mod, *smod;
     kbackend_function *spin, *asserts, *stall;
     g_assert_cmpint(be.ops->module_load_ptx(be.state, 0, control_ptx, strlen(control_ptx),
@@ -1148,19 +1151,10 @@ static void test_control_trial(void)
     kcuda_config_default(&cfg);
     cfg.lanes = LANES;
     cfg.window_bytes = 16u << 20;
-    kcuda *kc;
-    kbackend be;
+    kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
-    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
-    kcuda_backend(kc, &be);
-    kptx_module *m;
-    kptx_error pe;
-    g_assert_cmpint(kptx_parse(control_ptx, strlen(control_ptx), &m, &pe), ==, 0);
-    g_assert_cmpint(kptx_slice_module(m, NULL, &pe), ==, 0);
-    char *text;
     size_t len;
-    g_assert_cmpint(kptx_print(m, &text, &len, &pe), ==, 0);
-    kptx_module_free(m);
+    char *text = sliced_text_of(control_ptx, 2, &len);
     kbackend_module *mod;
     kbackend_function *asserts;
     g_assert_cmpint(be.ops->module_load_ptx(be.state, 1, text, len, &mod, &e), ==, 0);
