@@ -1,5 +1,6 @@
 /* The cuda backend: creation, device description, teardown and the ops table
  * (see cuda_backend.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,14 +308,12 @@ static void op_cancel_all(void *state)
     if (kcuda_bind(kc, NULL))
         return;
     kcuda_control_cancel_all(kc->control);
-    uint64_t until = kcuda_now() + 10ull * 1000000000u;
+    struct timespec until;      /* kc->idle keeps the default clock */
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
     pthread_mutex_lock(&kc->lock);
-    while (kc->in_flight && kcuda_now() < until) {
-        pthread_mutex_unlock(&kc->lock);
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        pthread_mutex_lock(&kc->lock);
-    }
+    while (kc->in_flight && pthread_cond_timedwait(&kc->idle, &kc->lock, &until) != ETIMEDOUT)
+        ;
     pthread_mutex_unlock(&kc->lock);
 }
 
