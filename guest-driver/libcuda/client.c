@@ -611,6 +611,15 @@ static void tenant_name(char *out, size_t n)
     out[i] = 0;
 }
 
+/* KERNELET_ISOLATE=1: the program asks for a GPU context of its own (kerneletd's isolation
+ * tier), e.g. because its kernels come without PTX and cannot be fenced. */
+static bool isolation_asked(void)
+{
+    const char *v = getenv("KERNELET_ISOLATE");
+
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 CUresult kcu_client_open(struct kcu_client **out, struct kernelet_session *session)
 {
     struct kcu_client *c = calloc(1, sizeof(*c));
@@ -636,6 +645,8 @@ CUresult kcu_client_open(struct kcu_client **out, struct kernelet_session *sessi
     pthread_cond_init(&c->cond, NULL);
     batch_reset(c);
     tenant_name(hello.tenant.name, sizeof(hello.tenant.name));
+    if (isolation_asked())
+        hello.tenant.flags |= KERNELET_HELLO_ISOLATE;
     r = kcu_call(c, KERNELET_OP_HELLO, &hello, sizeof(hello), NULL, 0, &answer, sizeof(answer),
                  &len);
     if (r == CUDA_SUCCESS && len != sizeof(answer))

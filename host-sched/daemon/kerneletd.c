@@ -9,15 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "server.h"
 #include "backends.h"
 #include "crash_report.h"
+#include "isolate.h"
 #include "recover.h"
 
 #define DEFAULT_SOCKET "/run/kernelet/kerneletd.sock"
-#define OPT_PAIR_TUNE 1000          /* a long option without a letter to spare */
+#define OPT_PAIR_TUNE 1000          /* long options without a letter to spare */
+#define OPT_WORKER_FD 1001
+#define OPT_WORKER_INPUT 1002
 
 static struct kserver *running;
 
@@ -79,11 +83,18 @@ static void usage(FILE *f)
             "                       then reach another's memory (default: every kernel is\n"
             "                       fenced into its tenant's window; those that cannot be\n"
             "                       are refused)\n"
+            "  --isolate NAME       the tenant (VM or process) named NAME is always served\n"
+            "                       by a worker process in a GPU context of its own (may be\n"
+            "                       given %u times); tenants may ask for it themselves\n"
+            "                       (KERNELET_ISOLATE=1)\n"
+            "  --isolate-all        every tenant gets a worker and context of its own\n"
+            "  --max-isolated N     worker processes at once (default 8; 0 = none: tenants\n"
+            "                       asking for a context of their own are refused)\n"
             "  --admin-user USER    may administer besides root and the daemon's user: the\n"
             "                       user QEMU runs as, so that QMP policy reaches the daemon\n"
             "  --help\n",
             DEFAULT_SOCKET, kd_backends_available(),
-            ksched_policy_list(policies, sizeof(policies), ", "));
+            ksched_policy_list(policies, sizeof(policies), ", "), KD_MAX_ISOLATE_NAMES);
 }
 
 struct options {
@@ -104,6 +115,12 @@ struct options {
     int pair_waves;             /* -1: by backend */
     int pair_min_us;            /* -1: default */
     int pair_tune;
+    const char *isolate_names[KD_MAX_ISOLATE_NAMES];
+    unsigned n_isolate_names;
+    bool isolate_all;
+    unsigned max_isolated;
+    int worker_fd;              /* a worker of the isolation tier: its tenant's connection */
+    int worker_input;           /* and what the daemon had read of it; -1 when not a worker */
 };
 
 /* A user name or a numeric uid; -1 when neither. */
@@ -211,6 +228,11 @@ static int parse(int argc, char **argv, struct options *o)
         {"default-memory-quota", required_argument, NULL, 'Q'},
         {"window-size", required_argument, NULL, 'w'},
         {"no-fence", no_argument, NULL, 'N'},
+        {"isolate", required_argument, NULL, 'I'},
+        {"isolate-all", no_argument, NULL, 'A'},
+        {"max-isolated", required_argument, NULL, 'X'},
+        {"worker-fd", required_argument, NULL, OPT_WORKER_FD},
+        {"worker-input", required_argument, NULL, OPT_WORKER_INPUT},
         {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -223,7 +245,8 @@ static int parse(int argc, char **argv, struct options *o)
                           .backend = {.name = "auto", .window_bytes = KBACKEND_WINDOW_DEFAULT},
                           .kernel_time_limit_ms = 120000,
                           .policy = "kernelet", .admin_uid = getuid(), .pair_waves = -1,
-                          .pair_min_us = -1};
+                          .pair_min_us = -1, .max_isolated = 8, .worker_fd = -1,
+                          .worker_input = -1};
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (ch) {
         case 's': o->socket = optarg; break;
@@ -278,6 +301,28 @@ static int parse(int argc, char **argv, struct options *o)
                 return -1;
             break;
         case 'N': o->no_fence = true; break;
+        case 'I':
+            if (o->n_isolate_names == KD_MAX_ISOLATE_NAMES || !*optarg ||
+                strlen(optarg) >= KERNELET_NAME_MAX)
+                return -1;
+            o->isolate_names[o->n_isolate_names++] = optarg;
+            break;
+        case 'A': o->isolate_all = true; break;
+        case 'X':
+            if (strcmp(optarg, "0") == 0)
+                o->max_isolated = 0;
+            else if (parse_count(optarg, &o->max_isolated) != 0 ||
+                     o->max_isolated > KD_MAX_WORKERS)
+                return -1;
+            break;
+        case OPT_WORKER_FD:
+            if (sscanf(optarg, "%d%c", &o->worker_fd, &(char){0}) != 1 || o->worker_fd < 0)
+                return -1;
+            break;
+        case OPT_WORKER_INPUT:
+            if (sscanf(optarg, "%d%c", &o->worker_input, &(char){0}) != 1 || o->worker_input < 0)
+                return -1;
+            break;
         case 'K':
             if (parse_limit_ms(optarg, &o->kernel_time_limit_ms) != 0)
                 return -1;
@@ -296,6 +341,8 @@ static int parse(int argc, char **argv, struct options *o)
         default: return -1;
         }
     }
+    if ((o->worker_fd < 0) != (o->worker_input < 0))
+        return -1;
     if (o->default_mem_quota > o->backend.window_bytes) {
         fprintf(stderr, "kerneletd: --default-memory-quota is larger than --window-size\n");
         return -1;
@@ -398,6 +445,37 @@ static void server_config(const struct options *o, struct kd_device *d,
     cfg->recover_user = d;
 }
 
+/* The isolation tier: who gets a worker of their own (a daemon that listens), or the one
+ * connection to serve (a worker: it neither isolates further nor recovers a lost device,
+ * its tenant sees the errors and goes). 0, or -1 (reported). */
+static int isolation_config(const struct options *o, struct kd_isolation *iso,
+                            struct kserver_config *cfg, uint8_t *input, size_t cap)
+{
+    if (o->worker_fd < 0) {
+        memcpy(iso->names, o->isolate_names, sizeof(iso->names));
+        iso->n_names = o->n_isolate_names;
+        iso->all = o->isolate_all;
+        iso->max_workers = o->max_isolated;
+        cfg->isolate = kd_isolate;
+        cfg->isolate_user = iso;
+        return 0;
+    }
+    /* Not left running by a daemon that died before this line. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    long len = kd_worker_read_input(o->worker_input, input, cap);
+    close(o->worker_input);
+    if (len < 0 || getppid() == 1) {
+        fprintf(stderr, "kerneletd: worker: no connection handed over\n");
+        return -1;
+    }
+    cfg->adopt = true;
+    cfg->adopt_fd = o->worker_fd;
+    cfg->adopt_input = input;
+    cfg->adopt_len = (size_t)len;
+    cfg->recover = NULL;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -407,6 +485,8 @@ int main(int argc, char **argv)
     struct kserver_config cfg = {0};
     struct kserver *srv = NULL;
     struct kserver_tally *tally = NULL;
+    struct kd_isolation iso;
+    static uint8_t handed_over[KERNELET_MAX_REQUEST + 1];
     char err[512];
     int rc = 1;
 
@@ -414,6 +494,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    kd_isolation_init(&iso, argv);
     dev.opts = &o.backend;
     if (kd_backend_open(&o.backend, &dev.backend, &profiles, err, sizeof(err)) != 0) {
         fprintf(stderr, "kerneletd: %s\n", err);
@@ -441,19 +522,30 @@ int main(int argc, char **argv)
         goto out;
     }
     server_config(&o, &dev, tally, &cfg);
+    if (isolation_config(&o, &iso, &cfg, handed_over, sizeof(handed_over)) != 0)
+        goto out;
     if (kserver_new(&srv, &cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "kerneletd: %s\n", err);
         goto out;
     }
     running = srv;
+    iso.srv = srv;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
     kd_crash_report_install();
-    fprintf(stderr, "kerneletd: serving %s on %s (backend %s, policy %s)\n", cfg.device.name,
-            o.socket, dev.backend.ops->name, ksched_policy_name(dev.scfg.policy));
+    if (cfg.adopt)
+        fprintf(stderr, "kerneletd: worker %d: serving one isolated tenant on %s (backend %s, "
+                "policy %s)\n", (int)getpid(), cfg.device.name, dev.backend.ops->name,
+                ksched_policy_name(dev.scfg.policy));
+    else
+        fprintf(stderr, "kerneletd: serving %s on %s (backend %s, policy %s)\n",
+                cfg.device.name, o.socket, dev.backend.ops->name,
+                ksched_policy_name(dev.scfg.policy));
     rc = kserver_run(srv) == 0 ? 0 : 1;
     running = NULL;
+    /* Workers account to this server: they end before it is freed. */
+    kd_isolation_stop(&iso, 5.0);
 out:
     /* A tenant's kernel may run for long or forever: cancelled, it cannot hold up the stop,
      * and no completion reaches the scheduler or the server after they are freed. */
@@ -461,7 +553,8 @@ out:
     kserver_free(srv);
     kd_device_stop(&dev);
     if (dev.sched) {
-        save_profile_cache(dev.sched, o.backend.profile_cache);
+        if (!cfg.adopt) /* one writer of the file: the daemon, not its workers */
+            save_profile_cache(dev.sched, o.backend.profile_cache);
         log_scheduler(dev.sched);
     }
     kd_device_free(&dev);

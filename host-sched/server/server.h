@@ -46,6 +46,17 @@ uint64_t kserver_tally_coscheduled(struct kserver_tally *t, uint32_t tenant);
  * user space, so that the daemon's own mappings always find room. */
 #define KSERVER_MAX_MAPPED (64ull << 40)
 
+/* A tenant connection offered to kserver_config.isolate, at its HELLO. */
+struct kserver_handover {
+    int fd;                  /* the connection; the callee dups it, the server closes its own */
+    const char *name;        /* the tenant's name (HELLO's, or pidN) */
+    uint32_t hello_flags;    /* KERNELET_HELLO_*: ISOLATE when the tenant asked */
+    pid_t pid;               /* the peer (SO_PEERCRED) */
+    uid_t uid;
+    const void *input;       /* what the server has read and not handled: the HELLO first */
+    size_t input_len;
+};
+
 struct kserver_config {
     const char *socket_path;    /* created (an old socket file is replaced) */
     unsigned socket_mode;       /* permissions of the socket file, e.g. 0666 */
@@ -89,6 +100,24 @@ struct kserver_config {
      * gets errors). */
     int (*recover)(void *user, ksched *lost, ksched **fresh, char *err, size_t errlen);
     void *recover_user;
+    /* Isolation tier: each tenant's HELLO is offered to isolate (NULL: every tenant is
+     * served here). It returns 1 when the tenant is to be served by a process of its own
+     * (it has duplicated h->fd and given the process h->input, and *worker is its pid),
+     * 0 to serve it here, or -errno with a reason in err to refuse it (UNAVAILABLE). An
+     * isolated tenant counts against max_connections and max_per_user until
+     * kserver_isolated_ended names its worker. */
+    int (*isolate)(void *user, const struct kserver_handover *h, pid_t *worker, char *err,
+                   size_t errlen);
+    void *isolate_user;
+    /* Worker mode (the other end of isolate): socket_path is not used; the server serves
+     * the one connection adopt_fd, whose first bytes adopt_input (its HELLO, read by the
+     * daemon that handed it over) it handles as if it had read them, and kserver_run
+     * returns once that connection is gone. Its tenant is alone in the backend's context:
+     * kernels that cannot be fenced run unfenced instead of being refused. */
+    bool adopt;
+    int adopt_fd;
+    const void *adopt_input;
+    size_t adopt_len;
 };
 
 int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *err,
@@ -106,6 +135,10 @@ void kserver_free(struct kserver *srv);
 
 /* The scheduler the server uses now (another after a recovery). */
 ksched *kserver_sched(const struct kserver *srv);
+
+/* The worker that serves an isolated tenant has ended (its tenant's slot is free again).
+ * Safe from any thread. */
+void kserver_isolated_ended(struct kserver *srv, pid_t worker);
 
 /* Number of open connections (for tests). */
 unsigned kserver_connections(const struct kserver *srv);

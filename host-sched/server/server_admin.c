@@ -76,6 +76,7 @@ void ks_admin_status(struct ks_conn *c, uint64_t id, const struct kproto_request
             describe(s, t, &list[hdr.n_tenants++]);
         index++;
     }
+    ks_isolated_describe(s, list, max, r->u.admin_status.first, &index, &hdr.n_tenants);
     hdr.total_tenants = index;
     snprintf(hdr.policy, sizeof(hdr.policy), "%s",
              ksched_policy_name(ksched_get_policy(s->cfg.sched)) ?: "?");

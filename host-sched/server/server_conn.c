@@ -4,6 +4,7 @@
  * beyond the limit) ends the connection after an error answer: after it, message
  * boundaries are unknown. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,12 +48,14 @@ static unsigned open_of_user(const struct ks_server *s, uid_t uid)
 
 /* Whether a new connection from this peer may have a slot: the daemon's limit for all,
  * and each unprivileged user's share of it, so that one user's connections (idle or not)
- * cannot lock every other tenant out. */
-static bool admissible(const struct ks_server *s, const struct ucred *cred)
+ * cannot lock every other tenant out. Tenants handed to workers of their own keep their
+ * slots (each worker holds a GPU context). */
+static bool admissible(struct ks_server *s, const struct ucred *cred)
 {
-    if (s->n_conns >= s->cfg.max_connections)
+    if (s->n_conns + ks_isolated_count(s, NULL) >= s->cfg.max_connections)
         return false;
-    return ks_privileged(s, cred->uid) || open_of_user(s, cred->uid) < s->cfg.max_per_user;
+    return ks_privileged(s, cred->uid) ||
+           open_of_user(s, cred->uid) + ks_isolated_count(s, &cred->uid) < s->cfg.max_per_user;
 }
 
 /* A new connection on fd, or NULL (fd closed) when it is refused or cannot be watched. */
@@ -81,6 +84,15 @@ static struct ks_conn *admit(struct ks_server *s, int fd)
     return c;
 }
 
+static void add_conn(struct ks_server *s, struct ks_conn *c)
+{
+    c->reading = true;
+    c->next_region = 1;
+    c->next = s->conns;
+    s->conns = c;
+    s->n_conns++;
+}
+
 void ks_conn_accept(struct ks_server *s)
 {
     for (;;) {
@@ -89,14 +101,28 @@ void ks_conn_accept(struct ks_server *s)
 
         if (fd < 0)
             return;
-        if (!(c = admit(s, fd)))
-            continue;
-        c->reading = true;
-        c->next_region = 1;
-        c->next = s->conns;
-        s->conns = c;
-        s->n_conns++;
+        if ((c = admit(s, fd)))
+            add_conn(s, c);
     }
+}
+
+int ks_conn_adopt(struct ks_server *s, char *err, size_t errlen)
+{
+    int fd = s->cfg.adopt_fd;
+    struct ks_conn *c;
+
+    if (s->cfg.adopt_len > sizeof(c->in) || fcntl(fd, F_SETFL, O_NONBLOCK) < 0 ||
+        fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || !(c = admit(s, fd))) {
+        snprintf(err, errlen, "the connection handed over (fd %d) cannot be served", fd);
+        return -EINVAL;
+    }
+    add_conn(s, c);
+    s->adopted = true;
+    memcpy(c->in, s->cfg.adopt_input, s->cfg.adopt_len);
+    c->in_len = s->cfg.adopt_len;
+    ks_conn_process(c);
+    ks_conn_update_events(c);
+    return 0;
 }
 
 int ks_conn_expire(struct ks_server *s)

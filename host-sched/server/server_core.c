@@ -74,7 +74,7 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
     struct ks_server *s;
     int rc;
 
-    if (!out || !cfg || !cfg->socket_path || !cfg->sched) {
+    if (!out || !cfg || (!cfg->socket_path && !cfg->adopt) || !cfg->sched) {
         snprintf(err, errlen, "kserver_new: missing configuration");
         return -EINVAL;
     }
@@ -95,6 +95,7 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
         s->cfg.max_region_bytes = host_memory();
     s->listen_fd = s->epfd = s->wake_fd = -1;
     pthread_mutex_init(&s->cq_lock, NULL);
+    pthread_mutex_init(&s->iso_lock, NULL);
     ks_device_describe(&cfg->device, &s->device);
     if (!s->cfg.default_mem_quota)
         s->cfg.default_mem_quota = s->device.total_mem;
@@ -107,12 +108,21 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
         rc = fail(err, errlen, errno, "eventfd");
         goto out;
     }
-    if ((rc = listen_on(cfg->socket_path, cfg->socket_mode, err, errlen)) < 0)
-        goto out;
-    s->listen_fd = rc;
-    if (watch(s->epfd, s->listen_fd, &listen_tag) || watch(s->epfd, s->wake_fd, &wake_tag)) {
+    if (watch(s->epfd, s->wake_fd, &wake_tag)) {
         rc = fail(err, errlen, errno, "epoll_ctl");
         goto out;
+    }
+    if (cfg->adopt) {
+        if ((rc = ks_conn_adopt(s, err, errlen)) < 0)
+            goto out;
+    } else {
+        if ((rc = listen_on(cfg->socket_path, cfg->socket_mode, err, errlen)) < 0)
+            goto out;
+        s->listen_fd = rc;
+        if (watch(s->epfd, s->listen_fd, &listen_tag)) {
+            rc = fail(err, errlen, errno, "epoll_ctl");
+            goto out;
+        }
     }
     *out = (struct kserver *)s;
     return 0;
@@ -194,6 +204,8 @@ int kserver_run(struct kserver *srv)
         ks_completions(s);
         timeout = ks_conn_expire(s);
         reap_all(s);
+        if (s->adopted && !s->conns)
+            break; /* a worker's one tenant is gone */
         int wait = ks_recover_step(s);
         if (wait >= 0 && (timeout < 0 || wait < timeout))
             timeout = wait;
@@ -236,5 +248,7 @@ void kserver_free(struct kserver *srv)
     if (s->epfd >= 0)
         close(s->epfd);
     pthread_mutex_destroy(&s->cq_lock);
+    ks_isolated_free(s);
+    pthread_mutex_destroy(&s->iso_lock);
     free(s);
 }

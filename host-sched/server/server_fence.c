@@ -3,7 +3,8 @@
  * only their tenant's address window; each launch of a fenced kernel gets the window as
  * two more parameters. A kernel the pass cannot fence, and a SASS-only kernel (a cubin,
  * which has no PTX to rewrite), are refused with CUDA_ERROR_NOT_SUPPORTED unless the
- * operator turned fencing off (kerneletd --no-fence). */
+ * operator turned fencing off (kerneletd --no-fence) or the server is a worker of the
+ * isolation tier (one tenant alone in its context: it runs them unfenced). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,9 @@ static const char *unfenced_reason(const struct ks_conn *c, const struct ks_func
 void ks_fence_function(const struct ks_conn *c, struct ks_function *f)
 {
     f->fenced = !c->srv->cfg.no_fence && !unfenced_reason(c, f);
-    f->fence_refused = !c->srv->cfg.no_fence && !f->fenced;
+    /* Alone in its context (a worker of the isolation tier), an unfenced kernel can reach
+     * only its own tenant's memory. */
+    f->fence_refused = !c->srv->cfg.no_fence && !f->fenced && !c->srv->cfg.adopt;
 }
 
 uint32_t ks_fence_refuse_launch(struct ks_conn *c, struct ks_function *f)
@@ -71,9 +74,10 @@ uint32_t ks_fence_refuse_launch(struct ks_conn *c, struct ks_function *f)
     /* once per function: a program may retry in a loop */
     if (!f->refusal_logged)
         fprintf(stderr, "kerneletd: tenant %s (pid %u, context %u): launch of %s refused: it "
-                "cannot be fenced: %s: CUDA_ERROR_NOT_SUPPORTED (kerneletd --no-fence runs "
-                "such kernels unfenced)\n", c->name, (unsigned)c->cred.pid, c->context, name,
-                why ? why : "?");
+                "cannot be fenced: %s: CUDA_ERROR_NOT_SUPPORTED (a tenant with a GPU "
+                "context of its own runs it: KERNELET_ISOLATE=1 in its environment, or "
+                "kerneletd --isolate %s)\n", c->name, (unsigned)c->cred.pid, c->context, name,
+                why ? why : "?", c->name);
     f->refusal_logged = true;
     return KS_CUDA_NOT_SUPPORTED;
 }

@@ -296,7 +296,35 @@ struct ks_server {
     pthread_mutex_t cq_lock;    /* completion queue, filled by the scheduler's thread */
     struct ks_op *cq_head, *cq_tail;
     bool recovering;            /* the device was lost: tenants are being ended */
+
+    pthread_mutex_t iso_lock;   /* isolated: kserver_isolated_ended comes from any thread */
+    struct ks_isolated *isolated; /* tenants handed to workers of their own */
+    bool adopted;               /* worker mode: its one connection was adopted */
 };
+
+/* ---- server_isolate.c: the isolation tier ----------------------------------------------- */
+
+/* A tenant served by a worker process (kserver_config.isolate), kept for status and for
+ * the connection limits until its worker ends. */
+struct ks_isolated {
+    struct ks_isolated *next;
+    char name[KERNELET_NAME_MAX];
+    struct ucred cred;          /* the tenant's */
+    pid_t worker;
+    bool vm;
+};
+
+/* Offers a tenant's HELLO to the isolation tier: true when it was dealt with there (handed
+ * to a worker, the connection closed here; or refused with UNAVAILABLE), false when the
+ * tenant is to be served here. */
+bool ks_isolate_offer(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+/* Isolated tenants in all, and those of uid. */
+unsigned ks_isolated_count(struct ks_server *s, const uid_t *uid);
+/* Status rows of the isolated tenants, numbered on from *index: those from first on, while
+ * fewer than max rows are in list (*n). */
+void ks_isolated_describe(struct ks_server *s, struct kernelet_tenant_status *list, size_t max,
+                          uint32_t first, uint32_t *index, uint32_t *n);
+void ks_isolated_free(struct ks_server *s);
 
 uint64_t ks_now_ns(void);
 /* Whether new connections are taken (off while a lost device is replaced); 0 or -errno. */
@@ -312,6 +340,9 @@ int ks_recover_step(struct ks_server *s);
 /* ---- server_conn.c: sockets, framing, answers ------------------------------------------ */
 
 void ks_conn_accept(struct ks_server *s);
+/* Worker mode: serves the connection kserver_config.adopt_fd as if accepted, handling
+ * adopt_input first; 0 or -errno. */
+int ks_conn_adopt(struct ks_server *s, char *err, size_t errlen);
 /* Whether uid may administer the daemon (root, admin_uid, the daemon's own user); these
  * users are also not held to max_per_user. */
 bool ks_privileged(const struct ks_server *s, uid_t uid);

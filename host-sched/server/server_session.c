@@ -59,6 +59,8 @@ void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_reques
             return;
         }
         c->admin = true;
+    } else if (ks_isolate_offer(c, id, r)) {
+        return; /* handed to a worker of its own, or refused */
     } else {
         ksched_tenant_policy pol;
         ksched_tenant_policy_default(&pol);

@@ -93,7 +93,10 @@ struct kernelet_cuda_error {
 #define KERNELET_HELLO_ADMIN   (1u << 0)  /* an administration connection, not a tenant */
 #define KERNELET_HELLO_VM      (1u << 1)  /* a VM's device: shown as such (KERNELET_TENANT_VM);
                                              informational, no access decision uses it */
-#define KERNELET_HELLO_FLAGS   (KERNELET_HELLO_ADMIN | KERNELET_HELLO_VM)
+#define KERNELET_HELLO_ISOLATE (1u << 2)  /* asks for a GPU context of its own: served by a
+                                             worker process of the daemon, not beside other
+                                             tenants; UNAVAILABLE when none can be started */
+#define KERNELET_HELLO_FLAGS   (KERNELET_HELLO_ADMIN | KERNELET_HELLO_VM | KERNELET_HELLO_ISOLATE)
 #define KERNELET_NAME_MAX      64u
 
 struct kernelet_hello_tenant {
@@ -366,6 +369,9 @@ struct kernelet_admin_status {
 #define KERNELET_TENANT_SLICING (1u << 0)  /* kernels may be sliced */
 #define KERNELET_TENANT_STICKY  (1u << 1)  /* a sticky error ended its context */
 #define KERNELET_TENANT_VM      (1u << 2)  /* a virtual machine (through the device) */
+#define KERNELET_TENANT_ISOLATED (1u << 3) /* served by a worker process in a GPU context of
+                                              its own (worker_pid); its statistics are the
+                                              worker's and not shown */
 
 struct kernelet_tenant_status {
     uint64_t id;
@@ -388,7 +394,7 @@ struct kernelet_tenant_status {
     uint64_t requests;
     uint64_t errors;
     uint32_t kernel_time_limit_ms; /* a launch of it running longer is stopped; 0 = none */
-    uint32_t reserved;
+    uint32_t worker_pid;      /* KERNELET_TENANT_ISOLATED: the worker serving it; else 0 */
 };
 
 #define KERNELET_SET_WEIGHT       (1u << 0)

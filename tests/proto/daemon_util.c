@@ -144,34 +144,45 @@ bool closed_within(int fd, int timeout_ms)
 
 bool tenant_round_trip(const char *socket, const char *name)
 {
-    enum { N = 256 };
+    return tenant_round_trip_flags(socket, name, 0);
+}
+
+bool tenant_round_trip_flags(const char *socket, const char *name, uint32_t hello_flags)
+{
     struct client c;
+
+    if (!client_open_flags(&c, socket, name, hello_flags)) {
+        client_close(&c);
+        return false;
+    }
+    tenant_check_kernel(&c);
+    client_close(&c);
+    return true;
+}
+
+void tenant_check_kernel(struct client *c)
+{
+    enum { N = 256 };
     struct kernelet_function f;
     struct kernelet_param params[8];
     uint32_t in[N], *out;
     struct { uint64_t p; uint32_t n, v; } args = {.n = N, .v = 7};
 
-    if (!client_open_path(&c, socket, name, false)) {
-        client_close(&c);
-        return false;
-    }
     for (unsigned i = 0; i < N; i++)
         in[i] = i * 3u;
-    args.p = client_alloc(&c, sizeof(in));
-    uint32_t rid = client_region(&c, sizeof(in), (void **)&out);
-    g_assert_cmpint(client_copy(&c, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, args.p, 0,
+    args.p = client_alloc(c, sizeof(in));
+    uint32_t rid = client_region(c, sizeof(in), (void **)&out);
+    g_assert_cmpint(client_copy(c, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, args.p, 0,
                                 sizeof(in), in, 0, false), ==, KERNELET_ST_OK);
-    uint64_t fn = client_function(&c, client_module_ptx(&c, harness_ptx), "k_add", &f, params);
+    uint64_t fn = client_function(c, client_module_ptx(c, harness_ptx), "k_add", &f, params);
     g_assert_cmpuint(fn, !=, 0);
     /* 8 blocks of 32 threads: one thread per word. */
-    g_assert_cmpint(client_launches(&c, fn, &args, sizeof(args), 1, N / 8, false), ==,
+    g_assert_cmpint(client_launches(c, fn, &args, sizeof(args), 1, N / 8, false), ==,
                     KERNELET_ST_OK);
-    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 0, args.p, sizeof(in), NULL, 0,
+    g_assert_cmpint(client_copy(c, KERNELET_COPY_DTOH, rid, 0, args.p, sizeof(in), NULL, 0,
                                 true), ==, KERNELET_ST_OK);
     for (unsigned i = 0; i < N; i++)
         g_assert_cmpuint(out[i], ==, i * 3u + 7u);
-    client_close(&c);
-    return true;
 }
 
 pid_t run_as(uid_t uid, int (*fn)(void *), void *arg)

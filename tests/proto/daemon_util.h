@@ -38,6 +38,11 @@ bool closed_within(int fd, int timeout_ms);
  * kernel, copy out, and its output checked against the CPU. False when HELLO fails (the
  * daemon refused the connection); anything else that fails aborts the test. */
 bool tenant_round_trip(const char *socket, const char *name);
+/* The same with the HELLO's flags given (KERNELET_HELLO_ISOLATE). */
+bool tenant_round_trip_flags(const char *socket, const char *name, uint32_t hello_flags);
+struct client;
+/* The round trip's work (allocation, copy, k_add, copy back, checked) on an open tenant. */
+void tenant_check_kernel(struct client *c);
 
 struct client;
 /* Test kernels, one thread per word of p: k_forever(u64 p) never ends; k_loop(u64 p,

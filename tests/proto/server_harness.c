@@ -180,10 +180,15 @@ bool client_open(struct client *c, struct harness *h, const char *name, bool adm
 
 bool client_open_path(struct client *c, const char *socket, const char *name, bool admin)
 {
+    return client_open_flags(c, socket, name, admin ? KERNELET_HELLO_ADMIN : 0);
+}
+
+bool client_open_flags(struct client *c, const char *socket, const char *name, uint32_t flags)
+{
     struct {
         struct kernelet_hello hello;
         struct kernelet_hello_tenant tenant;
-    } hello = {{.proto_version = KERNELET_PROTO_VERSION}, {.flags = admin ? KERNELET_HELLO_ADMIN : 0}};
+    } hello = {{.proto_version = KERNELET_PROTO_VERSION}, {.flags = flags}};
     struct kernelet_session s;
 
     if (!client_connect_path(c, socket))

@@ -50,6 +50,8 @@ bool client_open(struct client *c, struct harness *h, const char *name, bool adm
 bool client_connect(struct client *c, struct harness *h);
 /* The same two on the socket of a kerneletd started elsewhere. */
 bool client_open_path(struct client *c, const char *socket, const char *name, bool admin);
+/* The same with the HELLO's flags (KERNELET_HELLO_*) given. */
+bool client_open_flags(struct client *c, const char *socket, const char *name, uint32_t flags);
 bool client_connect_path(struct client *c, const char *socket);
 void client_close(struct client *c);
 

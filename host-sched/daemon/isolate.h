@@ -1,0 +1,45 @@
+/* The isolation tier of kerneletd (issue 15, item 4): tenants that ask for it
+ * (KERNELET_HELLO_ISOLATE) or that the operator names are served by a worker process of
+ * their own: kerneletd executed anew on the tenant's connection, with a backend, GPU context
+ * and address space of its own, and the daemon's options (scheduler, limits, backend). */
+#ifndef KD_ISOLATE_H
+#define KD_ISOLATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "kernelet/protocol.h"
+#include "server.h"
+
+#define KD_MAX_ISOLATE_NAMES 32
+#define KD_MAX_WORKERS 256
+
+struct kd_isolation {
+    char **argv;                /* the daemon's arguments (NULL-terminated): its workers' */
+    const char *names[KD_MAX_ISOLATE_NAMES]; /* --isolate NAME: always isolated */
+    unsigned n_names;
+    bool all;                   /* --isolate-all */
+    unsigned max_workers;       /* --max-isolated; 0: requests are refused */
+    struct kserver *srv;        /* told when a worker ends; set once serving */
+
+    pthread_mutex_t lock;
+    pthread_cond_t ended;
+    pid_t workers[KD_MAX_WORKERS];
+    unsigned n_workers;
+};
+
+void kd_isolation_init(struct kd_isolation *iso, char **argv);
+/* kserver_config.isolate: starts a worker for the tenant when it asked or the operator's
+ * options isolate it (1), leaves it to the daemon (0), or refuses it (-errno, err). */
+int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker, char *err,
+               size_t errlen);
+/* Stops every worker: SIGTERM, then SIGKILL to those still running after grace_s. */
+void kd_isolation_stop(struct kd_isolation *iso, double grace_s);
+
+/* Worker side: the handed-over input (the tenant's HELLO and what followed it) read from
+ * fd into buf (at most cap bytes); its length, or -1. */
+long kd_worker_read_input(int fd, void *buf, size_t cap);
+
+#endif

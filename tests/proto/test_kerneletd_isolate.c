@@ -1,0 +1,240 @@
+/* kerneletd's isolation tier on the emulator (issue 15, item 4): a tenant that asks for a
+ * GPU context of its own (HELLO flag ISOLATE, what KERNELET_ISOLATE=1 sends), or that the
+ * operator names with --isolate, is served by a worker process of the daemon with a backend
+ * of its own; the daemon lists it, counts it against its connection limits, and stops the
+ * worker with itself. A worker that dies takes only its own tenant with it.
+ *   test_kerneletd_isolate KERNELETD --tap */
+#define _GNU_SOURCE
+#include <glib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon_util.h"
+#include "kernelet/protocol.h"
+#include "server_harness.h"
+
+static const char *kerneletd;
+
+/* The status row of the tenant called name, as an administrator sees it; false when the
+ * daemon lists no such tenant. */
+static bool row_named(const char *socket, const char *name, struct kernelet_tenant_status *out)
+{
+    struct client admin;
+    struct kernelet_admin_status_req q = {0};
+    struct kernelet_admin_status st;
+    bool found = false;
+
+    g_assert_true(client_open_path(&admin, socket, "admin", true));
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_STATUS, &q, sizeof(q), -1), ==,
+                    KERNELET_ST_OK);
+    memcpy(&st, admin.answer, sizeof(st));
+    for (uint32_t i = 0; i < st.n_tenants && !found; i++) {
+        memcpy(out, admin.answer + sizeof(st) + i * sizeof(*out), sizeof(*out));
+        found = strcmp(out->name, name) == 0;
+    }
+    client_close(&admin);
+    return found;
+}
+
+/* The parent of process pid (from /proc), or -1 when it does not exist. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], *text = NULL;
+    pid_t ppid = -1;
+
+    g_snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return -1;
+    const char *after = strrchr(text, ')'); /* the name may hold spaces */
+    char state;
+    if (!after || sscanf(after + 1, " %c %d", &state, &ppid) != 2 || state == 'Z')
+        ppid = -1;
+    g_free(text);
+    return ppid;
+}
+
+/* Whether the daemon stops listing name within seconds (its worker ended and was reaped). */
+static bool unlisted_within(const char *socket, const char *name, double seconds)
+{
+    struct kernelet_tenant_status row;
+    double start = now_s();
+
+    while (now_s() - start < seconds) {
+        if (!row_named(socket, name, &row))
+            return true;
+        usleep(20000);
+    }
+    return false;
+}
+
+/* An isolated tenant's row: flagged, with a worker that is a child of the daemon (not the
+ * daemon itself, not the tenant). Its worker's pid. */
+static pid_t expect_isolated(const struct daemon *d, const char *name, pid_t tenant_pid)
+{
+    struct kernelet_tenant_status row;
+
+    g_assert_true(row_named(d->socket, name, &row));
+    g_assert_true(row.flags & KERNELET_TENANT_ISOLATED);
+    g_assert_cmpuint(row.pid, ==, (uint32_t)tenant_pid);
+    g_assert_cmpuint(row.worker_pid, !=, 0);
+    g_assert_cmpuint(row.worker_pid, !=, (uint32_t)d->pid);
+    g_assert_cmpint(parent_of((pid_t)row.worker_pid), ==, d->pid);
+    return (pid_t)row.worker_pid;
+}
+
+static void stop(struct daemon *d)
+{
+    double seconds;
+
+    g_assert_cmpint(daemon_stop(d, 20, &seconds), ==, 0);
+}
+
+/* A tenant that asks is served in a worker: its kernel verifies there while a tenant of
+ * the shared context verifies too; the worker ends when its tenant goes. */
+static void test_requested(void)
+{
+    struct daemon d;
+    struct client c;
+    struct kernelet_tenant_status row;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_flags(&c, d.socket, "alone", KERNELET_HELLO_ISOLATE));
+    pid_t worker = expect_isolated(&d, "alone", getpid());
+    tenant_check_kernel(&c);
+    g_assert_true(tenant_round_trip(d.socket, "shared"));
+    tenant_check_kernel(&c); /* the worker still serves it */
+    client_close(&c);
+    g_assert_true(unlisted_within(d.socket, "alone", 10));
+    g_assert_cmpint(parent_of(worker), ==, -1);
+    /* A tenant that does not ask shares the daemon's context: no row says otherwise. */
+    struct client s;
+    g_assert_true(client_open_path(&s, d.socket, "plain", false));
+    g_assert_true(row_named(d.socket, "plain", &row));
+    g_assert_false(row.flags & KERNELET_TENANT_ISOLATED);
+    g_assert_cmpuint(row.worker_pid, ==, 0);
+    client_close(&s);
+    stop(&d);
+}
+
+/* --isolate NAME isolates the tenant called NAME without its asking, and no other. */
+static void test_by_name(void)
+{
+    const char *extra[] = {"--isolate", "vm-a", NULL};
+    struct daemon d;
+    struct client a, b;
+    struct kernelet_tenant_status row;
+
+    daemon_start(&d, kerneletd, extra);
+    g_assert_true(client_open_path(&a, d.socket, "vm-a", false));
+    g_assert_true(client_open_path(&b, d.socket, "vm-b", false));
+    expect_isolated(&d, "vm-a", getpid());
+    g_assert_true(row_named(d.socket, "vm-b", &row));
+    g_assert_false(row.flags & KERNELET_TENANT_ISOLATED);
+    tenant_check_kernel(&a);
+    tenant_check_kernel(&b);
+    client_close(&a);
+    client_close(&b);
+    stop(&d);
+}
+
+/* --max-isolated bounds the workers (each holds a GPU context): a request beyond it is
+ * refused, and served again once a worker has ended; 0 refuses every request. */
+static void test_limit(void)
+{
+    const char *one[] = {"--max-isolated", "1", NULL}, *none[] = {"--max-isolated", "0", NULL};
+    struct daemon d;
+    struct client a, b;
+
+    daemon_start(&d, kerneletd, one);
+    g_assert_true(client_open_flags(&a, d.socket, "first", KERNELET_HELLO_ISOLATE));
+    g_assert_false(client_open_flags(&b, d.socket, "second", KERNELET_HELLO_ISOLATE));
+    g_assert_cmpuint(b.status, ==, KERNELET_ST_UNAVAILABLE);
+    client_close(&b);
+    tenant_check_kernel(&a);
+    client_close(&a);
+    g_assert_true(unlisted_within(d.socket, "first", 10));
+    g_assert_true(tenant_round_trip_flags(d.socket, "second", KERNELET_HELLO_ISOLATE));
+    stop(&d);
+
+    daemon_start(&d, kerneletd, none);
+    g_assert_false(client_open_flags(&b, d.socket, "refused", KERNELET_HELLO_ISOLATE));
+    g_assert_cmpuint(b.status, ==, KERNELET_ST_UNAVAILABLE);
+    client_close(&b);
+    g_assert_true(tenant_round_trip(d.socket, "plain"));
+    stop(&d);
+}
+
+/* An isolated tenant keeps a connection slot: with --max-connections 2, an isolated tenant
+ * and a shared one leave no room for a third. */
+static void test_counts_as_connection(void)
+{
+    const char *extra[] = {"--max-connections", "2", NULL};
+    struct daemon d;
+    struct client a, b, c;
+
+    daemon_start(&d, kerneletd, extra);
+    g_assert_true(client_open_flags(&a, d.socket, "iso", KERNELET_HELLO_ISOLATE));
+    g_assert_true(client_open_path(&b, d.socket, "shared", false));
+    g_assert_false(client_open_path(&c, d.socket, "third", false));
+    client_close(&c);
+    client_close(&b);
+    tenant_check_kernel(&a);
+    client_close(&a);
+    stop(&d);
+}
+
+/* The worker killed: its tenant loses its connection, nobody else notices. */
+static void test_worker_killed(void)
+{
+    struct daemon d;
+    struct client a;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_flags(&a, d.socket, "victim", KERNELET_HELLO_ISOLATE));
+    pid_t worker = expect_isolated(&d, "victim", getpid());
+    g_assert_cmpint(kill(worker, SIGKILL), ==, 0);
+    g_assert_true(client_closed_by_server(&a, 5000));
+    client_close(&a);
+    g_assert_true(unlisted_within(d.socket, "victim", 10));
+    g_assert_true(daemon_alive(&d));
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    g_assert_true(tenant_round_trip_flags(d.socket, "next", KERNELET_HELLO_ISOLATE));
+    stop(&d);
+}
+
+/* Stopping the daemon stops its workers: none is left behind serving a tenant. */
+static void test_stop(void)
+{
+    struct daemon d;
+    struct client a;
+    double seconds;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_flags(&a, d.socket, "held", KERNELET_HELLO_ISOLATE));
+    pid_t worker = expect_isolated(&d, "held", getpid());
+    tenant_check_kernel(&a);
+    g_assert_cmpint(daemon_stop(&d, 20, &seconds), ==, 0);
+    g_assert_cmpfloat(seconds, <, 10);
+    g_assert_cmpint(parent_of(worker), ==, -1);
+    g_assert_true(client_closed_by_server(&a, 5000));
+    client_close(&a);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    if (argc < 2)
+        g_error("usage: %s KERNELETD", argv[0]);
+    kerneletd = argv[1];
+    signal(SIGPIPE, SIG_IGN);
+    g_test_add_func("/kerneletd/isolate/requested", test_requested);
+    g_test_add_func("/kerneletd/isolate/by-name", test_by_name);
+    g_test_add_func("/kerneletd/isolate/limit", test_limit);
+    g_test_add_func("/kerneletd/isolate/counts-as-connection", test_counts_as_connection);
+    g_test_add_func("/kerneletd/isolate/worker-killed", test_worker_killed);
+    g_test_add_func("/kerneletd/isolate/stop", test_stop);
+    return g_test_run();
+}
