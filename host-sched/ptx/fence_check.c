@@ -123,31 +123,32 @@ static const kptx_var *module_var(const kptx_module *m, const kptx_function *fn,
 
 /* A module variable an operand of in names that the kernel cannot reach when module
  * variables lie outside the window: any use of a .global one (unless the backend
- * relocates it into the window: KPTX_FENCE_VARS_RELOCATED), and the address of a .const
- * one (only ld.const reads those in their own space). NULL when none. */
+ * relocates it into the window: KPTX_FENCE_VARS_RELOCATED), and a .const one made a
+ * generic pointer (cvta: generic accesses are fenced into the window, so it would read
+ * something else). Its address in a register is fine: only ld.const uses such an address,
+ * within the module's own constant bank (an indexed __constant__ array). NULL when none. */
 static const char *outside_var(const kptx_module *m, const kptx_function *fn,
-                               const kptx_operand *o, bool const_load, unsigned flags)
+                               const kptx_operand *o, bool const_ok, unsigned flags)
 {
     const kptx_var *v = o->kind == KPTX_OPND_SYMBOL ? module_var(m, fn, o->name) : NULL;
     if (v && v->space == KPTX_SPACE_GLOBAL &&
         (!(flags & KPTX_FENCE_VARS_RELOCATED) || !kptx_reloc_possible(m, v, NULL, 0)))
         return o->name;
-    if (v && v->space == KPTX_SPACE_CONST && !const_load)
+    if (v && v->space == KPTX_SPACE_CONST && !const_ok)
         return o->name;
     for (unsigned i = 0; i < o->n_elems; i++) {
-        const char *u = outside_var(m, fn, &o->elems[i], const_load, flags);
+        const char *u = outside_var(m, fn, &o->elems[i], const_ok, flags);
         if (u)
             return u;
     }
     return NULL;
 }
 
-static bool is_const_load(const kptx_instr *in)
+/* Whether a .const variable's address may appear in in: anywhere but in a conversion to a
+ * generic pointer. */
+static bool const_address_ok(const kptx_instr *in)
 {
-    for (unsigned i = 0; i < in->n_mods; i++)
-        if (!strcmp(in->mods[i], ".const"))
-            return !strcmp(in->opcode, "ld") || !strcmp(in->opcode, "ldu");
-    return false;
+    return strcmp(in->opcode, "cvta") != 0;
 }
 
 /* The reason a module variable v named by a kernel cannot be reached. */
@@ -171,7 +172,7 @@ static void judge_vars(const kptx_module *m, const kptx_function *fn, unsigned f
     for (unsigned i = 0; i < fn->n_stmts && !why[0]; i++) {
         const kptx_stmt *s = &fn->stmts[i];
         for (unsigned k = 0; s->kind == KPTX_STMT_INSTR && k < s->u.instr.n_ops; k++) {
-            const char *v = outside_var(m, fn, &s->u.instr.ops[k], is_const_load(&s->u.instr),
+            const char *v = outside_var(m, fn, &s->u.instr.ops[k], const_address_ok(&s->u.instr),
                                         flags);
             if (v) {
                 describe_var(m, module_var(m, fn, v), v, flags, why, len);

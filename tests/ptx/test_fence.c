@@ -103,7 +103,8 @@ static void test_verdicts(void)
 }
 
 /* With module variables outside the window (the cuda backend), a kernel that uses a
- * .global variable or the address of a .const one cannot be fenced; ld.const is fine. */
+ * .global variable or makes a .const one a generic pointer cannot be fenced; ld.const,
+ * also through an address taken with mov (an indexed __constant__ array), is fine. */
 static void test_verdicts_vars_outside(void)
 {
     static const char text[] =
@@ -113,7 +114,9 @@ static void test_verdicts_vars_outside(void)
         "  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [p];\n  ld.const.u32 %r1, [cvar+4];\n"
         "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n"
         ".visible .entry takes_const(.param .u64 p)\n{\n  .reg .b64 %rd<2>;\n"
-        "  mov.u64 %rd1, cvar;\n  ret;\n}\n";
+        "  mov.u64 %rd1, cvar;\n  ret;\n}\n"
+        ".visible .entry generic_const(.param .u64 p)\n{\n  .reg .b64 %rd<2>;\n"
+        "  cvta.const.u64 %rd1, cvar;\n  ret;\n}\n";
     kptx_module *m = test_parse(copy_ptx), *c = test_parse(text);
     char why[192];
     kptx_error err = {0};
@@ -127,6 +130,9 @@ static void test_verdicts_vars_outside(void)
                                        sizeof why, &err), ==, 0);
     g_assert_cmpstr(why, ==, "");
     g_assert_cmpint(kptx_fence_verdict(c, "takes_const", KPTX_FENCE_VARS_OUTSIDE, why,
+                                       sizeof why, &err), ==, 0);
+    g_assert_cmpstr(why, ==, "");       /* an address for ld.const [reg] */
+    g_assert_cmpint(kptx_fence_verdict(c, "generic_const", KPTX_FENCE_VARS_OUTSIDE, why,
                                        sizeof why, &err), ==, 0);
     g_assert_nonnull(strstr(why, "uses the module variable cvar"));
     unsigned n = 0;

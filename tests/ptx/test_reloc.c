@@ -17,7 +17,8 @@
 #define CUDA_FLAGS (KPTX_FENCE_VARS_OUTSIDE | KPTX_FENCE_VARS_RELOCATED)
 
 /* lookup(out): out[i] = tbl[i % 6] + tbl[2] + ctab[1] (computed index through a global
- * address, a direct [tbl+8], a generic load through cvta, and a .const load that stays);
+ * address, a direct [tbl+8], a generic load through cvta, and a .const load through a
+ * register, as an indexed __constant__ array is read, that stays);
  * count(): counter += 1 per thread. */
 static const char vars_ptx[] =
     HEAD
@@ -33,7 +34,7 @@ static const char vars_ptx[] =
     "  mov.u64 %rd4, tbl;\n  add.s64 %rd5, %rd4, %rd3;\n  ld.global.nc.u32 %r3, [%rd5];\n"
     "  ld.global.u32 %r4, [tbl+8];\n  add.u32 %r3, %r3, %r4;\n"
     "  cvta.global.u64 %rd8, tbl;\n  ld.u32 %r6, [%rd8+4];\n  add.u32 %r3, %r3, %r6;\n"
-    "  ld.const.u32 %r5, [ctab+4];\n  add.u32 %r3, %r3, %r5;\n"
+    "  mov.u64 %rd9, ctab;\n  ld.const.u32 %r5, [%rd9+4];\n  add.u32 %r3, %r3, %r5;\n"
     "  mul.wide.u32 %rd6, %r1, 4;\n  add.s64 %rd7, %rd2, %rd6;\n"
     "  st.global.u32 [%rd7], %r3;\n  ret;\n}\n"
     ".visible .entry count()\n{\n  .reg .b32 %r<2>;\n"
@@ -67,8 +68,21 @@ static const var_case var_cases[] = {
     {".global .align 4 .u32 v[2] = {1, 2, 3};", "longer than it"},
     {".global .align 4 .u32 v[2][2] = {{1, 2}, {3, 4}, {5, 6}};", "longer than it"},
     {".global .align 2 .f16 v = 0f3F800000;", "float literals"},   /* no conversion to .f16 */
-    {".const .align 4 .u32 v[4];", "lies outside the tenant's window"},   /* mov of it */
+    {".const .align 4 .u32 v[4];", NULL},   /* mov of it: for ld.const [reg] (an index) */
 };
+
+/* A .const variable made a generic pointer would be read through the window: refused. */
+static void test_const_generic(void)
+{
+    kptx_module *m = test_parse(HEAD ".const .align 4 .u32 v[4];\n.visible .entry k()\n{\n"
+                                "  .reg .b64 %rd<2>;\n  cvta.const.u64 %rd1, v;\n  ret;\n}\n");
+    char why[192];
+    kptx_error err = {0};
+
+    g_assert_cmpint(kptx_fence_verdict(m, "k", CUDA_FLAGS, why, sizeof why, &err), ==, 0);
+    g_assert_nonnull(strstr(why, "lies outside the tenant's window"));
+    kptx_module_free(m);
+}
 
 static void test_verdicts(void)
 {
@@ -87,7 +101,10 @@ static void test_verdicts(void)
         /* without relocation every .global variable is refused, as before */
         g_assert_cmpint(kptx_fence_verdict(m, "k", KPTX_FENCE_VARS_OUTSIDE, why, sizeof why,
                                            &err), ==, 0);
-        g_assert_nonnull(strstr(why, "lies outside the tenant's window"));
+        if (!strstr(var_cases[i].decl, ".const"))
+            g_assert_nonnull(strstr(why, "lies outside the tenant's window"));
+        else
+            g_assert_cmpstr(why, ==, "");
         kptx_module_free(m);
         g_free(text);
     }
@@ -278,6 +295,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/ptx/reloc/verdicts", test_verdicts);
+    g_test_add_func("/ptx/reloc/const-generic", test_const_generic);
     g_test_add_func("/ptx/reloc/plan", test_plan);
     g_test_add_func("/ptx/reloc/plan-limit", test_plan_limit);
     g_test_add_func("/ptx/reloc/rewrite", test_rewrite);
