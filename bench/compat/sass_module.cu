@@ -7,7 +7,10 @@
  * PTX only (the emulator) cannot run SASS; there the modules must still load and describe
  * their functions, and both launches must be refused with CUDA's "no binary for the GPU"
  * error: the program then prints "SASS-ONLY sass_module: ..." and exits SASS_ONLY_EXIT, a
- * distinct result its test checks for (not a pass). Anything else is a failure, exit 1. */
+ * distinct result its test checks for (not a pass). A kerneletd that fences kernels in a
+ * shared context refuses SASS (it cannot be fenced) with CUDA_ERROR_NOT_SUPPORTED: the
+ * program prints "SASS-REFUSED ..." and exits SASS_REFUSED_EXIT. Anything else is a
+ * failure, exit 1. */
 #include <cuda.h>
 #include <string.h>
 
@@ -15,6 +18,7 @@
 #include "sass_kernels_cubin.h"
 
 #define SASS_ONLY_EXIT 3
+#define SASS_REFUSED_EXIT 4
 
 #define CU(call)                                                                            \
     do {                                                                                    \
@@ -133,6 +137,13 @@ int main(void)
     if (dr == CUDA_SUCCESS && rr == cudaSuccess) {
         compat_pass("sass_module");
         return 0;
+    }
+    if (dr == CUDA_ERROR_NOT_SUPPORTED && rr == cudaErrorNotSupported) {
+        /* kerneletd's shared, fenced context: SASS cannot be fenced there */
+        printf("SASS-REFUSED sass_module: the modules loaded; both launches were refused "
+               "with CUDA_ERROR_NOT_SUPPORTED (SASS in a shared, fenced context; "
+               "KERNELET_ISOLATE=1 gives the program a context of its own)\n");
+        return SASS_REFUSED_EXIT;
     }
     EXPECT(dr == CUDA_ERROR_NO_BINARY_FOR_GPU, "saxpy_sass launch gave %d", (int)dr);
     EXPECT(rr == cudaErrorNoKernelImageForDevice, "square launch gave %s",

@@ -9,6 +9,7 @@
 #    kerneletd, results compared, time per step                      -> frameworks.md
 # 3. two tenants at once through kerneletd: torch_mlp and cupy_rawkernel, each verified
 #    against its native result                                       -> two-tenants.md
+# Framework tenants ask for GPU contexts of their own (isolation tier) unless FENCE=0.
 # The daemon's log is kept (kerneletd.log): unsupported entry points are named there.
 set -u
 carry=$(cd "${1:?usage: run.sh CARRY_DIR OUT_DIR}" && pwd)
@@ -25,12 +26,13 @@ cat "$work/machine.txt"
 
 sock=$work/kerneletd.sock
 # The frameworks' kernels are SASS-only (no PTX to fence), which a fencing kerneletd refuses
-# until the isolation tier exists (docs/SECURITY.md): they run unfenced here. FENCE=1 keeps
-# the daemon's default, to see what fencing refuses. The compatibility programs (PTX) run
-# fenced, as tenants get them by default: unfenced, device_assert's assert loses the
-# context of every tenant.
-fence_opt=--no-fence
-[ "${FENCE:-0}" = 1 ] && fence_opt=
+# in its shared context: their tenants ask for a context of their own (KERNELET_ISOLATE=1,
+# the isolation tier, docs/SECURITY.md) from the default, fencing daemon. FENCE=0 runs them
+# unfenced in the shared context instead (kerneletd --no-fence), as before the tier. The
+# compatibility programs (PTX) run fenced in the shared context, as tenants get them by
+# default; sass_module runs there (refused) and isolated (must pass).
+fence_opt=; isolate=1
+[ "${FENCE:-1}" = 0 ] && { fence_opt=--no-fence; isolate=0; }
 start_kerneletd() {     # start_kerneletd [FENCE_OPTION]
     LD_LIBRARY_PATH="$carry/lib:/usr/local/cuda/extras/CUPTI/lib64:/usr/local/cuda/lib64" \
         "$carry/bin/kerneletd" --socket "$sock" --backend cuda "$@" \
@@ -55,22 +57,26 @@ check_daemon() {
 # socket. NATIVE=0 skips the native runs (their results from an earlier round are used).
 each() { timeout 45 "$@" 2>&1 | tail -n 40; }
 tenant() { each env LD_LIBRARY_PATH="$carry/libcuda" KERNELET_SOCKET="$sock" "$@"; }
+fw_tenant() { tenant env KERNELET_ISOLATE=$isolate "$@"; }   # a framework's tenant
 native() { [ "${NATIVE:-1}" = 1 ] && each "$@"; }
 
 stage "1. compatibility programs"
 # fault last, then vector_add again: does a device fault cost later tenants the GPU?
 # COMPAT="a b" and WORKLOADS="x y" in the environment run only those.
-# (runaway is no compatibility program: it never ends, natively; contain.sh runs it)
-progs=${COMPAT:-$(ls "$carry/compat" | grep -vx 'fault\|runaway') fault vector_add}
+# (runaway and steal are no compatibility programs: contain.sh runs them)
+progs=${COMPAT:-$(ls "$carry/compat" | grep -vx 'fault\|runaway\|steal') fault vector_add}
 {
     echo "| program | native | through kerneletd |"; echo "|---|---|---|"
     for n in $progs; do
         p=$carry/compat/$n
-        a=$(native "$p" | grep -E '^(PASS|FAIL|SASS-ONLY|WAIVED)' | tail -n 1)
-        b=$(tenant "$p" | grep -E '^(PASS|FAIL|SASS-ONLY|WAIVED)' | tail -n 1)
+        a=$(native "$p" | grep -E '^(PASS|FAIL|SASS-ONLY|SASS-REFUSED|WAIVED)' | tail -n 1)
+        b=$(tenant "$p" | grep -E '^(PASS|FAIL|SASS-ONLY|SASS-REFUSED|WAIVED)' | tail -n 1)
         check_daemon
         echo "| $n | ${a:-no verdict} | ${b:-no verdict}$died |"
     done
+    b=$(tenant env KERNELET_ISOLATE=1 "$carry/compat/sass_module" | grep -E '^(PASS|FAIL|SASS-ONLY)' | tail -n 1)
+    check_daemon
+    echo "| sass_module, isolated (KERNELET_ISOLATE=1) | (above) | ${b:-no verdict}$died |"
 } >"$work/compat.md"
 cat "$work/compat.md"
 
@@ -81,7 +87,7 @@ stage "2. framework workloads"
 w="$carry/workloads.py"
 for name in ${WORKLOADS:-$(python3 "$w" list)}; do
     native python3 "$w" run "$name" >>"$work/native.txt"
-    tenant python3 "$w" run "$name" >>"$work/kerneletd.txt"
+    fw_tenant python3 "$w" run "$name" >>"$work/kerneletd.txt"
     grep "name=$name " "$work/kerneletd.txt" | tail -n 1
 done
 [ -s "$work/native.txt" ] || cp "$carry/native.txt" "$work/native.txt" 2>/dev/null
@@ -89,10 +95,13 @@ python3 "$w" compare "$work/native.txt" "$work/kerneletd.txt" >"$work/frameworks
 echo "compare: exit $?"; cat "$work/frameworks.md"
 
 stage "3. two tenants at once"
-tenant python3 "$w" run torch_mlp >"$work/two-a.txt" &
+fw_tenant python3 "$w" run torch_mlp >"$work/two-a.txt" &
 a=$!
-tenant python3 "$w" run cupy_rawkernel >"$work/two-b.txt" &
-wait "$a" $!
+fw_tenant python3 "$w" run cupy_rawkernel >"$work/two-b.txt" &
+b=$!
+sleep 4   # the daemon's view while both run (isolated: two workers)
+LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" status >"$work/status-two.txt" 2>&1
+wait "$a" "$b"
 cat "$work/two-a.txt" "$work/two-b.txt" >"$work/two.txt"
 python3 "$w" compare "$work/native.txt" "$work/two.txt" | grep -E "torch_mlp|cupy_rawkernel|workload|---" \
     >"$work/two-tenants.md"
