@@ -488,6 +488,8 @@ static CUresult call(struct kcu_client *c, uint16_t opcode, const void *head, si
         *resp_len = p->resp_len;
     pthread_mutex_unlock(&c->lock);
     free(p);
+    if (r != CUDA_SUCCESS) /* the daemon's refusals, for KERNELET_DEBUG=1 */
+        kcu_log("%s: the daemon answered %d", kproto_opcode_name(opcode), (int)r);
     return r;
 }
 

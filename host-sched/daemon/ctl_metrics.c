@@ -111,9 +111,21 @@ static void family(FILE *f, const char *name, const char *type, const char *help
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* The tenant label: the daemon's tenant id, or "worker-PID" for an isolated tenant (its id
+ * is the worker's, not listed). */
+static void tenant_key(FILE *f, const struct kernelet_tenant_status *t)
+{
+    if (t->flags & KERNELET_TENANT_ISOLATED)
+        fprintf(f, "tenant=\"worker-%u\"", t->worker_pid);
+    else
+        fprintf(f, "tenant=\"%" PRIu64 "\"", t->id);
+}
+
 static void tenant_labels(FILE *f, const struct kernelet_tenant_status *t)
 {
-    fprintf(f, "{tenant=\"%" PRIu64 "\",name=", t->id);
+    fputc('{', f);
+    tenant_key(f, t);
+    fprintf(f, ",name=");
     label_value(f, t->name);
     fprintf(f, ",kind=\"%s\"}", (t->flags & KERNELET_TENANT_VM) ? "vm" : "process");
 }
@@ -156,13 +168,17 @@ static void daemon_metrics(FILE *f, const struct kernelet_admin_status *d, uint3
 static void tenant_info(FILE *f, const struct ctl_snapshot *s)
 {
     family(f, "kernelet_tenant_info", "gauge",
-           "A connected tenant with its process id and user id (always 1).");
+           "A connected tenant with its process id and user id, and whether a worker with a GPU "
+           "context of its own serves it (always 1).");
     for (uint32_t i = 0; i < s->n_tenants; i++) {
         const struct kernelet_tenant_status *t = &s->tenants[i];
-        fprintf(f, "kernelet_tenant_info{tenant=\"%" PRIu64 "\",name=", t->id);
+        fprintf(f, "kernelet_tenant_info{");
+        tenant_key(f, t);
+        fprintf(f, ",name=");
         label_value(f, t->name);
-        fprintf(f, ",kind=\"%s\",pid=\"%u\",uid=\"%u\"} 1\n",
-                (t->flags & KERNELET_TENANT_VM) ? "vm" : "process", t->pid, t->uid);
+        fprintf(f, ",kind=\"%s\",pid=\"%u\",uid=\"%u\",isolated=\"%s\"} 1\n",
+                (t->flags & KERNELET_TENANT_VM) ? "vm" : "process", t->pid, t->uid,
+                (t->flags & KERNELET_TENANT_ISOLATED) ? "true" : "false");
     }
 }
 
@@ -178,6 +194,8 @@ void ctl_metrics_write(FILE *f, const struct ctl_snapshot *s)
         const struct tenant_metric *tm = &tenant_metrics[m];
         family(f, tm->name, tm->type, tm->help);
         for (uint32_t i = 0; i < s->n_tenants; i++) {
+            if (s->tenants[i].flags & KERNELET_TENANT_ISOLATED)
+                continue; /* its figures are its worker's */
             fputs(tm->name, f);
             tenant_labels(f, &s->tenants[i]);
             tenant_value(f, &s->tenants[i], tm);

@@ -90,6 +90,8 @@ static void usage(FILE *f)
             "  --isolate-all        every tenant gets a worker and context of its own\n"
             "  --max-isolated N     worker processes at once (default 8; 0 = none: tenants\n"
             "                       asking for a context of their own are refused)\n"
+            "  --log-errors         one line in the log per error answered to a tenant (its\n"
+            "                       request and CUDA error): why a program fails\n"
             "  --admin-user USER    may administer besides root and the daemon's user: the\n"
             "                       user QEMU runs as, so that QMP policy reaches the daemon\n"
             "  --help\n",
@@ -110,6 +112,7 @@ struct options {
     uint64_t default_mem_quota;
     unsigned kernel_time_limit_ms;
     bool no_fence;
+    bool log_errors;
     uid_t admin_uid;
     unsigned pair_split[2];
     int pair_waves;             /* -1: by backend */
@@ -230,6 +233,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"no-fence", no_argument, NULL, 'N'},
         {"isolate", required_argument, NULL, 'I'},
         {"isolate-all", no_argument, NULL, 'A'},
+        {"log-errors", no_argument, NULL, 'L'},
         {"max-isolated", required_argument, NULL, 'X'},
         {"worker-fd", required_argument, NULL, OPT_WORKER_FD},
         {"worker-input", required_argument, NULL, OPT_WORKER_INPUT},
@@ -308,6 +312,7 @@ static int parse(int argc, char **argv, struct options *o)
             o->isolate_names[o->n_isolate_names++] = optarg;
             break;
         case 'A': o->isolate_all = true; break;
+        case 'L': o->log_errors = true; break;
         case 'X':
             if (strcmp(optarg, "0") == 0)
                 o->max_isolated = 0;
@@ -440,6 +445,7 @@ static void server_config(const struct options *o, struct kd_device *d,
     cfg->max_mem_quota = d->backend.ops->domain_window ? o->backend.window_bytes : 0;
     cfg->admin_uid = o->admin_uid;
     cfg->no_fence = o->no_fence;
+    cfg->log_errors = o->log_errors;
     cfg->tally = tally;
     cfg->recover = kd_device_recover;
     cfg->recover_user = d;

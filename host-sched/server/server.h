@@ -93,6 +93,8 @@ struct kserver_config {
                                    default every PTX kernel is fenced into its tenant's
                                    address window and kernels that cannot be are refused */
     struct kserver_tally *tally; /* may be NULL: no co-scheduling statistics */
+    bool log_errors;            /* one line on stderr per error answer (kerneletd
+                                   --log-errors): which request of which tenant failed */
     /* A lost device (ksched_lost: the GPU context died): once every tenant connection is
      * gone, the server calls recover with the lost scheduler, which the callee frees; it
      * returns a fresh one on a new backend (0) and the server serves again, or -1 with a

@@ -186,6 +186,21 @@ static void flush_out(struct ks_conn *c)
     ks_conn_update_events(c);
 }
 
+/* kerneletd --log-errors: one line per error answer, so that an operator (or a developer
+ * porting a framework) sees which request of a tenant failed and with what. */
+static void log_error(const struct ks_conn *c, uint16_t opcode, uint32_t status,
+                      const struct iovec *first)
+{
+    struct kernelet_cuda_error e = {0};
+    const char *op = kproto_opcode_name(opcode);
+
+    if (status == KERNELET_ST_CUDA && first && first->iov_len >= sizeof(e))
+        memcpy(&e, first->iov_base, sizeof(e));
+    fprintf(stderr, "kerneletd: tenant %s (pid %u, context %u): %s answered status %u "
+            "(CUDA error %u, record %u)\n", c->name[0] ? c->name : "?", (unsigned)c->cred.pid,
+            c->context, op ? op : "?", status, e.code, e.index);
+}
+
 void ks_reply_parts(struct ks_conn *c, uint16_t opcode, uint64_t id, uint32_t status,
                     const struct iovec *parts, int n)
 {
@@ -206,8 +221,11 @@ void ks_reply_parts(struct ks_conn *c, uint16_t opcode, uint64_t id, uint32_t st
         memcpy(c->out + c->out_len, parts[i].iov_base, parts[i].iov_len);
         c->out_len += parts[i].iov_len;
     }
-    if (status != KERNELET_ST_OK)
+    if (status != KERNELET_ST_OK) {
         c->errors++;
+        if (c->srv->cfg.log_errors)
+            log_error(c, opcode, status, n ? &parts[0] : NULL);
+    }
     flush_out(c);
 }
 

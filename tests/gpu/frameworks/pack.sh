@@ -19,7 +19,7 @@ for p in "$build"/bench/compat/*; do
     [ -f "$p" ] && [ -x "$p" ] && cp "$p" "$dest/compat/"
 done
 cp -r host-sched/backends/cuda/calibration "$dest/calibration"
-cp tests/gpu/frameworks/workloads.py tests/gpu/frameworks/run.sh "$dest/"
+cp tests/gpu/frameworks/workloads.py tests/gpu/frameworks/run.sh tests/gpu/frameworks/diagnose.sh tests/gpu/frameworks/probe_last_error.py "$dest/"
 # native results of an earlier round, for NATIVE=0 (tests/gpu/frameworks/native-h100.txt)
 [ -f tests/gpu/frameworks/native-h100.txt ] && cp tests/gpu/frameworks/native-h100.txt "$dest/native.txt"
 du -sh "$dest"

@@ -14,6 +14,7 @@ can be compared with the native one.
 """
 import sys
 import time
+import traceback
 
 STEPS = 20
 
@@ -44,6 +45,13 @@ def torch_tensor():
     torch = torch_env()
     x = torch.arange(1 << 20, device="cuda", dtype=torch.float32) / (1 << 20)
     out, ms = timed(lambda: ((x * 3 + 1).sin() * x).sum(), sync=torch.cuda.synchronize)
+    return float(out), ms
+
+
+def torch_randn():
+    torch = torch_env()
+    out, ms = timed(lambda: torch.randn(1 << 20, device="cuda").abs().sum(),
+                    sync=torch.cuda.synchronize)
     return float(out), ms
 
 
@@ -167,6 +175,7 @@ def jax_grad():
 
 WORKLOADS = {
     "torch_tensor": (torch_tensor, 1e-5),
+    "torch_randn": (torch_randn, 1e-4),
     "torch_matmul_fp32": (lambda: torch_matmul("float32"), 1e-4),
     "torch_matmul_bf16": (lambda: torch_matmul("bfloat16"), 1e-2),
     "torch_conv": (torch_conv, 1e-3),
@@ -186,6 +195,7 @@ def run(name):
         value, ms = WORKLOADS[name][0]()
         print(f"RESULT name={name} ok=1 value={value!r} ms_per_step={ms:.4f}", flush=True)
     except Exception as e:  # the reason goes into the table; the run goes on
+        traceback.print_exc(file=sys.stderr)    # the whole story, for diagnose.sh
         reason = " ".join(f"{type(e).__name__}: {e}".split())[:300]
         print(f"RESULT name={name} ok=0 reason={reason}", flush=True)
 
