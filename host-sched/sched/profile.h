@@ -30,8 +30,9 @@
 extern "C" {
 #endif
 
-/* Longest entry name accepted (PTX identifiers are shorter in practice). */
-#define KSCHED_ENTRY_MAX 255
+/* Longest entry name accepted: the mangled names of templated kernels (PyTorch's) run to
+ * thousands of characters; the wire protocol allows KERNELET_MAX_SYMBOL (4096). */
+#define KSCHED_ENTRY_MAX 4095
 
 typedef struct ksched_profile_cache ksched_profile_cache;
 

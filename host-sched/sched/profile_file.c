@@ -8,7 +8,7 @@
 #include "grow.h"
 #include "profile.h"
 
-#define LINE_MAX_LEN 1024
+#define LINE_MAX_LEN (KSCHED_ENTRY_MAX + 1024) /* a whole profile of the longest entry */
 #define FILE_MAX_BYTES (16u << 20)
 
 typedef struct {

@@ -361,9 +361,10 @@ uint64_t client_module_ptx(struct client *c, const char *ptx)
 uint64_t client_function(struct client *c, uint64_t module, const char *name,
                          struct kernelet_function *f, struct kernelet_param *params)
 {
-    uint8_t buf[256];
+    uint8_t buf[sizeof(struct kernelet_name_req) + KERNELET_MAX_SYMBOL];
     struct kernelet_name_req q = {.module = module, .name_len = (uint32_t)strlen(name)};
 
+    g_assert_cmpuint(q.name_len, <=, KERNELET_MAX_SYMBOL);
     memcpy(buf, &q, sizeof(q));
     memcpy(buf + sizeof(q), name, q.name_len);
     if (client_call(c, KERNELET_OP_FUNCTION_GET, buf, sizeof(q) + q.name_len, -1) != KERNELET_ST_OK)
