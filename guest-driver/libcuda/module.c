@@ -274,8 +274,10 @@ static CUresult function_fetch(struct kcu_module *mod, const char *name, struct 
     q.name_len = (uint32_t)nlen;
     r = kcu_call(kcu.client, KERNELET_OP_FUNCTION_GET, &q, sizeof(q), name, nlen, answer,
                  sizeof(answer), &len);
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) {
+        kcu_log("function %.200s: %d", name, (int)r);
         return r;
+    }
     memcpy(&fi, answer, sizeof(fi));
     if (!(f = calloc(1, sizeof(*f))) || !(f->name = strdup(name)) ||
         !(f->params = calloc(fi.n_params ? fi.n_params : 1, sizeof(*f->params)))) {
@@ -344,8 +346,10 @@ CUresult kcu_module_global(struct kcu_module *mod, const char *name, CUdeviceptr
     q.name_len = (uint32_t)nlen;
     r = kcu_call(kcu.client, KERNELET_OP_GLOBAL_GET, &q, sizeof(q), name, nlen, &g, sizeof(g),
                  NULL);
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) {
+        kcu_log("module variable %.200s: %d", name, (int)r);
         return r;
+    }
     kcu_device_range_add(g.dptr, g.size, true);
     if (dptr)
         *dptr = g.dptr;
