@@ -398,6 +398,11 @@ static void test_modules(void)
     g_assert_true(f == f2);
     g_assert_cmpint(be.ops->function_get(st, m1, "nothing", &f, NULL, &e), ==, KBACKEND_ENOTFOUND);
     g_assert_nonnull(strstr(e.msg, "nothing"));
+    /* a name as long as a templated C++ kernel's is looked up, not refused */
+    char *long_name = g_strnfill(3000, 'z');
+    g_assert_cmpint(be.ops->function_get(st, m1, long_name, &f, NULL, &e), ==,
+                    KBACKEND_ENOTFOUND);
+    g_free(long_name);
 
     g_assert_cmpint(be.ops->module_unload(st, m1, &e), ==, 0);
     g_assert_cmpint(be.ops->function_get(st, m2, "fault", &f, NULL, &e), ==, 0); /* still held */

@@ -7,7 +7,7 @@
 #include "ptx_vars.h"
 
 #define MAX_PTX_BYTES ((size_t)256 << 20)   /* as the PTX library (kernelet/ptx.h) */
-#define MAX_ENTRY_NAME 255
+#define MAX_ENTRY_NAME 4095   /* templated C++ kernels have names of thousands of characters */
 #define JIT_LOG_BYTES 16384
 
 /* Its variables leave the table of ranges copies may reach (call with the lock held). */
