@@ -174,11 +174,14 @@ static void test_lookup_errors(void)
                         KSCHED_EINVAL);
         g_assert_nonnull(strstr(e.msg, "variable name"));
     }
-    char longname[300];
+    char longname[KSCHED_ENTRY_MAX + 2];  /* one beyond the longest name */
     memset(longname, 'x', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = 0;
     g_assert_cmpint(ksched_global_get(t->s, a, m, longname, &addr, &bytes, &e), ==,
                     KSCHED_EINVAL);
+    longname[300] = 0;                      /* long, as C++ names are: looked up */
+    g_assert_cmpint(ksched_global_get(t->s, a, m, longname, &addr, &bytes, &e), ==,
+                    KSCHED_ENOTFOUND);
     g_assert_cmpint(ksched_global_get(t->s, a, m + 1, "counter", &addr, &bytes, &e), ==,
                     KSCHED_ENOTFOUND);
     g_assert_cmpint(ksched_global_get(t->s, a + 100, m, "counter", &addr, &bytes, &e), ==,
