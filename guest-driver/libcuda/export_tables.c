@@ -90,16 +90,96 @@ static const void *const cudart_table[10] = {
 
 /* ---- TOOLS_TLS {42d85a81-23f6-cb47-8298-f6e78a3aecdc} ------------------------------------- */
 
+/* The calling thread's current context into *out (cuBLASLt asks before each kernel lookup;
+ * with the real driver: only the first 8 bytes of *out written, result 0). */
+static CUresult tools_tls_current_ctx(CUcontext *out)
+{
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = (CUcontext)kcu_ctx_current();
+    return CUDA_SUCCESS;
+}
+
 SLOT_STUB(TOOLS_TLS, 1)
-SLOT_STUB(TOOLS_TLS, 2)
 SLOT_STUB(TOOLS_TLS, 3)
 
 static const void *const tools_tls_table[4] = {
     (void *)(sizeof(void *) * 4),
     (void *)TOOLS_TLS_slot1,
-    (void *)TOOLS_TLS_slot2,
+    (void *)tools_tls_current_ctx,
     (void *)TOOLS_TLS_slot3,
 };
+
+/* Slots whose use is unknown: each logs its table and index when called (KERNELET_DEBUG)
+ * and answers CUDA_ERROR_NOT_SUPPORTED. */
+#define STUBS8(t, a, b, c, d, e, f, g, h)                                                   \
+    SLOT_STUB(t, a) SLOT_STUB(t, b) SLOT_STUB(t, c) SLOT_STUB(t, d)                          \
+    SLOT_STUB(t, e) SLOT_STUB(t, f) SLOT_STUB(t, g) SLOT_STUB(t, h)
+
+/* ---- TOOLS_CONTEXT {21318c60-9714-3248-8ca6-41ff7324c8f2}: 64 slots --------------------- *
+ * cuBLASLt calls slot 4 with a context and a pointer: the real driver writes the
+ * context's unique id there (what cuCtxGetId gives) and returns 0. */
+static CUresult tools_context_id(CUcontext ctx, unsigned long long *id)
+{
+    return cuCtxGetId(ctx, id);
+}
+
+STUBS8(TOOLS_CONTEXT, 1, 2, 3, 5, 6, 7, 8, 9)
+
+static const void *const tools_context_table[64] = {
+    (void *)(sizeof(void *) * 64), (void *)TOOLS_CONTEXT_slot1, (void *)TOOLS_CONTEXT_slot2,
+    (void *)TOOLS_CONTEXT_slot3,   (void *)tools_context_id,    (void *)TOOLS_CONTEXT_slot5,
+    (void *)TOOLS_CONTEXT_slot6,   (void *)TOOLS_CONTEXT_slot7, (void *)TOOLS_CONTEXT_slot8,
+    (void *)TOOLS_CONTEXT_slot9,
+    /* 10..63: NULL (a call would jump to 0; no caller seen uses them) */
+};
+
+/* ---- CUBLAS_HOOKS {69a28e9f-2449-8b47-b030-c5da330ea4e9}: 34 slots ----------------------- *
+ * Asked for by cuBLAS at cublasCreate, which fails (CUBLAS_STATUS_NOT_INITIALIZED) without
+ * it. What the real driver does, as the interposer saw it for one matmul
+ * (tests/gpu/frameworks/diagnose.sh, KSHIM_TRACE): slot 19 writes a new object's address
+ * to its first argument and returns 0; slot 21, given that object, returns a non-NULL
+ * address and stores it in the object's first word; slots 24 and 25 take callbacks and
+ * small numbers and return 0. Their purpose is not known: these answers only keep cuBLAS
+ * going, nothing is ever called back. */
+static uint64_t cublas_hooks_block[128];
+
+static CUresult cublas_hooks_new(void **out)
+{
+    if (!out || !(*out = calloc(1, 256)))
+        return out ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+static void *cublas_hooks_get(void **obj)
+{
+    if (obj)
+        *obj = cublas_hooks_block;
+    return cublas_hooks_block;
+}
+
+static CUresult cublas_hooks_accept(void)
+{
+    return CUDA_SUCCESS;
+}
+
+STUBS8(CUBLAS_HOOKS, 1, 2, 3, 4, 5, 6, 7, 8)
+STUBS8(CUBLAS_HOOKS, 9, 10, 11, 12, 13, 14, 15, 16)
+STUBS8(CUBLAS_HOOKS, 17, 18, 20, 22, 23, 26, 27, 28)
+SLOT_STUB(CUBLAS_HOOKS, 29)
+SLOT_STUB(CUBLAS_HOOKS, 30)
+SLOT_STUB(CUBLAS_HOOKS, 31)
+SLOT_STUB(CUBLAS_HOOKS, 32)
+SLOT_STUB(CUBLAS_HOOKS, 33)
+
+#define H(i) (void *)CUBLAS_HOOKS_slot##i
+static const void *const cublas_hooks_table[34] = {
+    (void *)(sizeof(void *) * 34), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), H(10),
+    H(11), H(12), H(13), H(14), H(15), H(16), H(17), H(18), (void *)cublas_hooks_new, H(20),
+    (void *)cublas_hooks_get, H(22), H(23), (void *)cublas_hooks_accept,
+    (void *)cublas_hooks_accept, H(26), H(27), H(28), H(29), H(30), H(31), H(32), H(33),
+};
+#undef H
 
 /* ---- TOOLS_RUNTIME_CALLBACK_HOOKS {a094798c-2e74-2e74-93f2-0800200c0a66} ------------------ */
 
@@ -338,6 +418,10 @@ static const struct {
      "INTEGRITY_CHECK", integrity_table},
     {{0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e},
      "CONTEXT_CHECKS", context_checks_table},
+    {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2},
+     "TOOLS_CONTEXT", tools_context_table},
+    {{0x69, 0xa2, 0x8e, 0x9f, 0x24, 0x49, 0x8b, 0x47, 0xb0, 0x30, 0xc5, 0xda, 0x33, 0x0e, 0xa4, 0xe9},
+     "CUBLAS_HOOKS", cublas_hooks_table},
 };
 
 CUresult kcu_export_table(const void **table, const CUuuid *id)

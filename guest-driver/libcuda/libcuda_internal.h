@@ -358,7 +358,7 @@ struct kcu_function {
 
 struct kcu_library {
     uint32_t magic;
-    struct kcu_module *module;
+    struct kcu_module *module;  /* NULL: no code for this GPU (see library_load) */
 };
 
 struct kcu_function *kcu_function_from(CUfunction f);

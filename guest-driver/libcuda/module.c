@@ -109,6 +109,29 @@ static CUresult send_image(const void *image, size_t size, uint32_t kind,
 
 /* Modules belong to the process's tenant, not to a context: libraries (CUDA 12+) are
  * loaded without one, and modules are usable from every context here. */
+/* KERNELET_DEBUG: what a refused image held (its entries' kinds and architectures), so that
+ * a library's module that loads natively but not here can be told apart. */
+static void log_refused_image(const void *image, size_t size, CUresult r)
+{
+    kfatbin *fb = NULL;
+    char list[512] = "";
+    size_t n = 0;
+
+    if (!kcu_debug() || kfatbin_open(image, size, &fb, NULL) != 0) {
+        kcu_log("module of %zu bytes refused (%d)", size, (int)r);
+        return;
+    }
+    for (unsigned i = 0; i < kfatbin_count(fb) && n < sizeof(list) - 32; i++) {
+        const kfatbin_entry *e = kfatbin_entry_at(fb, i);
+        n += (size_t)snprintf(list + n, sizeof(list) - n, " %s%u/%#llx%s",
+                              e->kind == KFATBIN_PTX ? "ptx" : "elf", e->arch,
+                              (unsigned long long)e->flags, e->relocatable ? "/reloc" : "");
+    }
+    kcu_log("module of %zu bytes refused (%d): %u fatbin(s), entries:%s", size, (int)r,
+            kfatbin_image_count(fb), list);
+    kfatbin_free(fb);
+}
+
 static CUresult module_load(struct kcu_module **out, const void *image)
 {
     struct kernelet_module m;
@@ -126,6 +149,7 @@ static CUresult module_load(struct kcu_module **out, const void *image)
     if (!(mod = calloc(1, sizeof(*mod))))
         return CUDA_ERROR_OUT_OF_MEMORY;
     if ((r = send_image(image, size, kind, &m)) != CUDA_SUCCESS) {
+        log_refused_image(image, size, r);
         free(mod);
         return r;
     }
@@ -498,7 +522,11 @@ static CUresult library_load(CUlibrary *library, const void *code)
         return CUDA_ERROR_INVALID_VALUE;
     if (!(lib = calloc(1, sizeof(*lib))))
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if ((r = module_load(&lib->module, code)) != CUDA_SUCCESS) {
+    /* A library is loaded lazily by the real driver: one without code for this GPU loads
+     * (cuBLAS loads its sm_75-only fatbin on an H100 at cublasCreate), and only its
+     * kernels fail, with CUDA_ERROR_NO_BINARY_FOR_GPU. */
+    if ((r = module_load(&lib->module, code)) != CUDA_SUCCESS &&
+        r != CUDA_ERROR_NO_BINARY_FOR_GPU) {
         free(lib);
         return r;
     }
@@ -551,7 +579,7 @@ CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
         return r;
     if (!lib)
         return CUDA_ERROR_INVALID_HANDLE;
-    r = module_unload(lib->module);
+    r = lib->module ? module_unload(lib->module) : CUDA_SUCCESS;
     lib->magic = 0;
     free(lib);
     return r;
@@ -562,6 +590,8 @@ CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const 
 {
     struct kcu_library *lib = library_from(library);
 
+    if (lib && !lib->module)
+        return pKernel && name ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_ERROR_INVALID_VALUE;
     return cuModuleGetFunction((CUfunction *)pKernel, lib ? (CUmodule)lib->module : NULL, name);
 }
 
@@ -573,6 +603,8 @@ CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
         return CUDA_ERROR_INVALID_VALUE;
     if (!lib)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (!lib->module)
+        return CUDA_ERROR_NO_BINARY_FOR_GPU;
     *pMod = (CUmodule)lib->module;
     return CUDA_SUCCESS;
 }
@@ -581,6 +613,10 @@ CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
     struct kcu_library *l = library_from(lib);
 
+    if (l && !l->module && count) {
+        *count = 0;
+        return CUDA_SUCCESS;
+    }
     return cuModuleGetFunctionCount(count, l ? (CUmodule)l->module : NULL);
 }
 
@@ -596,6 +632,8 @@ CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary 
         return r;
     if (!lib)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (!lib->module)
+        return CUDA_ERROR_NOT_FOUND;
     return kcu_module_global(lib->module, name, dptr, bytes);
 }
 

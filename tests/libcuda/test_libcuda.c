@@ -429,7 +429,7 @@ static void expect_no_binary(CUfunction f, void **params)
  * point, its functions carry the layout of its .nv.info records, its launches are refused
  * here; a fatbin with only an sm_90 cubin loads the same way, one with PTX too still loads
  * (PTX preferred), and SASS for another architecture is refused at load with
- * CUDA_ERROR_NO_BINARY_FOR_GPU. A fatbin whose PTX cannot be loaded falls back to its cubin. */
+ * CUDA_ERROR_NO_BINARY_FOR_GPU (as a library it loads, and its kernels are refused). A fatbin whose PTX cannot be loaded falls back to its cubin. */
 static void test_sass_only(void)
 {
     gchar *c90 = fixture("cubin90"), *c80 = fixture("cubin80"), *f90 = fixture("sass90"),
@@ -509,6 +509,16 @@ static void test_sass_only(void)
 
     g_assert_cmpint(cuModuleLoadData(&mod, c80), ==, CUDA_ERROR_NO_BINARY_FOR_GPU);
     g_assert_cmpint(cuModuleLoadFatBinary(&mod, f80), ==, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    /* A library loads lazily, as the driver's does (cuBLAS loads one without code for the
+     * GPU at cublasCreate): only its kernels fail. */
+    CU(cuLibraryLoadData(&lib, f80, NULL, NULL, 0, NULL, NULL, 0));
+    g_assert_cmpint(cuLibraryGetKernel(&k, lib, "vec_add"), ==, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    CU(cuLibraryGetKernelCount(&count, lib));
+    g_assert_cmpuint(count, ==, 0);
+    g_assert_cmpint(cuLibraryGetModule(&mod, lib), ==, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    CUdeviceptr none;
+    g_assert_cmpint(cuLibraryGetGlobal(&none, &size, lib, "counter"), ==, CUDA_ERROR_NOT_FOUND);
+    CU(cuLibraryUnload(lib));
     c90[18] = 0;    /* e_machine no longer EM_CUDA: not a cubin */
     g_assert_cmpint(cuModuleLoadData(&mod, c90), ==, CUDA_ERROR_INVALID_IMAGE);
     g_free(c90);

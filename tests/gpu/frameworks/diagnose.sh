@@ -41,6 +41,18 @@ for name in ${*:-torch_matmul_fp32 jax_matmul}; do
     grep -iE 'error|fail|not found|unsupported|dropp|unable|raised from|line [0-9]' \
         "$work/$name.kerneletd.txt" | grep -v '^\[kernelet' | cut -c1-200 | head -n 40
 done
+# natively under the logging interposer (tests/gpu/libcuda/interposer): which export tables
+# and which of their slots the frameworks' libraries use with the real driver
+if [ -f "$carry/interposer/libcuda.so.1" ]; then
+    for name in ${*:-torch_matmul_fp32 jax_matmul}; do
+        echo "== interposer: $name"
+        KSHIM_LOG="$work/$name.shim.log" LD_LIBRARY_PATH="$carry/interposer" timeout 120 \
+            python3 "$carry/workloads.py" run "$name" 2>/dev/null | grep '^RESULT' | cut -c1-120
+        grep '^exporttable ' "$work/$name.shim.log" | sort | uniq -c
+        grep '^exporttable-layout' "$work/$name.shim.log" | sort -u | cut -c1-200
+        grep '^count .*\[' "$work/$name.shim.log" | awk '{n[$2]+=$3} END {for (k in n) print k, n[k]}' | sort
+    done
+fi
 # which step leaves an error in the CUDA runtime (probe_last_error.py), native and through
 echo "== probe: native"
 timeout 120 python3 "$carry/probe_last_error.py" 2>&1 | tee "$work/probe.native.txt" | grep '^STEP'

@@ -19,6 +19,11 @@ for p in "$build"/bench/compat/*; do
     [ -f "$p" ] && [ -x "$p" ] && cp "$p" "$dest/compat/"
 done
 cp -r host-sched/backends/cuda/calibration "$dest/calibration"
+# the logging interposer over the real driver, for diagnose.sh (when it was built)
+if [ -f "$build/tests/gpu/libcuda/interposer/libcuda.so.1" ]; then
+    mkdir -p "$dest/interposer"
+    cp "$build/tests/gpu/libcuda/interposer/libcuda.so.1" "$dest/interposer/"
+fi
 cp tests/gpu/frameworks/workloads.py tests/gpu/frameworks/run.sh tests/gpu/frameworks/diagnose.sh tests/gpu/frameworks/probe_last_error.py "$dest/"
 # native results of an earlier round, for NATIVE=0 (tests/gpu/frameworks/native-h100.txt)
 [ -f tests/gpu/frameworks/native-h100.txt ] && cp tests/gpu/frameworks/native-h100.txt "$dest/native.txt"

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "integrity.h"
@@ -332,6 +333,80 @@ static unsigned table_len(void **real, int *has_header)
     return n;
 }
 
+/* ---- argument tracing of chosen table slots (KSHIM_TRACE) --------------------------------
+ * KSHIM_TRACE="TABLE[i],TABLE[j]" (TABLE: a name or UUID as the log shows it) replaces
+ * those slots with wrappers that log the six integer argument registers, the result, and
+ * the 16 bytes each argument points to before and after the call (when readable): how a
+ * slot of an undocumented table is used, for the guest libcuda to answer it alike.
+ * Functions with floating-point or stack arguments are not traced faithfully. */
+
+#define MAX_TRACED 8
+typedef uint64_t (*traced_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+static struct {
+    traced_fn real;
+    char label[112];
+} traced[MAX_TRACED];
+static unsigned n_traced;
+
+/* 16 bytes at p into out when this process can read them (process_vm_readv: no fault). */
+static int peek16(uint64_t p, uint8_t out[16])
+{
+    struct iovec local = {out, 16}, remote = {(void *)(uintptr_t)p, 16};
+
+    return p >= 4096 && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 16;
+}
+
+static void log_args(const char *label, const char *when, const uint64_t a[6])
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "trace %s %s", label, when);
+    for (int i = 0; i < 6 && n < (int)sizeof line; i++) {
+        uint8_t b[16];
+        n += snprintf(line + n, sizeof line - n, " a%d=%#llx", i, (unsigned long long)a[i]);
+        if (peek16(a[i], b))
+            for (int k = 0; k < 16 && n < (int)sizeof line; k++)
+                n += snprintf(line + n, sizeof line - n, "%s%02x", k ? "" : "[", b[k]);
+        if (peek16(a[i], b) && n < (int)sizeof line)
+            n += snprintf(line + n, sizeof line - n, "]");
+    }
+    logf_("%s", line);
+}
+
+static uint64_t trace_call(unsigned k, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+                           uint64_t a4, uint64_t a5)
+{
+    const uint64_t a[6] = {a0, a1, a2, a3, a4, a5};
+    log_args(traced[k].label, "before", a);
+    uint64_t r = traced[k].real(a0, a1, a2, a3, a4, a5);
+    log_args(traced[k].label, "after", a);
+    logf_("trace %s result=%#llx", traced[k].label, (unsigned long long)r);
+    return r;
+}
+
+#define TRACER(k)                                                                          \
+    static uint64_t tracer##k(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,          \
+                              uint64_t a4, uint64_t a5)                                    \
+    {                                                                                      \
+        return trace_call(k, a0, a1, a2, a3, a4, a5);                                      \
+    }
+TRACER(0) TRACER(1) TRACER(2) TRACER(3) TRACER(4) TRACER(5) TRACER(6) TRACER(7)
+static const traced_fn tracers[MAX_TRACED] = {tracer0, tracer1, tracer2, tracer3,
+                                              tracer4, tracer5, tracer6, tracer7};
+
+/* A tracer for label when KSHIM_TRACE names it, else NULL. */
+static void *tracer_for(const char *label, void *real)
+{
+    const char *want = getenv("KSHIM_TRACE");
+    const char *hit = want ? strstr(want, label) : NULL;
+    size_t len = strlen(label);
+
+    if (!hit || (hit[len] != ',' && hit[len] != 0) || n_traced == MAX_TRACED)
+        return NULL;
+    traced[n_traced].real = (traced_fn)real;
+    snprintf(traced[n_traced].label, sizeof traced[n_traced].label, "%s", label);
+    return (void *)tracers[n_traced++];
+}
+
 static void *copy_table(const uint8_t *uuid, void **real)
 {
     const char *name = table_name(uuid);
@@ -366,7 +441,8 @@ static void *copy_table(const uint8_t *uuid, void **real)
             continue;
         }
         snprintf(label, sizeof label, "%s[%u]", name ? name : ustr, i);
-        t->copy[i] = wrap(v, label);
+        void *tr = tracer_for(label, v);
+        t->copy[i] = tr ? tr : wrap(v, label);
     }
     return t->copy;
 }
