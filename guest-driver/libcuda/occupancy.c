@@ -140,3 +140,53 @@ CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize
     *dynamicSmemSize = per_block > 0 ? (size_t)per_block : 0;
     return CUDA_SUCCESS;
 }
+
+/* Blocks of a cluster launch by config (its CLUSTER_DIMENSION attribute), 1 without one. */
+static unsigned cluster_blocks(const CUlaunchConfig *config)
+{
+    for (unsigned i = 0; i < config->numAttrs; i++)
+        if (config->attrs && config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            const CUlaunchAttributeValue *v = &config->attrs[i].value;
+            return v->clusterDim.x * v->clusterDim.y * v->clusterDim.z;
+        }
+    return 1;
+}
+
+/* Thread block clusters are not launched on a shared GPU here (cuLaunchKernelEx refuses
+ * them; the device reports CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH 0): no cluster of more than
+ * one block can be resident, and one of one block is a block. cuBLAS asks at
+ * cublasCreate and chooses kernels without clusters when the answer is 0. */
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func,
+                                              const CUlaunchConfig *config)
+{
+    struct kcu_function *f = kcu_function_from(func);
+    int dev;
+    CUresult r;
+
+    if (!numClusters || !config || config->blockDimX == 0 || config->blockDimY == 0 ||
+        config->blockDimZ == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((r = context_device(&dev)) != CUDA_SUCCESS)
+        return r;
+    if (cluster_blocks(config) > 1) {
+        *numClusters = 0;
+        return CUDA_SUCCESS;
+    }
+    int block = (int)(config->blockDimX * config->blockDimY * config->blockDimZ);
+    *numClusters = blocks_per_sm(f, dev, block, config->sharedMemBytes) *
+                   kcu_attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func,
+                                                    const CUlaunchConfig *config)
+{
+    if (!clusterSize || !config)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!kcu_function_from(func))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *clusterSize = 1;
+    return CUDA_SUCCESS;
+}

@@ -346,6 +346,58 @@ static void test_2d_and_memset(void)
     CU(cuMemFree(d));
 }
 
+/* cuBLAS asks at cublasCreate: clusters of more than one block are never resident here
+ * (they are not launched); "clusters" of one block are blocks. */
+static void check_cluster_occupancy(CUfunction f)
+{
+    CUlaunchAttribute cluster = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                                 .value.clusterDim = {2, 1, 1}};
+    CUlaunchConfig cfg = {.gridDimX = 8, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 128,
+                          .blockDimY = 1, .blockDimZ = 1};
+    int n = -1, blocks = -1, sms = 0, size = 0;
+
+    CU(cuOccupancyMaxActiveClusters(&n, f, &cfg));
+    CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 128, 0));
+    CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
+    g_assert_cmpint(blocks, >, 0);
+    g_assert_cmpint(n, ==, blocks * sms);
+    cfg.attrs = &cluster;
+    cfg.numAttrs = 1;
+    CU(cuOccupancyMaxActiveClusters(&n, f, &cfg));
+    g_assert_cmpint(n, ==, 0);
+    CU(cuOccupancyMaxPotentialClusterSize(&size, f, &cfg));
+    g_assert_cmpint(size, ==, 1);
+    g_assert_cmpint(cuOccupancyMaxActiveClusters(NULL, f, &cfg), ==, CUDA_ERROR_INVALID_VALUE);
+    g_assert_cmpint(cuOccupancyMaxActiveClusters(&n, (CUfunction)&n, &cfg), ==,
+                    CUDA_ERROR_INVALID_HANDLE);
+}
+
+/* Export-table slots the CUDA libraries call with a context current (cuBLASLt, seen with
+ * the real driver): TOOLS_TLS[2] gives the current context, TOOLS_CONTEXT[4] its id. */
+static void check_context_tables(void)
+{
+    static const CUuuid tls = {{0x42, (char)0xd8, 0x5a, (char)0x81, 0x23, (char)0xf6,
+                                (char)0xcb, 0x47, (char)0x82, (char)0x98, (char)0xf6,
+                                (char)0xe7, (char)0x8a, 0x3a, (char)0xec, (char)0xdc}};
+    static const CUuuid tools_ctx = {{0x21, 0x31, (char)0x8c, 0x60, (char)0x97, 0x14, 0x32,
+                                      0x48, (char)0x8c, (char)0xa6, 0x41, (char)0xff, 0x73,
+                                      0x24, (char)0xc8, (char)0xf2}};
+    const void *const *t = NULL;
+    CUcontext cur = NULL, got = NULL;
+    unsigned long long id = 0, want = 0;
+
+    CU(cuCtxGetCurrent(&cur));
+    g_assert_nonnull(cur);
+    CU(cuGetExportTable((const void **)&t, &tls));
+    CU(((CUresult(*)(CUcontext *))t[2])(&got));
+    g_assert_true(got == cur);
+    CU(cuGetExportTable((const void **)&t, &tools_ctx));
+    g_assert_cmpuint((uintptr_t)t[0], ==, 64 * sizeof(void *));
+    CU(((CUresult(*)(CUcontext, unsigned long long *))t[4])(cur, &id));
+    CU(cuCtxGetId(cur, &want));
+    g_assert_cmpuint(id, ==, want);
+}
+
 static void test_module_and_launch(void)
 {
     CUmodule mod;
@@ -364,6 +416,8 @@ static void test_module_and_launch(void)
     g_assert_cmpuint(off, ==, 12);
     g_assert_cmpuint(size, ==, 4);
     g_assert_cmpint(cuFuncGetParamInfo(f, 3, &off, &size), ==, CUDA_ERROR_INVALID_VALUE);
+    check_cluster_occupancy(f);
+    check_context_tables();
     CU(cuMemAlloc(&d, 4096));
     void *params[] = {&d, &n, &v};
     CU(cuEventCreate(&a, 0));
