@@ -125,14 +125,29 @@ static CUresult tools_context_id(CUcontext ctx, unsigned long long *id)
 }
 
 STUBS8(TOOLS_CONTEXT, 1, 2, 3, 5, 6, 7, 8, 9)
+STUBS8(TOOLS_CONTEXT, 10, 11, 12, 13, 14, 15, 16, 17)
+STUBS8(TOOLS_CONTEXT, 18, 19, 20, 21, 22, 23, 24, 25)
+STUBS8(TOOLS_CONTEXT, 26, 27, 28, 29, 30, 31, 32, 33)
+STUBS8(TOOLS_CONTEXT, 34, 35, 36, 37, 38, 39, 40, 41)
+STUBS8(TOOLS_CONTEXT, 42, 43, 44, 45, 46, 47, 48, 49)
+STUBS8(TOOLS_CONTEXT, 50, 51, 52, 53, 54, 55, 56, 57)
+SLOT_STUB(TOOLS_CONTEXT, 58)
+SLOT_STUB(TOOLS_CONTEXT, 59)
+SLOT_STUB(TOOLS_CONTEXT, 60)
+SLOT_STUB(TOOLS_CONTEXT, 61)
+SLOT_STUB(TOOLS_CONTEXT, 62)
+SLOT_STUB(TOOLS_CONTEXT, 63)
 
+#define C(i) (void *)TOOLS_CONTEXT_slot##i
 static const void *const tools_context_table[64] = {
-    (void *)(sizeof(void *) * 64), (void *)TOOLS_CONTEXT_slot1, (void *)TOOLS_CONTEXT_slot2,
-    (void *)TOOLS_CONTEXT_slot3,   (void *)tools_context_id,    (void *)TOOLS_CONTEXT_slot5,
-    (void *)TOOLS_CONTEXT_slot6,   (void *)TOOLS_CONTEXT_slot7, (void *)TOOLS_CONTEXT_slot8,
-    (void *)TOOLS_CONTEXT_slot9,
-    /* 10..63: NULL (a call would jump to 0; no caller seen uses them) */
+    (void *)(sizeof(void *) * 64), C(1), C(2), C(3), (void *)tools_context_id, C(5), C(6),
+    C(7), C(8), C(9), C(10), C(11), C(12), C(13), C(14), C(15), C(16), C(17), C(18), C(19),
+    C(20), C(21), C(22), C(23), C(24), C(25), C(26), C(27), C(28), C(29), C(30), C(31), C(32),
+    C(33), C(34), C(35), C(36), C(37), C(38), C(39), C(40), C(41), C(42), C(43), C(44), C(45),
+    C(46), C(47), C(48), C(49), C(50), C(51), C(52), C(53), C(54), C(55), C(56), C(57), C(58),
+    C(59), C(60), C(61), C(62), C(63),
 };
+#undef C
 
 /* ---- CUBLAS_HOOKS {69a28e9f-2449-8b47-b030-c5da330ea4e9}: 34 slots ----------------------- *
  * Asked for by cuBLAS at cublasCreate, which fails (CUBLAS_STATUS_NOT_INITIALIZED) without
@@ -399,6 +414,22 @@ static const void *const context_checks_table[4] = {
     (void *)context_check3,
 };
 
+/* ---- BLASLT_KEYED {1734dc26-800d-4745-8726-c0f1e7dd8bca}: 17 slots ------------------------ *
+ * Asked for by cuBLASLt before a bf16 GEMM; with NULL (CUDA_ERROR_NOT_FOUND) it crashes.
+ * With the real driver, slot 4 hands out two 64-byte buffers and slot 13 fills both with
+ * what looks like a keyed hash of 64 bytes the caller wrote (interposer traces): not known
+ * well enough to answer. Every slot is a stub (NOT_SUPPORTED), so the caller gets an error
+ * it can report instead of jumping to NULL. */
+STUBS8(BLASLT_KEYED, 1, 2, 3, 4, 5, 6, 7, 8)
+STUBS8(BLASLT_KEYED, 9, 10, 11, 12, 13, 14, 15, 16)
+
+#define K(i) (void *)BLASLT_KEYED_slot##i
+static const void *const blaslt_keyed_table[17] = {
+    (void *)(sizeof(void *) * 17), K(1), K(2), K(3), K(4), K(5), K(6), K(7), K(8), K(9), K(10),
+    K(11), K(12), K(13), K(14), K(15), K(16),
+};
+#undef K
+
 /* ---- lookup ------------------------------------------------------------------------------ */
 
 static const struct {
@@ -422,6 +453,8 @@ static const struct {
      "TOOLS_CONTEXT", tools_context_table},
     {{0x69, 0xa2, 0x8e, 0x9f, 0x24, 0x49, 0x8b, 0x47, 0xb0, 0x30, 0xc5, 0xda, 0x33, 0x0e, 0xa4, 0xe9},
      "CUBLAS_HOOKS", cublas_hooks_table},
+    {{0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca},
+     "BLASLT_KEYED", blaslt_keyed_table},
 };
 
 CUresult kcu_export_table(const void **table, const CUuuid *id)
