@@ -162,6 +162,11 @@ bool tenant_round_trip_flags(const char *socket, const char *name, uint32_t hell
 
 void tenant_check_kernel(struct client *c)
 {
+    tenant_check_entry(c, harness_ptx, "k_add");
+}
+
+void tenant_check_entry(struct client *c, const char *ptx, const char *entry)
+{
     enum { N = 256 };
     struct kernelet_function f;
     struct kernelet_param params[8];
@@ -174,7 +179,7 @@ void tenant_check_kernel(struct client *c)
     uint32_t rid = client_region(c, sizeof(in), (void **)&out);
     g_assert_cmpint(client_copy(c, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, args.p, 0,
                                 sizeof(in), in, 0, false), ==, KERNELET_ST_OK);
-    uint64_t fn = client_function(c, client_module_ptx(c, harness_ptx), "k_add", &f, params);
+    uint64_t fn = client_function(c, client_module_ptx(c, ptx), entry, &f, params);
     g_assert_cmpuint(fn, !=, 0);
     /* 8 blocks of 32 threads: one thread per word. */
     g_assert_cmpint(client_launches(c, fn, &args, sizeof(args), 1, N / 8, false), ==,
@@ -183,6 +188,15 @@ void tenant_check_kernel(struct client *c)
                                 true), ==, KERNELET_ST_OK);
     for (unsigned i = 0; i < N; i++)
         g_assert_cmpuint(out[i], ==, i * 3u + 7u);
+}
+
+const char *daemon_test_init(int *argc, char ***argv)
+{
+    g_test_init(argc, argv, NULL);
+    if (*argc < 2)
+        g_error("usage: %s KERNELETD", (*argv)[0]);
+    signal(SIGPIPE, SIG_IGN);
+    return (*argv)[1];
 }
 
 pid_t run_as(uid_t uid, int (*fn)(void *), void *arg)

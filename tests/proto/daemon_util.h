@@ -43,6 +43,12 @@ bool tenant_round_trip_flags(const char *socket, const char *name, uint32_t hell
 struct client;
 /* The round trip's work (allocation, copy, k_add, copy back, checked) on an open tenant. */
 void tenant_check_kernel(struct client *c);
+/* The same with the k_add kernel of ptx called entry. */
+void tenant_check_entry(struct client *c, const char *ptx, const char *entry);
+
+/* g_test_init for a test of kerneletd run as KERNELETD --tap: the daemon's path (argv[1]);
+ * SIGPIPE ignored, so that a daemon that closes a connection ends no test. */
+const char *daemon_test_init(int *argc, char ***argv);
 
 struct client;
 /* Test kernels, one thread per word of p: k_forever(u64 p) never ends; k_loop(u64 p,

@@ -25,33 +25,6 @@ static char *renamed_ptx(const char *name)
     return text;
 }
 
-/* The k_add work of tenant_check_kernel through the entry called name. */
-static void run_named(struct client *c, const char *name)
-{
-    enum { N = 64 };
-    struct kernelet_function f;
-    struct kernelet_param params[8];
-    uint32_t in[N], *out;
-    struct { uint64_t p; uint32_t n, v; } args = {.n = N, .v = 5};
-    char *ptx = renamed_ptx(name);
-
-    for (unsigned i = 0; i < N; i++)
-        in[i] = i;
-    args.p = client_alloc(c, sizeof(in));
-    uint32_t rid = client_region(c, sizeof(in), (void **)&out);
-    g_assert_cmpint(client_copy(c, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, args.p, 0,
-                                sizeof(in), in, 0, false), ==, KERNELET_ST_OK);
-    uint64_t fn = client_function(c, client_module_ptx(c, ptx), name, &f, params);
-    g_assert_cmpuint(fn, !=, 0);
-    g_assert_cmpint(client_launches(c, fn, &args, sizeof(args), 1, N / 2, false), ==,
-                    KERNELET_ST_OK);
-    g_assert_cmpint(client_copy(c, KERNELET_COPY_DTOH, rid, 0, args.p, sizeof(in), NULL, 0,
-                                true), ==, KERNELET_ST_OK);
-    for (unsigned i = 0; i < N; i++)
-        g_assert_cmpuint(out[i], ==, i + 5u);
-    g_free(ptx);
-}
-
 static void test_long_name(void)
 {
     struct daemon d;
@@ -60,9 +33,12 @@ static void test_long_name(void)
     char *name = g_strnfill(3000, 'a');
 
     name[0] = 'k';
+    char *ptx = renamed_ptx(name);
+
     daemon_start(&d, kerneletd, NULL);
     g_assert_true(client_open_path(&c, d.socket, "templated", false));
-    run_named(&c, name);
+    tenant_check_entry(&c, ptx, name);
+    g_free(ptx);
     client_close(&c);
     g_assert_true(tenant_round_trip(d.socket, "after"));
     g_assert_cmpint(daemon_stop(&d, 20, &seconds), ==, 0);
@@ -71,11 +47,7 @@ static void test_long_name(void)
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-    if (argc < 2)
-        g_error("usage: %s KERNELETD", argv[0]);
-    kerneletd = argv[1];
-    signal(SIGPIPE, SIG_IGN);
+    kerneletd = daemon_test_init(&argc, &argv);
     g_test_add_func("/kerneletd/entry/long-name", test_long_name);
     return g_test_run();
 }

@@ -225,11 +225,7 @@ static void test_stop(void)
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-    if (argc < 2)
-        g_error("usage: %s KERNELETD", argv[0]);
-    kerneletd = argv[1];
-    signal(SIGPIPE, SIG_IGN);
+    kerneletd = daemon_test_init(&argc, &argv);
     g_test_add_func("/kerneletd/isolate/requested", test_requested);
     g_test_add_func("/kerneletd/isolate/by-name", test_by_name);
     g_test_add_func("/kerneletd/isolate/limit", test_limit);

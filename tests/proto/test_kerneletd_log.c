@@ -54,11 +54,7 @@ static void test_quiet_by_default(void)
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-    if (argc < 2)
-        g_error("usage: %s KERNELETD", argv[0]);
-    kerneletd = argv[1];
-    signal(SIGPIPE, SIG_IGN);
+    kerneletd = daemon_test_init(&argc, &argv);
     g_test_add_func("/kerneletd/log-errors/logged", test_logged);
     g_test_add_func("/kerneletd/log-errors/quiet-by-default", test_quiet_by_default);
     return g_test_run();
