@@ -83,7 +83,7 @@ static void *load(const char *path, char *err, size_t errlen)
 static int open_cuda(const struct kd_backend_options *o, kbackend *out, char *err,
                      size_t errlen)
 {
-    int (*open_fn)(kbackend *, const char *, uint64_t, char *, size_t);
+    int (*open_fn)(kbackend *, const char *, uint64_t, bool, char *, size_t);
     const char *env = getenv("KERNELETD_CUDA_MODULE");
     char path[PATH_MAX + 32], self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -117,7 +117,7 @@ static int open_cuda(const struct kd_backend_options *o, kbackend *out, char *er
     }
     /* The module stays loaded for the life of the daemon. */
     return open_fn(out, o->calibration_dir ? o->calibration_dir : KERNELETD_CALIBRATION_DIR,
-                   o->window_bytes, err, errlen);
+                   o->window_bytes, o->end_on_unstoppable, err, errlen);
 }
 #endif
 

@@ -2,6 +2,7 @@
 #ifndef KERNELETD_BACKENDS_H
 #define KERNELETD_BACKENDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ksched.h"
@@ -12,6 +13,9 @@ struct kd_backend_options {
     const char *profile_cache;  /* learned profiles: loaded when the file exists, or NULL */
     const char *calibration_dir; /* cuda: GPU calibrations; NULL = the built-in ones */
     uint64_t window_bytes;      /* address window of each tenant (kbackend_windows) */
+    bool end_on_unstoppable;    /* cuda: a kernel past its time limit that cannot be
+                                   cancelled (unfenced) ends the process, and so its
+                                   context and the kernel: an isolated worker's choice */
 };
 
 /* Opens the backend; *profiles (may stay NULL) gets the profiles read for it: the

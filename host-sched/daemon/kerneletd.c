@@ -348,6 +348,7 @@ static int parse(int argc, char **argv, struct options *o)
     }
     if ((o->worker_fd < 0) != (o->worker_input < 0))
         return -1;
+    o->backend.end_on_unstoppable = o->worker_fd >= 0; /* a worker's context is its tenant's */
     if (o->default_mem_quota > o->backend.window_bytes) {
         fprintf(stderr, "kerneletd: --default-memory-quota is larger than --window-size\n");
         return -1;

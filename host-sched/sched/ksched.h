@@ -303,6 +303,8 @@ typedef struct ksched_op {
             unsigned smem;              /* dynamic shared memory bytes */
             const void *params;         /* packed parameter block; copied at submission */
             size_t params_size;         /* at most 32 KiB */
+            int polls_cancel;           /* the kernel polls its tenant's cancel word
+                                           (fenced): kbackend_slice.polls_cancel */
         } launch;
         struct { kbackend_devptr dst; const void *src; uint64_t bytes; } h2d;
         struct { void *dst; kbackend_devptr src; uint64_t bytes; } d2h;

@@ -97,6 +97,7 @@ static uint32_t launch(struct ks_conn *c, const struct kproto_record *rec, struc
     op.u.launch.smem = l->shared_mem;
     op.u.launch.params = fenced ? fenced : rec->u.launch.params;
     op.u.launch.params_size = params_size;
+    op.u.launch.polls_cancel = f->fenced;   /* the fencing pass put the polls in */
     code = submit_or_code(c, rec->stream, &op, kop);   /* the scheduler copies the params */
     free(fenced);
     if (code == KS_CUDA_SUCCESS)

@@ -186,6 +186,9 @@ typedef struct kbackend_slice {
                                    fenced kernel uses. A launch whose kernel wrote a fault
                                    code completes with KBACKEND_ELAUNCH and a message that
                                    says "device assert" or "device trap" */
+    int polls_cancel;           /* 1: the kernel polls its domain's cancel word (the fencing
+                                   pass made it so): raising the word stops it. 0: nothing
+                                   stops it on a GPU but its end (or its context's) */
 } kbackend_slice;
 
 /* The result of one submission. */

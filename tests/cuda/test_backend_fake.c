@@ -976,7 +976,18 @@ typedef struct notes {
     char text[512];
     unsigned n;
     uint64_t first_ns;          /* when the first note came */
+    unsigned unstoppable;       /* kcuda_config.unstoppable calls, and its first tenant */
+    char unstoppable_tenant[64];
 } notes;
+
+static void on_unstoppable(void *user, const char *tenant)
+{
+    notes *n = user;
+    pthread_mutex_lock(&n->lock);
+    if (!n->unstoppable++)
+        g_strlcpy(n->unstoppable_tenant, tenant, sizeof(n->unstoppable_tenant));
+    pthread_mutex_unlock(&n->lock);
+}
 
 static void on_note(void *user, const char *msg)
 {
@@ -1015,6 +1026,8 @@ static void test_time_limit(void)
     cfg.lanes = LANES;
     cfg.note = on_note;
     cfg.note_user = &n;
+    cfg.unstoppable = on_unstoppable;
+    cfg.unstoppable_user = &n;
     kcuda *kc;
     kbackend_error e = {0};
     g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
@@ -1048,6 +1061,10 @@ static void test_time_limit(void)
     g_assert_nonnull(strstr(n.text, "stall"));
     g_assert_cmpuint(n.first_ns - start, >=, 150000000u);
     g_assert_cmpuint(n.first_ns, <, end);      /* told while it still ran */
+    /* it polls no cancel word: said so, and the owner of the context told it cannot stop */
+    g_assert_nonnull(strstr(n.text, "cannot be stopped"));
+    g_assert_cmpuint(n.unstoppable, ==, 1);
+    g_assert_cmpstr(n.unstoppable_tenant, ==, "slowpoke");
     pthread_mutex_unlock(&n.lock);
     g_test_message("note after %.3f s, completion after %.3f s: %s",
                    (double)(n.first_ns - start) / 1e9, (double)(end - start) / 1e9, n.text);
@@ -1073,7 +1090,8 @@ static void launch_controlled(const kbackend *be, kbackend_function *fn, uint32_
     uint64_t params[2] = {w.cancel, w.fault};
     kbackend_slice s = {.fn = fn, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1,
                         .params = params, .params_size = sizeof(params), .lane = lane,
-                        .time_limit_ns = limit_ns, .tenant = "t", .domain = domain};
+                        .time_limit_ns = limit_ns, .tenant = "t", .domain = domain,
+                        .polls_cancel = 1};
     g_assert_cmpint(be->ops->launch(be->state, &s, on_done, t, &e), ==, 0);
 }
 
@@ -1093,6 +1111,8 @@ static void test_control_words(void)
     cfg.window_bytes = 16u << 20;
     cfg.note = on_note;
     cfg.note_user = &n;
+    cfg.unstoppable = on_unstoppable;
+    cfg.unstoppable_user = &n;
     kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
     kbackend_module *mod, *smod;
@@ -1128,6 +1148,7 @@ static void test_control_words(void)
     pthread_mutex_lock(&n.lock);
     g_assert_nonnull(strstr(n.text, "device assert"));      /* the first note: the assert */
     g_assert_cmpuint(n.n, ==, 2);                           /* and the time limit's */
+    g_assert_cmpuint(n.unstoppable, ==, 0);                 /* it polls: cancelled */
     pthread_mutex_unlock(&n.lock);
     g_test_message("cancelled after %.3f s", (double)took / 1e9);
 

@@ -110,6 +110,12 @@ typedef struct kcuda_config {
                                     time limit, from the watchdog's thread, while it runs
                                     (the daemon logs it); NULL: not told */
     void *note_user;
+    void (*unstoppable)(void *user, const char *tenant); /* after the note, from the
+                                    watchdog's thread, when that launch's kernel cannot be
+                                    cancelled (it does not poll a cancel word: unfenced).
+                                    Only the end of its context stops it: an isolated
+                                    worker ends itself here. NULL: it runs on */
+    void *unstoppable_user;
 } kcuda_config;
 
 /* Counters for tests and the daemon's statistics. */

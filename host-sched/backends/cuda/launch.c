@@ -25,6 +25,7 @@ int kcuda_prepare_launch(kcuda *kc, const kbackend_slice *s, kcuda_job *job, kba
     job->smem = s->smem;
     job->time_limit_ns = s->time_limit_ns;
     job->domain = s->domain;
+    job->polls_cancel = s->polls_cancel;
     snprintf(job->tenant, sizeof(job->tenant), "%s", s->tenant ? s->tenant : "");
     job->total_blocks = kbackend_grid_blocks(s->grid);
     job->wave_blocks = kc->cfg.cap_by_waves && job->shape.sliced && s->max_blocks_per_sm

@@ -59,11 +59,13 @@ static void fire_locked(kcuda_watchdog *w, watch *l)
 {
     const kcuda_job *job = l->job;     /* may end once the lock is dropped: copied first */
     uint32_t domain = job->domain;
-    char msg[2 * MSG_LEN], what[MSG_LEN];
+    int polls = job->polls_cancel;
+    char msg[2 * MSG_LEN], what[MSG_LEN], tenant[sizeof(job->tenant)];
 
     snprintf(what, sizeof(what), "tenant '%s': launch of %.120s has run past its kernel time "
              "limit of %.3g s", job->tenant[0] ? job->tenant : "?", job->fn->name,
              (double)job->time_limit_ns / 1e9);
+    snprintf(tenant, sizeof(tenant), "%s", job->tenant);
     l->deadline_ns = kcuda_now() + RECANCEL_NS;
     if (l->fired++) {           /* told once; cancelled again */
         pthread_mutex_unlock(&w->lock);
@@ -72,13 +74,16 @@ static void fire_locked(kcuda_watchdog *w, watch *l)
         return;
     }
     pthread_mutex_unlock(&w->lock);
-    int stopped = kcuda_control_cancel(w->kc->control, domain) == 0;
+    /* raised for the domain's fenced kernels either way; it stops this one if it polls */
+    int stopped = kcuda_control_cancel(w->kc->control, domain) == 0 && polls;
     snprintf(msg, sizeof(msg), "%s; %s", what,
              stopped ? "its kernels are cancelled and it is reported as a launch timeout"
                      : "it will be reported as a launch timeout, but it cannot be stopped (not "
                        "fenced), so its lane stays busy until it ends");
     if (w->kc->cfg.note)
         w->kc->cfg.note(w->kc->cfg.note_user, msg);
+    if (!stopped && w->kc->cfg.unstoppable)
+        w->kc->cfg.unstoppable(w->kc->cfg.unstoppable_user, tenant);
     pthread_mutex_lock(&w->lock);
 }
 
