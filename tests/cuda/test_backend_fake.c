@@ -1072,6 +1072,53 @@ static void test_time_limit(void)
     be.ops->destroy(be.state);
 }
 
+/* A kernel of a domain with control words that does not poll them (unfenced: SASS in an
+ * isolated worker) and runs past its limit: the watchdog raises the word all the same but
+ * says it cannot be stopped, and tells kcuda_config.unstoppable (an isolated worker then
+ * ends its context). Before, it claimed the kernel cancelled. */
+static void test_unfenced_past_limit(void)
+{
+    notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.window_bytes = 16u << 20;
+    cfg.note = on_note;
+    cfg.note_user = &n;
+    cfg.unstoppable = on_unstoppable;
+    cfg.unstoppable_user = &n;
+    kcuda *kc;
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
+    kbackend be;
+    kcuda_backend(kc, &be);
+    kbackend_window w;
+    g_assert_cmpint(be.ops->domain_window(be.state, 2, &w, &e), ==, 0);
+    kbackend_module *mod;
+    kbackend_function *fn;
+    g_assert_cmpint(be.ops->module_load_ptx(be.state, 2, stall_ptx, strlen(stall_ptx), &mod,
+                                            &e), ==, 0);
+    g_assert_cmpint(be.ops->function_get(be.state, mod, "stall", &fn, NULL, &e), ==, 0);
+    waiter wt;
+    waiter_init(&wt);
+    ticket t = {&wt, 0, 0};
+    uint32_t ms = 400;
+    kbackend_slice s = {.fn = fn, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1,
+                        .params = &ms, .params_size = sizeof(ms), .time_limit_ns = 100000000u,
+                        .tenant = "sass", .domain = 2, .polls_cancel = 0};
+    g_assert_cmpint(be.ops->launch(be.state, &s, on_done, &t, &e), ==, 0);
+    waiter_wait(&wt, 1);
+    g_assert_cmpint(wt.last_status, ==, KBACKEND_ELAUNCH);
+    g_assert_nonnull(strstr(wt.last_msg, "time limit"));
+    pthread_mutex_lock(&n.lock);
+    g_assert_nonnull(strstr(n.text, "cannot be stopped"));
+    g_assert_cmpuint(n.unstoppable, ==, 1);
+    g_assert_cmpstr(n.unstoppable_tenant, ==, "sass");
+    pthread_mutex_unlock(&n.lock);
+    g_assert_cmpint(be.ops->module_unload(be.state, mod, &e), ==, 0);
+    be.ops->destroy(be.state);
+}
+
 /* ---- control words (kernelet/ptx.h, "Control") ---- */
 
 static const char control_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
@@ -1289,5 +1336,6 @@ int main(int argc, char **argv)
                     test_profile_whole_without_counters);
     g_test_add_func("/cuda/backend-fake/fault", test_fault);
     g_test_add_func("/cuda/backend-fake/time-limit", test_time_limit);
+    g_test_add_func("/cuda/backend-fake/unfenced-past-limit", test_unfenced_past_limit);
     return g_test_run();
 }
