@@ -51,13 +51,11 @@ static void show_row(FILE *f, const struct kernelet_tenant_status *t, double uti
         snprintf(pct, sizeof(pct), "%.1f%%", util);
     char id[24], flags[40];
 
-    if (t->flags & KERNELET_TENANT_ISOLATED) {
-        strcpy(id, "-"); /* not a tenant of the daemon's scheduler: its worker's */
+    snprintf(id, sizeof(id), "%" PRIu64, t->id);
+    if (t->flags & KERNELET_TENANT_ISOLATED)
         snprintf(flags, sizeof(flags), "isolated:%u ", t->worker_pid);
-    } else {
-        snprintf(id, sizeof(id), "%" PRIu64, t->id);
+    else
         flags[0] = 0;
-    }
     fprintf(f, "%-6s %-16s %-7s %7u %6s %-19s %6u %8" PRIu64 " %8" PRIu64 " %7" PRIu64
             " %6" PRIu64 " %9.3f %9s %6u %4u %8u %s%s%s\n",
             id, t->name, kind(t), t->pid, pct, mem, t->queued, t->launches, t->completed,
@@ -115,8 +113,8 @@ static void json_daemon(FILE *f, const struct ctl_snapshot *s, double interval)
 static void json_tenant(FILE *f, const struct kernelet_tenant_status *t, double util)
 {
     if (t->flags & KERNELET_TENANT_ISOLATED)
-        fprintf(f, "{\"id\": null, \"isolated\": true, \"worker_pid\": %u, \"name\": ",
-                t->worker_pid);
+        fprintf(f, "{\"id\": %" PRIu64 ", \"isolated\": true, \"worker_pid\": %u, "
+                "\"name\": ", t->id, t->worker_pid);
     else
         fprintf(f, "{\"id\": %" PRIu64 ", \"isolated\": false, \"name\": ", t->id);
     json_string(f, t->name);

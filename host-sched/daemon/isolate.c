@@ -70,23 +70,26 @@ static int input_fd(const void *input, size_t len)
     return fd;
 }
 
-/* The worker's arguments: the daemon's, then the worker's own. */
-static char **worker_argv(const struct kd_isolation *iso)
+/* The worker's arguments: the daemon's, then the worker's own; base (a decimal number) is
+ * the worker's tenant id base, in storage the caller keeps until the spawn. */
+static char **worker_argv(const struct kd_isolation *iso, const char *base)
 {
     static char conn[] = "3", in[] = "4", fd_opt[] = "--worker-fd",
-                in_opt[] = "--worker-input";
+                in_opt[] = "--worker-input", base_opt[] = "--worker-tenant-base";
     size_t n = 0;
     char **argv;
 
     while (iso->argv[n])
         n++;
-    if (!(argv = calloc(n + 5, sizeof(*argv))))
+    if (!(argv = calloc(n + 7, sizeof(*argv))))
         return NULL;
     memcpy(argv, iso->argv, n * sizeof(*argv));
     argv[n] = fd_opt;
     argv[n + 1] = conn;
     argv[n + 2] = in_opt;
     argv[n + 3] = in;
+    argv[n + 4] = base_opt;
+    argv[n + 5] = (char *)base;
     return argv;
 }
 
@@ -173,11 +176,11 @@ static int refuse(char *err, size_t errlen, int code, const char *why)
     return -code;
 }
 
-int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker, char *err,
-               size_t errlen)
+int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker,
+               uint64_t *tenant_id, char *err, size_t errlen)
 {
     struct kd_isolation *iso = user;
-    char **argv;
+    char **argv, base[24];
     int in;
     pid_t pid;
 
@@ -190,7 +193,10 @@ int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker, char
         return refuse(err, errlen, EAGAIN,
                       iso->max_workers ? "as many isolated tenants as --max-isolated allows"
                                        : "isolation is off (--max-isolated 0)");
-    if (!(argv = worker_argv(iso)))
+    /* The daemon's own tenants have 32-bit ids: each worker's lie above them, apart. */
+    uint64_t id_base = ++iso->started << 32;
+    snprintf(base, sizeof(base), "%llu", (unsigned long long)id_base);
+    if (!(argv = worker_argv(iso, base)))
         return refuse(err, errlen, ENOMEM, "out of memory");
     if ((in = input_fd(h->input, h->input_len)) < 0) {
         free(argv);
@@ -213,6 +219,7 @@ int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker, char
     fprintf(stderr, "kerneletd: tenant '%s' (pid %d) isolated: served by worker %d in a GPU "
             "context of its own\n", h->name, (int)h->pid, (int)pid);
     *worker = pid;
+    *tenant_id = id_base + 1; /* a worker's scheduler numbers its one tenant 1 */
     return 1;
 }
 

@@ -3,6 +3,7 @@
  * docs/OPERATORS.md). Runs in the foreground; stops cleanly on SIGINT or SIGTERM. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <pwd.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #define OPT_PAIR_TUNE 1000          /* long options without a letter to spare */
 #define OPT_WORKER_FD 1001
 #define OPT_WORKER_INPUT 1002
+#define OPT_WORKER_TENANT_BASE 1003
 
 static struct kserver *running;
 
@@ -124,6 +126,7 @@ struct options {
     unsigned max_isolated;
     int worker_fd;              /* a worker of the isolation tier: its tenant's connection */
     int worker_input;           /* and what the daemon had read of it; -1 when not a worker */
+    uint64_t worker_tenant_base; /* added to its tenant's id (kserver_config.tenant_id_base) */
 };
 
 /* A user name or a numeric uid; -1 when neither. */
@@ -237,6 +240,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"max-isolated", required_argument, NULL, 'X'},
         {"worker-fd", required_argument, NULL, OPT_WORKER_FD},
         {"worker-input", required_argument, NULL, OPT_WORKER_INPUT},
+        {"worker-tenant-base", required_argument, NULL, OPT_WORKER_TENANT_BASE},
         {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -322,6 +326,10 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case OPT_WORKER_FD:
             if (sscanf(optarg, "%d%c", &o->worker_fd, &(char){0}) != 1 || o->worker_fd < 0)
+                return -1;
+            break;
+        case OPT_WORKER_TENANT_BASE:
+            if (sscanf(optarg, "%" SCNu64 "%c", &o->worker_tenant_base, &(char){0}) != 1)
                 return -1;
             break;
         case OPT_WORKER_INPUT:
@@ -479,6 +487,7 @@ static int isolation_config(const struct options *o, struct kd_isolation *iso,
     cfg->adopt_fd = o->worker_fd;
     cfg->adopt_input = input;
     cfg->adopt_len = (size_t)len;
+    cfg->tenant_id_base = o->worker_tenant_base;
     cfg->recover = NULL;
     return 0;
 }

@@ -108,15 +108,19 @@ struct kserver_config {
      * 0 to serve it here, or -errno with a reason in err to refuse it (UNAVAILABLE). An
      * isolated tenant counts against max_connections and max_per_user until
      * kserver_isolated_ended names its worker. */
-    int (*isolate)(void *user, const struct kserver_handover *h, pid_t *worker, char *err,
-                   size_t errlen);
-    void *isolate_user;
+    int (*isolate)(void *user, const struct kserver_handover *h, pid_t *worker,
+                   uint64_t *tenant_id, char *err, size_t errlen);
+    void *isolate_user;         /* *tenant_id: the id the worker gives its tenant */
     /* Worker mode (the other end of isolate): socket_path is not used; the server serves
      * the one connection adopt_fd, whose first bytes adopt_input (its HELLO, read by the
      * daemon that handed it over) it handles as if it had read them, and kserver_run
      * returns once that connection is gone. Its tenant is alone in the backend's context:
      * kernels that cannot be fenced run unfenced instead of being refused. */
     bool adopt;
+    uint64_t tenant_id_base;    /* added to the ids of this server's tenants as clients see
+                                   them (HELLO's session, status): a worker's tenant must not
+                                   share an id with one of its daemon's, or an administrator
+                                   addressing one would reach the other. 0 for a daemon */
     int adopt_fd;
     const void *adopt_input;
     size_t adopt_len;

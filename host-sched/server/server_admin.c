@@ -10,7 +10,7 @@
 static struct ks_conn *conn_of_tenant(struct ks_server *s, uint64_t tenant)
 {
     for (struct ks_conn *c = s->conns; c; c = c->next)
-        if (c->have_tenant && !c->closing && c->tenant == tenant)
+        if (c->have_tenant && !c->closing && s->cfg.tenant_id_base + c->tenant == tenant)
             return c;
     return NULL;
 }
@@ -27,7 +27,7 @@ static void describe(struct ks_server *s, struct ks_conn *c, struct kernelet_ten
     ksched_tenant_stats st;
 
     memset(t, 0, sizeof(*t));
-    t->id = c->tenant;
+    t->id = s->cfg.tenant_id_base + c->tenant;
     snprintf(t->name, sizeof(t->name), "%s", c->name);
     t->pid = (uint32_t)c->cred.pid;
     t->uid = (uint32_t)c->cred.uid;
@@ -102,8 +102,9 @@ void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r
     ksched_err err;
     int rc;
 
-    if (!conn_of_tenant(s, q->tenant) ||
-        ksched_tenant_get_policy(s->cfg.sched, (uint32_t)q->tenant, &pol, &err) != 0) {
+    struct ks_conn *t = conn_of_tenant(s, q->tenant);
+
+    if (!t || ksched_tenant_get_policy(s->cfg.sched, t->tenant, &pol, &err) != 0) {
         ks_reply_cuda(c, KERNELET_OP_ADMIN_SET, id, KS_CUDA_INVALID_VALUE, 0);
         return;
     }
@@ -127,6 +128,6 @@ void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r
         pol.kernel_time_limit_ns = q->kernel_time_limit_ms
                                        ? (uint64_t)q->kernel_time_limit_ms * 1000000u
                                        : s->cfg.default_kernel_time_limit_ns;
-    rc = ksched_tenant_set_policy(s->cfg.sched, (uint32_t)q->tenant, &pol, &err);
+    rc = ksched_tenant_set_policy(s->cfg.sched, t->tenant, &pol, &err);
     ks_reply_cuda(c, KERNELET_OP_ADMIN_SET, id, rc ? ks_cuda_of(rc, err.msg) : 0, 0);
 }

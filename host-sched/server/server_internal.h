@@ -311,6 +311,7 @@ struct ks_isolated {
     char name[KERNELET_NAME_MAX];
     struct ucred cred;          /* the tenant's */
     pid_t worker;
+    uint64_t id;                /* its id in its worker (kserver_config.tenant_id_base) */
     bool vm;
 };
 

@@ -10,7 +10,7 @@
 
 #include "server_internal.h"
 
-static void remember(struct ks_conn *c, pid_t worker)
+static void remember(struct ks_conn *c, pid_t worker, uint64_t id)
 {
     struct ks_server *s = c->srv;
     struct ks_isolated *t = calloc(1, sizeof(*t));
@@ -20,6 +20,7 @@ static void remember(struct ks_conn *c, pid_t worker)
     snprintf(t->name, sizeof(t->name), "%s", c->name);
     t->cred = c->cred;
     t->worker = worker;
+    t->id = id;
     t->vm = c->vm;
     pthread_mutex_lock(&s->iso_lock);
     t->next = s->isolated;
@@ -44,6 +45,7 @@ bool ks_isolate_offer(struct ks_conn *c, uint64_t id, const struct kproto_reques
                                  .input_len = c->in_len};
     char err[160] = "";
     pid_t worker = 0;
+    uint64_t tenant_id = UINT64_MAX;
     int rc;
 
     if (s->cfg.adopt)
@@ -54,7 +56,7 @@ bool ks_isolate_offer(struct ks_conn *c, uint64_t id, const struct kproto_reques
         return flags & KERNELET_HELLO_ISOLATE;
     }
     c->vm = flags & KERNELET_HELLO_VM;
-    rc = s->cfg.isolate(s->cfg.isolate_user, &h, &worker, err, sizeof(err));
+    rc = s->cfg.isolate(s->cfg.isolate_user, &h, &worker, &tenant_id, err, sizeof(err));
     if (rc == 0)
         return false;
     if (rc < 0) {
@@ -62,7 +64,7 @@ bool ks_isolate_offer(struct ks_conn *c, uint64_t id, const struct kproto_reques
         return true;
     }
     /* The worker answers the HELLO and everything after it; this end only lets go. */
-    remember(c, worker);
+    remember(c, worker, tenant_id);
     ks_conn_close(c);
     return true;
 }
@@ -103,7 +105,7 @@ void ks_isolated_describe(struct ks_server *s, struct kernelet_tenant_status *li
         struct kernelet_tenant_status *row = &list[(*n)++];
         memset(row, 0, sizeof(*row));
         snprintf(row->name, sizeof(row->name), "%s", t->name);
-        row->id = UINT64_MAX; /* not a tenant of this scheduler: ADMIN_SET finds nothing */
+        row->id = t->id;  /* its worker's, beyond this server's ids: ADMIN_SET finds nothing */
         row->pid = (uint32_t)t->cred.pid;
         row->uid = (uint32_t)t->cred.uid;
         row->worker_pid = (uint32_t)t->worker;

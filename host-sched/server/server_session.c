@@ -77,7 +77,7 @@ void ks_session_hello(struct ks_conn *c, uint64_t id, const struct kproto_reques
     c->hello = true;
     fill_info(c, &answer.info);
     memset(&answer.session, 0, sizeof(answer.session));
-    answer.session.tenant_id = c->tenant;
+    answer.session.tenant_id = c->srv->cfg.tenant_id_base + c->tenant;
     answer.session.mem_quota = answer.info.gpu_mem_bytes == c->srv->device.total_mem
                                    ? 0 : answer.info.gpu_mem_bytes;
     answer.session.device_count = 1;

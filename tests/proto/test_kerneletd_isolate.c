@@ -205,6 +205,41 @@ static void test_worker_killed(void)
     stop(&d);
 }
 
+/* A worker's tenant has an id of its own, apart from the daemon's tenants': the daemon
+ * lists it under that id, and an administrator's setting sent to it (as QEMU sends a VM's
+ * policy to the id its HELLO answered) is refused and changes no other tenant. Before,
+ * every worker's tenant was 1, as was the daemon's first tenant, whose weight it set. */
+static void test_tenant_ids(void)
+{
+    struct daemon d;
+    struct client shared, iso, admin;
+    struct kernelet_tenant_status row;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_path(&shared, d.socket, "shared", false));
+    g_assert_true(client_open_flags(&iso, d.socket, "apart", KERNELET_HELLO_ISOLATE));
+    g_assert_cmpuint(iso.tenant, !=, shared.tenant);
+    g_assert_true(row_named(d.socket, "apart", &row));
+    g_assert_cmpuint(row.id, ==, iso.tenant);
+    g_assert_true(client_open_path(&admin, d.socket, "admin", true));
+    struct kernelet_admin_set set = {.tenant = iso.tenant, .fields = KERNELET_SET_WEIGHT,
+                                     .weight = 700};
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_CUDA);
+    g_assert_true(row_named(d.socket, "shared", &row));
+    g_assert_cmpuint(row.weight, !=, 700);
+    set.tenant = shared.tenant;                 /* the daemon's own tenant: set */
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_OK);
+    g_assert_true(row_named(d.socket, "shared", &row));
+    g_assert_cmpuint(row.weight, ==, 700);
+    client_close(&admin);
+    tenant_check_kernel(&iso);
+    client_close(&iso);
+    client_close(&shared);
+    stop(&d);
+}
+
 /* Stopping the daemon stops its workers: none is left behind serving a tenant. */
 static void test_stop(void)
 {
@@ -231,6 +266,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/isolate/limit", test_limit);
     g_test_add_func("/kerneletd/isolate/counts-as-connection", test_counts_as_connection);
     g_test_add_func("/kerneletd/isolate/worker-killed", test_worker_killed);
+    g_test_add_func("/kerneletd/isolate/tenant-ids", test_tenant_ids);
     g_test_add_func("/kerneletd/isolate/stop", test_stop);
     return g_test_run();
 }
