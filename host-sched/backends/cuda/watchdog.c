@@ -8,8 +8,9 @@
  * of every tenant; a fenced kernel polls its tenant's cancel word on its loops' back-edges
  * (the PTX fencing pass put the polls there), so the watchdog raises that word
  * (control.h) and the offender's threads end at their next poll. A kernel without loops
- * ends by itself anyway; an unfenced one (kerneletd --no-fence) keeps its lane until it
- * ends, and this thread only reports it.
+ * ends by itself anyway; an unfenced one (kerneletd --no-fence, SASS in an isolated
+ * worker) keeps its lane until it ends: this thread reports it and tells
+ * kcuda_config.unstoppable, whose owner may end the context (an isolated worker does).
  *
  * The watchdog has a lock of its own, so that a note never waits for the backend's lock
  * and the lanes' threads never wait for a note. Deadlines are CLOCK_MONOTONIC. */
