@@ -1072,6 +1072,19 @@ static void test_time_limit(void)
     be.ops->destroy(be.state);
 }
 
+/* A backend configuration with address windows (so control words) whose notes, and
+ * kernels it cannot stop, go to n. */
+static void windowed_config(kcuda_config *cfg, notes *n)
+{
+    kcuda_config_default(cfg);
+    cfg->lanes = LANES;
+    cfg->window_bytes = 16u << 20;
+    cfg->note = on_note;
+    cfg->note_user = n;
+    cfg->unstoppable = on_unstoppable;
+    cfg->unstoppable_user = n;
+}
+
 /* A kernel of a domain with control words that does not poll them (unfenced: SASS in an
  * isolated worker) and runs past its limit: the watchdog raises the word all the same but
  * says it cannot be stopped, and tells kcuda_config.unstoppable (an isolated worker then
@@ -1080,18 +1093,9 @@ static void test_unfenced_past_limit(void)
 {
     notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
     kcuda_config cfg;
-    kcuda_config_default(&cfg);
-    cfg.lanes = LANES;
-    cfg.window_bytes = 16u << 20;
-    cfg.note = on_note;
-    cfg.note_user = &n;
-    cfg.unstoppable = on_unstoppable;
-    cfg.unstoppable_user = &n;
-    kcuda *kc;
+    windowed_config(&cfg, &n);
+    kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
-    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
-    kbackend be;
-    kcuda_backend(kc, &be);
     kbackend_window w;
     g_assert_cmpint(be.ops->domain_window(be.state, 2, &w, &e), ==, 0);
     kbackend_module *mod;
@@ -1153,13 +1157,7 @@ static void test_control_words(void)
 {
     notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
     kcuda_config cfg;
-    kcuda_config_default(&cfg);
-    cfg.lanes = LANES;
-    cfg.window_bytes = 16u << 20;
-    cfg.note = on_note;
-    cfg.note_user = &n;
-    cfg.unstoppable = on_unstoppable;
-    cfg.unstoppable_user = &n;
+    windowed_config(&cfg, &n);
     kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
     kbackend_module *mod, *smod;
