@@ -54,7 +54,7 @@ TENANT_FIELDS = {
     "id": int, "name": str, "kind": str, "pid": int, "uid": int, "gpu_time_ns": int,
     "memory_used_bytes": int, "memory_quota_bytes": int, "queued": int, "launched": int,
     "completed": int, "coscheduled_slices": int, "requests": int, "errors": int,
-    "faulted": bool, "streams": int, "bytes_copied": int, "policy": dict,
+    "faulted": bool, "streams": int, "bytes_copied": int, "policy": dict, "isolated": bool,
 }
 
 
