@@ -8,6 +8,9 @@ Checks:
           orphan or pinned page (driver counters) and no device memory in the daemon
           (CONTEXT_CLOSE: the VM's mem-in-use over QMP returns to 0); VM B killed (SIGKILL to QEMU) while its
           program runs: the daemon keeps running and VM A's next program still verifies.
+  isolated (KERNELET_VM_DAEMON_ARGS="--isolate vm-a"): the same, VM A served by a worker
+          of the daemon with a context of its own (the isolation tier), VM B in the
+          daemon's; the log must say VM A was handed to a worker.
   nolink  (KERNELET_VM_NOLINK=1, for a QEMU without the link): one VM without a daemon;
           the program ends on its own with CUDA's "no CUDA-capable device" error (exit
           status 1..125, no signal, no hang) instead of crashing or hanging.
@@ -72,8 +75,12 @@ poweroff -f
 """
 
 
+def daemon_args():
+    return os.environ.get("KERNELET_VM_DAEMON_ARGS", "").split()
+
+
 def start_daemon(kerneletd, sock, log):
-    proc = subprocess.Popen([kerneletd, "--socket", sock, "--backend", "emu"],
+    proc = subprocess.Popen([kerneletd, "--socket", sock, "--backend", "emu", *daemon_args()],
                             stdout=log, stderr=subprocess.STDOUT)
     for _ in range(200):
         if os.path.exists(sock) or proc.poll() is not None:
@@ -156,6 +163,13 @@ def test_link(tap, qemu, kernel, initrd, kerneletd, tmp):
               len(tea_runs) == 2 and tea_runs[1].get("verified") == "yes", str(tea_runs))
     alive = daemon.poll() is None
     tap.check("kerneletd still running", alive, f"exit status {daemon.returncode}")
+    if "--isolate" in daemon_args():
+        with open(os.path.join(tmp, "kerneletd.log")) as f:
+            said = f.read()
+        handed = [l for l in said.splitlines() if "isolated: served by worker" in l]
+        tap.check("VM A was served by a worker with a context of its own, VM B was not",
+                  bool(handed) and all("tenant 'vm-a'" in l for l in handed),
+                  "\n".join(handed) or "no hand-over in the log")
     tap.check("VM A finished", any(l.startswith("GUEST-DONE") for l in a.lines))
     daemon.terminate()
     try:
