@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,9 +20,11 @@
 
 extern char **environ;
 
-/* Where the worker finds its two descriptors. */
+/* Where the worker finds its descriptors: the tenant's connection, what the daemon read of
+ * it, and the daemon's end of the settings socket. */
 #define WORKER_CONN_FD 3
 #define WORKER_INPUT_FD 4
+#define WORKER_CTL_FD 5
 
 struct waiter {
     struct kd_isolation *iso;
@@ -74,14 +77,15 @@ static int input_fd(const void *input, size_t len)
  * the worker's tenant id base, in storage the caller keeps until the spawn. */
 static char **worker_argv(const struct kd_isolation *iso, const char *base)
 {
-    static char conn[] = "3", in[] = "4", fd_opt[] = "--worker-fd",
-                in_opt[] = "--worker-input", base_opt[] = "--worker-tenant-base";
+    static char conn[] = "3", in[] = "4", ctl[] = "5", fd_opt[] = "--worker-fd",
+                in_opt[] = "--worker-input", base_opt[] = "--worker-tenant-base",
+                ctl_opt[] = "--worker-settings";
     size_t n = 0;
     char **argv;
 
     while (iso->argv[n])
         n++;
-    if (!(argv = calloc(n + 7, sizeof(*argv))))
+    if (!(argv = calloc(n + 9, sizeof(*argv))))
         return NULL;
     memcpy(argv, iso->argv, n * sizeof(*argv));
     argv[n] = fd_opt;
@@ -90,28 +94,32 @@ static char **worker_argv(const struct kd_isolation *iso, const char *base)
     argv[n + 3] = in;
     argv[n + 4] = base_opt;
     argv[n + 5] = (char *)base;
+    argv[n + 6] = ctl_opt;
+    argv[n + 7] = ctl;
     return argv;
 }
 
 /* The worker, with the connection and the input at the descriptors it expects. posix_spawn
  * rather than fork: the daemon has threads and a GPU context, and the child only execs. */
-static int spawn_worker(int conn, int input, char **argv, pid_t *pid)
+static int spawn_worker(const int fds[3], char **argv, pid_t *pid)
 {
+    static const int at[3] = {WORKER_CONN_FD, WORKER_INPUT_FD, WORKER_CTL_FD};
     posix_spawn_file_actions_t fa;
-    int moved = -1, rc;
+    int src[3], moved[3] = {-1, -1, -1}, rc = 0;
 
-    if (input == WORKER_CONN_FD && (input = moved = fcntl(input, F_DUPFD_CLOEXEC, 16)) < 0)
-        return errno;
+    /* each from above the targets first, so that no dup2 overwrites a later source */
+    for (int i = 0; i < 3 && !rc; i++)
+        if ((src[i] = moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 16)) < 0)
+            rc = errno;
     posix_spawn_file_actions_init(&fa);
-    /* dup2 onto itself clears close-on-exec (glibc 2.29 and later). */
-    rc = posix_spawn_file_actions_adddup2(&fa, conn, WORKER_CONN_FD);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_adddup2(&fa, input, WORKER_INPUT_FD);
+    for (int i = 0; i < 3 && !rc; i++)
+        rc = posix_spawn_file_actions_adddup2(&fa, src[i], at[i]);
     if (rc == 0)
         rc = posix_spawn(pid, "/proc/self/exe", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (moved >= 0)
-        close(moved);
+    for (int i = 0; i < 3; i++)
+        if (moved[i] >= 0)
+            close(moved[i]);
     return rc;
 }
 
@@ -177,11 +185,11 @@ static int refuse(char *err, size_t errlen, int code, const char *why)
 }
 
 int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker,
-               uint64_t *tenant_id, char *err, size_t errlen)
+               uint64_t *tenant_id, int *ctl_fd, char *err, size_t errlen)
 {
     struct kd_isolation *iso = user;
     char **argv, base[24];
-    int in;
+    int in, ctl[2];
     pid_t pid;
 
     if (!wanted(iso, h))
@@ -202,11 +210,19 @@ int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker,
         free(argv);
         return refuse(err, errlen, errno ? errno : EIO, "cannot pass the connection on");
     }
-    int rc = spawn_worker(h->fd, in, argv, &pid);
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
+        close(in);
+        free(argv);
+        return refuse(err, errlen, errno, "cannot make the worker's settings socket");
+    }
+    int rc = spawn_worker((const int[3]){h->fd, in, ctl[1]}, argv, &pid);
     close(in);
+    close(ctl[1]);
     free(argv);
-    if (rc != 0)
+    if (rc != 0) {
+        close(ctl[0]);
         return refuse(err, errlen, rc, "cannot start a worker process");
+    }
     pthread_mutex_lock(&iso->lock);
     iso->workers[iso->n_workers++] = pid;
     pthread_mutex_unlock(&iso->lock);
@@ -214,12 +230,14 @@ int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker,
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         forget(iso, pid);
+        close(ctl[0]);
         return refuse(err, errlen, EAGAIN, "cannot watch a worker process");
     }
     fprintf(stderr, "kerneletd: tenant '%s' (pid %d) isolated: served by worker %d in a GPU "
             "context of its own\n", h->name, (int)h->pid, (int)pid);
     *worker = pid;
     *tenant_id = id_base + 1; /* a worker's scheduler numbers its one tenant 1 */
+    *ctl_fd = ctl[0];
     return 1;
 }
 

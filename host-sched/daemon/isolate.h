@@ -35,7 +35,7 @@ void kd_isolation_init(struct kd_isolation *iso, char **argv);
 /* kserver_config.isolate: starts a worker for the tenant when it asked or the operator's
  * options isolate it (1), leaves it to the daemon (0), or refuses it (-errno, err). */
 int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker,
-               uint64_t *tenant_id, char *err, size_t errlen);
+               uint64_t *tenant_id, int *ctl_fd, char *err, size_t errlen);
 /* Stops every worker: SIGTERM, then SIGKILL to those still running after grace_s. */
 void kd_isolation_stop(struct kd_isolation *iso, double grace_s);
 

@@ -24,6 +24,7 @@
 #define OPT_WORKER_FD 1001
 #define OPT_WORKER_INPUT 1002
 #define OPT_WORKER_TENANT_BASE 1003
+#define OPT_WORKER_SETTINGS 1004
 
 static struct kserver *running;
 
@@ -127,6 +128,7 @@ struct options {
     int worker_fd;              /* a worker of the isolation tier: its tenant's connection */
     int worker_input;           /* and what the daemon had read of it; -1 when not a worker */
     uint64_t worker_tenant_base; /* added to its tenant's id (kserver_config.tenant_id_base) */
+    int worker_settings;        /* the daemon's settings for its tenant arrive there */
 };
 
 /* A user name or a numeric uid; -1 when neither. */
@@ -241,6 +243,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"worker-fd", required_argument, NULL, OPT_WORKER_FD},
         {"worker-input", required_argument, NULL, OPT_WORKER_INPUT},
         {"worker-tenant-base", required_argument, NULL, OPT_WORKER_TENANT_BASE},
+        {"worker-settings", required_argument, NULL, OPT_WORKER_SETTINGS},
         {"admin-user", required_argument, NULL, 'u'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -330,6 +333,11 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case OPT_WORKER_TENANT_BASE:
             if (sscanf(optarg, "%" SCNu64 "%c", &o->worker_tenant_base, &(char){0}) != 1)
+                return -1;
+            break;
+        case OPT_WORKER_SETTINGS:
+            if (sscanf(optarg, "%d%c", &o->worker_settings, &(char){0}) != 1 ||
+                o->worker_settings <= 0)
                 return -1;
             break;
         case OPT_WORKER_INPUT:
@@ -488,6 +496,7 @@ static int isolation_config(const struct options *o, struct kd_isolation *iso,
     cfg->adopt_input = input;
     cfg->adopt_len = (size_t)len;
     cfg->tenant_id_base = o->worker_tenant_base;
+    cfg->adopt_ctl_fd = o->worker_settings;
     cfg->recover = NULL;
     return 0;
 }

@@ -109,8 +109,11 @@ struct kserver_config {
      * isolated tenant counts against max_connections and max_per_user until
      * kserver_isolated_ended names its worker. */
     int (*isolate)(void *user, const struct kserver_handover *h, pid_t *worker,
-                   uint64_t *tenant_id, char *err, size_t errlen);
-    void *isolate_user;         /* *tenant_id: the id the worker gives its tenant */
+                   uint64_t *tenant_id, int *ctl_fd, char *err, size_t errlen);
+    void *isolate_user;         /* *tenant_id: the id the worker gives its tenant; *ctl_fd
+                                   (the server closes it when the worker ends): a
+                                   SOCK_SEQPACKET socket to the worker's adopt_ctl_fd, for
+                                   the operator's settings of the tenant (ADMIN_SET) */
     /* Worker mode (the other end of isolate): socket_path is not used; the server serves
      * the one connection adopt_fd, whose first bytes adopt_input (its HELLO, read by the
      * daemon that handed it over) it handles as if it had read them, and kserver_run
@@ -124,6 +127,9 @@ struct kserver_config {
     int adopt_fd;
     const void *adopt_input;
     size_t adopt_len;
+    int adopt_ctl_fd;           /* > 0: where the daemon sends the tenant's settings (one
+                                   struct kernelet_admin_set a message), applied as the
+                                   daemon's ADMIN_SET would */
 };
 
 int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *err,

@@ -94,30 +94,23 @@ void ks_admin_status(struct ks_conn *c, uint64_t id, const struct kproto_request
     free(list);
 }
 
-void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+/* Applies q to tenant t's policy: 0 or a CUDA error code (nothing applied then). */
+static uint32_t apply_set(struct ks_server *s, struct ks_conn *t,
+                          const struct kernelet_admin_set *q)
 {
-    const struct kernelet_admin_set *q = &r->u.admin_set;
-    struct ks_server *s = c->srv;
     ksched_tenant_policy pol;
     ksched_err err;
     int rc;
 
-    struct ks_conn *t = conn_of_tenant(s, q->tenant);
-
-    if (!t || ksched_tenant_get_policy(s->cfg.sched, t->tenant, &pol, &err) != 0) {
-        ks_reply_cuda(c, KERNELET_OP_ADMIN_SET, id, KS_CUDA_INVALID_VALUE, 0);
-        return;
-    }
+    if (ksched_tenant_get_policy(s->cfg.sched, t->tenant, &pol, &err) != 0)
+        return KS_CUDA_INVALID_VALUE;
     if (q->fields & KERNELET_SET_WEIGHT)
         pol.weight = q->weight / 100.0;
     if (q->fields & KERNELET_SET_PRIORITY)
         pol.priority = (int)q->priority;
     if ((q->fields & KERNELET_SET_MEM_QUOTA) && s->cfg.max_mem_quota &&
-        q->mem_quota > s->cfg.max_mem_quota) {
-        /* more than the tenant's window holds: refused whole, nothing else applied */
-        ks_reply_cuda(c, KERNELET_OP_ADMIN_SET, id, KS_CUDA_INVALID_VALUE, 0);
-        return;
-    }
+        q->mem_quota > s->cfg.max_mem_quota)
+        return KS_CUDA_INVALID_VALUE; /* more than the tenant's window holds: refused whole */
     if (q->fields & KERNELET_SET_MEM_QUOTA) /* 0: no quota of its own, the default */
         pol.mem_quota = q->mem_quota ? q->mem_quota : s->cfg.default_mem_quota;
     if (q->fields & KERNELET_SET_MAX_INFLIGHT)
@@ -129,5 +122,35 @@ void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r
                                        ? (uint64_t)q->kernel_time_limit_ms * 1000000u
                                        : s->cfg.default_kernel_time_limit_ns;
     rc = ksched_tenant_set_policy(s->cfg.sched, t->tenant, &pol, &err);
-    ks_reply_cuda(c, KERNELET_OP_ADMIN_SET, id, rc ? ks_cuda_of(rc, err.msg) : 0, 0);
+    return rc ? ks_cuda_of(rc, err.msg) : KS_CUDA_SUCCESS;
+}
+
+void ks_admin_set(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+{
+    const struct kernelet_admin_set *q = &r->u.admin_set;
+    struct ks_server *s = c->srv;
+    struct ks_conn *t = conn_of_tenant(s, q->tenant);
+    uint32_t code;
+
+    if (t)
+        code = apply_set(s, t, q);
+    else if (s->cfg.max_mem_quota && (q->fields & KERNELET_SET_MEM_QUOTA) &&
+             q->mem_quota > s->cfg.max_mem_quota)
+        code = KS_CUDA_INVALID_VALUE; /* the worker has the same windows: checked here */
+    else
+        code = ks_isolated_forward(s, q) == 0 ? KS_CUDA_SUCCESS : KS_CUDA_INVALID_VALUE;
+    ks_reply_cuda(c, KERNELET_OP_ADMIN_SET, id, code, 0);
+}
+
+void ks_admin_apply_forwarded(struct ks_server *s, const struct kernelet_admin_set *q)
+{
+    /* a worker serves one tenant: the setting is its, whatever id the daemon knew it by */
+    for (struct ks_conn *t = s->conns; t; t = t->next) {
+        if (!t->have_tenant || t->closing)
+            continue;
+        uint32_t code = apply_set(s, t, q);
+        if (code != KS_CUDA_SUCCESS)
+            fprintf(stderr, "kerneletd: tenant '%s': a setting from the daemon was refused "
+                    "(CUDA error %u)\n", t->name, code);
+    }
 }

@@ -13,7 +13,7 @@
 
 #include "server_internal.h"
 
-static char listen_tag, wake_tag;
+static char listen_tag, wake_tag, settings_tag;
 
 uint64_t ks_now_ns(void)
 {
@@ -115,6 +115,10 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
     if (cfg->adopt) {
         if ((rc = ks_conn_adopt(s, err, errlen)) < 0)
             goto out;
+        if (cfg->adopt_ctl_fd > 0 && watch(s->epfd, cfg->adopt_ctl_fd, &settings_tag)) {
+            rc = fail(err, errlen, errno, "epoll_ctl");
+            goto out;
+        }
     } else {
         if ((rc = listen_on(cfg->socket_path, cfg->socket_mode, err, errlen)) < 0)
             goto out;
@@ -190,6 +194,10 @@ int kserver_run(struct kserver *srv)
             } else if (tag == &wake_tag) {
                 wake_drain(s);
                 ks_completions(s);
+            } else if (tag == &settings_tag) {
+                if (ev[i].events & (EPOLLHUP | EPOLLERR)) /* the daemon is gone */
+                    epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->cfg.adopt_ctl_fd, NULL);
+                ks_isolated_read_settings(s);
             } else {
                 struct ks_conn *c = tag;
                 if (c->fd >= 0 && (ev[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))

@@ -312,6 +312,7 @@ struct ks_isolated {
     struct ucred cred;          /* the tenant's */
     pid_t worker;
     uint64_t id;                /* its id in its worker (kserver_config.tenant_id_base) */
+    int ctl_fd;                 /* its settings go there (-1: none) */
     bool vm;
 };
 
@@ -326,6 +327,13 @@ unsigned ks_isolated_count(struct ks_server *s, const uid_t *uid);
 void ks_isolated_describe(struct ks_server *s, struct kernelet_tenant_status *list, size_t max,
                           uint32_t first, uint32_t *index, uint32_t *n);
 void ks_isolated_free(struct ks_server *s);
+/* Sends an operator's setting to the worker of the isolated tenant q->tenant; 0, or -1
+ * when there is no such tenant or its worker cannot take it now. */
+int ks_isolated_forward(struct ks_server *s, const struct kernelet_admin_set *q);
+/* Worker side: a setting the daemon forwarded, applied to its tenant (failures logged). */
+void ks_admin_apply_forwarded(struct ks_server *s, const struct kernelet_admin_set *q);
+/* Worker side: reads the daemon's settings waiting on kserver_config.adopt_ctl_fd. */
+void ks_isolated_read_settings(struct ks_server *s);
 
 uint64_t ks_now_ns(void);
 /* Whether new connections are taken (off while a lost device is replaced); 0 or -errno. */

@@ -7,20 +7,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "server_internal.h"
 
-static void remember(struct ks_conn *c, pid_t worker, uint64_t id)
+static void remember(struct ks_conn *c, pid_t worker, uint64_t id, int ctl_fd)
 {
     struct ks_server *s = c->srv;
     struct ks_isolated *t = calloc(1, sizeof(*t));
 
-    if (!t)
-        return; /* served all the same; only its status row and its count are missing */
+    if (!t) {
+        if (ctl_fd >= 0)
+            close(ctl_fd);
+        return; /* served all the same; only its row, its count and settings are missing */
+    }
     snprintf(t->name, sizeof(t->name), "%s", c->name);
     t->cred = c->cred;
     t->worker = worker;
     t->id = id;
+    t->ctl_fd = ctl_fd;
     t->vm = c->vm;
     pthread_mutex_lock(&s->iso_lock);
     t->next = s->isolated;
@@ -46,7 +52,7 @@ bool ks_isolate_offer(struct ks_conn *c, uint64_t id, const struct kproto_reques
     char err[160] = "";
     pid_t worker = 0;
     uint64_t tenant_id = UINT64_MAX;
-    int rc;
+    int rc, ctl_fd = -1;
 
     if (s->cfg.adopt)
         return false; /* a worker: its tenant is where it asked to be */
@@ -56,7 +62,8 @@ bool ks_isolate_offer(struct ks_conn *c, uint64_t id, const struct kproto_reques
         return flags & KERNELET_HELLO_ISOLATE;
     }
     c->vm = flags & KERNELET_HELLO_VM;
-    rc = s->cfg.isolate(s->cfg.isolate_user, &h, &worker, &tenant_id, err, sizeof(err));
+    rc = s->cfg.isolate(s->cfg.isolate_user, &h, &worker, &tenant_id, &ctl_fd, err,
+                        sizeof(err));
     if (rc == 0)
         return false;
     if (rc < 0) {
@@ -64,7 +71,7 @@ bool ks_isolate_offer(struct ks_conn *c, uint64_t id, const struct kproto_reques
         return true;
     }
     /* The worker answers the HELLO and everything after it; this end only lets go. */
-    remember(c, worker, tenant_id);
+    remember(c, worker, tenant_id, ctl_fd);
     ks_conn_close(c);
     return true;
 }
@@ -78,6 +85,8 @@ void kserver_isolated_ended(struct kserver *srv, pid_t worker)
         if ((*pt)->worker == worker) {
             struct ks_isolated *gone = *pt;
             *pt = gone->next;
+            if (gone->ctl_fd >= 0)
+                close(gone->ctl_fd);
             free(gone);
             break;
         }
@@ -119,6 +128,34 @@ void ks_isolated_free(struct ks_server *s)
     while (s->isolated) {
         struct ks_isolated *t = s->isolated;
         s->isolated = t->next;
+        if (t->ctl_fd >= 0)
+            close(t->ctl_fd);
         free(t);
     }
+}
+
+int ks_isolated_forward(struct ks_server *s, const struct kernelet_admin_set *q)
+{
+    int rc = -1;
+
+    pthread_mutex_lock(&s->iso_lock);
+    for (const struct ks_isolated *t = s->isolated; t; t = t->next)
+        if (t->id == q->tenant && t->ctl_fd >= 0) {
+            /* never waits: a worker that does not read its settings misses this one */
+            rc = send(t->ctl_fd, q, sizeof(*q), MSG_DONTWAIT | MSG_NOSIGNAL) ==
+                         (ssize_t)sizeof(*q) ? 0 : -1;
+            break;
+        }
+    pthread_mutex_unlock(&s->iso_lock);
+    return rc;
+}
+
+void ks_isolated_read_settings(struct ks_server *s)
+{
+    struct kernelet_admin_set q;
+    ssize_t n;
+
+    while ((n = recv(s->cfg.adopt_ctl_fd, &q, sizeof(q), MSG_DONTWAIT)) > 0)
+        if (n == (ssize_t)sizeof(q)) /* from the daemon, which validated it */
+            ks_admin_apply_forwarded(s, &q);
 }

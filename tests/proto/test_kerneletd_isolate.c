@@ -9,7 +9,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "daemon_util.h"
@@ -207,8 +209,9 @@ static void test_worker_killed(void)
 
 /* A worker's tenant has an id of its own, apart from the daemon's tenants': the daemon
  * lists it under that id, and an administrator's setting sent to it (as QEMU sends a VM's
- * policy to the id its HELLO answered) is refused and changes no other tenant. Before,
- * every worker's tenant was 1, as was the daemon's first tenant, whose weight it set. */
+ * policy to the id its HELLO answered) goes to its worker and changes no other tenant.
+ * Before, every worker's tenant was 1, as was the daemon's first tenant, whose weight it
+ * set. */
 static void test_tenant_ids(void)
 {
     struct daemon d;
@@ -225,9 +228,12 @@ static void test_tenant_ids(void)
     struct kernelet_admin_set set = {.tenant = iso.tenant, .fields = KERNELET_SET_WEIGHT,
                                      .weight = 700};
     g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
-                    KERNELET_ST_CUDA);
+                    KERNELET_ST_OK);
     g_assert_true(row_named(d.socket, "shared", &row));
     g_assert_cmpuint(row.weight, !=, 700);
+    set.tenant = iso.tenant + 1;                /* no such tenant anywhere: refused */
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_CUDA);
     set.tenant = shared.tenant;                 /* the daemon's own tenant: set */
     g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
                     KERNELET_ST_OK);
@@ -237,6 +243,35 @@ static void test_tenant_ids(void)
     tenant_check_kernel(&iso);
     client_close(&iso);
     client_close(&shared);
+    stop(&d);
+}
+
+/* The operator's settings reach an isolated tenant: a kernel time limit set for it over
+ * the daemon's socket stops its never-ending kernel in its worker (the default, two
+ * minutes, would let it spin past the test's 30 s wait). */
+static void test_settings_reach_worker(void)
+{
+    struct daemon d;
+    struct client iso, admin;
+    struct timeval tv = {.tv_sec = 30};
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_flags(&iso, d.socket, "limited", KERNELET_HELLO_ISOLATE));
+    g_assert_cmpint(setsockopt(iso.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), ==, 0);
+    g_assert_true(client_open_path(&admin, d.socket, "admin", true));
+    struct kernelet_admin_set set = {.tenant = iso.tenant, .fields = KERNELET_SET_TIME_LIMIT,
+                                     .kernel_time_limit_ms = 300};
+    g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
+                    KERNELET_ST_OK);
+    client_close(&admin);
+    uint64_t p = client_alloc(&iso, 8 * 32 * 4);
+    uint64_t fn = spin_function(&iso, "k_forever");
+    double start = now_s();
+    g_assert_cmpint(launch_spin(&iso, fn, p, -1, 8, false), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_call(&iso, KERNELET_OP_CTX_SYNC, NULL, 0, -1), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(iso.cuda, ==, 702); /* CUDA_ERROR_LAUNCH_TIMEOUT */
+    g_assert_cmpfloat(now_s() - start, <, 20.0);
+    client_close(&iso);
     stop(&d);
 }
 
@@ -267,6 +302,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/isolate/counts-as-connection", test_counts_as_connection);
     g_test_add_func("/kerneletd/isolate/worker-killed", test_worker_killed);
     g_test_add_func("/kerneletd/isolate/tenant-ids", test_tenant_ids);
+    g_test_add_func("/kerneletd/isolate/settings-reach-worker", test_settings_reach_worker);
     g_test_add_func("/kerneletd/isolate/stop", test_stop);
     return g_test_run();
 }
