@@ -21,7 +21,7 @@ static void count_stream(struct ks_obj *o, void *arg)
         ++*(uint32_t *)arg;
 }
 
-static void describe(struct ks_server *s, struct ks_conn *c, struct kernelet_tenant_status *t)
+void ks_admin_describe(struct ks_server *s, struct ks_conn *c, struct kernelet_tenant_status *t)
 {
     ksched_tenant_policy pol;
     ksched_tenant_stats st;
@@ -73,7 +73,7 @@ void ks_admin_status(struct ks_conn *c, uint64_t id, const struct kproto_request
         if (!t->have_tenant || t->closing)
             continue;
         if (index >= r->u.admin_status.first && hdr.n_tenants < max)
-            describe(s, t, &list[hdr.n_tenants++]);
+            ks_admin_describe(s, t, &list[hdr.n_tenants++]);
         index++;
     }
     ks_isolated_describe(s, list, max, r->u.admin_status.first, &index, &hdr.n_tenants);

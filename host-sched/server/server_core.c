@@ -217,6 +217,11 @@ int kserver_run(struct kserver *srv)
         int wait = ks_recover_step(s);
         if (wait >= 0 && (timeout < 0 || wait < timeout))
             timeout = wait;
+        /* workers' status rows: sent once a second, taken as often */
+        ks_isolated_take_rows(s);
+        wait = s->adopted ? ks_isolated_push_status(s) : ks_isolated_count(s, NULL) ? 1000 : -1;
+        if (wait >= 0 && (timeout < 0 || wait < timeout))
+            timeout = wait;
     }
     return 0;
 }

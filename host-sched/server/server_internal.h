@@ -300,6 +300,7 @@ struct ks_server {
     pthread_mutex_t iso_lock;   /* isolated: kserver_isolated_ended comes from any thread */
     struct ks_isolated *isolated; /* tenants handed to workers of their own */
     bool adopted;               /* worker mode: its one connection was adopted */
+    uint64_t next_push_ns;      /* worker mode: when its status row goes to the daemon next */
 };
 
 /* ---- server_isolate.c: the isolation tier ----------------------------------------------- */
@@ -312,8 +313,10 @@ struct ks_isolated {
     struct ucred cred;          /* the tenant's */
     pid_t worker;
     uint64_t id;                /* its id in its worker (kserver_config.tenant_id_base) */
-    int ctl_fd;                 /* its settings go there (-1: none) */
+    int ctl_fd;                 /* its settings go there, its status rows come back (-1) */
     bool vm;
+    bool have_row;              /* row: the latest its worker sent (every second) */
+    struct kernelet_tenant_status row;
 };
 
 /* Offers a tenant's HELLO to the isolation tier: true when it was dealt with there (handed
@@ -334,6 +337,16 @@ int ks_isolated_forward(struct ks_server *s, const struct kernelet_admin_set *q)
 void ks_admin_apply_forwarded(struct ks_server *s, const struct kernelet_admin_set *q);
 /* Worker side: reads the daemon's settings waiting on kserver_config.adopt_ctl_fd. */
 void ks_isolated_read_settings(struct ks_server *s);
+/* Worker side: sends its tenant's status row to the daemon, at most once a second; the
+ * epoll timeout (ms) until the next, or -1 when not a worker. */
+int ks_isolated_push_status(struct ks_server *s);
+/* Daemon side: takes the rows its workers sent (the latest of each is kept). */
+void ks_isolated_take_rows(struct ks_server *s);
+
+/* ---- server_admin.c --------------------------------------------------------------------- */
+
+/* Tenant c's status row as ADMIN_STATUS lists it. */
+void ks_admin_describe(struct ks_server *s, struct ks_conn *c, struct kernelet_tenant_status *t);
 
 uint64_t ks_now_ns(void);
 /* Whether new connections are taken (off while a lost device is replaced); 0 or -errno. */

@@ -112,13 +112,18 @@ void ks_isolated_describe(struct ks_server *s, struct kernelet_tenant_status *li
         if (*index < first || *n >= max)
             continue;
         struct kernelet_tenant_status *row = &list[(*n)++];
-        memset(row, 0, sizeof(*row));
+        /* its worker's figures when it has sent them; who it is, from what is known here */
+        if (t->have_row)
+            *row = t->row;
+        else
+            memset(row, 0, sizeof(*row));
         snprintf(row->name, sizeof(row->name), "%s", t->name);
-        row->id = t->id;  /* its worker's, beyond this server's ids: ADMIN_SET finds nothing */
+        row->id = t->id;  /* its worker's, beyond this server's own ids */
         row->pid = (uint32_t)t->cred.pid;
         row->uid = (uint32_t)t->cred.uid;
         row->worker_pid = (uint32_t)t->worker;
-        row->flags = KERNELET_TENANT_ISOLATED | (t->vm ? KERNELET_TENANT_VM : 0);
+        row->flags = (row->flags & (KERNELET_TENANT_SLICING | KERNELET_TENANT_STICKY)) |
+                     KERNELET_TENANT_ISOLATED | (t->vm ? KERNELET_TENANT_VM : 0);
     }
     pthread_mutex_unlock(&s->iso_lock);
 }
@@ -158,4 +163,40 @@ void ks_isolated_read_settings(struct ks_server *s)
     while ((n = recv(s->cfg.adopt_ctl_fd, &q, sizeof(q), MSG_DONTWAIT)) > 0)
         if (n == (ssize_t)sizeof(q)) /* from the daemon, which validated it */
             ks_admin_apply_forwarded(s, &q);
+}
+
+int ks_isolated_push_status(struct ks_server *s)
+{
+    uint64_t now = ks_now_ns();
+
+    if (!s->adopted || s->cfg.adopt_ctl_fd <= 0)
+        return -1;
+    if (now >= s->next_push_ns) {
+        for (struct ks_conn *c = s->conns; c; c = c->next)
+            if (c->have_tenant && !c->closing) {
+                struct kernelet_tenant_status row;
+                ks_admin_describe(s, c, &row);
+                /* never waits: a daemon that is not reading misses one row */
+                (void)!send(s->cfg.adopt_ctl_fd, &row, sizeof(row), MSG_DONTWAIT | MSG_NOSIGNAL);
+            }
+        s->next_push_ns = now + 1000000000ull;
+    }
+    return (int)((s->next_push_ns - now + 999999u) / 1000000u);
+}
+
+void ks_isolated_take_rows(struct ks_server *s)
+{
+    struct kernelet_tenant_status row;
+
+    pthread_mutex_lock(&s->iso_lock);
+    for (struct ks_isolated *t = s->isolated; t; t = t->next) {
+        ssize_t n;
+        while (t->ctl_fd >= 0 &&
+               (n = recv(t->ctl_fd, &row, sizeof(row), MSG_DONTWAIT)) > 0)
+            if (n == (ssize_t)sizeof(row)) {
+                t->row = row;
+                t->have_row = true;
+            }
+    }
+    pthread_mutex_unlock(&s->iso_lock);
 }

@@ -106,6 +106,15 @@ static void test_requested(void)
     g_assert_true(client_open_flags(&c, d.socket, "alone", KERNELET_HELLO_ISOLATE));
     pid_t worker = expect_isolated(&d, "alone", getpid());
     tenant_check_kernel(&c);
+    /* its worker's figures reach the daemon's status (sent once a second) */
+    double start = now_s();
+    while (row_named(d.socket, "alone", &row) && (row.launches < 1 || row.mem_in_use == 0) &&
+           now_s() - start < 10)
+        usleep(100000);
+    g_assert_cmpuint(row.launches, >=, 1);
+    g_assert_cmpuint(row.mem_in_use, >, 0);
+    g_assert_true(row.flags & KERNELET_TENANT_ISOLATED);
+    g_assert_cmpuint(row.worker_pid, ==, (uint32_t)worker);
     g_assert_true(tenant_round_trip(d.socket, "shared"));
     tenant_check_kernel(&c); /* the worker still serves it */
     client_close(&c);
