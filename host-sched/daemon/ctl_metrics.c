@@ -194,8 +194,6 @@ void ctl_metrics_write(FILE *f, const struct ctl_snapshot *s)
         const struct tenant_metric *tm = &tenant_metrics[m];
         family(f, tm->name, tm->type, tm->help);
         for (uint32_t i = 0; i < s->n_tenants; i++) {
-            if (s->tenants[i].flags & KERNELET_TENANT_ISOLATED)
-                continue; /* its figures are its worker's */
             fputs(tm->name, f);
             tenant_labels(f, &s->tenants[i]);
             tenant_value(f, &s->tenants[i], tm);

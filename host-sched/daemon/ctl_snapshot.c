@@ -80,8 +80,8 @@ void ctl_snapshot_free(struct ctl_snapshot *s)
 double ctl_tenant_util(const struct ctl_snapshot *before, const struct ctl_snapshot *now,
                        const struct kernelet_tenant_status *t)
 {
-    if (!before || now->taken_ns <= before->taken_ns || (t->flags & KERNELET_TENANT_ISOLATED))
-        return -1; /* an isolated tenant's GPU time is its worker's, not listed */
+    if (!before || now->taken_ns <= before->taken_ns)
+        return -1;
     for (uint32_t i = 0; i < before->n_tenants; i++) {
         const struct kernelet_tenant_status *b = &before->tenants[i];
         if (b->id != t->id)
