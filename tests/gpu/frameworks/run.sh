@@ -55,7 +55,7 @@ check_daemon() {
 }
 # One program natively, or as a tenant: our libcuda.so.1 ahead of NVIDIA's, the daemon's
 # socket. NATIVE=0 skips the native runs (their results from an earlier round are used).
-each() { timeout "${EACH_S:-150}" "$@" 2>&1 | tail -n 40; }   # a cuBLAS tenant starts in ~100 s
+each() { timeout "${EACH_S:-150}" "$@" 2>&1 | tail -n 40; }   # torch_mlp took ~100 s through kerneletd
 tenant() { each env LD_LIBRARY_PATH="$carry/libcuda" KERNELET_SOCKET="$sock" "$@"; }
 fw_tenant() { tenant env KERNELET_ISOLATE=$isolate "$@"; }   # a framework's tenant
 native() { [ "${NATIVE:-1}" = 1 ] && each "$@"; }
