@@ -1,5 +1,7 @@
 /* Sizes and alignments of declared variables, and the parameter block layout of entries
  * (PTX ABI: each parameter at the next multiple of its alignment, in declaration order). */
+#include <string.h>
+
 #include "ptx_internal.h"
 
 void kptx_var_size_align(const kptx_var *v, uint64_t *size, unsigned *align)
@@ -41,4 +43,24 @@ int kptx_layout_params(kptx_parser *ps, kptx_function *fn)
     }
     fn->param_bytes = (uint32_t)off;
     return 0;
+}
+
+uint64_t kptx_module_global_bytes(const kptx_module *m)
+{
+    uint64_t total = 0;
+
+    for (unsigned i = 0; m && i < m->n_items; i++) {
+        const kptx_var *v = &m->items[i].u.var;
+        uint64_t size;
+        unsigned align;
+        if (m->items[i].kind != KPTX_ITEM_VAR || v->space != KPTX_SPACE_GLOBAL ||
+            (v->linkage && !strcmp(v->linkage, ".extern")))
+            continue;
+        kptx_var_size_align(v, &size, &align);
+        uint64_t at = (total + align - 1) / align * align;
+        if (at < total || size > UINT64_MAX - at)
+            return UINT64_MAX; /* no quota holds it */
+        total = at + size;
+    }
+    return total;
 }

@@ -257,6 +257,11 @@ int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
  * KSCHED_EUNSUPPORTED. */
 int ksched_module_load_cubin(ksched *s, uint32_t tenant, const void *image, size_t len,
                              uint32_t *module, ksched_err *err);
+/* Counts bytes of device memory (the module's variables, which its backend placed in the
+ * tenant's window) in the tenant's memory, against its quota, until the module is
+ * unloaded: KSCHED_EQUOTA (nothing counted) when the quota has no room. Once a module. */
+int ksched_module_charge(ksched *s, uint32_t tenant, uint32_t module, uint64_t bytes,
+                         ksched_err *err);
 int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err *err);
 
 typedef struct ksched_function_info {

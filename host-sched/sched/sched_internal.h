@@ -63,6 +63,7 @@ typedef struct sched_module {
     kbackend_module *mod;       /* NULL: a cubin the backend cannot run (no code) */
     uint64_t hash;
     unsigned users;             /* functions handed out (freed with the module) */
+    uint64_t charged;           /* device bytes of its variables counted in mem_in_use */
 } sched_module;
 
 typedef struct sched_function {

@@ -70,6 +70,31 @@ int ksched_module_load_cubin(ksched *s, uint32_t tenant, const void *image, size
     return module_load(s, tenant, image, len, 1, module, err);
 }
 
+int ksched_module_charge(ksched *s, uint32_t tenant, uint32_t module, uint64_t bytes,
+                         ksched_err *err)
+{
+    if (!s)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    sched_module *m = t ? idmap_get(&t->modules, module) : NULL;
+    int rc = !t ? KSCHED_ENOTFOUND
+             : !m ? ksched_fail(err, KSCHED_ENOTFOUND, "no module %u", module)
+             : m->charged ? ksched_fail(err, KSCHED_ESTATE, "module %u is charged", module)
+             : 0;
+    if (!rc && t->pol.mem_quota &&
+        (bytes > t->pol.mem_quota || t->st.mem_in_use > t->pol.mem_quota - bytes))
+        rc = ksched_fail(err, KSCHED_EQUOTA, "tenant %u: %llu bytes in use, module variables "
+                         "of %llu, quota %llu", tenant, (unsigned long long)t->st.mem_in_use,
+                         (unsigned long long)bytes, (unsigned long long)t->pol.mem_quota);
+    if (!rc) {
+        m->charged = bytes;
+        t->st.mem_in_use += bytes;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
 typedef struct {
     const sched_module *m;
     const char *entry;
@@ -116,6 +141,7 @@ int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err
         if (m->mod && s->be.ops->module_unload(s->be.state, m->mod, &e))
             rc = sched_backend_fail(err, &e, "module_unload");
         sched_globals_drop(t, module);
+        t->st.mem_in_use -= m->charged;
         idmap_del(&t->modules, module);
         free(m);
     }

@@ -110,6 +110,21 @@ static int describe_module(const kptx_module *m, struct ks_module *mod)
     return 0;
 }
 
+/* The module's .global variables (printf's ring included) are device memory in the
+ * tenant's window: counted against its quota like an allocation, or the module is not
+ * loaded (else modules could hold memory no quota bounds). */
+static uint32_t charge_variables(struct ks_conn *c, const kptx_module *m, uint32_t sid)
+{
+    ksched_err err;
+    int rc = ksched_module_charge(c->srv->cfg.sched, c->tenant, sid,
+                                  kptx_module_global_bytes(m), &err);
+
+    if (!rc)
+        return KS_CUDA_SUCCESS;
+    ksched_module_unload(c->srv->cfg.sched, c->tenant, sid, NULL);
+    return rc == KSCHED_EQUOTA ? KS_CUDA_OUT_OF_MEMORY : ks_cuda_of(rc, err.msg);
+}
+
 uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod)
 {
     kptx_module *m = NULL;
@@ -158,6 +173,8 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
               : ksched_module_load(c->srv->cfg.sched, c->tenant, ptx, len, &mod->sid, &err);
     if (rc)
         code = rc == KSCHED_EBACKEND ? KS_CUDA_INVALID_PTX : ks_cuda_of(rc, err.msg);
+    else
+        code = charge_variables(c, m, mod->sid);
 out:
     free(text);
     kptx_module_free(m);

@@ -223,6 +223,11 @@ int kptx_parse(const char *text, size_t len, kptx_module **out, kptx_error *err)
 /* Frees a module and everything it points to. NULL is allowed. */
 void kptx_module_free(kptx_module *m);
 
+/* Bytes of device memory the module's own .global variables take (each at its alignment,
+ * .extern ones not counted; unsized arrays count 0): what loading it adds to its tenant's
+ * memory. UINT64_MAX when the sum does not fit. */
+uint64_t kptx_module_global_bytes(const kptx_module *m);
+
 /* Prints a module as PTX into a malloc'd NUL-terminated buffer (*len excludes the NUL). */
 int kptx_print(const kptx_module *m, char **text, size_t *len, kptx_error *err);
 

@@ -335,6 +335,57 @@ static void test_default_quota(void)
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
 }
 
+/* Module variables are device memory in the tenant's window: counted against its quota.
+ * With a 1 MiB quota a module declaring a 4 MiB .global array is refused (before, any
+ * number of such modules held memory no quota bounded), one of 256 KiB loads and shows in
+ * the tenant's memory, and unloading it gives the room back. */
+static uint32_t load_status(struct client *c, const char *ptx, uint64_t *module)
+{
+    size_t n = strlen(ptx);
+    struct kernelet_module_load q = {.kind = KERNELET_IMAGE_PTX, .region = KERNELET_REGION_INLINE,
+                                     .size = n};
+    uint8_t buf[4096];
+    struct kernelet_module m;
+
+    g_assert_cmpuint(sizeof(q) + n, <=, sizeof(buf));
+    memcpy(buf, &q, sizeof(q));
+    memcpy(buf + sizeof(q), ptx, n);
+    uint32_t st = (uint32_t)client_call(c, KERNELET_OP_MODULE_LOAD, buf, sizeof(q) + n, -1);
+    memcpy(&m, c->answer, sizeof(m));
+    *module = st == KERNELET_ST_OK ? m.module : 0;
+    return st;
+}
+
+static void test_module_variables_quota(void)
+{
+    static const char big[] = ".version 7.0\n.target sm_70\n.address_size 64\n"
+                              ".visible .global .align 4 .b8 table[4194304];\n";
+    static const char small[] = ".version 7.0\n.target sm_70\n.address_size 64\n"
+                                ".visible .global .align 4 .b8 table[262144];\n";
+    const char *opts[] = {"--default-memory-quota", "1M", NULL};
+    struct daemon d;
+    struct client c;
+    uint64_t module;
+    double took;
+
+    daemon_start(&d, kerneletd, opts);
+    g_assert_true(client_open_path(&c, d.socket, "hoarder", false));
+    g_assert_cmpuint(load_status(&c, big, &module), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 2); /* CUDA_ERROR_OUT_OF_MEMORY */
+    g_assert_cmpuint(tenant_status(d.socket, "hoarder").mem_in_use, ==, 0);
+    g_assert_cmpuint(load_status(&c, small, &module), ==, KERNELET_ST_OK);
+    g_assert_cmpuint(tenant_status(d.socket, "hoarder").mem_in_use, >=, 256u << 10);
+    g_assert_cmpint(try_alloc(&c, 896u << 10), ==, KERNELET_ST_QUOTA); /* 256 K + 896 K > 1 M */
+    struct kernelet_handle h = {.handle = module};
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MODULE_UNLOAD, &h, sizeof(h), -1), ==,
+                    KERNELET_ST_OK);
+    g_assert_cmpuint(tenant_status(d.socket, "hoarder").mem_in_use, ==, 0);
+    g_assert_cmpint(try_alloc(&c, 896u << 10), ==, KERNELET_ST_OK);
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
 /* Tenant A leaves a secret in device memory and frees it; tenant B then allocates the
  * same size and reads it back with an ordinary copy: zeros. The emulator backs every
  * allocation with fresh zeroed memory (calloc), so this guards against a regression; the
@@ -397,6 +448,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/rows", test_rows);
     g_test_add_func("/kerneletd/region-flood", test_region_flood);
     g_test_add_func("/kerneletd/default-quota", test_default_quota);
+    g_test_add_func("/kerneletd/module-variables-quota", test_module_variables_quota);
     g_test_add_func("/kerneletd/memory-cleared", test_memory_cleared);
     g_test_add_func("/kerneletd/bad-options", test_bad_options);
     return g_test_run();
