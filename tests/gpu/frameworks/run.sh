@@ -99,8 +99,13 @@ fw_tenant python3 "$w" run torch_mlp >"$work/two-a.txt" &
 a=$!
 fw_tenant python3 "$w" run cupy_rawkernel >"$work/two-b.txt" &
 b=$!
-sleep 4   # the daemon's view while both run (isolated: two workers)
-LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" status >"$work/status-two.txt" 2>&1
+# the daemon's view while both run (isolated: two workers), once both have connected
+for _ in $(seq 60); do
+    LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" status \
+        >"$work/status-two.txt" 2>&1
+    [ "$(grep -c python3 "$work/status-two.txt")" -ge 2 ] && break
+    sleep 1
+done
 wait "$a" "$b"
 cat "$work/two-a.txt" "$work/two-b.txt" >"$work/two.txt"
 python3 "$w" compare "$work/native.txt" "$work/two.txt" | grep -E "torch_mlp|cupy_rawkernel|workload|---" \
