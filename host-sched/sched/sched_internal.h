@@ -306,6 +306,9 @@ void sched_tenant_release(ksched *s, sched_tenant *t);
 void sched_tenants_reap(ksched *s);
 
 /* sched_memory.c */
+/* 0 when t's memory quota has room for bytes more (allocations, module variables), else
+ * KSCHED_EQUOTA with what the bytes are for in err. */
+int sched_quota_check(const sched_tenant *t, uint64_t bytes, const char *what, ksched_err *err);
 int sched_tenant_owns(const sched_tenant *t, kbackend_devptr ptr, uint64_t bytes);
 int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kbackend_devptr ptr,
                           uint64_t bytes, ksched_err *err);

@@ -64,6 +64,17 @@ void sched_globals_drop(sched_tenant *t, uint32_t module)
     krange_remove_if(&t->allocs, of_module, &module);
 }
 
+int sched_quota_check(const sched_tenant *t, uint64_t bytes, const char *what, ksched_err *err)
+{
+    const uint64_t quota = t->pol.mem_quota;
+
+    if (!quota || (bytes <= quota && t->st.mem_in_use <= quota - bytes))
+        return 0;
+    return ksched_fail(err, KSCHED_EQUOTA, "tenant %u: %llu bytes in use, %llu more for %s, "
+                       "quota %llu", t->id, (unsigned long long)t->st.mem_in_use,
+                       (unsigned long long)bytes, what, (unsigned long long)quota);
+}
+
 int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr *out,
                      ksched_err *err)
 {
@@ -74,11 +85,8 @@ int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr
     int rc = !t ? KSCHED_ENOTFOUND
              : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
              : sched_refuse_if_lost(s, err);
-    if (!rc && t->pol.mem_quota &&
-        (bytes > t->pol.mem_quota || t->st.mem_in_use > t->pol.mem_quota - bytes))
-        rc = ksched_fail(err, KSCHED_EQUOTA, "tenant %u: %llu bytes in use, %llu asked, quota "
-                         "%llu", tenant, (unsigned long long)t->st.mem_in_use,
-                         (unsigned long long)bytes, (unsigned long long)t->pol.mem_quota);
+    if (!rc)
+        rc = sched_quota_check(t, bytes, "an allocation", err);
     kbackend_devptr ptr = 0;
     kbackend_error e = {0};
     if (!rc && s->be.ops->mem_alloc(s->be.state, t->id, bytes, &ptr, &e))

@@ -70,23 +70,32 @@ int ksched_module_load_cubin(ksched *s, uint32_t tenant, const void *image, size
     return module_load(s, tenant, image, len, 1, module, err);
 }
 
+/* The tenant's module (called with the lock held): *t and the module, or NULL with *rc set
+ * to KSCHED_ENOTFOUND (err says which is missing). */
+static sched_module *module_of(ksched *s, uint32_t tenant, uint32_t module, sched_tenant **t,
+                               int *rc, ksched_err *err)
+{
+    sched_module *m = (*t = sched_tenant_find(s, tenant, err)) ? idmap_get(&(*t)->modules, module)
+                                                               : NULL;
+    *rc = !*t ? KSCHED_ENOTFOUND
+          : !m ? ksched_fail(err, KSCHED_ENOTFOUND, "no module %u", module)
+          : 0;
+    return m;
+}
+
 int ksched_module_charge(ksched *s, uint32_t tenant, uint32_t module, uint64_t bytes,
                          ksched_err *err)
 {
     if (!s)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
     pthread_mutex_lock(&s->lock);
-    sched_tenant *t = sched_tenant_find(s, tenant, err);
-    sched_module *m = t ? idmap_get(&t->modules, module) : NULL;
-    int rc = !t ? KSCHED_ENOTFOUND
-             : !m ? ksched_fail(err, KSCHED_ENOTFOUND, "no module %u", module)
-             : m->charged ? ksched_fail(err, KSCHED_ESTATE, "module %u is charged", module)
-             : 0;
-    if (!rc && t->pol.mem_quota &&
-        (bytes > t->pol.mem_quota || t->st.mem_in_use > t->pol.mem_quota - bytes))
-        rc = ksched_fail(err, KSCHED_EQUOTA, "tenant %u: %llu bytes in use, module variables "
-                         "of %llu, quota %llu", tenant, (unsigned long long)t->st.mem_in_use,
-                         (unsigned long long)bytes, (unsigned long long)t->pol.mem_quota);
+    sched_tenant *t;
+    int rc;
+    sched_module *m = module_of(s, tenant, module, &t, &rc, err);
+    if (!rc && m->charged)
+        rc = ksched_fail(err, KSCHED_ESTATE, "module %u is charged", module);
+    if (!rc)
+        rc = sched_quota_check(t, bytes, "module variables", err);
     if (!rc) {
         m->charged = bytes;
         t->st.mem_in_use += bytes;
@@ -120,13 +129,12 @@ int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err
     if (!s)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
     pthread_mutex_lock(&s->lock);
-    sched_tenant *t = sched_tenant_find(s, tenant, err);
-    sched_module *m = t ? idmap_get(&t->modules, module) : NULL;
-    int rc = !t ? KSCHED_ENOTFOUND
-             : !m ? ksched_fail(err, KSCHED_ENOTFOUND, "no module %u", module)
-             : m->users ? ksched_fail(err, KSCHED_ESTATE, "module %u has %u launches queued",
-                                      module, m->users)
-             : 0;
+    sched_tenant *t;
+    int rc;
+    sched_module *m = module_of(s, tenant, module, &t, &rc, err);
+    if (!rc && m->users)
+        rc = ksched_fail(err, KSCHED_ESTATE, "module %u has %u launches queued", module,
+                         m->users);
     if (!rc) {
         fn_search q = {.m = m};
         do {        /* drop its functions, 64 at a time */
@@ -188,10 +196,8 @@ int ksched_function_get(ksched *s, uint32_t tenant, uint32_t module, const char 
     if (rc)
         return rc;
     pthread_mutex_lock(&s->lock);
-    sched_tenant *t = sched_tenant_find(s, tenant, err);
-    sched_module *m = t ? idmap_get(&t->modules, module) : NULL;
-    rc = !t ? KSCHED_ENOTFOUND : !m ? ksched_fail(err, KSCHED_ENOTFOUND, "no module %u", module)
-                                    : 0;
+    sched_tenant *t;
+    sched_module *m = module_of(s, tenant, module, &t, &rc, err);
     fn_search q = {.m = m, .entry = entry};
     if (!rc)
         idmap_each(&t->functions, find_fn, &q);
