@@ -74,6 +74,14 @@ static void waiter_wait(waiter *w, unsigned n)
 
 /* ---- set-up ---------------------------------------------------------------------------- */
 
+/* The tests' configuration with address windows of 16 MiB a domain (so control words). */
+static void windowed_config(kcuda_config *cfg)
+{
+    kcuda_config_default(cfg);
+    cfg->lanes = LANES;
+    cfg->window_bytes = 16u << 20;
+}
+
 static kbackend open_backend_cfg(const kcuda_config *cfg)
 {
     kcuda *kc;
@@ -301,9 +309,7 @@ static void test_memory_cleared(void)
 static void test_windows(void)
 {
     kcuda_config cfg;
-    kcuda_config_default(&cfg);
-    cfg.lanes = LANES;
-    cfg.window_bytes = 16u << 20;
+    windowed_config(&cfg);
     kcuda *kc;
     kbackend be;
     kbackend_error e = {0};
@@ -556,9 +562,7 @@ static int in_window(const kbackend_window *w, kbackend_devptr p, uint64_t bytes
 static void test_module_variables_window(void)
 {
     kcuda_config cfg;
-    kcuda_config_default(&cfg);
-    cfg.lanes = LANES;
-    cfg.window_bytes = 16u << 20;
+    windowed_config(&cfg);
     kbackend be = open_backend_cfg(&cfg);
     void *st = be.state;
     kbackend_device_info info;
@@ -1072,13 +1076,10 @@ static void test_time_limit(void)
     be.ops->destroy(be.state);
 }
 
-/* A backend configuration with address windows (so control words) whose notes, and
- * kernels it cannot stop, go to n. */
-static void windowed_config(kcuda_config *cfg, notes *n)
+/* windowed_config whose notes, and kernels it cannot stop, go to n. */
+static void noted_config(kcuda_config *cfg, notes *n)
 {
-    kcuda_config_default(cfg);
-    cfg->lanes = LANES;
-    cfg->window_bytes = 16u << 20;
+    windowed_config(cfg);
     cfg->note = on_note;
     cfg->note_user = n;
     cfg->unstoppable = on_unstoppable;
@@ -1093,7 +1094,7 @@ static void test_unfenced_past_limit(void)
 {
     notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
     kcuda_config cfg;
-    windowed_config(&cfg, &n);
+    noted_config(&cfg, &n);
     kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
     kbackend_window w;
@@ -1157,7 +1158,7 @@ static void test_control_words(void)
 {
     notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
     kcuda_config cfg;
-    windowed_config(&cfg, &n);
+    noted_config(&cfg, &n);
     kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
     kbackend_module *mod, *smod;
@@ -1219,9 +1220,7 @@ static void test_control_words(void)
 static void test_control_trial(void)
 {
     kcuda_config cfg;
-    kcuda_config_default(&cfg);
-    cfg.lanes = LANES;
-    cfg.window_bytes = 16u << 20;
+    windowed_config(&cfg);
     kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
     size_t len;
