@@ -810,31 +810,36 @@ static uint32_t u32_at(const unsigned char *b, size_t off)
     return v;
 }
 
+static uint64_t u64_at(const unsigned char *b, uint32_t off)
+{
+    uint64_t v;
+    memcpy(&v, b + off, sizeof(v));
+    return v;
+}
+
+/* The length of f's name without the slice suffix; *sliced: whether it had one. */
+static size_t base_length(const struct CUfunc_st *f, bool *sliced)
+{
+    size_t n = strlen(f->name), k = strlen(SLICE_SUFFIX);
+    *sliced = n > k && !strcmp(f->name + n - k, SLICE_SUFFIX);
+    return *sliced ? n - k : n;
+}
+
 /* What the fake kernels do (fake_driver.h). */
 static void run(const struct CUfunc_st *f, const unsigned char *b, uint64_t blocks)
 {
-    size_t n = strlen(f->name), k = strlen(SLICE_SUFFIX);
-    int sliced = n > k && !strcmp(f->name + n - k, SLICE_SUFFIX);
-    size_t base = sliced ? n - k : n;
+    bool sliced;
+    size_t base = base_length(f, &sliced);
     if (base == 5 && !strncmp(f->name, "fault", 5)) {
         g.pending_fault = 1;
         return;
     }
     if (base < 12 || strncmp(f->name, "count_blocks", 12) || !f->info.n_params)
         return;
-    uint64_t counts_addr;
-    memcpy(&counts_addr, b + f->info.params[0].offset, sizeof(counts_addr));
-    uint32_t *counts = (uint32_t *)(uintptr_t)counts_addr;
+    uint32_t *counts = (uint32_t *)(uintptr_t)u64_at(b, f->info.params[0].offset);
     uint64_t first = sliced ? u32_at(b, f->info.params[f->info.n_params - 4].offset) : 0;
     for (uint64_t i = 0; i < blocks; i++)
         counts[first + i]++;
-}
-
-static uint64_t u64_at(const unsigned char *b, uint32_t off)
-{
-    uint64_t v;
-    memcpy(&v, b + off, sizeof(v));
-    return v;
 }
 
 /* The kernels of the control words (kernelet/ptx.h, "Control"), both taking (.u64 cancel,
@@ -843,8 +848,8 @@ static uint64_t u64_at(const unsigned char *b, uint32_t off)
  * writes the assert's fault code. */
 static void control(const struct CUfunc_st *f, const unsigned char *b, CUstream s)
 {
-    size_t n = strlen(f->name), k = strlen(SLICE_SUFFIX);
-    size_t base = n > k && !strcmp(f->name + n - k, SLICE_SUFFIX) ? n - k : n;
+    bool sliced;
+    size_t base = base_length(f, &sliced);
     bool spin = base == 4 && !strncmp(f->name, "spin", 4);
     bool asserts = base == 7 && !strncmp(f->name, "asserts", 7);
     if ((!spin && !asserts) || f->info.n_params < 2 || f->info.params[0].size != 8 ||
