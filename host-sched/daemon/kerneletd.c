@@ -161,6 +161,12 @@ static int parse_count(const char *s, unsigned *out)
     return 0;
 }
 
+/* A descriptor number of a worker's options, at least min; -1 when s is not one. */
+static int parse_fd(const char *s, int min, int *out)
+{
+    return sscanf(s, "%d%c", out, &(char){0}) == 1 && *out >= min ? 0 : -1;
+}
+
 /* A positive size in bytes, with an optional binary suffix K, M, G or T; -1 when s is not
  * one or it does not fit 64 bits. */
 static int parse_bytes(const char *s, uint64_t *out)
@@ -328,7 +334,7 @@ static int parse(int argc, char **argv, struct options *o)
                 return -1;
             break;
         case OPT_WORKER_FD:
-            if (sscanf(optarg, "%d%c", &o->worker_fd, &(char){0}) != 1 || o->worker_fd < 0)
+            if (parse_fd(optarg, 0, &o->worker_fd) != 0)
                 return -1;
             break;
         case OPT_WORKER_TENANT_BASE:
@@ -336,12 +342,11 @@ static int parse(int argc, char **argv, struct options *o)
                 return -1;
             break;
         case OPT_WORKER_SETTINGS:
-            if (sscanf(optarg, "%d%c", &o->worker_settings, &(char){0}) != 1 ||
-                o->worker_settings <= 0)
+            if (parse_fd(optarg, 1, &o->worker_settings) != 0)
                 return -1;
             break;
         case OPT_WORKER_INPUT:
-            if (sscanf(optarg, "%d%c", &o->worker_input, &(char){0}) != 1 || o->worker_input < 0)
+            if (parse_fd(optarg, 0, &o->worker_input) != 0)
                 return -1;
             break;
         case 'K':

@@ -301,6 +301,7 @@ struct ks_server {
     struct ks_isolated *isolated; /* tenants handed to workers of their own */
     bool adopted;               /* worker mode: its one connection was adopted */
     uint64_t next_push_ns;      /* worker mode: when its status row goes to the daemon next */
+    uint64_t next_take_ns;      /* daemon: when its workers' rows are taken next */
 };
 
 /* ---- server_isolate.c: the isolation tier ----------------------------------------------- */
@@ -340,7 +341,8 @@ void ks_isolated_read_settings(struct ks_server *s);
 /* Worker side: sends its tenant's status row to the daemon, at most once a second; the
  * epoll timeout (ms) until the next, or -1 when not a worker. */
 int ks_isolated_push_status(struct ks_server *s);
-/* Daemon side: takes the rows its workers sent (the latest of each is kept). */
+/* Daemon side: takes the rows its workers sent, at most once a second (the latest of each
+ * is kept; ks_isolated_describe takes them too). */
 void ks_isolated_take_rows(struct ks_server *s);
 
 /* ---- server_admin.c --------------------------------------------------------------------- */

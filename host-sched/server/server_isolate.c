@@ -104,10 +104,27 @@ unsigned ks_isolated_count(struct ks_server *s, const uid_t *uid)
     return n;
 }
 
+/* Takes the rows waiting on every worker's socket (the iso lock held). */
+static void take_rows_locked(struct ks_server *s)
+{
+    struct kernelet_tenant_status row;
+
+    for (struct ks_isolated *t = s->isolated; t; t = t->next) {
+        ssize_t n;
+        while (t->ctl_fd >= 0 &&
+               (n = recv(t->ctl_fd, &row, sizeof(row), MSG_DONTWAIT)) > 0)
+            if (n == (ssize_t)sizeof(row)) {
+                t->row = row;
+                t->have_row = true;
+            }
+    }
+}
+
 void ks_isolated_describe(struct ks_server *s, struct kernelet_tenant_status *list, size_t max,
                           uint32_t first, uint32_t *index, uint32_t *n)
 {
     pthread_mutex_lock(&s->iso_lock);
+    take_rows_locked(s);
     for (const struct ks_isolated *t = s->isolated; t; t = t->next, ++*index) {
         if (*index < first || *n >= max)
             continue;
@@ -186,17 +203,13 @@ int ks_isolated_push_status(struct ks_server *s)
 
 void ks_isolated_take_rows(struct ks_server *s)
 {
-    struct kernelet_tenant_status row;
+    uint64_t now = ks_now_ns();
 
+    /* once a second, as they are sent (a status request takes them at once) */
+    if (now < s->next_take_ns)
+        return;
+    s->next_take_ns = now + 1000000000ull;
     pthread_mutex_lock(&s->iso_lock);
-    for (struct ks_isolated *t = s->isolated; t; t = t->next) {
-        ssize_t n;
-        while (t->ctl_fd >= 0 &&
-               (n = recv(t->ctl_fd, &row, sizeof(row), MSG_DONTWAIT)) > 0)
-            if (n == (ssize_t)sizeof(row)) {
-                t->row = row;
-                t->have_row = true;
-            }
-    }
+    take_rows_locked(s);
     pthread_mutex_unlock(&s->iso_lock);
 }
