@@ -203,9 +203,10 @@ void kcuda_exclusive_end(kcuda *kc);            /* issues what waited meanwhile 
 void kcuda_wait_idle_locked(kcuda *kc);
 /* A launch or profile of job ended with status (its message in msg): counts its end with
  * the control words (control.h) and returns its status, which becomes KBACKEND_ELAUNCH
- * with the message rewritten when it had none and its kernel wrote a fault code or its
- * domain was cancelled meanwhile. fired: the watchdog stopped this very launch (its
- * time-limit message is the caller's). */
+ * with the message rewritten when it had none and its kernel wrote a fault code, or its
+ * domain was cancelled meanwhile and its kernel polls the word (one that does not ran to
+ * its end). fired: the watchdog stopped this very launch (its time-limit message is the
+ * caller's). */
 int kcuda_control_settle(kcuda *kc, const kcuda_job *job, int fired, int status, char *msg,
                          size_t len);
 void kcuda_complete(kcuda *kc, kcuda_job *job, int counted, int status, const char *msg,

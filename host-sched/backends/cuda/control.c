@@ -223,7 +223,8 @@ int kcuda_control_settle(kcuda *kc, const kcuda_job *job, int fired, int status,
         }
         return KBACKEND_ELAUNCH;
     }
-    if (cancelled && !fired) {
+    /* a kernel that polls no cancel word ran to its end, cancel or not */
+    if (cancelled && !fired && job->polls_cancel) {
         snprintf(msg, len, "%s: stopped early: its tenant's kernel time limit cancelled the "
                  "tenant's running kernels", job->fn->name);
         return KBACKEND_ELAUNCH;
