@@ -1089,7 +1089,8 @@ static void noted_config(kcuda_config *cfg, notes *n)
 /* A kernel of a domain with control words that does not poll them (unfenced: SASS in an
  * isolated worker) and runs past its limit: the watchdog raises the word all the same but
  * says it cannot be stopped, and tells kcuda_config.unstoppable (an isolated worker then
- * ends its context). Before, it claimed the kernel cancelled. */
+ * ends its context). Before, it claimed the kernel cancelled. Another such kernel of the
+ * domain that ends meanwhile completes normally. */
 static void test_unfenced_past_limit(void)
 {
     notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -1112,6 +1113,19 @@ static void test_unfenced_past_limit(void)
                         .params = &ms, .params_size = sizeof(ms), .time_limit_ns = 100000000u,
                         .tenant = "sass", .domain = 2, .polls_cancel = 0};
     g_assert_cmpint(be.ops->launch(be.state, &s, on_done, &t, &e), ==, 0);
+    /* beside it, a shorter one of the same domain without a limit: it ends while the word
+     * is raised, but polled none of it, so it is not "stopped early" */
+    waiter wb;
+    waiter_init(&wb);
+    ticket tb = {&wb, 1, 0};
+    uint32_t ms_b = 250;
+    kbackend_slice sb = s;
+    sb.params = &ms_b;
+    sb.lane = 1;
+    sb.time_limit_ns = 0;
+    g_assert_cmpint(be.ops->launch(be.state, &sb, on_done, &tb, &e), ==, 0);
+    waiter_wait(&wb, 1);
+    g_assert_cmpuint(wb.failed, ==, 0);
     waiter_wait(&wt, 1);
     g_assert_cmpint(wt.last_status, ==, KBACKEND_ELAUNCH);
     g_assert_nonnull(strstr(wt.last_msg, "time limit"));
