@@ -25,6 +25,7 @@ const struct kproto_opcode_row kproto_opcodes[] = {
      * chains instead (libcuda's virtio transport answers these itself). */
     { KERNELET_OP_SHM_ATTACH,     KPROTO_OP_TENANT, "SHM_ATTACH" },
     { KERNELET_OP_SHM_DETACH,     KPROTO_OP_TENANT | KPROTO_OP_AFTER_STICKY, "SHM_DETACH" },
+    { KERNELET_OP_SHM_MAP_DEVICE, KPROTO_OP_TENANT, "SHM_MAP_DEVICE" },
     /* The GPU's properties: CUDA answers device queries without a working context. */
     { KERNELET_OP_DEVICE_GET,     WORK | KPROTO_OP_AFTER_STICKY, "DEVICE_GET" },
     /* A line for kerneletd's log (an entry point the program called is unsupported):

@@ -205,6 +205,15 @@ static int decode_fixed(const struct kernelet_req_hdr *h, const uint8_t *p,
         if ((rc = fixed(h, p, &r->u.shm_region, sizeof(r->u.shm_region), err, errlen)))
             return rc;
         return reserved_zero(r->u.shm_region.reserved, "SHM_DETACH", err, errlen);
+    case KERNELET_OP_SHM_MAP_DEVICE:
+        if ((rc = fixed(h, p, &r->u.shm_map_device, sizeof(r->u.shm_map_device), err, errlen)))
+            return rc;
+        if (r->u.shm_map_device.flags)
+            return FAIL("SHM_MAP_DEVICE: unknown flags %#x", r->u.shm_map_device.flags);
+        if (r->u.shm_map_device.address % 4096)
+            return FAIL("SHM_MAP_DEVICE: address %#llx is not page aligned",
+                        (unsigned long long)r->u.shm_map_device.address);
+        return KPROTO_OK;
     case KERNELET_OP_DEVICE_GET:
         if ((rc = fixed(h, p, &r->u.device_get, sizeof(r->u.device_get), err, errlen)))
             return rc;

@@ -63,6 +63,8 @@ int kproto_response_check(uint16_t opcode, const uint8_t *p, uint32_t len, char 
         return exact(opcode, len, sizeof(struct kernelet_stats), err, errlen);
     case KERNELET_OP_SHM_ATTACH:
         return exact(opcode, len, sizeof(struct kernelet_shm_region), err, errlen);
+    case KERNELET_OP_SHM_MAP_DEVICE:
+        return exact(opcode, len, sizeof(struct kernelet_shm_device), err, errlen);
     case KERNELET_OP_DEVICE_GET: {
         struct kernelet_device d;
         int rc = exact(opcode, len, sizeof(d), err, errlen);

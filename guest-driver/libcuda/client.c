@@ -591,6 +591,24 @@ CUresult kcu_region_create(struct kcu_client *c, size_t size, struct kcu_region 
     return CUDA_SUCCESS;
 }
 
+CUresult kcu_region_map_device(struct kcu_client *c, const struct kcu_region *r,
+                               CUdeviceptr *device)
+{
+    struct kernelet_shm_map_device m = {.region = r->id, .address = (uintptr_t)r->base};
+    struct kernelet_shm_device ans;
+    CUresult res = kcu_call(c, KERNELET_OP_SHM_MAP_DEVICE, &m, sizeof(m), NULL, 0, &ans,
+                            sizeof(ans), NULL);
+
+    if (res == CUDA_SUCCESS)
+        *device = (CUdeviceptr)ans.device_ptr;
+    return res;
+}
+
+bool kcu_client_regions_shared(const struct kcu_client *c)
+{
+    return c->ops->daemon_maps_regions;
+}
+
 void kcu_region_destroy(struct kcu_client *c, struct kcu_region *r)
 {
     struct kernelet_shm_region reg = {.region = r->id};

@@ -10,15 +10,18 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static CUresult init_result = CUDA_ERROR_NOT_INITIALIZED;
 static bool init_called;
 
-/* What this library offers whatever the GPU does: no kernels reading host memory (the
- * tenant's pages are not the GPU's to map, memory.c), so programs that ask take the path
- * for devices without mapped memory; memory pools of its own (mempool.c), not shareable
+/* What this library offers whatever the GPU does: kernels read only pinned host memory
+ * (cuMemHostAlloc's, memory.c) and only where the daemon says its kernels may (a tenant
+ * of its own context on the host: CAN_MAP_HOST_MEMORY), never a guest's pages nor memory
+ * registered with cuMemHostRegister, so programs that ask otherwise take the path for
+ * devices without mapped memory; memory pools of its own (mempool.c), not shareable
  * between processes. */
 static void library_limits(struct kernelet_device *d)
 {
     d->attrs[CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED] = 1;
     d->attrs[CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES] = 0;
-    d->attrs[CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY] = 0;
+    if (!kcu_client_regions_shared(kcu.client))
+        d->attrs[CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY] = 0;
     d->attrs[CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM] = 0;
 }
 

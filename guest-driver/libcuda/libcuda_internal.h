@@ -49,6 +49,8 @@ struct kcu_region {
 /* How the client reaches the daemon: the Unix socket now, /dev/kernelet0 in a VM later. */
 struct kcu_transport_ops {
     const char *name;
+    bool daemon_maps_regions;   /* the daemon maps regions itself (and can pin them for
+                                   kernels); a VM's regions stay in the guest */
     /* Sends one or more whole messages (n buffers); fd >= 0 travels with them
      * (SCM_RIGHTS). 0 or -errno. */
     int (*send)(void *t, const struct iovec *iov, int n, int fd);
@@ -128,6 +130,12 @@ CUresult kcu_sticky_error(struct kcu_client *c);
 /* Creates and attaches a region of at least size bytes. */
 CUresult kcu_region_create(struct kcu_client *c, size_t size, struct kcu_region *out);
 void kcu_region_destroy(struct kcu_client *c, struct kcu_region *r);
+/* Makes region r reachable by the tenant's kernels (mapped pinned memory); *device is
+ * where they reach it (r->base itself when the daemon could map it there). */
+CUresult kcu_region_map_device(struct kcu_client *c, const struct kcu_region *r,
+                               CUdeviceptr *device);
+/* Whether the daemon maps this process's regions (kcu_transport_ops.daemon_maps_regions). */
+bool kcu_client_regions_shared(const struct kcu_client *c);
 
 /* Maps a response status (and its CUDA error payload) to a CUresult. */
 CUresult kcu_status_to_result(uint32_t status, const void *payload, size_t len);

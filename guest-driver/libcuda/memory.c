@@ -29,6 +29,8 @@ struct host_range {
     size_t size;
     unsigned flags;         /* CU_MEMHOSTALLOC_* or CU_MEMHOSTREGISTER_* */
     bool shared;            /* region the daemon reaches; else pageable (registered) */
+    bool mapped;            /* the tenant's kernels reach it at device */
+    CUdeviceptr device;
     struct kcu_region region;
 };
 
@@ -302,6 +304,27 @@ CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUde
 
 /* ---- pinned host memory ------------------------------------------------------------------ */
 
+/* Maps h's region for the tenant's kernels where the daemon allows it, as CUDA maps all
+ * pinned memory on a device with unified addressing. Only an allocation that asked for
+ * DEVICEMAP fails without it (CUDA's not-supported error where kernels cannot read host
+ * memory here: fenced, or in a VM). */
+static CUresult map_for_kernels(struct host_range *h)
+{
+    int can_map = kcu.n_devices > 0 && kcu.dev[0].props.attrs[CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY];
+    bool asked = h->flags & CU_MEMHOSTALLOC_DEVICEMAP;
+    CUresult r;
+
+    if (!can_map)
+        return asked ? kcu_unsupported("cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP): kernels "
+                                       "cannot read host memory here") : CUDA_SUCCESS;
+    r = h->shared ? kcu_region_map_device(kcu.client, &h->region, &h->device)
+                  : CUDA_ERROR_OUT_OF_MEMORY;
+    h->mapped = r == CUDA_SUCCESS;
+    if (r != CUDA_SUCCESS)
+        kcu_log("cuMemHostAlloc: %zu bytes not mapped for kernels (%d)", h->size, (int)r);
+    return asked ? r : CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
     struct host_range h = {.flags = Flags, .shared = true};
@@ -313,8 +336,6 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
         return CUDA_ERROR_INVALID_VALUE;
     if ((r = kcu_ctx_require(&x)) != CUDA_SUCCESS)
         return r;
-    if (Flags & CU_MEMHOSTALLOC_DEVICEMAP)
-        return kcu_unsupported("cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP)");
     h.size = (bytesize + page - 1) & ~(page - 1);
     r = kcu_region_create(kcu.client, h.size, &h.region);
     if (r != CUDA_SUCCESS) {
@@ -328,7 +349,7 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
         h.region.size = h.size;
     }
     h.base = (uintptr_t)h.region.base;
-    if ((r = host_add(&h)) != CUDA_SUCCESS) {
+    if ((r = map_for_kernels(&h)) != CUDA_SUCCESS || (r = host_add(&h)) != CUDA_SUCCESS) {
         if (h.shared)
             kcu_region_destroy(kcu.client, &h.region);
         else
@@ -424,16 +445,36 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
     return CUDA_SUCCESS;
 }
 
-/* No host memory is mapped into the device's address space (see above). */
+/* Where kernels reach the host memory at p, when p lies in pinned memory mapped for them;
+ * 0 otherwise. */
+static CUdeviceptr mapped_address(const void *p)
+{
+    const struct host_range *h;
+    CUdeviceptr d = 0;
+
+    pthread_rwlock_rdlock(&mem.lock);
+    h = host_find((uintptr_t)p);
+    if (h && h->mapped)
+        d = h->device + ((uintptr_t)p - h->base);
+    pthread_rwlock_unlock(&mem.lock);
+    return d;
+}
+
+/* Only pinned memory the daemon mapped for kernels has a device address (see above). */
 CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 {
     CUresult r = kcu_ready();
+    unsigned flags;
 
     if (r != CUDA_SUCCESS)
         return r;
     if (!pdptr || !p || Flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    return kcu_unsupported("cuMemHostGetDevicePointer (host memory mapped for kernels)");
+    if ((*pdptr = mapped_address(p)))
+        return CUDA_SUCCESS;
+    if (!kcu_host_flags(p, &flags))
+        return CUDA_ERROR_INVALID_VALUE;
+    return kcu_unsupported("cuMemHostGetDevicePointer (host memory not mapped for kernels)");
 }
 
 CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
@@ -471,7 +512,7 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute a, CUdeviceptr
         *(unsigned *)data = dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-        if (!dev)
+        if (!dev && !(ptr = mapped_address((const void *)(uintptr_t)ptr)))
             return CUDA_ERROR_INVALID_VALUE;
         *(CUdeviceptr *)data = ptr;
         return CUDA_SUCCESS;

@@ -79,6 +79,7 @@ static void sock_close(void *t)
 
 static const struct kcu_transport_ops socket_ops = {
     .name = "unix-socket",
+    .daemon_maps_regions = true,
     .send = sock_send,
     .recv = sock_recv,
     .readable = sock_readable,

@@ -352,6 +352,11 @@ static int handle(struct vdev *v, const uint8_t *msg, size_t len, int fd)
         return attach(v, msg, fd);
     case KERNELET_OP_SHM_DETACH:
         return detach(v, msg, len);
+    case KERNELET_OP_SHM_MAP_DEVICE: {
+        /* a guest's pages are not the host GPU's to map */
+        struct kernelet_cuda_error e = {.code = CUDA_ERROR_NOT_SUPPORTED};
+        return local_answer(v, msg, KERNELET_ST_CUDA, &e, sizeof(e));
+    }
     default:
         return local_answer(v, msg, KERNELET_ST_BAD_OPCODE, NULL, 0);
     }

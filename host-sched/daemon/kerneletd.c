@@ -77,6 +77,9 @@ static void usage(FILE *f)
             "  --max-region-bytes BYTES\n"
             "                       bytes one connection may map as regions (a VM maps its\n"
             "                       RAM); suffixes K, M, G, T (default: the host's memory)\n"
+            "  --max-pinned BYTES   bytes of one connection's shared memory pinned for the\n"
+            "                       GPU (copies without staging; memory kernels read);\n"
+            "                       suffixes K, M, G, T (default 1G)\n"
             "  --default-memory-quota BYTES\n"
             "                       device memory a tenant may hold unless the operator sets\n"
             "                       its own quota; suffixes K, M, G, T (default: the device's)\n"
@@ -112,6 +115,7 @@ struct options {
     unsigned hello_timeout_ms;
     unsigned max_regions;
     uint64_t max_region_bytes;
+    uint64_t max_pinned_bytes;
     uint64_t default_mem_quota;
     unsigned kernel_time_limit_ms;
     bool no_fence;
@@ -239,6 +243,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"kernel-time-limit", required_argument, NULL, 'K'},
         {"max-regions", required_argument, NULL, 'R'},
         {"max-region-bytes", required_argument, NULL, 'B'},
+        {"max-pinned", required_argument, NULL, 'P'},
         {"default-memory-quota", required_argument, NULL, 'Q'},
         {"window-size", required_argument, NULL, 'w'},
         {"no-fence", no_argument, NULL, 'N'},
@@ -306,6 +311,10 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case 'B':
             if (parse_bytes(optarg, &o->max_region_bytes) != 0)
+                return -1;
+            break;
+        case 'P':
+            if (parse_bytes(optarg, &o->max_pinned_bytes) != 0)
                 return -1;
             break;
         case 'Q':
@@ -462,6 +471,7 @@ static void server_config(const struct options *o, struct kd_device *d,
     cfg->hello_timeout_ms = o->hello_timeout_ms;
     cfg->max_regions = o->max_regions;
     cfg->max_region_bytes = o->max_region_bytes;
+    cfg->max_pinned_bytes = o->max_pinned_bytes;
     cfg->default_mem_quota = o->default_mem_quota;
     cfg->default_kernel_time_limit_ns = (uint64_t)o->kernel_time_limit_ms * 1000000u;
     cfg->max_mem_quota = d->backend.ops->domain_window ? o->backend.window_bytes : 0;

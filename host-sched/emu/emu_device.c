@@ -97,6 +97,26 @@ int kemu_mem_free(kemu_device *dev, kemu_devptr ptr, kemu_error *err)
     return emu_memory_free(&dev->mem, ptr, false, err);
 }
 
+int kemu_host_map(kemu_device *dev, const kemu_range *in, void *host, size_t bytes,
+                  kemu_devptr *out, kemu_error *err)
+{
+    if (!dev || !out)
+        return emu_error_set(err, KEMU_EINVAL, "NULL argument");
+    *out = 0;
+    emu_alloc *a;
+    int rc = emu_memory_map_host(&dev->mem, host, bytes, in, &a, err);
+    if (rc == 0)
+        *out = a->base;
+    return rc;
+}
+
+int kemu_host_unmap(kemu_device *dev, kemu_devptr ptr, kemu_error *err)
+{
+    if (!dev)
+        return emu_error_set(err, KEMU_EINVAL, "NULL device");
+    return emu_memory_unmap_host(&dev->mem, ptr, err);
+}
+
 void kemu_mem_info(kemu_device *dev, uint64_t *free_bytes, uint64_t *total_bytes)
 {
     pthread_mutex_lock(&dev->mem.lock);

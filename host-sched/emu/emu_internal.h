@@ -253,6 +253,8 @@ typedef struct emu_alloc {
     uint64_t bytes;
     uint8_t *host;
     bool module_var;             /* belongs to a module (not freed by kemu_mem_free) */
+    bool external;               /* host memory of the caller's (kemu_host_map): not freed,
+                                    not counted as device memory */
 } emu_alloc;
 
 /* An immutable snapshot of the live allocations, sorted by address. */
@@ -276,6 +278,11 @@ int emu_memory_alloc(emu_memory *mem, uint64_t bytes, bool module_var, const kem
                      emu_alloc **out,
                      kemu_error *err);
 int emu_memory_free(emu_memory *mem, uint64_t base, bool module_var, kemu_error *err);
+/* Host memory of the caller's at a device address (in `in` when given); it stays the
+ * caller's and must outlive every launch that may use it. */
+int emu_memory_map_host(emu_memory *mem, uint8_t *host, uint64_t bytes, const kemu_range *in,
+                        emu_alloc **out, kemu_error *err);
+int emu_memory_unmap_host(emu_memory *mem, uint64_t base, kemu_error *err);
 emu_memmap *emu_memory_snapshot(emu_memory *mem);
 void emu_memmap_release(emu_memmap *map);
 /* The allocation holding [addr, addr + bytes) in map, or NULL. */

@@ -20,7 +20,8 @@
 static void alloc_release(emu_alloc *a)
 {
     if (a && atomic_fetch_sub(&a->refs, 1) == 1) {
-        free(a->host);
+        if (!a->external)
+            free(a->host);
         free(a);
     }
 }
@@ -167,37 +168,17 @@ static int memmap_replace(emu_memory *mem, emu_alloc *insert, size_t remove)
     return 0;
 }
 
-int emu_memory_alloc(emu_memory *mem, uint64_t bytes, bool module_var, const kemu_range *in,
-                     emu_alloc **out, kemu_error *err)
+/* Gives a (host and bytes set) an address: in `in` when given, else anywhere in the
+ * device's range; device memory (not external) counts against the limit. */
+static int place(emu_memory *mem, emu_alloc *a, const kemu_range *in, kemu_error *err)
 {
-    *out = NULL;
-    if (in && (in->lo < EMU_GLOBAL_BASE || in->hi > EMU_GLOBAL_BASE + EMU_GLOBAL_SPAN ||
-               in->lo >= in->hi))
-        return emu_error_set(err, KEMU_EINVAL, "address range [0x%llx, 0x%llx) is not inside "
-                             "the device's", (unsigned long long)in->lo,
-                             (unsigned long long)in->hi);
-    if (bytes == 0 || bytes > EMU_GLOBAL_SPAN / 2)
-        return emu_error_set(err, bytes ? KEMU_ENOMEM : KEMU_EINVAL,
-                             "cannot allocate %llu bytes of device memory",
-                             (unsigned long long)bytes);
-    emu_alloc *a = calloc(1, sizeof *a);
-    uint8_t *host = calloc(1, bytes);
-    if (!a || !host) {
-        free(a);
-        free(host);
-        return emu_error_set(err, KEMU_ENOMEM, "out of host memory for %llu bytes",
-                             (unsigned long long)bytes);
-    }
-    a->host = host;
-    a->bytes = bytes;
-    a->module_var = module_var;
-    atomic_init(&a->refs, 1);
-
+    const uint64_t bytes = a->bytes;
+    const bool counted = !a->external;
     pthread_mutex_lock(&mem->lock);
     int rc = 0;
     uint64_t span = round_up(bytes, EMU_ALLOC_ALIGN) + EMU_GUARD_BYTES;
     uint64_t base = 0;
-    if (mem->used + bytes > mem->limit || mem->used + bytes < mem->used)
+    if (counted && (mem->used + bytes > mem->limit || mem->used + bytes < mem->used))
         rc = emu_error_set(err, KEMU_ENOMEM,
                            "device memory limit: %llu bytes in use of %llu, %llu asked",
                            (unsigned long long)mem->used, (unsigned long long)mem->limit,
@@ -212,26 +193,88 @@ int emu_memory_alloc(emu_memory *mem, uint64_t bytes, bool module_var, const kem
             emu_error_set(err, rc, "out of host memory");
     }
     if (rc == 0) {
-        mem->used += bytes;
+        if (counted)
+            mem->used += bytes;
         if (!in)
             mem->cursor = round_up(base + span, EMU_GUARD_BYTES);
-        *out = a;
     }
     pthread_mutex_unlock(&mem->lock);
-    if (rc) {
-        free(host);
-        free(a);
-    }
     return rc;
 }
 
-int emu_memory_free(emu_memory *mem, uint64_t base, bool module_var, kemu_error *err)
+static int check_range(const kemu_range *in, uint64_t bytes, kemu_error *err)
+{
+    if (in && (in->lo < EMU_GLOBAL_BASE || in->hi > EMU_GLOBAL_BASE + EMU_GLOBAL_SPAN ||
+               in->lo >= in->hi))
+        return emu_error_set(err, KEMU_EINVAL, "address range [0x%llx, 0x%llx) is not inside "
+                             "the device's", (unsigned long long)in->lo,
+                             (unsigned long long)in->hi);
+    if (bytes == 0 || bytes > EMU_GLOBAL_SPAN / 2)
+        return emu_error_set(err, bytes ? KEMU_ENOMEM : KEMU_EINVAL,
+                             "cannot allocate %llu bytes of device memory",
+                             (unsigned long long)bytes);
+    return 0;
+}
+
+int emu_memory_alloc(emu_memory *mem, uint64_t bytes, bool module_var, const kemu_range *in,
+                     emu_alloc **out, kemu_error *err)
+{
+    *out = NULL;
+    int rc = check_range(in, bytes, err);
+    if (rc)
+        return rc;
+    emu_alloc *a = calloc(1, sizeof *a);
+    uint8_t *host = calloc(1, bytes);
+    if (!a || !host) {
+        free(a);
+        free(host);
+        return emu_error_set(err, KEMU_ENOMEM, "out of host memory for %llu bytes",
+                             (unsigned long long)bytes);
+    }
+    a->host = host;
+    a->bytes = bytes;
+    a->module_var = module_var;
+    atomic_init(&a->refs, 1);
+    if ((rc = place(mem, a, in, err))) {
+        free(host);
+        free(a);
+        return rc;
+    }
+    *out = a;
+    return 0;
+}
+
+int emu_memory_map_host(emu_memory *mem, uint8_t *host, uint64_t bytes, const kemu_range *in,
+                        emu_alloc **out, kemu_error *err)
+{
+    *out = NULL;
+    int rc = host ? check_range(in, bytes, err)
+                  : emu_error_set(err, KEMU_EINVAL, "NULL host memory");
+    if (rc)
+        return rc;
+    emu_alloc *a = calloc(1, sizeof *a);
+    if (!a)
+        return emu_error_set(err, KEMU_ENOMEM, "out of host memory");
+    *a = (emu_alloc){.host = host, .bytes = bytes, .external = true};
+    atomic_init(&a->refs, 1);
+    if ((rc = place(mem, a, in, err))) {
+        free(a);
+        return rc;
+    }
+    *out = a;
+    return 0;
+}
+
+/* Drops the allocation starting at base if it is of the kind asked for. */
+static int remove_at(emu_memory *mem, uint64_t base, bool module_var, bool external,
+                     kemu_error *err)
 {
     pthread_mutex_lock(&mem->lock);
     const emu_memmap *map = mem->map;
     size_t i = first_ending_above(map, base);
     int rc = 0;
-    if (i == map->n || map->allocs[i]->base != base || map->allocs[i]->module_var != module_var) {
+    if (i == map->n || map->allocs[i]->base != base || map->allocs[i]->module_var != module_var ||
+        map->allocs[i]->external != external) {
         rc = emu_error_set(err, KEMU_EINVAL, "0x%llx is not the start of an allocation",
                            (unsigned long long)base);
     } else {
@@ -240,9 +283,19 @@ int emu_memory_free(emu_memory *mem, uint64_t base, bool module_var, kemu_error 
         rc = memmap_replace(mem, NULL, i);
         if (rc)
             emu_error_set(err, rc, "out of host memory");
-        else
+        else if (!external)
             mem->used -= bytes;
     }
     pthread_mutex_unlock(&mem->lock);
     return rc;
+}
+
+int emu_memory_free(emu_memory *mem, uint64_t base, bool module_var, kemu_error *err)
+{
+    return remove_at(mem, base, module_var, false, err);
+}
+
+int emu_memory_unmap_host(emu_memory *mem, uint64_t base, kemu_error *err)
+{
+    return remove_at(mem, base, false, true, err);
 }

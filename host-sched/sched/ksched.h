@@ -29,6 +29,7 @@
 #ifndef KERNELET_SCHED_SCHED_H
 #define KERNELET_SCHED_SCHED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -242,6 +243,16 @@ int ksched_event_query(ksched *s, uint32_t tenant, uint32_t event, int *done,
 int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr *out,
                      ksched_err *err);
 int ksched_mem_free(ksched *s, uint32_t tenant, kbackend_devptr ptr, ksched_err *err);
+/* Pins bytes of the daemon's memory at base (page aligned) for the device through the
+ * backend: copies to and from it need no staging, and kernels reach it at *device.
+ * KSCHED_EUNSUPPORTED when the backend cannot. Ownership is the caller's business: the
+ * range belongs to no tenant's device memory. */
+int ksched_host_register(ksched *s, void *base, uint64_t bytes, kbackend_devptr *device,
+                         ksched_err *err);
+/* Undoes ksched_host_register; nothing in flight may use the range. */
+void ksched_host_unregister(ksched *s, void *base);
+/* Whether the backend can pin and map host memory (ksched_host_register). */
+bool ksched_host_mappable(ksched *s);
 /* The address window that holds all of the tenant's memory and module variables (its
  * domain's, executor.h), for fencing its kernels: KSCHED_EUNSUPPORTED when the backend
  * has no windows. */

@@ -141,3 +141,47 @@ int ksched_tenant_window(ksched *s, uint32_t tenant, kbackend_window *out, ksche
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
+
+/* Without the scheduler's lock while the backend pins (which takes time in proportion to
+ * the bytes): only the backend's op is read under it. */
+int ksched_host_register(ksched *s, void *base, uint64_t bytes, kbackend_devptr *device,
+                         ksched_err *err)
+{
+    if (!s || !base || !bytes)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument or 0 bytes");
+    pthread_mutex_lock(&s->lock);
+    kbackend be = s->be;
+    int rc = sched_refuse_if_lost(s, err);
+    pthread_mutex_unlock(&s->lock);
+    if (rc)
+        return rc;
+    if (!be.ops->host_register)
+        return ksched_fail(err, KSCHED_EUNSUPPORTED, "backend %s cannot map host memory",
+                           be.ops->name);
+    kbackend_error e = {0};
+    if (be.ops->host_register(be.state, base, bytes, device, &e)) {
+        pthread_mutex_lock(&s->lock);
+        rc = sched_backend_fail_s(s, err, &e, "host_register");
+        pthread_mutex_unlock(&s->lock);
+    }
+    return rc;
+}
+
+void ksched_host_unregister(ksched *s, void *base)
+{
+    if (!s || !base)
+        return;
+    pthread_mutex_lock(&s->lock);
+    kbackend be = s->be;
+    pthread_mutex_unlock(&s->lock);
+    if (be.ops->host_unregister)
+        be.ops->host_unregister(be.state, base);
+}
+
+bool ksched_host_mappable(ksched *s)
+{
+    pthread_mutex_lock(&s->lock);
+    bool can = s->be.ops->host_register != NULL;
+    pthread_mutex_unlock(&s->lock);
+    return can;
+}

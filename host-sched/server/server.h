@@ -78,6 +78,11 @@ struct kserver_config {
                                    maps its RAM): sparse memfds cost address space, not
                                    memory. 0 = the host's physical memory. All connections
                                    together map at most KSERVER_MAX_MAPPED */
+    uint64_t max_pinned_bytes;  /* bytes of one connection's regions pinned for the device
+                                   (copies without staging, memory its kernels read);
+                                   regions beyond are only copied. 0 = 1 GiB. All
+                                   connections together pin at most a quarter of the
+                                   host's memory */
     uint64_t default_mem_quota; /* device bytes a tenant may hold unless the operator gives
                                    it a quota of its own (ADMIN_SET; a quota of 0 there
                                    means this default). 0 = the device's memory */

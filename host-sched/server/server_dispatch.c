@@ -39,6 +39,7 @@ static ks_handler *const handlers[] = {
     [KERNELET_OP_CONTEXT_CLOSE] = context_close,
     [KERNELET_OP_SHM_ATTACH] = ks_session_shm_attach,
     [KERNELET_OP_SHM_DETACH] = ks_session_shm_detach,
+    [KERNELET_OP_SHM_MAP_DEVICE] = ks_region_map_device,
     [KERNELET_OP_DEVICE_GET] = ks_session_device,
     [KERNELET_OP_TENANT_NOTE] = ks_tenant_note,
     [KERNELET_OP_MEM_ALLOC] = ks_memory_alloc,

@@ -101,6 +101,13 @@ uint32_t ks_fence_params(struct ks_conn *c, const void *params, uint32_t size, v
     memcpy(p, params, size);
     fence[0] = w.base;
     fence[1] = w.size - 1;
+    if (c->srv->cfg.adopt) {
+        /* Alone in its context, the tenant's kernels keep the fence's control words but
+         * not its window: they may reach all that the context holds, which is the
+         * tenant's own (its mapped host memory too: server_region.c). */
+        fence[0] = 0;
+        fence[1] = UINT64_MAX;
+    }
     fence[2] = w.cancel;
     fence[3] = w.fault;
     memcpy(p + off, fence, sizeof(fence));

@@ -155,6 +155,9 @@ struct ks_region {
     uint8_t *base;
     uint64_t size;
     unsigned refs;              /* operations using it */
+    bool pinned;                /* registered with the backend (server_region.c) */
+    bool device_mapped;         /* the tenant's kernels reach it at device */
+    uint64_t device;            /* its address for kernels, once pinned */
 };
 
 struct ks_alloc {
@@ -170,7 +173,7 @@ struct ks_conn;
  * syncs, frees). */
 enum ks_after {
     KS_AFTER_REPLY, KS_AFTER_MEM_FREE, KS_AFTER_UNLOAD, KS_AFTER_DESTROY_STREAM,
-    KS_AFTER_CONTEXT_CLOSE
+    KS_AFTER_CONTEXT_CLOSE, KS_AFTER_SHM_DETACH
 };
 
 struct ks_tracker {
@@ -250,6 +253,7 @@ struct ks_conn {
     uint32_t next_region;
     unsigned n_regions;         /* slots used, detached ones still referenced included */
     uint64_t region_bytes;      /* their sizes */
+    uint64_t pinned_bytes;      /* of those, pinned for the device */
     krange_table allocs;        /* struct ks_alloc; zeroed until the first is added */
     uint64_t mem_in_use;
 
@@ -290,6 +294,9 @@ struct ks_server {
     struct ks_conn *conns;
     unsigned n_conns;
     uint64_t mapped_bytes;      /* regions of every connection */
+    uint64_t pinned_bytes;      /* of those, pinned for the device */
+    uint64_t max_pinned_total;  /* a quarter of the host's memory */
+    bool can_pin;               /* the backend can pin and map host memory */
     struct kernelet_device device;
     uint64_t start_ns;
 
@@ -418,6 +425,10 @@ void ks_session_device(struct ks_conn *c, uint64_t id, const struct kproto_reque
 void ks_tenant_note(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 /* The region of c named id, or NULL. */
 struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id);
+/* SHM_MAP_DEVICE: the region mapped for the tenant's kernels. */
+void ks_region_map_device(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+/* Whether c's kernels may reach its host memory (not fenced, and the backend can). */
+bool ks_region_can_map_device(const struct ks_conn *c);
 void ks_region_put(struct ks_region *r);
 void ks_regions_release(struct ks_conn *c);
 

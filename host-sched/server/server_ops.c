@@ -122,6 +122,9 @@ static void tracker_finish(struct ks_tracker *t)
             code = r;
         break;
     }
+    case KS_AFTER_SHM_DETACH:
+        ks_region_put((struct ks_region *)(uintptr_t)t->arg);
+        break;
     case KS_AFTER_REPLY:
         break;
     }

@@ -1,11 +1,8 @@
 /* Session requests: HELLO (a tenant, or an administration connection), information and
- * statistics, shared-memory regions, device properties. */
-#include <fcntl.h>
+ * statistics, device properties (shared-memory regions: server_region.c). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server_internal.h"
@@ -112,111 +109,9 @@ void ks_session_device(struct ks_conn *c, uint64_t id, const struct kproto_reque
         ks_reply_cuda(c, KERNELET_OP_DEVICE_GET, id, KS_CUDA_INVALID_DEVICE, 0);
         return;
     }
-    ks_reply(c, KERNELET_OP_DEVICE_GET, id, KERNELET_ST_OK, &c->srv->device, sizeof(c->srv->device));
-}
+    struct kernelet_device d = c->srv->device;
 
-/* ---- regions ------------------------------------------------------------------------------ */
-
-struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id)
-{
-    for (unsigned i = 0; i < KERNELET_MAX_REGIONS; i++)
-        if (c->regions[i].used && !c->regions[i].detached && c->regions[i].id == id)
-            return &c->regions[i];
-    return NULL;
-}
-
-static void region_unmap(struct ks_region *r)
-{
-    r->conn->n_regions--;
-    r->conn->region_bytes -= r->size;
-    r->conn->srv->mapped_bytes -= r->size;
-    munmap(r->base, r->size);
-    memset(r, 0, sizeof(*r));
-}
-
-void ks_region_put(struct ks_region *r)
-{
-    if (--r->refs == 0 && r->detached)
-        region_unmap(r);
-}
-
-void ks_regions_release(struct ks_conn *c)
-{
-    for (unsigned i = 0; i < KERNELET_MAX_REGIONS; i++)
-        if (c->regions[i].used)
-            region_unmap(&c->regions[i]);
-}
-
-/* A descriptor the daemon may map: a memfd sealed against shrinking (so the mapping can
- * never fault) holding at least size bytes. */
-static bool region_acceptable(int fd, uint64_t size)
-{
-    struct stat st;
-    int seals = fcntl(fd, F_GET_SEALS);
-
-    return seals >= 0 && (seals & F_SEAL_SHRINK) && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-           (uint64_t)st.st_size >= size;
-}
-
-/* Whether c may map size more bytes: within the operator's count and bytes for one
- * connection and the daemon's total, so that sparse memfds cannot use up its address
- * space (issue 15). */
-static bool region_room(const struct ks_conn *c, uint64_t size)
-{
-    const struct ks_server *s = c->srv;
-
-    return c->n_regions < s->cfg.max_regions && size <= s->cfg.max_region_bytes - c->region_bytes &&
-           size <= KSERVER_MAX_MAPPED - s->mapped_bytes;
-}
-
-void ks_session_shm_attach(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
-{
-    int fd = ks_conn_take_fd(c);
-    uint64_t size = r->u.shm_attach.size;
-    struct ks_region *slot = NULL;
-    void *base;
-
-    if (fd < 0) {
-        ks_reply(c, KERNELET_OP_SHM_ATTACH, id, KERNELET_ST_BAD_REQUEST, NULL, 0);
-        return;
-    }
-    for (unsigned i = 0; i < KERNELET_MAX_REGIONS && !slot; i++)
-        if (!c->regions[i].used)
-            slot = &c->regions[i];
-    if (!slot || !region_room(c, size) || !region_acceptable(fd, size)) {
-        close(fd);
-        ks_reply_cuda(c, KERNELET_OP_SHM_ATTACH, id,
-                      slot && region_room(c, size) ? KS_CUDA_INVALID_VALUE
-                                                   : KS_CUDA_OUT_OF_MEMORY, 0);
-        return;
-    }
-    base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (base == MAP_FAILED) {
-        ks_reply_cuda(c, KERNELET_OP_SHM_ATTACH, id, KS_CUDA_OUT_OF_MEMORY, 0);
-        return;
-    }
-    *slot = (struct ks_region){.conn = c, .used = true, .id = c->next_region++, .base = base,
-                               .size = size};
-    c->n_regions++;
-    c->region_bytes += size;
-    c->srv->mapped_bytes += size;
-    if (c->next_region == KERNELET_REGION_INLINE)
-        c->next_region = 1;
-    struct kernelet_shm_region ans = {.region = slot->id};
-    ks_reply(c, KERNELET_OP_SHM_ATTACH, id, KERNELET_ST_OK, &ans, sizeof(ans));
-}
-
-void ks_session_shm_detach(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
-{
-    struct ks_region *reg = ks_region_find(c, r->u.shm_region.region);
-
-    if (!reg) {
-        ks_reply_cuda(c, KERNELET_OP_SHM_DETACH, id, KS_CUDA_INVALID_VALUE, 0);
-        return;
-    }
-    reg->detached = true;
-    if (reg->refs == 0)
-        region_unmap(reg);
-    ks_reply(c, KERNELET_OP_SHM_DETACH, id, KERNELET_ST_OK, NULL, 0);
+    /* whether this tenant's kernels may read its pinned host memory (server_region.c) */
+    d.attrs[19 /* CAN_MAP_HOST_MEMORY */] = ks_region_can_map_device(c);
+    ks_reply(c, KERNELET_OP_DEVICE_GET, id, KERNELET_ST_OK, &d, sizeof(d));
 }

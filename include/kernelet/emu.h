@@ -105,6 +105,14 @@ int kemu_mem_alloc_in(kemu_device *dev, const kemu_range *in, size_t bytes, kemu
 /* Frees an allocation; ptr must be its start. Launches running now keep using it safely. */
 int kemu_mem_free(kemu_device *dev, kemu_devptr ptr, kemu_error *err);
 
+/* Makes bytes of the caller's memory at host reachable by kernels, at a device address in
+ * `in` (NULL: anywhere) stored in *out; the memory stays the caller's, who must keep it
+ * until kemu_host_unmap and the end of every launch that may use it. */
+int kemu_host_map(kemu_device *dev, const kemu_range *in, void *host, size_t bytes,
+                  kemu_devptr *out, kemu_error *err);
+/* Undoes kemu_host_map; ptr is the device address it gave. */
+int kemu_host_unmap(kemu_device *dev, kemu_devptr ptr, kemu_error *err);
+
 /* The allocation holding ptr: its start and size (cuMemGetAddressRange). */
 int kemu_mem_range(kemu_device *dev, kemu_devptr ptr, kemu_devptr *base, size_t *bytes,
                    kemu_error *err);

@@ -328,6 +328,15 @@ typedef struct kbackend_ops {
                          kbackend_error *err);
     /* Optional. domain has no memory or module left: its window may be reused. */
     void (*domain_release)(void *state, uint32_t domain);
+
+    /* Optional (NULL: host memory is only ever copied). Pins [base, base + bytes) of the
+     * daemon's memory (page aligned) for the device: copies from and to it need no staging,
+     * and kernels reach it at *device (the same address where the device shares the host's
+     * address space). KBACKEND_EUNSUPPORTED when the device cannot map host memory. */
+    int (*host_register)(void *state, void *base, uint64_t bytes, kbackend_devptr *device,
+                         kbackend_error *err);
+    /* Optional. Undoes host_register of base; nothing in flight may use the range. */
+    void (*host_unregister)(void *state, void *base);
 } kbackend_ops;
 
 typedef struct kbackend {

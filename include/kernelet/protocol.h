@@ -47,6 +47,7 @@ enum kernelet_daemon_opcode {
      * device and its guest driver: virtio_kernelet.h) */
     KERNELET_OP_SHM_ATTACH      = 0x0018,  /* kernelet_shm_attach + fd -> kernelet_shm_region */
     KERNELET_OP_SHM_DETACH      = 0x0019,  /* kernelet_shm_region -> - */
+    KERNELET_OP_SHM_MAP_DEVICE  = 0x001a,  /* kernelet_shm_map_device -> kernelet_shm_device */
     KERNELET_OP_DEVICE_GET      = 0x0020,  /* kernelet_device_get -> kernelet_device */
     KERNELET_OP_TENANT_NOTE     = 0x0028,  /* kernelet_note + text -> - (logged) */
     /* 0x01xx memory */
@@ -127,6 +128,24 @@ struct kernelet_shm_attach {
 struct kernelet_shm_region {
     uint32_t region;
     uint32_t reserved;
+};
+
+/* SHM_MAP_DEVICE: the region's bytes become reachable by the tenant's kernels (CUDA's
+ * mapped pinned memory, cuMemHostAlloc with DEVICEMAP), at the address answered. The
+ * daemon first tries to move its mapping to `address`, the region's address in the
+ * client, so that the client's pointer works in kernels too (unified addressing); the
+ * answer says where kernels reach it either way. Refused with CUDA_ERROR_NOT_SUPPORTED
+ * where the tenant's kernels are fenced (they may reach only the tenant's device memory)
+ * or the backend cannot map host memory; CUDA_ERROR_OUT_OF_MEMORY beyond the daemon's
+ * limit of pinned bytes. Detaching a mapped region waits for the tenant's queued work. */
+struct kernelet_shm_map_device {
+    uint32_t region;
+    uint32_t flags;           /* 0 */
+    uint64_t address;         /* the client's address of the region: page aligned, or 0 */
+};
+
+struct kernelet_shm_device {
+    uint64_t device_ptr;      /* where kernels reach the region's first byte */
 };
 
 #define KERNELET_REGION_INLINE   0xffffffffu   /* bytes follow the record */
@@ -533,6 +552,7 @@ struct kproto_request {
         } hello;
         struct kernelet_shm_attach shm_attach;
         struct kernelet_shm_region shm_region;
+        struct kernelet_shm_map_device shm_map_device;
         struct kernelet_device_get device_get;
         struct {
             struct kernelet_note note;

@@ -279,6 +279,29 @@ static void test_memory(void)
     g_assert_cmpuint(fs.live_allocations, ==, 0);
 }
 
+/* Host memory registered for the device: pinned and mapped (the flags that make kernels
+ * reach it), its device address handed back, and released by unregistering. */
+static void test_host_register(void)
+{
+    kbackend be = open_backend(NULL);
+    kbackend_error e = {0};
+    fake_stats fs;
+    void *host = g_malloc0(8192);
+    kbackend_devptr d = 0;
+    g_assert_nonnull(be.ops->host_register);
+    g_assert_cmpint(be.ops->host_register(be.state, host, 8192, &d, &e), ==, 0);
+    g_assert_cmpuint(d, ==, (uintptr_t)host); /* the fake shares the host's addresses */
+    fake_driver_stats(&fs);
+    g_assert_cmpuint(fs.host_registered, ==, 1);
+    g_assert_cmpuint(fs.last_register_flags & CU_MEMHOSTREGISTER_DEVICEMAP, !=, 0);
+    g_assert_cmpint(be.ops->host_register(be.state, NULL, 8192, &d, &e), ==, KBACKEND_EINVAL);
+    be.ops->host_unregister(be.state, host);
+    fake_driver_stats(&fs);
+    g_assert_cmpuint(fs.host_registered, ==, 0);
+    be.ops->destroy(be.state);
+    g_free(host);
+}
+
 /* A fresh allocation reads as zeros although the (fake) driver hands out memory with the
  * last user's bytes in it: a tenant never sees what another left behind (issue 15). */
 static void test_memory_cleared(void)
@@ -1330,6 +1353,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/overhead-measured", test_overhead_measured);
     g_test_add_func("/cuda/backend-fake/memory", test_memory);
     g_test_add_func("/cuda/backend-fake/memory-cleared", test_memory_cleared);
+    g_test_add_func("/cuda/backend-fake/host-register", test_host_register);
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
     g_test_add_func("/cuda/backend-fake/control-words", test_control_words);
     g_test_add_func("/cuda/backend-fake/control-trial", test_control_trial);

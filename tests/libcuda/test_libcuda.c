@@ -766,7 +766,7 @@ static void test_host_functions(void)
     g_cond_clear(&l.cond);
 }
 
-/* Registered host memory: CUDA's errors; mapped memory is not supported anywhere. */
+/* Registered host memory: CUDA's errors; mapped memory where the backend cannot map. */
 static void test_host_register(void)
 {
     static uint8_t buf[3 * 4096];
@@ -781,9 +781,18 @@ static void test_host_register(void)
     g_assert_cmpint(cuMemHostUnregister(buf), ==, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     g_assert_cmpint(cuMemHostRegister(buf, sizeof(buf), CU_MEMHOSTREGISTER_DEVICEMAP), ==,
                     CUDA_ERROR_NOT_SUPPORTED);
-    g_assert_cmpint(cuMemHostGetDevicePointer(&dp, buf, 0), ==, CUDA_ERROR_NOT_SUPPORTED);
+    /* memory this library does not know has no device address, as in CUDA */
+    g_assert_cmpint(cuMemHostGetDevicePointer(&dp, buf, 0), ==, CUDA_ERROR_INVALID_VALUE);
     CU(cuDeviceGetAttribute(&can_map, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 0));
     g_assert_cmpint(can_map, ==, 0);
+    /* the sim cannot map host memory: pinned memory is only copied, and asking for it
+     * mapped gets CUDA's not-supported error */
+    void *pinned = NULL;
+    CU(cuMemHostAlloc(&pinned, 4096, 0));
+    g_assert_cmpint(cuMemHostGetDevicePointer(&dp, pinned, 0), ==, CUDA_ERROR_NOT_SUPPORTED);
+    CU(cuMemFreeHost(pinned));
+    g_assert_cmpint(cuMemHostAlloc(&pinned, 4096, CU_MEMHOSTALLOC_DEVICEMAP), ==,
+                    CUDA_ERROR_NOT_SUPPORTED);
 }
 
 /* Memory pools: accounting of the default pool, attributes, an explicit pool. */

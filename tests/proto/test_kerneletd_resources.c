@@ -289,6 +289,98 @@ static void test_region_flood(void)
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
 }
 
+/* SHM_MAP_DEVICE of region: the status; the device address in *device on success. */
+static int map_region(struct client *c, uint32_t region, uint64_t *device)
+{
+    struct kernelet_shm_map_device q = {.region = region};
+    int st = client_call(c, KERNELET_OP_SHM_MAP_DEVICE, &q, sizeof(q), -1);
+
+    if (st == KERNELET_ST_OK) {
+        struct kernelet_shm_device ans;
+        memcpy(&ans, c->answer, sizeof(ans));
+        *device = ans.device_ptr;
+    }
+    return st;
+}
+
+static int can_map_attribute(struct client *c)
+{
+    struct kernelet_device_get q = {.ordinal = 0};
+    struct kernelet_device dev;
+
+    g_assert_cmpint(client_call(c, KERNELET_OP_DEVICE_GET, &q, sizeof(q), -1), ==,
+                    KERNELET_ST_OK);
+    memcpy(&dev, c->answer, sizeof(dev));
+    return dev.attrs[19 /* CAN_MAP_HOST_MEMORY */];
+}
+
+/* k_add over the first 16 words at device: each gets v added, seen in the client's own
+ * mapping of the region with no copy. */
+static void add_through(struct client *c, uint64_t fn, uint64_t device, const uint32_t *host,
+                        uint32_t v, uint32_t expect)
+{
+    struct { uint64_t p; uint32_t n, v; } args = {device, 16, v};
+
+    g_assert_cmpint(client_launches(c, fn, &args, sizeof(args), 1, 32, true), ==,
+                    KERNELET_ST_OK);
+    for (unsigned i = 0; i < 16; i++)
+        g_assert_cmpuint(host[i], ==, expect);
+    g_assert_cmpuint(host[16], ==, 0);
+}
+
+/* Mapped pinned memory (issue 14): a fencing daemon refuses to map a region for kernels
+ * (its kernels may reach only the tenant's device memory) and says so in the device's
+ * CAN_MAP_HOST_MEMORY; without fencing a kernel writes into the tenant's region in place.
+ * Pinned bytes are bounded per connection (--max-pinned): a second region beyond the
+ * bound is refused with OUT_OF_MEMORY until the first is detached, which frees its bytes. */
+static void test_mapped_regions(void)
+{
+    const char *opts[] = {"--no-fence", "--max-pinned", "64K", NULL};
+    struct daemon d;
+    struct client c;
+    struct kernelet_function f;
+    struct kernelet_param params[8];
+    uint64_t dev1 = 0, dev2 = 0;
+    void *base1, *base2;
+    double took;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_path(&c, d.socket, "fenced", false));
+    g_assert_cmpint(can_map_attribute(&c), ==, 0);
+    uint32_t r1 = client_region(&c, 48 << 10, &base1);
+    g_assert_cmpint(map_region(&c, r1, &dev1), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 801 /* NOT_SUPPORTED */);
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+    munmap(base1, 48 << 10);
+
+    daemon_start(&d, kerneletd, opts);
+    g_assert_true(client_open_path(&c, d.socket, "mapped", false));
+    g_assert_cmpint(can_map_attribute(&c), ==, 1);
+    uint64_t fn = client_function(&c, client_module_ptx(&c, harness_ptx), "k_add", &f,
+                                  params);
+    g_assert_cmpuint(fn, !=, 0);
+    r1 = client_region(&c, 48 << 10, &base1);
+    uint32_t r2 = client_region(&c, 48 << 10, &base2);
+    g_assert_cmpint(map_region(&c, r1, &dev1), ==, KERNELET_ST_OK);
+    g_assert_cmpuint(dev1, !=, 0);
+    add_through(&c, fn, dev1, base1, 5, 5);
+    add_through(&c, fn, dev1, base1, 2, 7);
+    g_assert_cmpint(map_region(&c, r2, &dev2), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 2 /* OUT_OF_MEMORY */);
+    struct kernelet_shm_region detach = {.region = r1};
+    g_assert_cmpint(client_call(&c, KERNELET_OP_SHM_DETACH, &detach, sizeof(detach), -1), ==,
+                    KERNELET_ST_OK);
+    g_assert_cmpint(map_region(&c, r1, &dev1), ==, KERNELET_ST_CUDA); /* gone */
+    g_assert_cmpint(map_region(&c, r2, &dev2), ==, KERNELET_ST_OK);
+    add_through(&c, fn, dev2, base2, 9, 9);
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+    munmap(base1, 48 << 10);
+    munmap(base2, 48 << 10);
+}
+
 static void set_quota(const char *socket, uint64_t tenant, uint64_t bytes)
 {
     struct kernelet_admin_set set = {.tenant = tenant, .fields = KERNELET_SET_MEM_QUOTA,
@@ -447,6 +539,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/queue-flood", test_queue_flood);
     g_test_add_func("/kerneletd/rows", test_rows);
     g_test_add_func("/kerneletd/region-flood", test_region_flood);
+    g_test_add_func("/kerneletd/mapped-regions", test_mapped_regions);
     g_test_add_func("/kerneletd/default-quota", test_default_quota);
     g_test_add_func("/kerneletd/module-variables-quota", test_module_variables_quota);
     g_test_add_func("/kerneletd/memory-cleared", test_memory_cleared);

@@ -339,6 +339,8 @@ static const kbackend_ops cuda_ops = {
     .module_load_cubin = kcuda_module_load_cubin,
     .domain_window = kcuda_domain_window,
     .domain_release = kcuda_domain_release,
+    .host_register = kcuda_host_register,
+    .host_unregister = kcuda_host_unregister,
     .cancel_all = op_cancel_all,
 };
 

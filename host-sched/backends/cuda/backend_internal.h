@@ -265,6 +265,9 @@ int kcuda_mem_free(void *state, kbackend_devptr ptr, kbackend_error *err);
 int kcuda_domain_window(void *state, uint32_t domain, kbackend_window *out,
                         kbackend_error *err);
 void kcuda_domain_release(void *state, uint32_t domain);
+int kcuda_host_register(void *state, void *base, uint64_t bytes, kbackend_devptr *device,
+                        kbackend_error *err);
+void kcuda_host_unregister(void *state, void *base);
 int kcuda_copy_h2d(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
                    kbackend_done_fn done, void *user, kbackend_error *err);
 int kcuda_copy_d2h(void *state, void *dst, kbackend_devptr src, uint64_t bytes,

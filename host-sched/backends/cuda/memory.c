@@ -261,3 +261,36 @@ void kcuda_issue_copy(kcuda *kc, kcuda_job *job, CUstream stream)
                                    "copy or memset");
     snprintf(job->msg, sizeof(job->msg), "%s", e.msg);
 }
+
+/* Host memory of the daemon pinned and mapped for the device (a tenant's shared-memory
+ * region): the driver copies it by DMA, without its own staging, and with unified
+ * addressing a kernel reaches it at the host address. */
+int kcuda_host_register(void *state, void *base, uint64_t bytes, kbackend_devptr *device,
+                        kbackend_error *err)
+{
+    kcuda *kc = state;
+    if (!base || !bytes)
+        return kbackend_fail(err, KBACKEND_EINVAL, "registration of an empty host range");
+    int rc = kcuda_bind(kc, err);
+    if (rc)
+        return rc;
+    CUresult r = cuMemHostRegister(base, bytes, CU_MEMHOSTREGISTER_PORTABLE |
+                                                    CU_MEMHOSTREGISTER_DEVICEMAP);
+    if (r != CUDA_SUCCESS)
+        return kcuda_cu_fail(err, r, "cuMemHostRegister");
+    CUdeviceptr d = 0;
+    if ((r = cuMemHostGetDevicePointer(&d, base, 0)) != CUDA_SUCCESS) {
+        cuMemHostUnregister(base);
+        return kcuda_cu_fail(err, r, "cuMemHostGetDevicePointer");
+    }
+    if (device)
+        *device = d;
+    return 0;
+}
+
+void kcuda_host_unregister(void *state, void *base)
+{
+    kcuda *kc = state;
+    if (!kcuda_bind(kc, NULL))
+        cuMemHostUnregister(base); /* fails harmlessly on a lost context */
+}

@@ -52,6 +52,14 @@ struct emu_backend {
     kbackend_windows *windows;     /* the upper half of the emulator's addresses, one
                                       window per domain; domain 0 has the lower half */
     emu_control *control;          /* the domains' control words, in the lower half */
+    struct host_mapping *hosts;    /* host_register's ranges (under lock) */
+    size_t n_hosts;
+};
+
+/* A range of the daemon's memory that kernels reach at dev (host_register). */
+struct host_mapping {
+    void *host;
+    kemu_devptr dev;
 };
 
 static uint64_t mono_ns(void)
@@ -245,6 +253,7 @@ static void emu_destroy(void *state)
     emu_control_free(b->control);
     kemu_device_destroy(b->dev);
     kbackend_windows_free(b->windows);
+    free(b->hosts);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->cond);
     pthread_cond_destroy(&b->idle);
@@ -318,6 +327,53 @@ static void emu_domain_release(void *state, uint32_t domain)
 
     kbackend_windows_release(b->windows, domain);
     emu_control_release(b->control, domain);
+}
+
+/* Host memory at an address of domain 0's half: the emulator's addresses are not the
+ * host's, so kernels reach it at *device, not at base (as without unified addressing). */
+static int emu_host_register(void *state, void *base, uint64_t bytes, kbackend_devptr *device,
+                             kbackend_error *err)
+{
+    struct emu_backend *b = state;
+    kemu_error e = {0};
+    kemu_range in;
+    kemu_devptr d;
+    int rc = domain_range(b, 0, &in, err);
+
+    if (rc)
+        return rc;
+    if ((rc = kemu_host_map(b->dev, &in, base, bytes, &d, &e)))
+        return from_kemu(rc, &e, err);
+    pthread_mutex_lock(&b->lock);
+    struct host_mapping *grown = realloc(b->hosts, (b->n_hosts + 1) * sizeof(*grown));
+    if (grown) {
+        b->hosts = grown;
+        b->hosts[b->n_hosts++] = (struct host_mapping){.host = base, .dev = d};
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (!grown) {
+        kemu_host_unmap(b->dev, d, NULL);
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
+    }
+    if (device)
+        *device = d;
+    return 0;
+}
+
+static void emu_host_unregister(void *state, void *base)
+{
+    struct emu_backend *b = state;
+    kemu_devptr d = 0;
+
+    pthread_mutex_lock(&b->lock);
+    for (size_t i = 0; i < b->n_hosts && !d; i++)
+        if (b->hosts[i].host == base) {
+            d = b->hosts[i].dev;
+            b->hosts[i] = b->hosts[--b->n_hosts];
+        }
+    pthread_mutex_unlock(&b->lock);
+    if (d)
+        kemu_host_unmap(b->dev, d, NULL);
 }
 
 static int emu_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
@@ -506,6 +562,8 @@ static const kbackend_ops emu_ops = {
     .cancel_all = emu_cancel_all,
     .domain_window = emu_domain_window,
     .domain_release = emu_domain_release,
+    .host_register = emu_host_register,
+    .host_unregister = emu_host_unregister,
 };
 
 int kd_emu_backend_open(kbackend *out, uint64_t window_bytes, char *err, size_t errlen)

@@ -444,6 +444,32 @@ EXPORT CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int 
     return CUDA_SUCCESS;
 }
 
+/* Registered host memory: the fake's "device" reaches it where it lies. */
+EXPORT CUresult cuMemHostRegister(void *p, size_t bytes, unsigned int flags)
+{
+    pthread_mutex_lock(&g.lock);
+    CUresult r = lost();
+    if (r == CUDA_SUCCESS && (!p || !bytes))
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+        g.stats.host_registered++;
+        g.stats.last_register_flags = flags;
+    }
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+EXPORT CUresult cuMemHostUnregister(void *p)
+{
+    pthread_mutex_lock(&g.lock);
+    CUresult r = p && g.stats.host_registered ? CUDA_SUCCESS
+                                              : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    if (r == CUDA_SUCCESS)
+        g.stats.host_registered--;
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
 EXPORT CUresult cuMemFreeHost(void *p)
 {
     free(p);

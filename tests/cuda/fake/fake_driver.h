@@ -53,6 +53,8 @@ typedef struct fake_stats {
     unsigned event_records;     /* cuEventRecord calls */
     unsigned event_queries;     /* cuEventQuery calls */
     unsigned event_syncs;       /* cuEventSynchronize calls */
+    unsigned host_registered;   /* host ranges registered now (cuMemHostRegister) */
+    unsigned last_register_flags;
 } fake_stats;
 
 /* Exported by the fake library for the tests that link it. */
