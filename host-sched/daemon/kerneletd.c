@@ -379,6 +379,11 @@ static int parse(int argc, char **argv, struct options *o)
     if ((o->worker_fd < 0) != (o->worker_input < 0))
         return -1;
     o->backend.end_on_unstoppable = o->worker_fd >= 0; /* a worker's context is its tenant's */
+    /* A worker has one tenant and nothing of another's to pair its kernels with: they run
+     * whole, side by side (base), and none is profiled first (a framework loads hundreds
+     * of kernels, and a profile each cost its start-up seconds). */
+    if (o->worker_fd >= 0)
+        o->policy = "base";
     if (o->default_mem_quota > o->backend.window_bytes) {
         fprintf(stderr, "kerneletd: --default-memory-quota is larger than --window-size\n");
         return -1;

@@ -24,6 +24,12 @@ if [ -f "$build/tests/gpu/libcuda/interposer/libcuda.so.1" ]; then
     mkdir -p "$dest/interposer"
     cp "$build/tests/gpu/libcuda/interposer/libcuda.so.1" "$dest/interposer/"
 fi
+# the transport benchmark (it needs no library of ours: the driver it runs on is the one
+# on LD_LIBRARY_PATH, NVIDIA's or ours)
+if [ -x "$build/guest-driver/libcuda/kernelet-proto-bench" ]; then
+    cp "$build/guest-driver/libcuda/kernelet-proto-bench" "$dest/bin/"
+    cp tests/gpu/libcuda/run_proto_bench.sh "$dest/"
+fi
 cp tests/gpu/frameworks/workloads.py tests/gpu/frameworks/run.sh tests/gpu/frameworks/diagnose.sh tests/gpu/frameworks/probe_last_error.py "$dest/"
 # native results of an earlier round, for NATIVE=0 (tests/gpu/frameworks/native-h100.txt)
 [ -f tests/gpu/frameworks/native-h100.txt ] && cp tests/gpu/frameworks/native-h100.txt "$dest/native.txt"

@@ -9,6 +9,7 @@
 #    kerneletd, results compared, time per step                      -> frameworks.md
 # 3. two tenants at once through kerneletd: torch_mlp and cupy_rawkernel, each verified
 #    against its native result                                       -> two-tenants.md
+# 4. kernelet-proto-bench natively and through kerneletd             -> transport.txt
 # Framework tenants ask for GPU contexts of their own (isolation tier) unless FENCE=0.
 # The daemon's log is kept (kerneletd.log): unsupported entry points are named there.
 set -u
@@ -74,9 +75,12 @@ progs=${COMPAT:-$(ls "$carry/compat" | grep -vx 'fault\|runaway\|steal') fault v
         check_daemon
         echo "| $n | ${a:-no verdict} | ${b:-no verdict}$died |"
     done
-    b=$(tenant env KERNELET_ISOLATE=1 "$carry/compat/sass_module" | grep -E '^(PASS|FAIL|SASS-ONLY)' | tail -n 1)
-    check_daemon
-    echo "| sass_module, isolated (KERNELET_ISOLATE=1) | (above) | ${b:-no verdict}$died |"
+    # with a context of their own: SASS runs, and kernels read mapped pinned memory
+    for n in sass_module mapped_memory; do
+        b=$(tenant env KERNELET_ISOLATE=1 "$carry/compat/$n" | grep -E '^(PASS|FAIL|SASS-ONLY)' | tail -n 1)
+        check_daemon
+        echo "| $n, isolated (KERNELET_ISOLATE=1) | (above) | ${b:-no verdict}$died |"
+    done
 } >"$work/compat.md"
 cat "$work/compat.md"
 
@@ -113,6 +117,16 @@ python3 "$w" compare "$work/native.txt" "$work/two.txt" | grep -E "torch_mlp|cup
 cat "$work/two-tenants.md"
 LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" status >"$work/status.txt" 2>&1
 kill "$kd"; wait "$kd" 2>/dev/null
+# 4. the transport (PROTO=0 skips): launch round trip and rate, 64 MiB copies pageable
+#    and pinned, natively and through a fresh kerneletd (docs/perf/transport.md)
+if [ "${PROTO:-1}" = 1 ] && [ -x "$carry/bin/kernelet-proto-bench" ]; then
+    stage "4. transport"
+    LD_LIBRARY_PATH="$carry/lib:/usr/local/cuda/extras/CUPTI/lib64" \
+        KERNELETD_ARGS="--calibration $carry/calibration" \
+        timeout 300 sh "$carry/run_proto_bench.sh" "$carry/bin/kerneletd" "$carry/libcuda" \
+        "$carry/bin/kernelet-proto-bench" --repeat=11 >"$work/transport.txt" 2>&1
+    cat "$work/transport.txt"
+fi
 grep -ciE "unsupported|not supported" "$work/kerneletd.log" | sed 's/^/log lines naming unsupported calls: /'
 grep -iE "unsupported|not supported" "$work/kerneletd.log" | sort | uniq -c | sort -rn | head -n 30
 stage done
