@@ -445,6 +445,8 @@ static CUresult call(struct kcu_client *c, uint16_t opcode, const void *head, si
     CUresult r;
     int n = 0;
 
+    uint64_t t0 = kcu_stats_on() ? kcu_now_ns() : 0;
+
     if (head_len + tail_len > KERNELET_MAX_PAYLOAD)
         return CUDA_ERROR_INVALID_VALUE;
     /* Requests that depend on stream work wait until held work has gone (host_func.c). */
@@ -488,6 +490,8 @@ static CUresult call(struct kcu_client *c, uint16_t opcode, const void *head, si
         *resp_len = p->resp_len;
     pthread_mutex_unlock(&c->lock);
     free(p);
+    if (t0)
+        kcu_stats_note(opcode, head_len + tail_len, kcu_now_ns() - t0);
     if (r != CUDA_SUCCESS) /* the daemon's refusals, for KERNELET_DEBUG=1 */
         kcu_log("%s: the daemon answered %d", kproto_opcode_name(opcode), (int)r);
     return r;
@@ -526,10 +530,13 @@ CUresult kcu_wait(struct kcu_client *c, uint64_t token)
         pthread_mutex_unlock(&c->lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
+    uint64_t t0 = kcu_stats_on() ? kcu_now_ns() : 0;
     pump_until(c, pending_done, p);
     take_pending(c, token);
     r = p->done ? p->result : c->sticky;
     pthread_mutex_unlock(&c->lock);
+    if (t0) /* the wait for queued work (a synchronising copy or batch) */
+        kcu_stats_note(p->opcode, 0, kcu_now_ns() - t0);
     free(p);
     return r;
 }

@@ -34,6 +34,12 @@ bool kcu_debug(void);
 void kcu_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* What every unimplemented entry point returns (and logs, named, when debugging). */
 int kcu_unsupported(const char *name);
+/* CLOCK_MONOTONIC in ns. */
+uint64_t kcu_now_ns(void);
+/* KERNELET_STATS=1: synchronous requests are tallied by opcode and printed at exit
+ * (call_stats.c). Whether it is on; the tally of one request. */
+bool kcu_stats_on(void);
+void kcu_stats_note(uint16_t opcode, size_t bytes, uint64_t ns);
 
 /* ---- the daemon connection (client.c) ---------------------------------------------- */
 
