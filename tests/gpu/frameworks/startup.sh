@@ -1,0 +1,60 @@
+#!/bin/sh
+# Where a framework tenant's time goes before its first step (issue 14: torch_mlp took
+# ~100 s through kerneletd), and what the transport's round trip costs with the daemon's
+# features on and off (issue 13), from a folder made by pack.sh:
+#   startup.sh CARRY_DIR OUT_DIR [WORKLOAD...]      (default: torch_mlp torch_matmul_fp32)
+# 1. each workload natively and as an isolated tenant with KERNELET_STATS=1 (our libcuda
+#    prints the requests it waited for, by opcode): wall-clock seconds of each run, the
+#    table, and the worker's lines of the daemon's log               -> startup.md
+# 2. kernelet-proto-bench through kerneletd with its defaults, --no-fence,
+#    --kernel-time-limit 0 and --policy fifo                          -> transport.md
+# Everything lands in OUT_DIR/startup.tar.gz.
+set -u
+carry=$(cd "${1:?usage: startup.sh CARRY_DIR OUT_DIR [WORKLOAD...]}" && pwd)
+mkdir -p "${2:?}"
+out=$(cd "$2" && pwd)
+shift 2
+work=$out/startup
+mkdir -p "$work"
+if ! nvidia-smi -L >/dev/null 2>&1; then echo "no NVIDIA GPU: skipping"; exit 77; fi
+klib="$carry/lib:/usr/local/cuda/extras/CUPTI/lib64:/usr/local/cuda/lib64"
+sock=$work/kerneletd.sock
+LD_LIBRARY_PATH="$klib" "$carry/bin/kerneletd" --socket "$sock" --backend cuda \
+    --calibration "$carry/calibration" >"$work/kerneletd.log" 2>&1 &
+kd=$!
+trap 'kill "$kd" 2>/dev/null' EXIT
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+secs() { python3 -c 'import time; print("%.1f" % time.monotonic())'; }
+{
+    echo "| workload | native s | native result | through kerneletd s | result |"
+    echo "|---|---|---|---|---|"
+    for name in ${*:-torch_mlp torch_matmul_fp32}; do
+        t0=$(secs)
+        a=$(timeout 200 python3 "$carry/workloads.py" run "$name" 2>&1 | grep '^RESULT' | cut -c1-100)
+        t1=$(secs)
+        env LD_LIBRARY_PATH="$carry/libcuda" KERNELET_SOCKET="$sock" KERNELET_ISOLATE=1 \
+            KERNELET_STATS=1 timeout 200 python3 "$carry/workloads.py" run "$name" \
+            >"$work/$name.txt" 2>&1
+        t2=$(secs)
+        b=$(grep '^RESULT' "$work/$name.txt" | cut -c1-100)
+        echo "| $name | $(echo "$t1 - $t0" | bc) | $a | $(echo "$t2 - $t1" | bc) | $b |"
+    done
+    for name in ${*:-torch_mlp torch_matmul_fp32}; do
+        echo; echo "### $name through kerneletd: requests waited for"; echo; echo '```'
+        sed -n '/requests to kerneletd/,$p' "$work/$name.txt" | head -n 40
+        echo '```'
+    done
+} >"$work/startup.md" 2>&1
+cat "$work/startup.md"
+kill "$kd"; wait "$kd" 2>/dev/null
+{
+    for opts in "" "--no-fence" "--kernel-time-limit 0" "--policy fifo"; do
+        echo "### kerneletd ${opts:-(defaults)}"; echo; echo '```'
+        LD_LIBRARY_PATH="$klib" KERNELETD_ARGS="--calibration $carry/calibration $opts" \
+            timeout 200 sh "$carry/run_proto_bench.sh" "$carry/bin/kerneletd" "$carry/libcuda" \
+            "$carry/bin/kernelet-proto-bench" --repeat=7 2>&1 | grep -E '^RESULT|round trip|rate|64 MiB'
+        echo '```'
+    done
+} >"$work/transport.md"
+cat "$work/transport.md"
+tar -C "$out" -czf "$out/startup.tar.gz" startup && rm -rf "$work"
