@@ -253,6 +253,8 @@ int ksched_host_register(ksched *s, void *base, uint64_t bytes, kbackend_devptr 
 void ksched_host_unregister(ksched *s, void *base);
 /* Whether the backend can pin and map host memory (ksched_host_register). */
 bool ksched_host_mappable(ksched *s);
+/* Whether the backend runs cubins (SASS) natively (ksched_module_load_cubin gives code). */
+bool ksched_runs_cubins(ksched *s);
 /* The address window that holds all of the tenant's memory and module variables (its
  * domain's, executor.h), for fencing its kernels: KSCHED_EUNSUPPORTED when the backend
  * has no windows. */

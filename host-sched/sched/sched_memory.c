@@ -185,3 +185,11 @@ bool ksched_host_mappable(ksched *s)
     pthread_mutex_unlock(&s->lock);
     return can;
 }
+
+bool ksched_runs_cubins(ksched *s)
+{
+    pthread_mutex_lock(&s->lock);
+    bool can = s->be.ops->module_load_cubin != NULL;
+    pthread_mutex_unlock(&s->lock);
+    return can;
+}

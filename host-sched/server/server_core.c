@@ -97,6 +97,7 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
         s->cfg.max_pinned_bytes = 1ull << 30;
     s->max_pinned_total = host_memory() / 4;
     s->can_pin = ksched_host_mappable(s->cfg.sched);
+    s->runs_cubins = ksched_runs_cubins(s->cfg.sched);
     s->listen_fd = s->epfd = s->wake_fd = -1;
     pthread_mutex_init(&s->cq_lock, NULL);
     pthread_mutex_init(&s->iso_lock, NULL);

@@ -2,7 +2,10 @@
  * fenced: ks_ptx_load), else its cubin for the device's architecture (whole, natively:
  * ks_cubin_load). When the PTX cannot be loaded (our parser or the backend's JIT refuses
  * it) and a cubin fits, the cubin is loaded instead: the driver itself prefers a matching
- * cubin, so such a module works natively and should work here. */
+ * cubin, so such a module works natively and should work here. A worker of the isolation
+ * tier takes the cubin first, as the driver does: its one tenant's kernels run whole and
+ * need no fence for memory, and the PTX of a library's kernels (cuBLAS, PyTorch) costs
+ * the driver's JIT minutes at a framework's start. */
 #include <stdlib.h>
 
 #include "kernelet/fatbin.h"
@@ -49,11 +52,17 @@ uint32_t ks_fatbin_load(struct ks_conn *c, const uint8_t *img, size_t size,
     if (kfatbin_open(img, size, &fb, &err) != 0)
         return err.code == KPTX_ENOMEM ? KS_CUDA_OUT_OF_MEMORY : KS_CUDA_INVALID_IMAGE;
     long ptx = fitting(fb, arch, KFATBIN_PTX), cubin = fitting(fb, arch, KFATBIN_ELF);
-    if (ptx >= 0)
-        code = load_entry(c, fb, (unsigned)ptx, mod);
-    if (cubin >= 0 && (ptx < 0 || code == KS_CUDA_INVALID_PTX)) {
+    long first = ptx, second = cubin;
+    if (c->srv->cfg.adopt && c->srv->runs_cubins && cubin >= 0) {
+        first = cubin;
+        second = ptx;
+    }
+    if (first >= 0)
+        code = load_entry(c, fb, (unsigned)first, mod);
+    if (second >= 0 && (first < 0 || code == KS_CUDA_INVALID_PTX ||
+                        code == KS_CUDA_INVALID_IMAGE || code == KS_CUDA_NO_BINARY_FOR_GPU)) {
         ks_module_reset(mod);
-        code = load_entry(c, fb, (unsigned)cubin, mod);
+        code = load_entry(c, fb, (unsigned)second, mod);
     }
     kfatbin_free(fb);
     return code;

@@ -297,6 +297,7 @@ struct ks_server {
     uint64_t pinned_bytes;      /* of those, pinned for the device */
     uint64_t max_pinned_total;  /* a quarter of the host's memory */
     bool can_pin;               /* the backend can pin and map host memory */
+    bool runs_cubins;           /* the backend runs SASS natively */
     struct kernelet_device device;
     uint64_t start_ns;
 

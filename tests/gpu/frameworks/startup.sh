@@ -7,7 +7,7 @@
 #    prints the requests it waited for, by opcode): wall-clock seconds of each run, the
 #    table, and the worker's lines of the daemon's log               -> startup.md
 # 2. kernelet-proto-bench through kerneletd with its defaults, --no-fence,
-#    --kernel-time-limit 0 and --policy fifo                          -> transport.md
+#    --kernel-time-limit 0 and --policy fifo (TRANSPORT=0 skips)      -> transport.md
 # Everything lands in OUT_DIR/startup.tar.gz.
 set -u
 carry=$(cd "${1:?usage: startup.sh CARRY_DIR OUT_DIR [WORKLOAD...]}" && pwd)
@@ -37,7 +37,8 @@ secs() { python3 -c 'import time; print("%.1f" % time.monotonic())'; }
             >"$work/$name.txt" 2>&1
         t2=$(secs)
         b=$(grep '^RESULT' "$work/$name.txt" | cut -c1-100)
-        echo "| $name | $(echo "$t1 - $t0" | bc) | $a | $(echo "$t2 - $t1" | bc) | $b |"
+        d() { python3 -c "print('%.1f' % ($2 - $1))"; }
+        echo "| $name | $(d "$t0" "$t1") | $a | $(d "$t1" "$t2") | $b |"
     done
     for name in ${*:-torch_mlp torch_matmul_fp32}; do
         echo; echo "### $name through kerneletd: requests waited for"; echo; echo '```'
@@ -47,7 +48,7 @@ secs() { python3 -c 'import time; print("%.1f" % time.monotonic())'; }
 } >"$work/startup.md" 2>&1
 cat "$work/startup.md"
 kill "$kd"; wait "$kd" 2>/dev/null
-{
+[ "${TRANSPORT:-1}" = 1 ] && {
     for opts in "" "--no-fence" "--kernel-time-limit 0" "--policy fifo"; do
         echo "### kerneletd ${opts:-(defaults)}"; echo; echo '```'
         LD_LIBRARY_PATH="$klib" KERNELETD_ARGS="--calibration $carry/calibration $opts" \
@@ -56,5 +57,5 @@ kill "$kd"; wait "$kd" 2>/dev/null
         echo '```'
     done
 } >"$work/transport.md"
-cat "$work/transport.md"
+[ -f "$work/transport.md" ] && cat "$work/transport.md"
 tar -C "$out" -czf "$out/startup.tar.gz" startup && rm -rf "$work"
