@@ -376,6 +376,9 @@ int sched_solo_or_whole(ksched *s);
  * they are full (the whole-kernel policies' decision, policies/whole.c). */
 void sched_run_whole(ksched *s, unsigned lanes);
 
+/* sched_kernel.c: whether the policy pairs kernels and so profiles new ones first. */
+int sched_profiles_wanted(const ksched *s);
+
 /* sched_aging.c: the bound on waiting of the kernelet policy */
 sched_kernel *sched_overdue(ksched *s, sched_kernel **c, unsigned n);
 

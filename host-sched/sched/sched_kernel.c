@@ -4,7 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policies/policy.h"
 #include "sched_internal.h"
+
+/* A policy that runs whole kernels uses no profile: none is taken (a profile costs a new
+ * kernel up to a second on the GPU). A class is profiled on a later launch if the operator
+ * turns to a pairing policy. */
+int sched_profiles_wanted(const ksched *s)
+{
+    return !sched_policy_get(s->cfg.policy)->whole_kernels;
+}
 
 /* Linked into its class's pending list; the tenant becomes backlogged. */
 static void link_pending(ksched *s, sched_kernel *k)
@@ -117,7 +126,7 @@ int sched_kernel_start(ksched *s, sched_op *op)
     }
     op->kernel = k;
     k->whole_only = !f->sliced || !t->pol.slicing || k->total >= (1ull << 32);
-    if (!k->cls->profiled && !k->cls->profiling &&
+    if (sched_profiles_wanted(s) && !k->cls->profiled && !k->cls->profiling &&
         (!s->be.ops->profile || t->profile_faulted || request_profile(s, k))) {
         k->cls->profiled = -1;      /* no profile to be had: it runs whole */
         s->stats.unprofiled++;

@@ -269,7 +269,7 @@ static int pipeline_lane(ksched *s, const sched_op *prev, const sched_op *next)
         return -1;
     sched_function *f = idmap_get(&next->tenant->functions, next->op.u.launch.function);
     sched_class *c = f ? sched_class_of(s, f, &next->op, NULL) : NULL;
-    return c && c->profiled != 0 ? lane : -1;
+    return c && (c->profiled != 0 || !sched_profiles_wanted(s)) ? lane : -1;
 }
 
 /* Starts the launches that may follow the started ones of st (pipeline_lane); returns how

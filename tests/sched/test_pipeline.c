@@ -127,8 +127,14 @@ static void test_remove_while_pipelined(void)
         ksched_op op = launch_op(fn, GRID, 1, BLOCK);
         tenv_submit(t, a, 0, &op, rec_done, &r[i]);
     }
+    /* on until the second launch is handed out behind the first (pipelined) */
     ksched_err e = {0};
-    g_assert_cmpint(ksched_run_until(t->s, 20000, &e), ==, 0);
+    ksched_stats st;
+    ksched_get_stats(t->s, &st);
+    for (uint64_t until = 5000; st.slices < 2 && until <= 10000000; until += 5000) {
+        g_assert_cmpint(ksched_run_until(t->s, until, &e), ==, 0);
+        ksched_get_stats(t->s, &st);
+    }
     g_assert_cmpint(ksched_tenant_remove(t->s, a, &e), ==, 0);
     tenv_run(t);
     unsigned canceled = 0;
@@ -139,9 +145,37 @@ static void test_remove_while_pipelined(void)
     }
     /* at most the running launch and the one pipelined behind it had started */
     g_assert_cmpuint(canceled, >=, N - 2);
-    ksched_stats st;
     ksched_get_stats(t->s, &st);
     g_assert_cmpuint(st.slices, >=, 2);     /* the pipelined launch was queued */
+    tenv_free(t);
+}
+
+/* Profiles are taken only where a policy pairs kernels: fifo and base run whole kernels
+ * and never pay a new kernel's profile (a second each on the GPU); kernelet profiles the
+ * class once. Every launch still runs its blocks once. */
+static void test_profiles_for_pairing(gconstpointer data)
+{
+    ksched_policy p = GPOINTER_TO_INT(data);
+    tenv *t = env(p);
+    uint32_t a = tenv_tenant(t, "a"), fn;
+    const char *entries[] = {"comp"};
+    tenv_functions(t, a, entries, 1, 1, &fn);
+    rec r[4];
+    uint64_t ids[4];
+    memset(r, 0, sizeof r);
+    for (unsigned i = 0; i < 4; i++) {
+        ksched_op op = launch_op(fn, GRID, 1, BLOCK);
+        ids[i] = tenv_submit(t, a, 0, &op, rec_done, &r[i]);
+    }
+    tenv_run(t);
+    ksched_stats st;
+    ksched_get_stats(t->s, &st);
+    if (p == KSCHED_KERNELET)
+        g_assert_cmpuint(st.profiles, ==, 1);
+    else
+        g_assert_cmpuint(st.profiles, ==, 0);
+    for (unsigned i = 0; i < 4; i++)
+        assert_blocks_once(t, ids[i], GRID);
     tenv_free(t);
 }
 
@@ -152,6 +186,12 @@ int main(int argc, char **argv)
                          test_one_stream);
     g_test_add_data_func("/pipeline/one-stream/kernelet", GINT_TO_POINTER(KSCHED_KERNELET),
                          test_one_stream);
+    g_test_add_data_func("/pipeline/profiles/fifo", GINT_TO_POINTER(KSCHED_FIFO),
+                         test_profiles_for_pairing);
+    g_test_add_data_func("/pipeline/profiles/base", GINT_TO_POINTER(KSCHED_BASE),
+                         test_profiles_for_pairing);
+    g_test_add_data_func("/pipeline/profiles/kernelet", GINT_TO_POINTER(KSCHED_KERNELET),
+                         test_profiles_for_pairing);
     g_test_add_func("/pipeline/two-tenants-pair", test_two_tenants_pair);
     g_test_add_func("/pipeline/copy-waits", test_copy_waits);
     g_test_add_func("/pipeline/remove-while-pipelined", test_remove_while_pipelined);
