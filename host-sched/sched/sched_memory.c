@@ -142,8 +142,17 @@ int ksched_tenant_window(ksched *s, uint32_t tenant, kbackend_window *out, ksche
     return rc;
 }
 
+/* The backend now (a lost device's replacement swaps it under the lock). */
+static kbackend current_backend(ksched *s)
+{
+    pthread_mutex_lock(&s->lock);
+    kbackend be = s->be;
+    pthread_mutex_unlock(&s->lock);
+    return be;
+}
+
 /* Without the scheduler's lock while the backend pins (which takes time in proportion to
- * the bytes): only the backend's op is read under it. */
+ * the bytes). */
 int ksched_host_register(ksched *s, void *base, uint64_t bytes, kbackend_devptr *device,
                          ksched_err *err)
 {
@@ -171,25 +180,17 @@ void ksched_host_unregister(ksched *s, void *base)
 {
     if (!s || !base)
         return;
-    pthread_mutex_lock(&s->lock);
-    kbackend be = s->be;
-    pthread_mutex_unlock(&s->lock);
+    kbackend be = current_backend(s);
     if (be.ops->host_unregister)
         be.ops->host_unregister(be.state, base);
 }
 
 bool ksched_host_mappable(ksched *s)
 {
-    pthread_mutex_lock(&s->lock);
-    bool can = s->be.ops->host_register != NULL;
-    pthread_mutex_unlock(&s->lock);
-    return can;
+    return current_backend(s).ops->host_register != NULL;
 }
 
 bool ksched_runs_cubins(ksched *s)
 {
-    pthread_mutex_lock(&s->lock);
-    bool can = s->be.ops->module_load_cubin != NULL;
-    pthread_mutex_unlock(&s->lock);
-    return can;
+    return current_backend(s).ops->module_load_cubin != NULL;
 }
