@@ -56,18 +56,54 @@ int kproto_memset_span(const struct kernelet_rec_memset *m, uint64_t *span, char
     return KPROTO_OK;
 }
 
+/* A LAUNCH_EX's attributes: clusters that tile the grid, known flags. */
+static int check_launch_attrs(const struct kernelet_rec_launch_ex *x, char *err, size_t errlen)
+{
+    uint64_t blocks = 1;
+
+    if (x->flags & ~KERNELET_LAUNCH_FLAGS)
+        return FAIL("launch: unknown flags %#x", x->flags);
+    for (int i = 0; i < 3; i++) {
+        if (!x->cluster[i] || x->cluster[i] > KERNELET_MAX_CLUSTER_BLOCKS ||
+            x->l.grid[i] % x->cluster[i])
+            return FAIL("launch: cluster %ux%ux%u does not tile grid %ux%ux%u",
+                        x->cluster[0], x->cluster[1], x->cluster[2], x->l.grid[0],
+                        x->l.grid[1], x->l.grid[2]);
+        blocks *= x->cluster[i];
+    }
+    if (blocks > KERNELET_MAX_CLUSTER_BLOCKS)
+        return FAIL("launch: clusters of %llu blocks exceed %u", (unsigned long long)blocks,
+                    KERNELET_MAX_CLUSTER_BLOCKS);
+    return KPROTO_OK;
+}
+
 static int check_launch(const uint8_t *p, uint32_t len, struct kproto_record *r, char *err,
                         size_t errlen)
 {
     struct kernelet_rec_launch *l = &r->u.launch.rec;
+    size_t head = sizeof(*l);
 
     if (len < sizeof(*l))
         return FAIL("launch record of %u bytes is too short", len);
     memcpy(l, p, sizeof(*l));
+    r->u.launch.cluster[0] = r->u.launch.cluster[1] = r->u.launch.cluster[2] = 1;
+    if (r->op == KERNELET_REC_LAUNCH_EX) {
+        struct kernelet_rec_launch_ex x;
+        int rc;
+        if (len < sizeof(x))
+            return FAIL("launch record of %u bytes is too short", len);
+        memcpy(&x, p, sizeof(x));
+        if (x.l.grid[0] && x.l.grid[1] && x.l.grid[2] &&
+            (rc = check_launch_attrs(&x, err, errlen)))
+            return rc;
+        memcpy(r->u.launch.cluster, x.cluster, sizeof(x.cluster));
+        r->u.launch.flags = x.flags;
+        head = sizeof(x);
+    }
     if (l->param_bytes > KERNELET_MAX_PARAM_BYTES)
         return FAIL("launch: %u parameter bytes exceed %u", l->param_bytes,
                     KERNELET_MAX_PARAM_BYTES);
-    if (len != sizeof(*l) + pad8(l->param_bytes))
+    if (len != head + pad8(l->param_bytes))
         return FAIL("launch: record length %u does not match %u parameter bytes", len,
                     l->param_bytes);
     for (int i = 0; i < 3; i++)
@@ -77,7 +113,7 @@ static int check_launch(const uint8_t *p, uint32_t len, struct kproto_record *r,
                         l->block[2]);
     if (l->function == 0)
         return FAIL("launch: function handle 0");
-    r->u.launch.params = p + sizeof(*l);
+    r->u.launch.params = p + head;
     return KPROTO_OK;
 }
 
@@ -186,6 +222,7 @@ static int check_record(const struct kernelet_rec_hdr *h, const uint8_t *p, uint
     rec->stream = h->stream;
     switch (h->op) {
     case KERNELET_REC_LAUNCH:
+    case KERNELET_REC_LAUNCH_EX:
         return check_launch(p, h->length, rec, err, errlen);
     case KERNELET_REC_COPY:
         return check_copy(p, h->length, rec, err, errlen);

@@ -169,10 +169,61 @@ CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int
     return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, extra, true);
 }
 
-/* Launch attributes that change nothing here are accepted; the rest (cooperative launches,
- * clusters) are not supported. */
-static CUresult check_attrs(const CUlaunchConfig *c)
+/* What cuLaunchKernelEx's attributes ask beyond a plain launch: thread-block clusters and
+ * a cooperative launch, which the daemon runs whole where its backend can (else CUDA's
+ * not-supported error). */
+struct launch_attrs {
+    unsigned cluster[3];
+    bool cooperative;
+};
+
+static bool attributed(const struct launch_attrs *a)
 {
+    return a->cooperative || a->cluster[0] * a->cluster[1] * a->cluster[2] > 1;
+}
+
+/* A launch with attributes, as a LAUNCH_EX record; never captured into a graph (a node
+ * would lose them), so a capturing stream refuses it as CUDA does what it cannot capture. */
+static CUresult launch_attributed(struct kcu_function *f, const unsigned grid[3],
+                                  const unsigned block[3], unsigned smem, uint64_t stream,
+                                  void **params, void **extra, const struct launch_attrs *a)
+{
+    static __thread uint8_t pblock[KERNELET_MAX_PARAM_BYTES];
+    struct kernelet_rec_launch_ex rec = {
+        .l = {.h = {.op = KERNELET_REC_LAUNCH_EX, .stream = stream},
+              .grid = {grid[0], grid[1], grid[2]}, .block = {block[0], block[1], block[2]},
+              .shared_mem = smem, .param_bytes = f ? f->param_bytes : 0},
+        .flags = a->cooperative ? KERNELET_LAUNCH_COOPERATIVE : 0,
+    };
+    CUresult r;
+
+    /* refused at once where the daemon's backend cannot, as CUDA refuses on such a device */
+    if (kcu.n_devices > 0 &&
+        !kcu.dev[0].props.attrs[a->cooperative ? CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
+                                               : CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH])
+        return kcu_unsupported(a->cooperative ? "cuLaunchCooperativeKernel (this backend)"
+                                              : "cuLaunchKernelEx(cluster dimension) (this backend)");
+    for (int i = 0; i < 3; i++) {
+        rec.cluster[i] = a->cluster[i] ? a->cluster[i] : 1;
+        if (grid[i] % rec.cluster[i])
+            return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    }
+    if (rec.cluster[0] * rec.cluster[1] * rec.cluster[2] > KERNELET_MAX_CLUSTER_BLOCKS)
+        return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    if ((r = kcu_launch_prepare(f, grid, block, smem, params, extra, pblock)) != CUDA_SUCCESS)
+        return r;
+    if (kcu_capture_stream_captures(stream))
+        return kcu_capture_refuse(stream, "stream capture of a cluster or cooperative launch");
+    rec.l.function = f->handle;
+    rec.l.h.length = (uint32_t)(sizeof(rec) + ((f->param_bytes + 7u) & ~7u));
+    return kcu_batch_add(kcu.client, &rec, sizeof(rec), pblock, f->param_bytes);
+}
+
+/* Launch attributes that change nothing here are accepted; clusters and cooperative
+ * launches are gathered into *out; anything else is not supported. */
+static CUresult check_attrs(const CUlaunchConfig *c, struct launch_attrs *out)
+{
+    *out = (struct launch_attrs){.cluster = {1, 1, 1}};
     for (unsigned i = 0; i < c->numAttrs; i++) {
         const CUlaunchAttribute *a = &c->attrs[i];
         switch (a->id) {
@@ -184,12 +235,14 @@ static CUresult check_attrs(const CUlaunchConfig *c)
         case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
             break; /* serialised anyway */
         case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-            if (a->value.cooperative)
-                return kcu_unsupported("cuLaunchKernelEx(cooperative)");
+            out->cooperative = a->value.cooperative != 0;
             break;
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-            if (a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z > 1)
-                return kcu_unsupported("cuLaunchKernelEx(cluster dimension)");
+            if (!a->value.clusterDim.x || !a->value.clusterDim.y || !a->value.clusterDim.z)
+                return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+            out->cluster[0] = a->value.clusterDim.x;
+            out->cluster[1] = a->value.clusterDim.y;
+            out->cluster[2] = a->value.clusterDim.z;
             break;
         default:
             return kcu_unsupported("cuLaunchKernelEx(attribute)");
@@ -201,14 +254,55 @@ static CUresult check_attrs(const CUlaunchConfig *c)
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,
                           bool pt)
 {
+    struct launch_attrs a;
+    uint64_t stream;
     CUresult r;
 
     if (!c || (c->numAttrs && !c->attrs))
         return CUDA_ERROR_INVALID_VALUE;
-    if ((r = check_attrs(c)) != CUDA_SUCCESS)
+    if ((r = check_attrs(c, &a)) != CUDA_SUCCESS)
         return r;
-    return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-                  c->blockDimZ, c->sharedMemBytes, c->hStream, params, extra, pt);
+    if (!attributed(&a))
+        return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                      c->blockDimZ, c->sharedMemBytes, c->hStream, params, extra, pt);
+    if ((r = kcu_stream_handle(c->hStream, pt, &stream)) != CUDA_SUCCESS)
+        return r;
+    const unsigned grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ},
+                   block[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
+    return launch_attributed(kcu_function_from(f), grid, block, c->sharedMemBytes, stream,
+                             params, extra, &a);
+}
+
+/* Every block resident at once, for grid-wide synchronisation. */
+static CUresult launch_cooperative(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                   unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                                   CUstream s, void **params, bool pt)
+{
+    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    const struct launch_attrs a = {.cluster = {1, 1, 1}, .cooperative = true};
+    uint64_t stream;
+    CUresult r = kcu_stream_handle(s, pt, &stream);
+
+    if (r != CUDA_SUCCESS)
+        return r;
+    return launch_attributed(kcu_function_from(f), grid, block, smem, stream, params, NULL, &a);
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy,
+                                           unsigned int gz, unsigned int bx, unsigned int by,
+                                           unsigned int bz, unsigned int smem, CUstream s,
+                                           void **params)
+{
+    return launch_cooperative(f, gx, gy, gz, bx, by, bz, smem, s, params, false);
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx,
+                                                unsigned int gy, unsigned int gz,
+                                                unsigned int bx, unsigned int by,
+                                                unsigned int bz, unsigned int smem,
+                                                CUstream s, void **params)
+{
+    return launch_cooperative(f, gx, gy, gz, bx, by, bz, smem, s, params, true);
 }
 
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,

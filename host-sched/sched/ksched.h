@@ -323,6 +323,9 @@ typedef struct ksched_op {
             size_t params_size;         /* at most 32 KiB */
             int polls_cancel;           /* the kernel polls its tenant's cancel word
                                            (fenced): kbackend_slice.polls_cancel */
+            unsigned cluster[3];        /* blocks per thread-block cluster (0 or 1 each:
+                                           none); with cooperative, the launch runs whole */
+            int cooperative;            /* every block resident at once (grid sync) */
         } launch;
         struct { kbackend_devptr dst; const void *src; uint64_t bytes; } h2d;
         struct { void *dst; kbackend_devptr src; uint64_t bytes; } d2h;

@@ -15,6 +15,13 @@ int sched_profiles_wanted(const ksched *s)
     return !sched_policy_get(s->cfg.policy)->whole_kernels;
 }
 
+/* A cluster or cooperative launch: it runs whole, as it is. */
+static bool launch_has_attrs(const ksched_op *op)
+{
+    return op->u.launch.cooperative || op->u.launch.cluster[0] > 1 ||
+           op->u.launch.cluster[1] > 1 || op->u.launch.cluster[2] > 1;
+}
+
 /* Linked into its class's pending list; the tenant becomes backlogged. */
 static void link_pending(ksched *s, sched_kernel *k)
 {
@@ -81,7 +88,9 @@ static kbackend_slice backend_slice(const sched_kernel *k, int sliced, uint64_t 
                          .params_size = op->u.launch.params_size, .tag = k->op->id,
                          .time_limit_ns = k->tenant->pol.kernel_time_limit_ns,
                          .tenant = k->tenant->name, .domain = k->tenant->id,
-                         .polls_cancel = op->u.launch.polls_cancel};
+                         .polls_cancel = op->u.launch.polls_cancel,
+                         .cooperative = op->u.launch.cooperative};
+    memcpy(sl.cluster, op->u.launch.cluster, sizeof(sl.cluster));
     memcpy(sl.grid, op->u.launch.grid, sizeof(sl.grid));
     memcpy(sl.block, op->u.launch.block, sizeof(sl.block));
     return sl;
@@ -125,7 +134,10 @@ int sched_kernel_start(ksched *s, sched_op *op)
         return KSCHED_ENOMEM;
     }
     op->kernel = k;
-    k->whole_only = !f->sliced || !t->pol.slicing || k->total >= (1ull << 32);
+    k->whole_only = !f->sliced || !t->pol.slicing || k->total >= (1ull << 32) ||
+                    launch_has_attrs(&op->op);
+    if (launch_has_attrs(&op->op) && !k->cls->profiled && !k->cls->profiling)
+        k->cls->profiled = -1;  /* clusters and grid sync: the profiler cannot run it */
     if (sched_profiles_wanted(s) && !k->cls->profiled && !k->cls->profiling &&
         (!s->be.ops->profile || t->profile_faulted || request_profile(s, k))) {
         k->cls->profiled = -1;      /* no profile to be had: it runs whole */

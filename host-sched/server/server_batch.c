@@ -5,6 +5,7 @@
  * connection is not read until enough of them complete, then the batch continues where it
  * stopped, within a record of many rows at its next row. So a flood of copies, memsets or
  * events costs the daemon no more than max-inflight operations, and loses nothing. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,23 @@ static uint32_t order(struct ks_conn *c, uint64_t stream)
 
 /* ---- launches ------------------------------------------------------------------------------ */
 
+/* Clusters and cooperative launches run where the backend can run them; elsewhere CUDA's
+ * not-supported error (and a line in the log, once per tenant), not a failed kernel. */
+static uint32_t launch_attrs_allowed(struct ks_conn *c, const struct kproto_record *rec)
+{
+    const uint32_t *cl = rec->u.launch.cluster;
+    bool cooperative = rec->u.launch.flags & KERNELET_LAUNCH_COOPERATIVE;
+
+    if ((!cooperative && cl[0] * cl[1] * cl[2] <= 1) || c->srv->cfg.device.launch_attrs)
+        return KS_CUDA_SUCCESS;
+    if (!c->attrs_refusal_logged)
+        fprintf(stderr, "kerneletd: tenant %s (pid %u): %s launch refused: backend %s does "
+                "not run them: CUDA_ERROR_NOT_SUPPORTED\n", c->name, (unsigned)c->cred.pid,
+                cooperative ? "cooperative" : "thread-block cluster", c->srv->cfg.backend_name);
+    c->attrs_refusal_logged = true;
+    return KS_CUDA_NOT_SUPPORTED;
+}
+
 static uint32_t launch(struct ks_conn *c, const struct kproto_record *rec, struct ks_tracker *t)
 {
     const struct kernelet_rec_launch *l = &rec->u.launch.rec;
@@ -80,6 +98,8 @@ static uint32_t launch(struct ks_conn *c, const struct kproto_record *rec, struc
      * raise the function's own limit before such a launch. */
     if ((int64_t)l->shared_mem > (int64_t)dev[97] - f->attrs[1])
         return KS_CUDA_INVALID_VALUE;
+    if ((code = launch_attrs_allowed(c, rec)))
+        return code;
     if ((code = order(c, rec->stream)))
         return code;
     params_size = l->param_bytes;
@@ -98,6 +118,8 @@ static uint32_t launch(struct ks_conn *c, const struct kproto_record *rec, struc
     op.u.launch.params = fenced ? fenced : rec->u.launch.params;
     op.u.launch.params_size = params_size;
     op.u.launch.polls_cancel = f->fenced;   /* the fencing pass put the polls in */
+    memcpy(op.u.launch.cluster, rec->u.launch.cluster, sizeof(op.u.launch.cluster));
+    op.u.launch.cooperative = !!(rec->u.launch.flags & KERNELET_LAUNCH_COOPERATIVE);
     code = submit_or_code(c, rec->stream, &op, kop);   /* the scheduler copies the params */
     free(fenced);
     if (code == KS_CUDA_SUCCESS)
@@ -371,7 +393,8 @@ static uint32_t submit_record(struct ks_conn *c, const struct kproto_record *rec
     if (!ks_stream_of(c, rec->stream))
         return KS_CUDA_INVALID_HANDLE;
     switch (rec->op) {
-    case KERNELET_REC_LAUNCH: return launch(c, rec, t);
+    case KERNELET_REC_LAUNCH:
+    case KERNELET_REC_LAUNCH_EX: return launch(c, rec, t);
     case KERNELET_REC_COPY: return copy(c, rec, t);
     case KERNELET_REC_MEMSET: return memset_rec(c, rec, t);
     default: return event_rec(c, rec, t);

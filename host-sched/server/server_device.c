@@ -90,4 +90,6 @@ void ks_device_describe(const kbackend_device_info *info, struct kernelet_device
     set(d, A_SHARED_PER_SM, info->smem_per_sm);
     set(d, A_SHARED_OPTIN, info->max_smem_per_block);
     set(d, A_CLOCK_RATE, (uint64_t)(info->clock_mhz * 1000.0));
+    /* what the backend runs: cuBLASLt picks cluster kernels only where the device says so */
+    d->attrs[A_COOPERATIVE] = d->attrs[A_CLUSTER_LAUNCH] = info->launch_attrs ? 1 : 0;
 }

@@ -254,6 +254,7 @@ struct ks_conn {
     unsigned n_regions;         /* slots used, detached ones still referenced included */
     uint64_t region_bytes;      /* their sizes */
     uint64_t pinned_bytes;      /* of those, pinned for the device */
+    bool attrs_refusal_logged;  /* a cluster or cooperative launch was refused (logged once) */
     krange_table allocs;        /* struct ks_alloc; zeroed until the first is added */
     uint64_t mem_in_use;
 

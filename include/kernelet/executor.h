@@ -144,6 +144,8 @@ typedef struct kbackend_device_info {
                                     domain's relocatable .global variables into its window
                                     (kptx_reloc_* in kernelet/ptx.h), so kernels using
                                     those can be fenced (KPTX_FENCE_VARS_RELOCATED) */
+    int launch_attrs;            /* 1: runs thread-block cluster and cooperative launches
+                                    (kbackend_slice.cluster, .cooperative) */
     double a0;                   /* the model's bandwidth factor a0 (measured / peak
                                     bandwidth, (0, 1]; docs/MODEL.md "Calibration"): the
                                     cuda backend's calibration file, the sim's truth;
@@ -189,6 +191,12 @@ typedef struct kbackend_slice {
     int polls_cancel;           /* 1: the kernel polls its domain's cancel word (the fencing
                                    pass made it so): raising the word stops it. 0: nothing
                                    stops it on a GPU but its end (or its context's) */
+    unsigned cluster[3];        /* blocks per thread-block cluster, 0 or 1 each: none.
+                                   Such a launch (and a cooperative one) is never sliced;
+                                   a backend that cannot run it fails with
+                                   KBACKEND_EUNSUPPORTED */
+    int cooperative;            /* 1: every block must be resident at once (grid-wide
+                                   synchronisation: cuLaunchCooperativeKernel) */
 } kbackend_slice;
 
 /* The result of one submission. */

@@ -304,6 +304,7 @@ enum kernelet_rec_op {
     KERNELET_REC_MEMSET       = 3,  /* kernelet_rec_memset */
     KERNELET_REC_EVENT_RECORD = 4,  /* kernelet_rec_event */
     KERNELET_REC_STREAM_WAIT  = 5,  /* kernelet_rec_event: the stream waits for the event */
+    KERNELET_REC_LAUNCH_EX    = 6,  /* kernelet_rec_launch_ex + parameter block */
 };
 
 struct kernelet_rec_hdr {
@@ -322,6 +323,20 @@ struct kernelet_rec_launch {
     uint32_t block[3];
     uint32_t shared_mem;      /* dynamic shared memory bytes */
     uint32_t param_bytes;     /* must equal the function's param_bytes */
+};
+
+/* A launch with attributes (cuLaunchKernelEx, cuLaunchCooperativeKernel): thread-block
+ * clusters (each grid dimension a multiple of the cluster's, at most
+ * KERNELET_MAX_CLUSTER_BLOCKS blocks a cluster) and cooperative launches (every block
+ * resident at once: grid-wide synchronisation). Such a launch always runs whole. */
+#define KERNELET_LAUNCH_COOPERATIVE (1u << 0)
+#define KERNELET_LAUNCH_FLAGS       KERNELET_LAUNCH_COOPERATIVE
+#define KERNELET_MAX_CLUSTER_BLOCKS 16u
+
+struct kernelet_rec_launch_ex {
+    struct kernelet_rec_launch l;   /* its h.op is KERNELET_REC_LAUNCH_EX */
+    uint32_t cluster[3];            /* blocks per cluster in x, y, z; 1 1 1: none */
+    uint32_t flags;                 /* KERNELET_LAUNCH_* */
 };
 
 enum kernelet_copy_kind {
@@ -450,6 +465,7 @@ KERNELET_STATIC_ASSERT(sizeof(struct kernelet_module_load) == 24, "module load l
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_function) == 80, "function layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_hdr) == 16, "record header layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_launch) == 56, "launch record layout");
+KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_launch_ex) == 72, "launch_ex record layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_copy) == 72, "copy record layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_memset) == 56, "memset record layout");
 KERNELET_STATIC_ASSERT(sizeof(struct kernelet_rec_event) == 24, "event record layout");
@@ -594,7 +610,9 @@ struct kproto_record {
     uint64_t stream;
     union {
         struct {
-            struct kernelet_rec_launch rec;
+            struct kernelet_rec_launch rec;  /* of LAUNCH_EX too */
+            uint32_t cluster[3];            /* 1 1 1 for a plain LAUNCH */
+            uint32_t flags;                 /* KERNELET_LAUNCH_*; 0 for a plain LAUNCH */
             const uint8_t *params;          /* rec.param_bytes bytes */
         } launch;
         struct {

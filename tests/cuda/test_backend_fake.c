@@ -657,6 +657,51 @@ static void test_module_variables_window(void)
     be.ops->destroy(st);
 }
 
+/* A cluster launch and a cooperative one go to the driver whole with their attributes
+ * (cuLaunchKernelEx) and run every block once; sliced, they are refused. */
+static void test_launch_attrs(void)
+{
+    kbackend be = open_backend(NULL);
+    void *st = be.state;
+    kernels k = load_kernels(&be);
+    const unsigned grid[3] = {4, 2, 1};
+    kbackend_devptr counts;
+    kbackend_error e = {0};
+    fake_stats fs;
+    g_assert_cmpint(be.ops->mem_alloc(st, 0, 8 * 4, &counts, &e), ==, 0);
+    waiter w;
+    waiter_init(&w);
+    count_params p = {.counts = counts, .tag = 1};
+    kbackend_slice s = count_launch(&k, grid, &p);
+    s.cluster[0] = 2;
+    s.cluster[1] = 2;
+    s.cluster[2] = 1;
+    ticket t1 = {&w, 0, 1}, t2 = {&w, 0, 2};
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t1, &e), ==, 0);
+    waiter_wait(&w, 1);
+    fake_driver_stats(&fs);
+    g_assert_cmpuint(fs.last_cluster[0], ==, 2);
+    g_assert_cmpuint(fs.last_cluster[1], ==, 2);
+    g_assert_cmpuint(fs.last_cooperative, ==, 0);
+    s.cluster[0] = s.cluster[1] = 0;
+    s.cooperative = 1;
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t2, &e), ==, 0);
+    waiter_wait(&w, 2);
+    fake_driver_stats(&fs);
+    g_assert_cmpuint(fs.last_cooperative, ==, 1);
+    g_assert_cmpuint(fs.last_cluster[0], ==, 1);
+    g_assert_cmpuint(w.failed, ==, 0);
+    uint32_t *c = read_counts(&be, counts, 8);
+    for (int i = 0; i < 8; i++)
+        g_assert_cmpuint(c[i], ==, 2);
+    g_free(c);
+    s.fn = k.count_sliced;
+    s.sliced = 1;
+    s.count = 4;
+    g_assert_cmpint(be.ops->launch(st, &s, on_done, &t2, &e), ==, KBACKEND_EINVAL);
+    be.ops->destroy(st);
+}
+
 /* A 3-D grid run whole on lane 0, then as random slices over every lane: each block is
  * counted twice, never more, and each lane completes in submission order. */
 static void test_launch_whole_and_slices(void)
@@ -1361,6 +1406,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
     g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);
     g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);
+    g_test_add_func("/cuda/backend-fake/launch-attrs", test_launch_attrs);
     g_test_add_func("/cuda/backend-fake/capped-slice-waves", test_capped_slice_waves);
     g_test_add_func("/cuda/backend-fake/trial", test_trial);
     g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);

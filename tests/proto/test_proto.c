@@ -332,6 +332,59 @@ static void launch_rec(uint8_t *out, size_t *n, uint32_t param_bytes)
     *n = total;
 }
 
+/* One LAUNCH_EX record of cluster and flags over grid 8x2x1 (12 parameter bytes): the
+ * walk's result. */
+static int launch_ex_walk(const uint32_t cluster[3], uint32_t flags, struct kproto_record *rec)
+{
+    struct batch_builder b = {0};
+    struct kproto_request r;
+    struct kernelet_rec_launch_ex x = {
+        .l = {.h = {.op = KERNELET_REC_LAUNCH_EX, .length = sizeof x + 16, .stream = 2},
+              .function = 7, .grid = {8, 2, 1}, .block = {64, 1, 1}, .param_bytes = 12},
+        .cluster = {cluster[0], cluster[1], cluster[2]}, .flags = flags,
+    };
+    uint8_t rec_bytes[sizeof x + 16] = {0};
+
+    memcpy(rec_bytes, &x, sizeof x);
+    rec_bytes[sizeof x + 11] = 0x5a;
+    bb_add(&b, rec_bytes, sizeof rec_bytes);
+    g_assert_cmpint(bb_decode(&b, &r, 0), ==, 0);
+    return walk(&r, rec, 1);
+}
+
+/* LAUNCH_EX: clusters that tile the grid and the cooperative flag are decoded into the
+ * launch; clusters that do not tile it, empty or too large ones, and unknown flags are
+ * refused. A plain LAUNCH decodes as clusters of one block. */
+static void test_launch_ex(void)
+{
+    struct kproto_record rec;
+
+    g_assert_cmpint(launch_ex_walk((uint32_t[3]){2, 2, 1}, KERNELET_LAUNCH_COOPERATIVE, &rec),
+                    ==, 1);
+    g_assert_cmpuint(rec.op, ==, KERNELET_REC_LAUNCH_EX);
+    g_assert_cmpuint(rec.u.launch.cluster[0], ==, 2);
+    g_assert_cmpuint(rec.u.launch.cluster[1], ==, 2);
+    g_assert_cmpuint(rec.u.launch.flags, ==, KERNELET_LAUNCH_COOPERATIVE);
+    g_assert_cmpuint(rec.u.launch.rec.function, ==, 7);
+    g_assert_cmpuint(rec.u.launch.params[11], ==, 0x5a);
+    g_assert_cmpint(launch_ex_walk((uint32_t[3]){3, 1, 1}, 0, &rec), ==, KPROTO_EINVAL);
+    g_assert_cmpint(launch_ex_walk((uint32_t[3]){0, 1, 1}, 0, &rec), ==, KPROTO_EINVAL);
+    g_assert_cmpint(launch_ex_walk((uint32_t[3]){8, 2, 2}, 0, &rec), ==, KPROTO_EINVAL);
+    g_assert_cmpint(launch_ex_walk((uint32_t[3]){1, 1, 1}, 0x2, &rec), ==, KPROTO_EINVAL);
+
+    struct batch_builder b = {0};
+    struct kproto_request r;
+    uint8_t plain[128];
+    size_t n;
+    launch_rec(plain, &n, 8);
+    bb_add(&b, plain, n);
+    g_assert_cmpint(bb_decode(&b, &r, 0), ==, 0);
+    g_assert_cmpint(walk(&r, &rec, 1), ==, 1);
+    g_assert_cmpuint(rec.u.launch.cluster[0] * rec.u.launch.cluster[1] * rec.u.launch.cluster[2],
+                     ==, 1);
+    g_assert_cmpuint(rec.u.launch.flags, ==, 0);
+}
+
 static void test_batch_records(void)
 {
     struct batch_builder b = {0};
@@ -565,6 +618,7 @@ int main(int argc, char **argv)
     g_test_add_func("/proto/module-and-names", test_module_and_names);
     g_test_add_func("/proto/admin", test_admin);
     g_test_add_func("/proto/batch-records", test_batch_records);
+    g_test_add_func("/proto/launch-ex", test_launch_ex);
     g_test_add_func("/proto/bad-records", test_bad_records);
     g_test_add_func("/proto/inline-copy", test_inline_copy);
     g_test_add_func("/proto/builder-and-responses", test_builder_and_responses);

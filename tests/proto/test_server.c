@@ -540,6 +540,38 @@ static char *ptx_with_globals(void)
 
 /* Module variables: each tenant's load has its own; a tenant reaches only its own, only
  * within the variable, only until its module is unloaded. */
+/* A cluster or cooperative launch on a backend that cannot run one (the sim) is refused at
+ * once with CUDA's not-supported error, not run as a plain launch nor failed as a kernel:
+ * the tenant's next plain launch still works. */
+static void test_launch_attrs_refused(void)
+{
+    struct client c;
+    struct kernelet_function f;
+    struct kernelet_param p[8];
+    uint8_t params[16] = {0};
+    uint8_t buf[sizeof(struct kernelet_batch) + sizeof(struct kernelet_rec_launch_ex) + 16];
+
+    g_assert_true(client_open(&c, H, "attrs", false));
+    uint64_t fn = client_function(&c, client_module_ptx(&c, harness_ptx), "k_add", &f, p);
+    for (int cooperative = 0; cooperative < 2; cooperative++) {
+        struct kernelet_batch b = {.count = 1, .flags = KERNELET_BATCH_COMPLETE};
+        struct kernelet_rec_launch_ex x = {
+            .l = {.h = {.op = KERNELET_REC_LAUNCH_EX, .length = sizeof x + 16},
+                  .function = fn, .grid = {8, 1, 1}, .block = {32, 1, 1}, .param_bytes = 16},
+            .cluster = {cooperative ? 1 : 2, 1, 1},
+            .flags = cooperative ? KERNELET_LAUNCH_COOPERATIVE : 0,
+        };
+        memset(buf, 0, sizeof buf);
+        memcpy(buf, &b, sizeof b);
+        memcpy(buf + sizeof b, &x, sizeof x);
+        g_assert_cmpint(client_call(&c, KERNELET_OP_LAUNCH_BATCH, buf, sizeof buf, -1), ==,
+                        KERNELET_ST_CUDA);
+        g_assert_cmpuint(c.cuda, ==, 801 /* NOT_SUPPORTED */);
+    }
+    g_assert_cmpint(client_launches(&c, fn, params, 16, 1, 32, true), ==, KERNELET_ST_OK);
+    client_close(&c);
+}
+
 static void test_globals(void)
 {
     struct client a, b;
@@ -721,6 +753,7 @@ int main(int argc, char **argv)
     g_test_add_func("/server/hello-timeout", test_hello_timeout);
     g_test_add_func("/server/modules-and-launches", test_modules_and_launches);
     g_test_add_func("/server/globals", test_globals);
+    g_test_add_func("/server/launch-attrs-refused", test_launch_attrs_refused);
     g_test_add_func("/server/sticky-fault", test_sticky_fault);
     g_test_add_func("/server/events", test_events);
     g_test_add_func("/server/garbage", test_garbage);

@@ -175,6 +175,7 @@ static int setup_memory(kcuda *kc, kbackend_error *err)
      * moves a tenant's .global ones into its window at load (module_reloc.c). */
     kc->info.module_vars_outside = 1;
     kc->info.module_vars_relocated = kc->cfg.window_bytes != 0;
+    kc->info.launch_attrs = 1;
     if (!kc->cfg.window_bytes)
         return 0;
     int rc = kcuda_windows_new(kc->dev, kc->cfg.window_bytes, &kc->windows, err);

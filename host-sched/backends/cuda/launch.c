@@ -5,9 +5,17 @@
 
 #include "backend_internal.h"
 
+/* Whether s is a cluster or cooperative launch (cuLaunchKernelEx's attributes). */
+static int has_attrs(const kbackend_slice *s)
+{
+    return s->cooperative || s->cluster[0] > 1 || s->cluster[1] > 1 || s->cluster[2] > 1;
+}
+
 int kcuda_prepare_launch(kcuda *kc, const kbackend_slice *s, kcuda_job *job, kbackend_error *err)
 {
     const struct kbackend_function *fn = s->fn;
+    if (has_attrs(s) && s->sliced)
+        return kbackend_fail(err, KBACKEND_EINVAL, "a cluster or cooperative launch runs whole");
     int rc = kcuda_launch_shape_of(s, fn->sliced, fn->info.max_threads_per_block, &kc->limits,
                                    &job->shape, err);
     if (rc)
@@ -26,6 +34,9 @@ int kcuda_prepare_launch(kcuda *kc, const kbackend_slice *s, kcuda_job *job, kba
     job->time_limit_ns = s->time_limit_ns;
     job->domain = s->domain;
     job->polls_cancel = s->polls_cancel;
+    job->cooperative = s->cooperative;
+    for (int i = 0; i < 3; i++)
+        job->cluster[i] = s->cluster[i] ? s->cluster[i] : 1;
     snprintf(job->tenant, sizeof(job->tenant), "%s", s->tenant ? s->tenant : "");
     job->total_blocks = kbackend_grid_blocks(s->grid);
     job->wave_blocks = kc->cfg.cap_by_waves && job->shape.sliced && s->max_blocks_per_sm
@@ -51,6 +62,30 @@ static CUresult launch_waves(kcuda_job *job, CUstream stream, void **extra)
         left -= n;
     }
     return r;
+}
+
+/* A whole launch with its clusters and cooperative flag. */
+static CUresult launch_with_attrs(const kcuda_job *job, CUstream stream, void **extra)
+{
+    const unsigned *g = job->shape.grid, *b = job->shape.block;
+    CUlaunchAttribute attrs[2];
+    unsigned n = 0;
+    memset(attrs, 0, sizeof(attrs));
+    if (job->cluster[0] * job->cluster[1] * job->cluster[2] > 1) {
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[n].value.clusterDim.x = job->cluster[0];
+        attrs[n].value.clusterDim.y = job->cluster[1];
+        attrs[n++].value.clusterDim.z = job->cluster[2];
+    }
+    if (job->cooperative) {
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[n++].value.cooperative = 1;
+    }
+    CUlaunchConfig c = {.gridDimX = g[0], .gridDimY = g[1], .gridDimZ = g[2],
+                        .blockDimX = b[0], .blockDimY = b[1], .blockDimZ = b[2],
+                        .sharedMemBytes = job->smem, .hStream = stream, .attrs = attrs,
+                        .numAttrs = n};
+    return cuLaunchKernelEx(&c, job->fn->f, NULL, extra);
 }
 
 /* Dynamic shared memory beyond the default needs the function's opt-in. */
@@ -81,7 +116,9 @@ int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kbackend_erro
     }
     if (r == CUDA_SUCCESS) {
         what = "cuLaunchKernel";
-        r = job->wave_blocks && g[0] > job->wave_blocks
+        int ex = job->cooperative || job->cluster[0] * job->cluster[1] * job->cluster[2] > 1;
+        r = ex ? launch_with_attrs(job, stream, size ? extra : NULL)
+            : job->wave_blocks && g[0] > job->wave_blocks
                 ? launch_waves(job, stream, extra)
                 : cuLaunchKernel(fn->f, g[0], g[1], g[2], b[0], b[1], b[2], job->smem, stream,
                                  NULL, size ? extra : NULL);

@@ -931,3 +931,32 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
     free(b);
     return r;
 }
+
+/* The attributes the backend passes (clusters, cooperative) are recorded; the launch runs
+ * as cuLaunchKernel's. */
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
+                                 void **extra)
+{
+    unsigned cluster[3] = {1, 1, 1}, cooperative = 0;
+    if (!c || (c->numAttrs && !c->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            cluster[0] = c->attrs[i].value.clusterDim.x;
+            cluster[1] = c->attrs[i].value.clusterDim.y;
+            cluster[2] = c->attrs[i].value.clusterDim.z;
+        } else if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+            cooperative = c->attrs[i].value.cooperative;
+        }
+    }
+    CUresult r = cuLaunchKernel(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+                                c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream,
+                                params, extra);
+    if (r == CUDA_SUCCESS) {
+        pthread_mutex_lock(&g.lock);
+        memcpy(g.stats.last_cluster, cluster, sizeof(cluster));
+        g.stats.last_cooperative = cooperative;
+        pthread_mutex_unlock(&g.lock);
+    }
+    return r;
+}

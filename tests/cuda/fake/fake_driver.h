@@ -54,6 +54,8 @@ typedef struct fake_stats {
     unsigned event_queries;     /* cuEventQuery calls */
     unsigned event_syncs;       /* cuEventSynchronize calls */
     unsigned host_registered;   /* host ranges registered now (cuMemHostRegister) */
+    unsigned last_cluster[3];   /* of the last cuLaunchKernelEx */
+    unsigned last_cooperative;
     unsigned last_register_flags;
 } fake_stats;
 
