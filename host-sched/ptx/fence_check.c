@@ -98,6 +98,24 @@ static const kptx_stmt *first_unfenceable(const kptx_module *m, const kptx_funct
     return NULL;
 }
 
+/* The first instruction of fn that reads an %envreg register, or NULL. The driver puts
+ * its per-launch workspace there (cooperative groups' grid-wide barrier): memory outside
+ * every tenant's window, which the mask would redirect and so break the barrier. */
+static const kptx_stmt *first_envreg(const kptx_function *fn)
+{
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        if (s->kind != KPTX_STMT_INSTR)
+            continue;
+        for (unsigned j = 0; j < s->u.instr.n_ops; j++) {
+            const kptx_operand *o = &s->u.instr.ops[j];
+            if (o->kind == KPTX_OPND_SREG && o->name && !strncmp(o->name, "%envreg", 7))
+                return s;
+        }
+    }
+    return NULL;
+}
+
 static void describe_instr(const kptx_stmt *s, char *why, size_t len)
 {
     char name[96];
@@ -230,6 +248,11 @@ void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned ro
     const kptx_stmt *bad = first_unfenceable(m, fn, &touches);
     if (bad) {
         describe_instr(bad, why, len);
+        return;
+    }
+    if ((bad = first_envreg(fn))) {
+        snprintf(why, len, "%%envreg (line %u): the driver's launch workspace (a grid-wide "
+                 "barrier of cooperative groups) lies outside the tenant's window", bad->line);
         return;
     }
     if ((uint64_t)kptx_fence_param_offset(fn->param_bytes) + 8 * KPTX_FENCE_EXTRA_PARAMS >

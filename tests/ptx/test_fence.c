@@ -72,6 +72,9 @@ static const verdict_case verdicts[] = {
     {"suld.b.1d.v2.b32.trap {%r1, %r2}, [%rd1, {%r1}];", "suld"},
     {"call.uni touch, (%rd1);", "calls touch, which touches global memory"},
     {"call.uni quiet, (%rd1);", NULL},
+    /* cooperative groups' grid barrier lives in the driver's launch workspace */
+    {"mov.u32 %r1, %envreg1;", "%envreg (line"},
+    {"mov.u32 %r1, %nctaid.x;", NULL},
 };
 
 static void test_verdicts(void)

@@ -75,8 +75,9 @@ progs=${COMPAT:-$(ls "$carry/compat" | grep -vx 'fault\|runaway\|steal') fault v
         check_daemon
         echo "| $n | ${a:-no verdict} | ${b:-no verdict}$died |"
     done
-    # with a context of their own: SASS runs, and kernels read mapped pinned memory
-    for n in sass_module mapped_memory; do
+    # with a context of their own: SASS runs, kernels read mapped pinned memory, and
+    # cooperative groups reach the driver's grid barrier (unfenced)
+    for n in sass_module mapped_memory cooperative; do
         b=$(tenant env KERNELET_ISOLATE=1 "$carry/compat/$n" | grep -E '^(PASS|FAIL|SASS-ONLY)' | tail -n 1)
         check_daemon
         echo "| $n, isolated (KERNELET_ISOLATE=1) | (above) | ${b:-no verdict}$died |"
