@@ -47,6 +47,44 @@ static void test_alloc_and_ranges(void)
     kemu_device_destroy(dev);
 }
 
+/* Host memory mapped for kernels (kemu_host_map): reachable at its device address with
+ * the caller's bytes in place, not counted against the device memory limit, never freed
+ * by the emulator, and gone after kemu_host_unmap (which only takes the address it gave,
+ * and does not free what kemu_mem_alloc gave). */
+static void test_host_map(void)
+{
+    kemu_device *dev = new_device(1 << 20, 1);
+    kemu_error err = {0};
+    kemu_devptr d, a, base;
+    size_t bytes;
+    uint64_t free_bytes, total;
+    static uint32_t host[4096];
+    for (unsigned i = 0; i < 4096; i++)
+        host[i] = i * 3u;
+    g_assert_cmpint(kemu_host_map(dev, NULL, host, sizeof host, &d, &err), ==, 0);
+    g_assert_cmpuint(d, !=, 0);
+    kemu_mem_info(dev, &free_bytes, &total);
+    g_assert_cmpuint(free_bytes, ==, 1 << 20);
+    g_assert_cmpint(kemu_mem_range(dev, d + 100, &base, &bytes, &err), ==, 0);
+    g_assert_cmpuint(base, ==, d);
+    g_assert_cmpuint(bytes, ==, sizeof host);
+    uint32_t out[4] = {0};
+    g_assert_cmpint(kemu_memcpy_dtoh(dev, out, d + 40, sizeof out, &err), ==, 0);
+    g_assert_cmpuint(out[0], ==, 30);
+    host[10] = 777;     /* the caller's memory itself, not a copy */
+    g_assert_cmpint(kemu_memcpy_dtoh(dev, out, d + 40, sizeof out, &err), ==, 0);
+    g_assert_cmpuint(out[0], ==, 777);
+    g_assert_cmpint(kemu_mem_free(dev, d, &err), ==, KEMU_EINVAL);  /* not device memory */
+    g_assert_cmpint(kemu_mem_alloc(dev, 64, &a, &err), ==, 0);
+    g_assert_cmpint(kemu_host_unmap(dev, a, &err), ==, KEMU_EINVAL); /* not host memory */
+    g_assert_cmpint(kemu_host_unmap(dev, d, &err), ==, 0);
+    g_assert_cmpint(kemu_mem_range(dev, d, &base, &bytes, &err), ==, KEMU_EINVAL);
+    g_assert_cmpint(kemu_host_map(dev, NULL, NULL, 64, &d, &err), ==, KEMU_EINVAL);
+    g_assert_cmpint(kemu_host_map(dev, NULL, host, 0, &d, &err), ==, KEMU_EINVAL);
+    g_assert_cmpuint(host[4095], ==, 4095 * 3u);   /* still ours */
+    kemu_device_destroy(dev);
+}
+
 static void test_limit(void)
 {
     kemu_device *dev = new_device(1 << 20, 1);
@@ -205,6 +243,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/emu/memory/alloc-ranges", test_alloc_and_ranges);
     g_test_add_func("/emu/memory/limit", test_limit);
+    g_test_add_func("/emu/memory/host-map", test_host_map);
     g_test_add_func("/emu/memory/copies-memset", test_copies_and_memset);
     g_test_add_func("/emu/memory/concurrent", test_concurrent_use);
     return g_test_run();
