@@ -37,8 +37,57 @@ void kd_isolation_init(struct kd_isolation *iso, char **argv)
     memset(iso, 0, sizeof(*iso));
     iso->argv = argv;
     iso->max_workers = 8;
+    kd_isolation_set_rate(iso, 4);
     pthread_mutex_init(&iso->lock, NULL);
     pthread_cond_init(&iso->ended, NULL);
+}
+
+void kd_isolation_set_rate(struct kd_isolation *iso, double per_second)
+{
+    iso->start_rate = per_second;
+    iso->start_burst = per_second * 4 > 4 ? per_second * 4 : 4;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Takes one start from uid's bucket (lock held); false when it is empty. Root's and the
+ * daemon's own starts are not bounded (the operator's --isolate NAME of a VM). The
+ * fullest buckets are the ones forgotten when the table is full: they bound nobody. */
+static bool take_start(struct kd_isolation *iso, uid_t uid)
+{
+    struct kd_start_bucket *b = NULL;
+    double now = mono_s();
+
+    if (iso->start_rate <= 0 || uid == 0 || uid == getuid())
+        return true;
+    for (unsigned i = 0; i < iso->n_buckets && !b; i++)
+        if (iso->buckets[i].uid == uid)
+            b = &iso->buckets[i];
+    if (!b) {
+        if (iso->n_buckets < KD_RATE_USERS) {
+            b = &iso->buckets[iso->n_buckets++];
+        } else {
+            b = &iso->buckets[0];
+            for (unsigned i = 1; i < KD_RATE_USERS; i++)
+                if (iso->buckets[i].tokens > b->tokens)
+                    b = &iso->buckets[i];
+        }
+        *b = (struct kd_start_bucket){.uid = uid, .tokens = iso->start_burst, .at = now};
+    }
+    b->tokens += (now - b->at) * iso->start_rate;
+    if (b->tokens > iso->start_burst)
+        b->tokens = iso->start_burst;
+    b->at = now;
+    if (b->tokens < 1)
+        return false;
+    b->tokens -= 1;
+    return true;
 }
 
 static bool wanted(const struct kd_isolation *iso, const struct kserver_handover *h)
@@ -196,11 +245,15 @@ int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker,
         return 0;
     pthread_mutex_lock(&iso->lock);
     bool room = iso->n_workers < iso->max_workers && iso->n_workers < KD_MAX_WORKERS;
+    bool rate = room && take_start(iso, h->uid);
     pthread_mutex_unlock(&iso->lock);
     if (!room)
         return refuse(err, errlen, EAGAIN,
                       iso->max_workers ? "as many isolated tenants as --max-isolated allows"
                                        : "isolation is off (--max-isolated 0)");
+    if (!rate)
+        return refuse(err, errlen, EAGAIN, "its user started workers faster than "
+                      "--isolate-rate allows");
     /* The daemon's own tenants have 32-bit ids: each worker's lie above them, apart. */
     uint64_t id_base = ++iso->started << 32;
     snprintf(base, sizeof(base), "%llu", (unsigned long long)id_base);

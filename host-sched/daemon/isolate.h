@@ -15,6 +15,16 @@
 
 #define KD_MAX_ISOLATE_NAMES 32
 #define KD_MAX_WORKERS 256
+#define KD_RATE_USERS 64        /* users whose recent worker starts are remembered */
+
+/* Worker starts of one user: a token bucket of `burst` starts refilled at `rate` a second
+ * (each start creates a GPU context: a user who connects and disconnects in a loop must
+ * not keep the daemon and the driver busy making them). */
+struct kd_start_bucket {
+    uid_t uid;
+    double tokens;
+    double at;                  /* CLOCK_MONOTONIC seconds of the last refill */
+};
 
 struct kd_isolation {
     char **argv;                /* the daemon's arguments (NULL-terminated): its workers' */
@@ -22,6 +32,8 @@ struct kd_isolation {
     unsigned n_names;
     bool all;                   /* --isolate-all */
     unsigned max_workers;       /* --max-isolated; 0: requests are refused */
+    double start_rate;          /* --isolate-rate: starts a second per user (0: no bound) */
+    double start_burst;         /* starts at once per user: 4 x the rate, at least 4 */
     struct kserver *srv;        /* told when a worker ends; set once serving */
 
     pthread_mutex_t lock;
@@ -29,9 +41,13 @@ struct kd_isolation {
     pid_t workers[KD_MAX_WORKERS];
     unsigned n_workers;
     uint64_t started;           /* workers started so far: each one's tenant id range */
+    struct kd_start_bucket buckets[KD_RATE_USERS];
+    unsigned n_buckets;
 };
 
 void kd_isolation_init(struct kd_isolation *iso, char **argv);
+/* Worker starts a second per user (0: no bound); bursts of 4 x that (at least 4). */
+void kd_isolation_set_rate(struct kd_isolation *iso, double per_second);
 /* kserver_config.isolate: starts a worker for the tenant when it asked or the operator's
  * options isolate it (1), leaves it to the daemon (0), or refuses it (-errno, err). */
 int kd_isolate(void *user, const struct kserver_handover *h, pid_t *worker,

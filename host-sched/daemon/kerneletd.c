@@ -22,6 +22,7 @@
 #define DEFAULT_SOCKET "/run/kernelet/kerneletd.sock"
 #define OPT_PAIR_TUNE 1000          /* long options without a letter to spare */
 #define OPT_WORKER_FD 1001
+#define OPT_ISOLATE_RATE 1010
 #define OPT_WORKER_INPUT 1002
 #define OPT_WORKER_TENANT_BASE 1003
 #define OPT_WORKER_SETTINGS 1004
@@ -94,6 +95,8 @@ static void usage(FILE *f)
             "                       given %u times); tenants may ask for it themselves\n"
             "                       (KERNELET_ISOLATE=1)\n"
             "  --isolate-all        every tenant gets a worker and context of its own\n"
+            "  --isolate-rate N     worker starts a second per user, in bursts of 4 x N\n"
+            "                       (default 4; 0 = no bound; root is not bounded)\n"
             "  --max-isolated N     worker processes at once (default 8; 0 = none: tenants\n"
             "                       asking for a context of their own are refused)\n"
             "  --log-errors         one line in the log per error answered to a tenant (its\n"
@@ -129,6 +132,7 @@ struct options {
     unsigned n_isolate_names;
     bool isolate_all;
     unsigned max_isolated;
+    double isolate_rate;
     int worker_fd;              /* a worker of the isolation tier: its tenant's connection */
     int worker_input;           /* and what the daemon had read of it; -1 when not a worker */
     uint64_t worker_tenant_base; /* added to its tenant's id (kserver_config.tenant_id_base) */
@@ -251,6 +255,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"isolate-all", no_argument, NULL, 'A'},
         {"log-errors", no_argument, NULL, 'L'},
         {"max-isolated", required_argument, NULL, 'X'},
+        {"isolate-rate", required_argument, NULL, OPT_ISOLATE_RATE},
         {"worker-fd", required_argument, NULL, OPT_WORKER_FD},
         {"worker-input", required_argument, NULL, OPT_WORKER_INPUT},
         {"worker-tenant-base", required_argument, NULL, OPT_WORKER_TENANT_BASE},
@@ -267,7 +272,8 @@ static int parse(int argc, char **argv, struct options *o)
                           .backend = {.name = "auto", .window_bytes = KBACKEND_WINDOW_DEFAULT},
                           .kernel_time_limit_ms = 120000,
                           .policy = "kernelet", .admin_uid = getuid(), .pair_waves = -1,
-                          .pair_min_us = -1, .max_isolated = 8, .worker_fd = -1,
+                          .pair_min_us = -1, .max_isolated = 8, .isolate_rate = 4,
+                          .worker_fd = -1,
                           .worker_input = -1};
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (ch) {
@@ -342,6 +348,13 @@ static int parse(int argc, char **argv, struct options *o)
                      o->max_isolated > KD_MAX_WORKERS)
                 return -1;
             break;
+        case OPT_ISOLATE_RATE: {
+            char *end;
+            o->isolate_rate = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->isolate_rate >= 0) || o->isolate_rate > 1e6)
+                return -1;
+            break;
+        }
         case OPT_WORKER_FD:
             if (parse_fd(optarg, 0, &o->worker_fd) != 0)
                 return -1;
@@ -499,6 +512,7 @@ static int isolation_config(const struct options *o, struct kd_isolation *iso,
         iso->n_names = o->n_isolate_names;
         iso->all = o->isolate_all;
         iso->max_workers = o->max_isolated;
+        kd_isolation_set_rate(iso, o->isolate_rate);
         cfg->isolate = kd_isolate;
         cfg->isolate_user = iso;
         return 0;

@@ -1,5 +1,6 @@
 /* See daemon_util.h. */
 #define _GNU_SOURCE
+#include <pwd.h>
 #include "daemon_util.h"
 
 #include <errno.h>
@@ -197,6 +198,15 @@ const char *daemon_test_init(int *argc, char ***argv)
         g_error("usage: %s KERNELETD", (*argv)[0]);
     signal(SIGPIPE, SIG_IGN);
     return (*argv)[1];
+}
+
+bool user_uid(const char *name, uid_t *uid)
+{
+    const struct passwd *pw = getpwnam(name);
+
+    if (pw)
+        *uid = pw->pw_uid;
+    return pw != NULL;
 }
 
 pid_t run_as(uid_t uid, int (*fn)(void *), void *arg)

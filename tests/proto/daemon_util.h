@@ -63,6 +63,8 @@ int launch_spin(struct client *c, uint64_t fn, uint64_t p, int n, unsigned grid,
 /* Runs fn(arg) in a child process as uid (root needed); its exit status is fn's result
  * (0 = success). Returns the child's pid. */
 pid_t run_as(uid_t uid, int (*fn)(void *), void *arg);
+/* The uid of user name; false when there is no such user. */
+bool user_uid(const char *name, uid_t *uid);
 /* Waits for the child: true when it exited 0. */
 bool child_ok(pid_t pid);
 

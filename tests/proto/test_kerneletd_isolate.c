@@ -178,6 +178,61 @@ static void test_limit(void)
     stop(&d);
 }
 
+/* In the child: n isolated round trips as fast as they go; how many were served. */
+struct start_loop {
+    const char *socket;
+    int n;
+    int report;
+};
+
+static int start_loop(void *arg)
+{
+    struct start_loop *l = arg;
+    int served = 0;
+
+    for (int i = 0; i < l->n; i++)
+        served += tenant_round_trip_flags(l->socket, "churn", KERNELET_HELLO_ISOLATE);
+    return write(l->report, &served, sizeof(served)) == sizeof(served) ? 0 : 1;
+}
+
+static int served_as(uid_t uid, const char *socket, int n)
+{
+    int report[2], served = -1;
+    struct start_loop l = {socket, n, 0};
+
+    g_assert_cmpint(pipe(report), ==, 0);
+    l.report = report[1];
+    g_assert_true(child_ok(run_as(uid, start_loop, &l)));
+    g_assert_cmpint(read(report[0], &served, sizeof(served)), ==, sizeof(served));
+    close(report[0]);
+    close(report[1]);
+    return served;
+}
+
+/* A user who starts workers in a loop (each a GPU context) gets a burst of them, then
+ * UNAVAILABLE until its bucket refills (--isolate-rate 1: bursts of 4, one a second);
+ * another user is not held back by it. */
+static void test_start_rate(void)
+{
+    const char *opts[] = {"--isolate-rate", "1", NULL};
+    uid_t nobody, other;
+    struct daemon d;
+
+    if (getuid() != 0 || !user_uid("nobody", &nobody) ||
+        !(user_uid("daemon", &other) || user_uid("bin", &other))) {
+        g_test_skip("needs root and the users nobody and daemon (or bin)");
+        return;
+    }
+    daemon_start(&d, kerneletd, opts);
+    int served = served_as(nobody, d.socket, 8);
+    g_assert_cmpint(served, >=, 4);
+    g_assert_cmpint(served, <, 8);
+    g_assert_cmpint(served_as(other, d.socket, 2), ==, 2);
+    usleep(1300000);    /* a start comes back a second */
+    g_assert_cmpint(served_as(nobody, d.socket, 1), ==, 1);
+    stop(&d);
+}
+
 /* An isolated tenant keeps a connection slot: with --max-connections 2, an isolated tenant
  * and a shared one leave no room for a third. */
 static void test_counts_as_connection(void)
@@ -308,6 +363,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/isolate/requested", test_requested);
     g_test_add_func("/kerneletd/isolate/by-name", test_by_name);
     g_test_add_func("/kerneletd/isolate/limit", test_limit);
+    g_test_add_func("/kerneletd/isolate/start-rate", test_start_rate);
     g_test_add_func("/kerneletd/isolate/counts-as-connection", test_counts_as_connection);
     g_test_add_func("/kerneletd/isolate/worker-killed", test_worker_killed);
     g_test_add_func("/kerneletd/isolate/tenant-ids", test_tenant_ids);

@@ -84,14 +84,6 @@ static int good_tenant(void *arg)
     return tenant_round_trip(arg, "neighbour") ? 0 : 1;
 }
 
-static bool user_uid(const char *name, uid_t *uid)
-{
-    const struct passwd *pw = getpwnam(name);
-
-    if (pw)
-        *uid = pw->pw_uid;
-    return pw != NULL;
-}
 
 /* One unprivileged user with many idle connections takes only its share: another user's
  * tenant is served at once (no waiting for the timeout), and root still administers. */
