@@ -179,6 +179,29 @@ static int check_admin_set(const struct kernelet_admin_set *s, char *err, size_t
 }
 
 /* Requests whose payload is one fixed structure, checked after the copy. */
+/* Which fields each VMM opcode uses (the others must be 0), and the granule. */
+static int check_vmm(uint16_t op, const struct kernelet_vmm *v, char *err, size_t errlen)
+{
+    enum { VA = 1, SIZE = 2, OFFSET = 4, ARG = 8 };
+    unsigned used = op == KERNELET_OP_VMM_RESERVE ? SIZE | ARG
+                    : op == KERNELET_OP_VMM_FREE ? VA
+                    : op == KERNELET_OP_VMM_CREATE ? SIZE
+                    : op == KERNELET_OP_VMM_RELEASE ? ARG
+                    : op == KERNELET_OP_VMM_MAP ? VA | SIZE | OFFSET | ARG
+                                                : VA | SIZE;
+    if ((!(used & VA) && v->va) || (!(used & SIZE) && v->size) ||
+        (!(used & OFFSET) && v->offset) || (!(used & ARG) && v->arg))
+        return FAIL("VMM request %#x: a field it does not use is not 0", op);
+    if (v->va % KERNELET_VMM_GRANULE || v->size % KERNELET_VMM_GRANULE ||
+        v->offset % KERNELET_VMM_GRANULE || ((used & SIZE) && !v->size))
+        return FAIL("VMM request %#x: address, size or offset is not a positive multiple of "
+                    "%llu", op, (unsigned long long)KERNELET_VMM_GRANULE);
+    if (op == KERNELET_OP_VMM_RESERVE && (v->arg & (v->arg - 1)))
+        return FAIL("VMM_RESERVE: alignment %llu is not a power of two",
+                    (unsigned long long)v->arg);
+    return KPROTO_OK;
+}
+
 static int decode_fixed(const struct kernelet_req_hdr *h, const uint8_t *p,
                         struct kproto_request *r, char *err, size_t errlen)
 {
@@ -228,6 +251,15 @@ static int decode_fixed(const struct kernelet_req_hdr *h, const uint8_t *p,
         return reserved_zero(r->u.mem_alloc.reserved, "MEM_ALLOC", err, errlen);
     case KERNELET_OP_MEM_FREE:
         return fixed(h, p, &r->u.mem_ptr, sizeof(r->u.mem_ptr), err, errlen);
+    case KERNELET_OP_VMM_RESERVE:
+    case KERNELET_OP_VMM_FREE:
+    case KERNELET_OP_VMM_CREATE:
+    case KERNELET_OP_VMM_RELEASE:
+    case KERNELET_OP_VMM_MAP:
+    case KERNELET_OP_VMM_UNMAP:
+        if ((rc = fixed(h, p, &r->u.vmm, sizeof(r->u.vmm), err, errlen)))
+            return rc;
+        return check_vmm(h->opcode, &r->u.vmm, err, errlen);
     case KERNELET_OP_MODULE_UNLOAD:
     case KERNELET_OP_STREAM_DESTROY:
     case KERNELET_OP_STREAM_SYNC:

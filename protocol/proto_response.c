@@ -76,7 +76,10 @@ int kproto_response_check(uint16_t opcode, const uint8_t *p, uint32_t len, char 
         return KPROTO_OK;
     }
     case KERNELET_OP_MEM_ALLOC:
+    case KERNELET_OP_VMM_RESERVE:
         return exact(opcode, len, sizeof(struct kernelet_mem_ptr), err, errlen);
+    case KERNELET_OP_VMM_CREATE:
+        return exact(opcode, len, sizeof(struct kernelet_handle), err, errlen);
     case KERNELET_OP_MEM_GET_INFO:
         return exact(opcode, len, sizeof(struct kernelet_mem_info), err, errlen);
     case KERNELET_OP_MODULE_LOAD:
@@ -94,6 +97,10 @@ int kproto_response_check(uint16_t opcode, const uint8_t *p, uint32_t len, char 
         return check_admin_status(p, len, err, errlen);
     case KERNELET_OP_SHM_DETACH:
     case KERNELET_OP_MEM_FREE:
+    case KERNELET_OP_VMM_FREE:
+    case KERNELET_OP_VMM_RELEASE:
+    case KERNELET_OP_VMM_MAP:
+    case KERNELET_OP_VMM_UNMAP:
     case KERNELET_OP_MODULE_UNLOAD:
     case KERNELET_OP_LAUNCH_BATCH:
     case KERNELET_OP_STREAM_DESTROY:

@@ -251,6 +251,25 @@ int ksched_host_register(ksched *s, void *base, uint64_t bytes, kbackend_devptr 
                          ksched_err *err);
 /* Undoes ksched_host_register; nothing in flight may use the range. */
 void ksched_host_unregister(ksched *s, void *base);
+/* Virtual memory management (CUDA's cuMemAddressReserve, cuMemCreate, cuMemMap) of a
+ * tenant, on a backend with the vmm_* ops (else KSCHED_EUNSUPPORTED); sizes, offsets and
+ * addresses are multiples of KBACKEND_VMM_GRANULE. A reservation counts as the tenant's
+ * memory for its copies and launches; physical memory counts against its quota from
+ * create to its release (or its last unmapping after that). A reservation cannot be freed
+ * while mapped, an unmapping may not cut a mapping, and all of it goes with the tenant. */
+int ksched_vmm_reserve(ksched *s, uint32_t tenant, uint64_t bytes, uint64_t align,
+                       kbackend_devptr *va, ksched_err *err);
+int ksched_vmm_free(ksched *s, uint32_t tenant, kbackend_devptr va, ksched_err *err);
+int ksched_vmm_create(ksched *s, uint32_t tenant, uint64_t bytes, uint32_t *handle,
+                      ksched_err *err);
+int ksched_vmm_release(ksched *s, uint32_t tenant, uint32_t handle, ksched_err *err);
+int ksched_vmm_map(ksched *s, uint32_t tenant, kbackend_devptr va, uint64_t bytes,
+                   uint32_t handle, uint64_t offset, ksched_err *err);
+int ksched_vmm_unmap(ksched *s, uint32_t tenant, kbackend_devptr va, uint64_t bytes,
+                     ksched_err *err);
+/* Whether the backend has virtual memory management. */
+bool ksched_has_vmm(ksched *s);
+
 /* Whether the backend can pin and map host memory (ksched_host_register). */
 bool ksched_host_mappable(ksched *s);
 /* Whether the backend runs cubins (SASS) natively (ksched_module_load_cubin gives code). */

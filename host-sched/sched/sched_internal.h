@@ -55,8 +55,26 @@ typedef struct sched_stream {
  * variable it looked up (ksched_global_get), which lives as long as its module. */
 typedef struct sched_alloc {
     krange r;                   /* [ptr, ptr + bytes): first, for the range table */
-    uint32_t module;            /* 0: an allocation; else the module of the variable */
+    uint32_t module;            /* 0: an allocation; SCHED_ALLOC_RESERVED: a reservation of
+                                   addresses (sched_vmm.c); else the module of the variable */
 } sched_alloc;
+
+#define SCHED_ALLOC_RESERVED UINT32_MAX
+
+/* Physical memory of a tenant (ksched_vmm_create) and its mappings (sched_vmm.c). */
+typedef struct sched_vmm_handle {
+    uint32_t id;
+    uint64_t backend;           /* the backend's handle */
+    uint64_t bytes;             /* charged to the tenant's mem_in_use */
+    unsigned maps;              /* mappings of it */
+    bool released;              /* given back by the tenant: goes with its last mapping */
+} sched_vmm_handle;
+
+typedef struct sched_vmm_map {
+    kbackend_devptr va;
+    uint64_t bytes;
+    uint32_t handle;
+} sched_vmm_map;
 
 typedef struct sched_module {
     uint32_t id;
@@ -81,7 +99,12 @@ typedef struct sched_tenant {
     ksched_tenant_stats st;
     idmap streams, events, modules, functions;
     uint32_t next_stream, next_event, next_module, next_function;
-    krange_table allocs;        /* sched_alloc: allocations and module variables */
+    krange_table allocs;        /* sched_alloc: allocations, reservations, module variables */
+    sched_vmm_handle *vmm_handles;
+    size_t n_vmm_handles;
+    uint32_t next_vmm_handle;
+    sched_vmm_map *vmm_maps;
+    size_t n_vmm_maps;
     uint64_t launches_open;     /* launch ops submitted and not finished */
     uint64_t busy;              /* started ops not finished (drain before removal) */
     unsigned pending_kernels;   /* kernels in the pending set */
@@ -375,6 +398,9 @@ int sched_solo_or_whole(ksched *s);
 /* Launches whole kernels, oldest first, on the least busy of the first `lanes` lanes until
  * they are full (the whole-kernel policies' decision, policies/whole.c). */
 void sched_run_whole(ksched *s, unsigned lanes);
+
+/* sched_vmm.c: unmaps, releases and frees all the tenant's virtual memory. */
+void sched_vmm_release_all(ksched *s, sched_tenant *t);
 
 /* sched_kernel.c: whether the policy pairs kernels and so profiles new ones first. */
 int sched_profiles_wanted(const ksched *s);

@@ -194,3 +194,8 @@ bool ksched_runs_cubins(ksched *s)
 {
     return current_backend(s).ops->module_load_cubin != NULL;
 }
+
+bool ksched_has_vmm(ksched *s)
+{
+    return current_backend(s).ops->vmm_reserve != NULL;
+}

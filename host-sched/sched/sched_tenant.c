@@ -184,6 +184,7 @@ void sched_tenant_release(ksched *s, sched_tenant *t)
     idmap_free(&t->functions);
     idmap_each(&t->modules, unload_cb, s);
     idmap_free(&t->modules);
+    sched_vmm_release_all(s, t);
     kbackend_error e;
     for (size_t i = 0; i < krange_count(&t->allocs); i++) {
         const sched_alloc *a = krange_at(&t->allocs, i);

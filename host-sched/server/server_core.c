@@ -98,6 +98,7 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
     s->max_pinned_total = host_memory() / 4;
     s->can_pin = ksched_host_mappable(s->cfg.sched);
     s->runs_cubins = ksched_runs_cubins(s->cfg.sched);
+    s->has_vmm = ksched_has_vmm(s->cfg.sched);
     s->listen_fd = s->epfd = s->wake_fd = -1;
     pthread_mutex_init(&s->cq_lock, NULL);
     pthread_mutex_init(&s->iso_lock, NULL);

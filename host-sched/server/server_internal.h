@@ -165,6 +165,7 @@ struct ks_alloc {
     uint64_t module;            /* a module variable: its module's handle; 0 = allocation */
     uint32_t owner;             /* the client context that allocated it */
     bool freeing;               /* MEM_FREE waits for queued work: no new work may use it */
+    bool reserved;              /* a VMM reservation (server_vmm.c), not an allocation */
 };
 
 struct ks_conn;
@@ -173,7 +174,7 @@ struct ks_conn;
  * syncs, frees). */
 enum ks_after {
     KS_AFTER_REPLY, KS_AFTER_MEM_FREE, KS_AFTER_UNLOAD, KS_AFTER_DESTROY_STREAM,
-    KS_AFTER_CONTEXT_CLOSE, KS_AFTER_SHM_DETACH
+    KS_AFTER_CONTEXT_CLOSE, KS_AFTER_SHM_DETACH, KS_AFTER_VMM_UNMAP
 };
 
 struct ks_tracker {
@@ -185,7 +186,7 @@ struct ks_tracker {
     uint32_t error;             /* first CUresult failure */
     uint32_t error_index;
     enum ks_after after;
-    uint64_t arg;               /* pointer to free, module handle */
+    uint64_t arg, arg2;         /* pointer to free, module handle; VMM_UNMAP's range */
     bool report_async;          /* answer the connection's pending asynchronous error */
     bool holds_waiter;          /* counted in its conn's n_waiters until it finishes */
 };
@@ -299,6 +300,7 @@ struct ks_server {
     uint64_t max_pinned_total;  /* a quarter of the host's memory */
     bool can_pin;               /* the backend can pin and map host memory */
     bool runs_cubins;           /* the backend runs SASS natively */
+    bool has_vmm;               /* the backend has virtual memory management */
     struct kernelet_device device;
     uint64_t start_ns;
 
@@ -427,6 +429,12 @@ void ks_session_device(struct ks_conn *c, uint64_t id, const struct kproto_reque
 void ks_tenant_note(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 /* The region of c named id, or NULL. */
 struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id);
+/* VMM_* (server_vmm.c): virtual memory management where the tenant's kernels are not
+ * fenced; ks_vmm_allowed says whether they are. */
+void ks_vmm_request(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
+bool ks_vmm_allowed(const struct ks_conn *c);
+/* After VMM_UNMAP's drain: the range unmapped; a CUresult. */
+uint32_t ks_vmm_unmap_now(struct ks_conn *c, uint64_t va, uint64_t size);
 /* SHM_MAP_DEVICE: the region mapped for the tenant's kernels. */
 void ks_region_map_device(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 /* Whether c's kernels may reach its host memory (not fenced, and the backend can). */
@@ -443,6 +451,9 @@ bool ks_memory_owned(const struct ks_conn *c, uint64_t p, uint64_t len);
  * it is, 0 for an allocation. */
 int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, uint64_t module);
 void ks_alloc_remove(struct ks_conn *c, uint64_t base);
+/* The entry at base is a VMM reservation (not freed by MEM_FREE); whether it is one. */
+void ks_alloc_mark_reserved(struct ks_conn *c, uint64_t base);
+bool ks_alloc_is_reservation(const struct ks_conn *c, uint64_t base);
 /* Forgets the variables of module (its unload). */
 void ks_alloc_remove_module(struct ks_conn *c, uint64_t module);
 /* Frees the allocation at base now (its work has drained). */
@@ -481,6 +492,9 @@ void ks_stream_wake_all(struct ks_stream *st);
 /* Waits for all of c's work, then does `after` (tracker) and answers. */
 void ks_drain_then(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after after,
                    uint64_t arg);
+/* ks_drain_then with a second argument for the action (VMM_UNMAP's range). */
+void ks_drain_then2(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after after,
+                    uint64_t arg, uint64_t arg2);
 
 /* CONTEXT_CLOSE: frees what client context `context` created once the work submitted so
  * far has drained (server_context.c). */

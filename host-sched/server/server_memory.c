@@ -40,6 +40,21 @@ int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, uint64_t modul
     return 0;
 }
 
+void ks_alloc_mark_reserved(struct ks_conn *c, uint64_t base)
+{
+    struct ks_alloc *a = krange_exact(&c->allocs, base);
+
+    if (a)
+        a->reserved = true;
+}
+
+bool ks_alloc_is_reservation(const struct ks_conn *c, uint64_t base)
+{
+    const struct ks_alloc *a = krange_exact((krange_table *)&c->allocs, base);
+
+    return a && a->reserved && visible_to(c, a);
+}
+
 void ks_alloc_remove(struct ks_conn *c, uint64_t base)
 {
     struct ks_alloc *a = krange_exact(&c->allocs, base);
@@ -92,7 +107,7 @@ void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request 
     uint64_t p = r->u.mem_ptr.dptr;
     struct ks_alloc *a = find(c, p);
 
-    if (!a || a->r.base != p || a->module || a->freeing || !visible_to(c, a)) {
+    if (!a || a->r.base != p || a->module || a->reserved || a->freeing || !visible_to(c, a)) {
         ks_reply_cuda(c, KERNELET_OP_MEM_FREE, id, KS_CUDA_INVALID_VALUE, 0);
         return;
     }
@@ -125,7 +140,11 @@ void ks_memory_info(struct ks_conn *c, uint64_t id)
     if (ksched_tenant_get_policy(c->srv->cfg.sched, c->tenant, &pol, NULL) == 0 && pol.mem_quota &&
         pol.mem_quota < total)
         total = pol.mem_quota;
+    /* the scheduler's count also holds module variables and VMM memory */
+    ksched_tenant_stats ts;
+    uint64_t used = ksched_tenant_get_stats(c->srv->cfg.sched, c->tenant, &ts, NULL) == 0
+                        ? ts.mem_in_use : c->mem_in_use;
     info.total = total;
-    info.free = c->mem_in_use < total ? total - c->mem_in_use : 0;
+    info.free = used < total ? total - used : 0;
     ks_reply(c, KERNELET_OP_MEM_GET_INFO, id, KERNELET_ST_OK, &info, sizeof(info));
 }

@@ -125,6 +125,10 @@ static void tracker_finish(struct ks_tracker *t)
     case KS_AFTER_SHM_DETACH:
         ks_region_put((struct ks_region *)(uintptr_t)t->arg);
         break;
+    case KS_AFTER_VMM_UNMAP:
+        if (!code)
+            code = ks_vmm_unmap_now(c, t->arg, t->arg2);
+        break;
     case KS_AFTER_REPLY:
         break;
     }
@@ -343,6 +347,12 @@ static void drain_each(struct ks_obj *o, void *arg)
 
 void ks_drain_then(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after after, uint64_t arg)
 {
+    ks_drain_then2(c, id, op, after, arg, 0);
+}
+
+void ks_drain_then2(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after after,
+                    uint64_t arg, uint64_t arg2)
+{
     struct ks_tracker *t = ks_tracker_new(c, id, op);
     struct drain_walk w = {c, t};
 
@@ -352,6 +362,7 @@ void ks_drain_then(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after af
     }
     t->after = after;
     t->arg = arg;
+    t->arg2 = arg2;
     t->report_async = after == KS_AFTER_REPLY;
     ks_drain_stream(c, t, KERNELET_STREAM_LEGACY);
     ks_handle_each(&c->handles, drain_each, &w);

@@ -113,5 +113,6 @@ void ks_session_device(struct ks_conn *c, uint64_t id, const struct kproto_reque
 
     /* whether this tenant's kernels may read its pinned host memory (server_region.c) */
     d.attrs[19 /* CAN_MAP_HOST_MEMORY */] = ks_region_can_map_device(c);
+    d.attrs[102 /* VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */] = ks_vmm_allowed(c);
     ks_reply(c, KERNELET_OP_DEVICE_GET, id, KERNELET_ST_OK, &d, sizeof(d));
 }

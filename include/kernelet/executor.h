@@ -345,7 +345,29 @@ typedef struct kbackend_ops {
                          kbackend_error *err);
     /* Optional. Undoes host_register of base; nothing in flight may use the range. */
     void (*host_unregister)(void *state, void *base);
+
+    /* Optional, all six or none (NULL: KBACKEND_EUNSUPPORTED): virtual memory management
+     * as CUDA's (cuMemAddressReserve, cuMemCreate, cuMemMap), for tenants whose kernels
+     * are not fenced. Sizes, offsets and addresses are multiples of KBACKEND_VMM_GRANULE.
+     * vmm_reserve: bytes of device addresses aligned to align (a power of two, 0: the
+     * granule) in *va; copies and kernels may name any byte of a reservation (what is not
+     * mapped fails on the device). vmm_create: bytes of physical memory, *handle.
+     * vmm_map: bytes of handle from offset at va, inside a reservation, readable and
+     * writable by the device. Unmap, release and free undo them; nothing in flight may use
+     * what they undo. */
+    int (*vmm_reserve)(void *state, uint64_t bytes, uint64_t align, kbackend_devptr *va,
+                       kbackend_error *err);
+    void (*vmm_free)(void *state, kbackend_devptr va, uint64_t bytes);
+    int (*vmm_create)(void *state, uint64_t bytes, uint64_t *handle, kbackend_error *err);
+    void (*vmm_release)(void *state, uint64_t handle);
+    int (*vmm_map)(void *state, kbackend_devptr va, uint64_t bytes, uint64_t handle,
+                   uint64_t offset, kbackend_error *err);
+    void (*vmm_unmap)(void *state, kbackend_devptr va, uint64_t bytes);
 } kbackend_ops;
+
+/* The unit of virtual memory management: CUDA's allocation granularity on the GPUs
+ * Kernelet runs on. */
+#define KBACKEND_VMM_GRANULE (2ull << 20)
 
 typedef struct kbackend {
     const kbackend_ops *ops;

@@ -54,6 +54,13 @@ enum kernelet_daemon_opcode {
     KERNELET_OP_MEM_ALLOC       = 0x0101,  /* kernelet_mem_alloc -> kernelet_mem_ptr */
     KERNELET_OP_MEM_FREE        = 0x0102,  /* kernelet_mem_ptr -> - (waits for queued work) */
     KERNELET_OP_MEM_GET_INFO    = 0x0103,  /* - -> kernelet_mem_info */
+    /* virtual memory management (kernelet_vmm; tenants whose kernels are not fenced) */
+    KERNELET_OP_VMM_RESERVE     = 0x0110,  /* {size, align} -> kernelet_mem_ptr */
+    KERNELET_OP_VMM_FREE        = 0x0111,  /* {va} -> - */
+    KERNELET_OP_VMM_CREATE      = 0x0112,  /* {size} -> kernelet_handle */
+    KERNELET_OP_VMM_RELEASE     = 0x0113,  /* {handle} -> - */
+    KERNELET_OP_VMM_MAP         = 0x0114,  /* {va, size, offset, handle} -> - */
+    KERNELET_OP_VMM_UNMAP       = 0x0115,  /* {va, size} -> - (waits for queued work) */
     /* 0x02xx modules */
     KERNELET_OP_MODULE_LOAD     = 0x0201,  /* kernelet_module_load [+ image] -> kernelet_module */
     KERNELET_OP_MODULE_UNLOAD   = 0x0202,  /* kernelet_handle -> - (waits for queued work) */
@@ -176,6 +183,21 @@ struct kernelet_mem_alloc {
     uint64_t size;            /* bytes, > 0 */
     uint32_t flags;           /* 0 */
     uint32_t reserved;
+};
+
+/* VMM_*: CUDA's virtual memory management (cuMemAddressReserve, cuMemCreate, cuMemMap).
+ * Sizes, offsets and addresses are multiples of KERNELET_VMM_GRANULE; the fields an
+ * opcode does not use (see the opcodes) are 0. Where the tenant's kernels are fenced into
+ * its window, or the backend has none, every VMM request fails with
+ * CUDA_ERROR_NOT_SUPPORTED (the device's VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED says so). */
+#define KERNELET_VMM_GRANULE (2ull << 20)
+
+struct kernelet_vmm {
+    uint64_t va;
+    uint64_t size;
+    uint64_t offset;          /* VMM_MAP: where in the physical memory the mapping starts */
+    uint64_t arg;             /* VMM_RESERVE: alignment (0 or a power of two); VMM_RELEASE
+                                 and VMM_MAP: the physical memory's handle */
 };
 
 struct kernelet_mem_ptr {
@@ -575,6 +597,7 @@ struct kproto_request {
             const char *text;               /* text_len bytes, not NUL-terminated */
         } note;
         struct kernelet_mem_alloc mem_alloc;
+        struct kernelet_vmm vmm;
         struct kernelet_mem_ptr mem_ptr;
         struct {
             struct kernelet_module_load load;

@@ -207,6 +207,7 @@ static void kcuda_free_state(kcuda *kc)
     kcuda_module_cache_free(kc->modules);
     kcuda_alloc_table_clear(&kc->allocs);
     kcuda_alloc_table_clear(&kc->vars);
+    kcuda_alloc_table_clear(&kc->reserved);
     free(kc->events);
     pthread_cond_destroy(&kc->idle);
     pthread_mutex_destroy(&kc->lock);
@@ -342,6 +343,12 @@ static const kbackend_ops cuda_ops = {
     .domain_release = kcuda_domain_release,
     .host_register = kcuda_host_register,
     .host_unregister = kcuda_host_unregister,
+    .vmm_reserve = kcuda_vmm_reserve,
+    .vmm_free = kcuda_vmm_free,
+    .vmm_create = kcuda_vmm_create,
+    .vmm_release = kcuda_vmm_release,
+    .vmm_map = kcuda_vmm_map,
+    .vmm_unmap = kcuda_vmm_unmap,
     .cancel_all = op_cancel_all,
 };
 

@@ -155,6 +155,7 @@ struct kcuda {
     kcuda_module_cache *modules;
     kcuda_alloc_table allocs;
     kcuda_alloc_table vars;     /* module variables looked up: copies may reach them */
+    kcuda_alloc_table reserved; /* tenants' address reservations (vmm.c): copies may name them */
     kcuda_windows *windows;     /* per-domain address windows; NULL: none */
     kcuda_control *control;     /* the domains' control words (with windows) */
     kbackend_ops ops;           /* what kcuda_backend hands out (domain ops only with
@@ -269,6 +270,17 @@ int kcuda_domain_window(void *state, uint32_t domain, kbackend_window *out,
 void kcuda_domain_release(void *state, uint32_t domain);
 int kcuda_host_register(void *state, void *base, uint64_t bytes, kbackend_devptr *device,
                         kbackend_error *err);
+/* Zeroes bytes at p on the allocation stream and waits for it (memory.c). */
+CUresult kcuda_zero_now(kcuda *kc, CUdeviceptr p, uint64_t bytes);
+/* vmm.c: executor.h's vmm_* ops */
+int kcuda_vmm_reserve(void *state, uint64_t bytes, uint64_t align, kbackend_devptr *va,
+                      kbackend_error *err);
+void kcuda_vmm_free(void *state, kbackend_devptr va, uint64_t bytes);
+int kcuda_vmm_create(void *state, uint64_t bytes, uint64_t *handle, kbackend_error *err);
+void kcuda_vmm_release(void *state, uint64_t handle);
+int kcuda_vmm_map(void *state, kbackend_devptr va, uint64_t bytes, uint64_t handle,
+                  uint64_t offset, kbackend_error *err);
+void kcuda_vmm_unmap(void *state, kbackend_devptr va, uint64_t bytes);
 void kcuda_host_unregister(void *state, void *base);
 int kcuda_copy_h2d(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
                    kbackend_done_fn done, void *user, kbackend_error *err);

@@ -39,7 +39,7 @@ void kcuda_domain_release(void *state, uint32_t domain)
  * with which the lanes' non-blocking streams are not ordered, and may still be running
  * when the tenant's first copy arrives on a lane, which it would then wipe (seen on the
  * H100 as a device printf %s of a string just copied in reading empty). */
-static CUresult zero_now(kcuda *kc, CUdeviceptr p, uint64_t bytes)
+CUresult kcuda_zero_now(kcuda *kc, CUdeviceptr p, uint64_t bytes)
 {
     CUresult r = cuMemsetD8Async(p, 0, bytes, kc->alloc_stream);
     return r == CUDA_SUCCESS ? cuStreamSynchronize(kc->alloc_stream) : r;
@@ -53,7 +53,7 @@ static CUresult alloc_in_window(kcuda *kc, uint32_t domain, uint64_t bytes, CUde
     CUresult r = CUDA_SUCCESS;
     if ((*rc = kcuda_windows_alloc(kc->windows, domain, bytes, p, err)))
         return CUDA_SUCCESS;
-    if ((r = zero_now(kc, *p, kcuda_windows_span(kc->windows, bytes))) != CUDA_SUCCESS)
+    if ((r = kcuda_zero_now(kc, *p, kcuda_windows_span(kc->windows, bytes))) != CUDA_SUCCESS)
         kcuda_windows_release_ptr(kc->windows, *p);
     return r;
 }
@@ -88,7 +88,7 @@ int kcuda_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devpt
             r = cuStreamSynchronize(kc->alloc_stream);
     } else {
         r = cuMemAlloc(&p, bytes);
-        if (r == CUDA_SUCCESS && (r = zero_now(kc, p, bytes)) != CUDA_SUCCESS)
+        if (r == CUDA_SUCCESS && (r = kcuda_zero_now(kc, p, bytes)) != CUDA_SUCCESS)
             cuMemFree(p);
     }
     if (r != CUDA_SUCCESS) {
@@ -159,10 +159,11 @@ static int check_range(kcuda *kc, kbackend_devptr p, uint64_t bytes, const char 
 {
     pthread_mutex_lock(&kc->lock);
     int ok = kcuda_alloc_contains(&kc->allocs, p, bytes) ||
-             kcuda_alloc_contains(&kc->vars, p, bytes);
+             kcuda_alloc_contains(&kc->vars, p, bytes) ||
+             kcuda_alloc_contains(&kc->reserved, p, bytes);
     pthread_mutex_unlock(&kc->lock);
     return ok ? 0 : kbackend_fail(err, KBACKEND_EINVAL, "%s: [0x%llx, +%llu) is not inside one "
-                               "allocation or module variable", what, (unsigned long long)p,
+                               "allocation, module variable or reservation", what, (unsigned long long)p,
                                (unsigned long long)bytes);
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "emu_backend.h"
@@ -54,6 +55,21 @@ struct emu_backend {
     emu_control *control;          /* the domains' control words, in the lower half */
     struct host_mapping *hosts;    /* host_register's ranges (under lock) */
     size_t n_hosts;
+    struct emu_reservation *reservations;   /* vmm_reserve's (under lock) */
+    size_t n_reservations;
+};
+
+/* Virtual memory management (executor.h, vmm_*). The emulator gives each reservation its
+ * own memory (anonymous, reserved lazily by the kernel: pages cost only once touched) at
+ * an aligned address of domain 0's half; physical handles are sizes, and a mapping only
+ * checks that it lies inside a reservation. So the bytes of a handle are those of where
+ * it is mapped: a handle mapped twice is not shared memory here, and unmapped parts of a
+ * reservation read as zeros instead of faulting (the GPU's behaviour is the cuda
+ * backend's). */
+struct emu_reservation {
+    kemu_devptr va, mapped_at;      /* the aligned start; where the emulator mapped it */
+    uint64_t bytes, span;
+    void *mem;
 };
 
 /* A range of the daemon's memory that kernels reach at dev (host_register). */
@@ -254,6 +270,9 @@ static void emu_destroy(void *state)
     kemu_device_destroy(b->dev);
     kbackend_windows_free(b->windows);
     free(b->hosts);
+    for (size_t i = 0; i < b->n_reservations; i++)
+        munmap(b->reservations[i].mem, b->reservations[i].span);
+    free(b->reservations);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->cond);
     pthread_cond_destroy(&b->idle);
@@ -374,6 +393,112 @@ static void emu_host_unregister(void *state, void *base)
     pthread_mutex_unlock(&b->lock);
     if (d)
         kemu_host_unmap(b->dev, d, NULL);
+}
+
+static struct emu_reservation *reservation_at(struct emu_backend *b, kemu_devptr va,
+                                              uint64_t bytes)
+{
+    for (size_t i = 0; i < b->n_reservations; i++) {
+        struct emu_reservation *r = &b->reservations[i];
+        if (va >= r->va && bytes <= r->bytes && va - r->va <= r->bytes - bytes)
+            return r;
+    }
+    return NULL;
+}
+
+static int emu_vmm_reserve(void *state, uint64_t bytes, uint64_t align, kbackend_devptr *va,
+                           kbackend_error *err)
+{
+    struct emu_backend *b = state;
+    kemu_error e = {0};
+    kemu_range in;
+    uint64_t span = bytes + (align > 256 ? align : 0);
+    int rc = domain_range(b, 0, &in, err);
+
+    if (rc)
+        return rc;
+    void *mem = mmap(NULL, span, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED)
+        return kbackend_fail(err, KBACKEND_EDEVMEM, "no memory for a reservation of %llu "
+                             "bytes", (unsigned long long)bytes);
+    kemu_devptr at;
+    if ((rc = kemu_host_map(b->dev, &in, mem, span, &at, &e))) {
+        munmap(mem, span);
+        return from_kemu(rc, &e, err);
+    }
+    uint64_t a = align > 256 ? align : 256;
+    struct emu_reservation r = {.va = (at + a - 1) / a * a, .mapped_at = at, .bytes = bytes,
+                                .span = span, .mem = mem};
+    pthread_mutex_lock(&b->lock);
+    struct emu_reservation *grown = realloc(b->reservations,
+                                            (b->n_reservations + 1) * sizeof(*grown));
+    if (grown) {
+        b->reservations = grown;
+        b->reservations[b->n_reservations++] = r;
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (!grown) {
+        kemu_host_unmap(b->dev, at, NULL);
+        munmap(mem, span);
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
+    }
+    *va = r.va;
+    return 0;
+}
+
+static void emu_vmm_free(void *state, kbackend_devptr va, uint64_t bytes)
+{
+    struct emu_backend *b = state;
+    struct emu_reservation r = {0};
+
+    pthread_mutex_lock(&b->lock);
+    for (size_t i = 0; i < b->n_reservations && !r.mem; i++)
+        if (b->reservations[i].va == va && b->reservations[i].bytes == bytes) {
+            r = b->reservations[i];
+            b->reservations[i] = b->reservations[--b->n_reservations];
+        }
+    pthread_mutex_unlock(&b->lock);
+    if (r.mem) {
+        kemu_host_unmap(b->dev, r.mapped_at, NULL);
+        munmap(r.mem, r.span);
+    }
+}
+
+static int emu_vmm_create(void *state, uint64_t bytes, uint64_t *handle, kbackend_error *err)
+{
+    (void)state;
+    if (!bytes)
+        return kbackend_fail(err, KBACKEND_EINVAL, "0 bytes");
+    *handle = bytes;    /* a handle is only its size here */
+    return 0;
+}
+
+static void emu_vmm_release(void *state, uint64_t handle)
+{
+    (void)state;
+    (void)handle;
+}
+
+static int emu_vmm_map(void *state, kbackend_devptr va, uint64_t bytes, uint64_t handle,
+                       uint64_t offset, kbackend_error *err)
+{
+    struct emu_backend *b = state;
+
+    if (offset > handle || bytes > handle - offset)
+        return kbackend_fail(err, KBACKEND_EINVAL, "a mapping beyond its memory");
+    pthread_mutex_lock(&b->lock);
+    bool inside = reservation_at(b, va, bytes) != NULL;
+    pthread_mutex_unlock(&b->lock);
+    return inside ? 0 : kbackend_fail(err, KBACKEND_EINVAL, "a mapping outside every "
+                                      "reservation");
+}
+
+static void emu_vmm_unmap(void *state, kbackend_devptr va, uint64_t bytes)
+{
+    (void)state;
+    (void)va;
+    (void)bytes;
 }
 
 static int emu_mem_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
@@ -569,6 +694,12 @@ static const kbackend_ops emu_ops = {
     .domain_release = emu_domain_release,
     .host_register = emu_host_register,
     .host_unregister = emu_host_unregister,
+    .vmm_reserve = emu_vmm_reserve,
+    .vmm_free = emu_vmm_free,
+    .vmm_create = emu_vmm_create,
+    .vmm_release = emu_vmm_release,
+    .vmm_map = emu_vmm_map,
+    .vmm_unmap = emu_vmm_unmap,
 };
 
 int kd_emu_backend_open(kbackend *out, uint64_t window_bytes, char *err, size_t errlen)
