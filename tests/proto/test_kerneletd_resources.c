@@ -381,6 +381,98 @@ static void test_mapped_regions(void)
     munmap(base2, 48 << 10);
 }
 
+static void set_quota(const char *socket, uint64_t tenant, uint64_t bytes);
+
+/* A VMM request; its status (c->cuda on failure, c->answer on success). */
+static int vmm(struct client *c, uint16_t op, uint64_t va, uint64_t size, uint64_t offset,
+               uint64_t arg)
+{
+    struct kernelet_vmm v = {.va = va, .size = size, .offset = offset, .arg = arg};
+    return client_call(c, op, &v, sizeof(v), -1);
+}
+
+#define G KERNELET_VMM_GRANULE
+
+/* Virtual memory management (issue 14): refused where kernels are fenced; without fencing
+ * two pieces of memory mapped side by side take a copy across their seam; a reservation
+ * is not freed while mapped nor freed as an allocation; memory counts against the quota;
+ * and a tenant that leaves with everything mapped leaves a daemon that serves the next. */
+static void test_vmm(void)
+{
+    const char *opts[] = {"--no-fence", NULL};
+    struct daemon d;
+    struct client c;
+    struct kernelet_mem_ptr va;
+    struct kernelet_handle h1, h2;
+    double took;
+
+    daemon_start(&d, kerneletd, NULL);
+    g_assert_true(client_open_path(&c, d.socket, "fenced", false));
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_CREATE, 0, G, 0, 0), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 801 /* NOT_SUPPORTED */);
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+
+    daemon_start(&d, kerneletd, opts);
+    g_assert_true(client_open_path(&c, d.socket, "vmm", false));
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_RESERVE, 0, 4 * G, 0, 0), ==, KERNELET_ST_OK);
+    memcpy(&va, c.answer, sizeof(va));
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_CREATE, 0, G, 0, 0), ==, KERNELET_ST_OK);
+    memcpy(&h1, c.answer, sizeof(h1));
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_CREATE, 0, G, 0, 0), ==, KERNELET_ST_OK);
+    memcpy(&h2, c.answer, sizeof(h2));
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_MAP, va.dptr, G, 0, h1.handle), ==, KERNELET_ST_OK);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_MAP, va.dptr + G, G, 0, h2.handle), ==,
+                    KERNELET_ST_OK);
+    /* overlapping, outside the reservation, beyond the memory: refused */
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_MAP, va.dptr, G, 0, h2.handle), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_MAP, va.dptr + 4 * G, G, 0, h2.handle), ==,
+                    KERNELET_ST_CUDA);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_MAP, va.dptr + 2 * G, G, G, h2.handle), ==,
+                    KERNELET_ST_CUDA);
+    /* 64 bytes across the seam, there and back */
+    uint8_t in[64], out[64];
+    for (int i = 0; i < 64; i++)
+        in[i] = (uint8_t)(i * 7 + 1);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE,
+                                va.dptr + G - 32, 0, 64, in, 0, true), ==, KERNELET_ST_OK);
+    void *base;
+    uint32_t rid = client_region(&c, 4096, &base);
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_DTOH, rid, 0, va.dptr + G - 32, 64, NULL, 0,
+                                true), ==, KERNELET_ST_OK);
+    memcpy(out, base, 64);
+    g_assert_cmpmem(out, 64, in, 64);
+    struct kernelet_mem_ptr as_alloc = {.dptr = va.dptr};
+    g_assert_cmpint(client_call(&c, KERNELET_OP_MEM_FREE, &as_alloc, sizeof(as_alloc), -1), ==,
+                    KERNELET_ST_CUDA);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_FREE, va.dptr, 0, 0, 0), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_UNMAP, va.dptr, 2 * G, 0, 0), ==, KERNELET_ST_OK);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_RELEASE, 0, 0, 0, h1.handle), ==, KERNELET_ST_OK);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_RELEASE, 0, 0, 0, h1.handle), ==, KERNELET_ST_CUDA);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_FREE, va.dptr, 0, 0, 0), ==, KERNELET_ST_OK);
+
+    /* the quota: 3 granules of memory, h2's one among them */
+    struct kernelet_tenant_status row = tenant_status(d.socket, "vmm");
+    set_quota(d.socket, row.id, 3 * G);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_CREATE, 0, G, 0, 0), ==, KERNELET_ST_OK);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_CREATE, 0, 2 * G, 0, 0), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 2 /* OUT_OF_MEMORY */);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_RELEASE, 0, 0, 0, h2.handle), ==, KERNELET_ST_OK);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_CREATE, 0, 2 * G, 0, 0), ==, KERNELET_ST_OK);
+
+    /* leaving with memory mapped: the next tenant is served and can do the same */
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_RESERVE, 0, 2 * G, 0, 0), ==, KERNELET_ST_OK);
+    memcpy(&va, c.answer, sizeof(va));
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_CREATE, 0, 0, 0, 0), ==, KERNELET_ST_BAD_REQUEST);
+    client_close(&c);
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    g_assert_true(client_open_path(&c, d.socket, "next", false));
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_RESERVE, 0, 2 * G, 0, 0), ==, KERNELET_ST_OK);
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_CREATE, 0, G, 0, 0), ==, KERNELET_ST_OK);
+    client_close(&c);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
 static void set_quota(const char *socket, uint64_t tenant, uint64_t bytes)
 {
     struct kernelet_admin_set set = {.tenant = tenant, .fields = KERNELET_SET_MEM_QUOTA,
@@ -540,6 +632,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/rows", test_rows);
     g_test_add_func("/kerneletd/region-flood", test_region_flood);
     g_test_add_func("/kerneletd/mapped-regions", test_mapped_regions);
+    g_test_add_func("/kerneletd/vmm", test_vmm);
     g_test_add_func("/kerneletd/default-quota", test_default_quota);
     g_test_add_func("/kerneletd/module-variables-quota", test_module_variables_quota);
     g_test_add_func("/kerneletd/memory-cleared", test_memory_cleared);
