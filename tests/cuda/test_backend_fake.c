@@ -302,6 +302,58 @@ static void test_host_register(void)
     g_free(host);
 }
 
+/* Virtual memory management: two pieces of memory mapped side by side in a reservation
+ * take a copy across their seam; a copy beyond the reservation is refused before the
+ * driver; unmapping, releasing and freeing give everything back (the driver's counts). */
+static void test_vmm(void)
+{
+    kbackend be = open_backend(NULL);
+    void *st = be.state;
+    const uint64_t g = KBACKEND_VMM_GRANULE;
+    kbackend_error e = {0};
+    kbackend_devptr va = 0;
+    uint64_t h[2];
+    fake_vmm_stats before, vs;
+    fake_vmm_get_stats(&before);
+    g_assert_nonnull(be.ops->vmm_reserve);
+    g_assert_cmpint(be.ops->vmm_reserve(st, 3 * g, 0, &va, &e), ==, 0);
+    g_assert_cmpint(be.ops->vmm_create(st, g, &h[0], &e), ==, 0);
+    g_assert_cmpint(be.ops->vmm_create(st, g, &h[1], &e), ==, 0);
+    g_assert_cmpint(be.ops->vmm_map(st, va, g, h[0], 0, &e), ==, 0);
+    g_assert_cmpint(be.ops->vmm_map(st, va + g, g, h[1], 0, &e), ==, 0);
+    fake_vmm_get_stats(&vs);
+    g_assert_cmpuint(vs.mappings - before.mappings, ==, 2);   /* the clearing ones went */
+    g_assert_cmpuint(vs.handles - before.handles, ==, 2);
+
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    unsigned char in[256], out[256];
+    for (int i = 0; i < 256; i++)
+        in[i] = (unsigned char)(i * 13 + 5);
+    g_assert_cmpint(be.ops->copy_h2d(st, va + g - 128, in, 256, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 1);
+    g_assert_cmpint(be.ops->copy_d2h(st, out, va + g - 128, 256, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 2);
+    g_assert_cmpuint(w.failed, ==, 0);
+    g_assert_cmpmem(out, 256, in, 256);
+    g_assert_cmpint(be.ops->copy_h2d(st, va + 3 * g - 8, in, 16, on_done, &t, &e), ==,
+                    KBACKEND_EINVAL);
+
+    be.ops->vmm_unmap(st, va, g);
+    be.ops->vmm_unmap(st, va + g, g);
+    be.ops->vmm_release(st, h[0]);
+    be.ops->vmm_release(st, h[1]);
+    be.ops->vmm_free(st, va, 3 * g);
+    fake_vmm_get_stats(&vs);
+    g_assert_cmpuint(vs.mappings, ==, before.mappings);
+    g_assert_cmpuint(vs.handles, ==, before.handles);
+    g_assert_cmpuint(vs.reservations, ==, before.reservations);
+    /* freed: no longer a range copies may name */
+    g_assert_cmpint(be.ops->copy_h2d(st, va, in, 16, on_done, &t, &e), ==, KBACKEND_EINVAL);
+    be.ops->destroy(st);
+}
+
 /* A fresh allocation reads as zeros although the (fake) driver hands out memory with the
  * last user's bytes in it: a tenant never sees what another left behind (issue 15). */
 static void test_memory_cleared(void)
@@ -1399,6 +1451,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/memory", test_memory);
     g_test_add_func("/cuda/backend-fake/memory-cleared", test_memory_cleared);
     g_test_add_func("/cuda/backend-fake/host-register", test_host_register);
+    g_test_add_func("/cuda/backend-fake/vmm", test_vmm);
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
     g_test_add_func("/cuda/backend-fake/control-words", test_control_words);
     g_test_add_func("/cuda/backend-fake/control-trial", test_control_trial);

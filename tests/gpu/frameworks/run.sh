@@ -7,7 +7,7 @@
 #                                                                    -> compat.md
 # 2. the framework workloads (workloads.py: PyTorch, CuPy, JAX) natively and through
 #    kerneletd, results compared, time per step                      -> frameworks.md
-# 3. two tenants at once through kerneletd: torch_mlp and cupy_rawkernel, each verified
+# 3. two tenants at once through kerneletd (TWO=0 skips): torch_mlp and cupy_rawkernel, each verified
 #    against its native result                                       -> two-tenants.md
 # 4. kernelet-proto-bench natively and through kerneletd             -> transport.txt
 # Framework tenants ask for GPU contexts of their own (isolation tier) unless FENCE=0.
@@ -70,15 +70,16 @@ progs=${COMPAT:-$(ls "$carry/compat" | grep -vx 'fault\|runaway\|steal') fault v
     echo "| program | native | through kerneletd |"; echo "|---|---|---|"
     for n in $progs; do
         p=$carry/compat/$n
-        a=$(native "$p" | grep -E '^(PASS|FAIL|SASS-ONLY|SASS-REFUSED|WAIVED)' | tail -n 1)
-        b=$(tenant "$p" | grep -E '^(PASS|FAIL|SASS-ONLY|SASS-REFUSED|WAIVED)' | tail -n 1)
+        a=$(native "$p" | grep -E '^(PASS|FAIL|SASS-ONLY|SASS-REFUSED|WAIVED|UNSUPPORTED)' | tail -n 1)
+        b=$(tenant "$p" | grep -E '^(PASS|FAIL|SASS-ONLY|SASS-REFUSED|WAIVED|UNSUPPORTED)' | tail -n 1)
         check_daemon
         echo "| $n | ${a:-no verdict} | ${b:-no verdict}$died |"
     done
     # with a context of their own: SASS runs, kernels read mapped pinned memory, and
-    # cooperative groups reach the driver's grid barrier (unfenced)
-    for n in sass_module mapped_memory cooperative; do
-        b=$(tenant env KERNELET_ISOLATE=1 "$carry/compat/$n" | grep -E '^(PASS|FAIL|SASS-ONLY)' | tail -n 1)
+    # cooperative groups reach the driver's grid barrier (unfenced), and virtual memory
+    # management is served
+    for n in ${ISOLATED_COMPAT:-sass_module mapped_memory cooperative vmm}; do
+        b=$(tenant env KERNELET_ISOLATE=1 "$carry/compat/$n" | grep -E '^(PASS|FAIL|SASS-ONLY|UNSUPPORTED)' | tail -n 1)
         check_daemon
         echo "| $n, isolated (KERNELET_ISOLATE=1) | (above) | ${b:-no verdict}$died |"
     done
@@ -99,23 +100,25 @@ done
 python3 "$w" compare "$work/native.txt" "$work/kerneletd.txt" >"$work/frameworks.md"
 echo "compare: exit $?"; cat "$work/frameworks.md"
 
-stage "3. two tenants at once"
-fw_tenant python3 "$w" run torch_mlp >"$work/two-a.txt" &
-a=$!
-fw_tenant python3 "$w" run cupy_rawkernel >"$work/two-b.txt" &
-b=$!
-# the daemon's view while both run (isolated: two workers), once both have connected
-for _ in $(seq 60); do
-    LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" status \
-        >"$work/status-two.txt" 2>&1
-    [ "$(grep -c python3 "$work/status-two.txt")" -ge 2 ] && break
-    sleep 1
-done
-wait "$a" "$b"
-cat "$work/two-a.txt" "$work/two-b.txt" >"$work/two.txt"
-python3 "$w" compare "$work/native.txt" "$work/two.txt" | grep -E "torch_mlp|cupy_rawkernel|workload|---" \
-    >"$work/two-tenants.md"
-cat "$work/two-tenants.md"
+if [ "${TWO:-1}" = 1 ]; then
+    stage "3. two tenants at once"
+    fw_tenant python3 "$w" run torch_mlp >"$work/two-a.txt" &
+    a=$!
+    fw_tenant python3 "$w" run cupy_rawkernel >"$work/two-b.txt" &
+    b=$!
+    # the daemon's view while both run (isolated: two workers), once both have connected
+    for _ in $(seq 60); do
+        LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" status \
+            >"$work/status-two.txt" 2>&1
+        [ "$(grep -c python3 "$work/status-two.txt")" -ge 2 ] && break
+        sleep 1
+    done
+    wait "$a" "$b"
+    cat "$work/two-a.txt" "$work/two-b.txt" >"$work/two.txt"
+    python3 "$w" compare "$work/native.txt" "$work/two.txt" | grep -E "torch_mlp|cupy_rawkernel|workload|---" \
+        >"$work/two-tenants.md"
+    cat "$work/two-tenants.md"
+fi
 LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" status >"$work/status.txt" 2>&1
 kill "$kd"; wait "$kd" 2>/dev/null
 # 4. the transport (PROTO=0 skips): launch round trip and rate, 64 MiB copies pageable
