@@ -21,11 +21,19 @@
 #define KCU_MAGIC_EXEC  0x6b636578u
 
 /* A kernel launch with its parameters copied (as CUDA copies them at node creation). */
+/* A launch's attributes beyond a plain launch (cuLaunchKernelEx, kernel node
+ * attributes): thread-block clusters and cooperative launches. Zeroed: none. */
+struct kcu_launch_attrs {
+    unsigned cluster[3];            /* 0 or 1 each: no clusters */
+    bool cooperative;
+};
+
 struct kcu_kernel_op {
     struct kcu_function *fn;
     unsigned grid[3], block[3], smem;
     uint8_t *params;                /* fn->param_bytes bytes */
     void **param_ptrs;              /* fn->n_params pointers into params (GetParams) */
+    struct kcu_launch_attrs attrs;
 };
 
 struct kcu_memset_op {
@@ -82,6 +90,11 @@ CUresult kcu_kernel_op_make(struct kcu_op *op, struct kcu_function *fn, const un
 CUresult kcu_kernel_op_from_block(struct kcu_op *op, struct kcu_function *fn,
                                   const unsigned grid[3], const unsigned block[3],
                                   unsigned smem, const uint8_t *params);
+/* A launch with attributes (none: kcu_launch), captured with them on a capturing
+ * stream (launch.c). */
+CUresult kcu_launch_with_attrs(struct kcu_function *f, const unsigned grid[3],
+                               const unsigned block[3], unsigned smem, uint64_t stream,
+                               void **params, void **extra, const struct kcu_launch_attrs *a);
 /* A deep copy of src into dst. */
 CUresult kcu_op_copy(struct kcu_op *dst, const struct kcu_op *src);
 void kcu_op_free(struct kcu_op *op);

@@ -49,7 +49,10 @@ CUresult kcu_op_copy(struct kcu_op *dst, const struct kcu_op *src)
         *dst = *src;
         return CUDA_SUCCESS;
     }
-    return kcu_kernel_op_from_block(dst, k->fn, k->grid, k->block, k->smem, k->params);
+    CUresult r = kcu_kernel_op_from_block(dst, k->fn, k->grid, k->block, k->smem, k->params);
+    if (r == CUDA_SUCCESS)
+        dst->u.kernel.attrs = k->attrs;
+    return r;
 }
 
 void kcu_op_free(struct kcu_op *op)
@@ -82,7 +85,8 @@ CUresult kcu_op_run(const struct kcu_op *op, uint64_t stream)
 
     switch (op->type) {
     case CU_GRAPH_NODE_TYPE_KERNEL:
-        return kcu_launch(k->fn, k->grid, k->block, k->smem, stream, k->param_ptrs, NULL);
+        return kcu_launch_with_attrs(k->fn, k->grid, k->block, k->smem, stream, k->param_ptrs,
+                                     NULL, &k->attrs);
     case CU_GRAPH_NODE_TYPE_MEMCPY:
         c = op->u.copy;
         c.stream = stream;

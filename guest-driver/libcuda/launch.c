@@ -172,21 +172,16 @@ CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int
 /* What cuLaunchKernelEx's attributes ask beyond a plain launch: thread-block clusters and
  * a cooperative launch, which the daemon runs whole where its backend can (else CUDA's
  * not-supported error). */
-struct launch_attrs {
-    unsigned cluster[3];
-    bool cooperative;
-};
-
-static bool attributed(const struct launch_attrs *a)
+static bool attributed(const struct kcu_launch_attrs *a)
 {
     return a->cooperative || a->cluster[0] * a->cluster[1] * a->cluster[2] > 1;
 }
 
-/* A launch with attributes, as a LAUNCH_EX record; never captured into a graph (a node
- * would lose them), so a capturing stream refuses it as CUDA does what it cannot capture. */
+/* A launch with attributes, as a LAUNCH_EX record, or a kernel node that keeps them on a
+ * capturing stream. */
 static CUresult launch_attributed(struct kcu_function *f, const unsigned grid[3],
                                   const unsigned block[3], unsigned smem, uint64_t stream,
-                                  void **params, void **extra, const struct launch_attrs *a)
+                                  void **params, void **extra, const struct kcu_launch_attrs *a)
 {
     static __thread uint8_t pblock[KERNELET_MAX_PARAM_BYTES];
     struct kernelet_rec_launch_ex rec = {
@@ -212,18 +207,36 @@ static CUresult launch_attributed(struct kcu_function *f, const unsigned grid[3]
         return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     if ((r = kcu_launch_prepare(f, grid, block, smem, params, extra, pblock)) != CUDA_SUCCESS)
         return r;
-    if (kcu_capture_stream_captures(stream))
-        return kcu_capture_refuse(stream, "stream capture of a cluster or cooperative launch");
+    if (kcu_capture_any()) {
+        struct kcu_op op;
+        bool taken = false;
+        if ((r = kcu_kernel_op_from_block(&op, f, grid, block, smem, pblock)) != CUDA_SUCCESS)
+            return r;
+        op.u.kernel.attrs = *a;
+        r = kcu_capture_take(stream, &op, &taken);
+        if (!taken)
+            kcu_op_free(&op);
+        if (r != CUDA_SUCCESS || taken)
+            return r;
+    }
     rec.l.function = f->handle;
     rec.l.h.length = (uint32_t)(sizeof(rec) + ((f->param_bytes + 7u) & ~7u));
     return kcu_batch_add(kcu.client, &rec, sizeof(rec), pblock, f->param_bytes);
 }
 
+CUresult kcu_launch_with_attrs(struct kcu_function *f, const unsigned grid[3],
+                               const unsigned block[3], unsigned smem, uint64_t stream,
+                               void **params, void **extra, const struct kcu_launch_attrs *a)
+{
+    return attributed(a) ? launch_attributed(f, grid, block, smem, stream, params, extra, a)
+                         : kcu_launch(f, grid, block, smem, stream, params, extra);
+}
+
 /* Launch attributes that change nothing here are accepted; clusters and cooperative
  * launches are gathered into *out; anything else is not supported. */
-static CUresult check_attrs(const CUlaunchConfig *c, struct launch_attrs *out)
+static CUresult check_attrs(const CUlaunchConfig *c, struct kcu_launch_attrs *out)
 {
-    *out = (struct launch_attrs){.cluster = {1, 1, 1}};
+    *out = (struct kcu_launch_attrs){.cluster = {1, 1, 1}};
     for (unsigned i = 0; i < c->numAttrs; i++) {
         const CUlaunchAttribute *a = &c->attrs[i];
         switch (a->id) {
@@ -254,7 +267,7 @@ static CUresult check_attrs(const CUlaunchConfig *c, struct launch_attrs *out)
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,
                           bool pt)
 {
-    struct launch_attrs a;
+    struct kcu_launch_attrs a;
     uint64_t stream;
     CUresult r;
 
@@ -279,7 +292,7 @@ static CUresult launch_cooperative(CUfunction f, unsigned gx, unsigned gy, unsig
                                    CUstream s, void **params, bool pt)
 {
     const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-    const struct launch_attrs a = {.cluster = {1, 1, 1}, .cooperative = true};
+    const struct kcu_launch_attrs a = {.cluster = {1, 1, 1}, .cooperative = true};
     uint64_t stream;
     CUresult r = kcu_stream_handle(s, pt, &stream);
 

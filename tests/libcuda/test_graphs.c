@@ -984,12 +984,55 @@ static void test_proc_address(void)
     g_assert_true(p == (void *)cuGraphInstantiateWithFlags);
 }
 
+/* A cluster launch (cuLaunchKernelEx) on a capturing stream becomes a kernel node that
+ * keeps its clusters: replayed, it reaches the device as a cluster launch again (the sim
+ * counts those); a cooperative launch likewise. */
+static void test_capture_launch_attrs(void)
+{
+    CUstream s;
+    CUgraph g;
+    CUgraphExec e;
+    CUdeviceptr d;
+    unsigned n = 64, v = 1;
+    void *args[] = {&d, &n, &v};
+    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                              .value.clusterDim = {2, 1, 1}};
+    CUlaunchConfig cfg = {.gridDimX = 8, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
+                          .blockDimY = 1, .blockDimZ = 1, .attrs = &attr, .numAttrs = 1};
+
+    CU(cuMemAlloc(&d, N));
+    CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    cfg.hStream = s;
+    uint64_t before = harness_attr_launches(H);
+    CU(cuLaunchKernelEx(&cfg, k_add, args, NULL));      /* directly */
+    CU(cuStreamSynchronize(s));
+    g_assert_cmpuint(harness_attr_launches(H), ==, before + 1);
+    CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU(cuLaunchKernelEx(&cfg, k_add, args, NULL));
+    CU(cuLaunchCooperativeKernel(k_add, 8, 1, 1, 32, 1, 1, 0, s, args));
+    CU(cuStreamEndCapture(s, &g));
+    g_assert_cmpuint(count_nodes(g), ==, 2);
+    g_assert_cmpuint(harness_attr_launches(H), ==, before + 1);  /* captured, not run */
+    CU(cuGraphInstantiate(&e, g, 0));
+    CU(cuGraphLaunch(e, s));
+    CU(cuGraphLaunch(e, s));
+    CU(cuStreamSynchronize(s));
+    g_assert_cmpuint(harness_attr_launches(H), ==, before + 5);
+    /* clusters that do not tile the grid are refused at the call */
+    attr.value.clusterDim.x = 3;
+    CU_ERR(cuLaunchKernelEx(&cfg, k_add, args, NULL), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    CU(cuGraphExecDestroy(e));
+    CU(cuGraphDestroy(g));
+    CU(cuStreamDestroy(s));
+    CU(cuMemFree(d));
+}
+
 int main(int argc, char **argv)
 {
     int rc;
 
     g_test_init(&argc, &argv, NULL);
-    H = harness_start();
+    H = harness_start_opts(0, true);
     g_setenv("KERNELET_SOCKET", harness_socket(H), TRUE);
     setup();
     g_test_add_func("/libcuda/graphs/explicit", test_explicit);
@@ -1003,6 +1046,7 @@ int main(int argc, char **argv)
     g_test_add_func("/libcuda/graphs/capture-errors", test_capture_errors);
     g_test_add_func("/libcuda/graphs/capture-threads", test_capture_threads);
     g_test_add_func("/libcuda/graphs/update", test_update);
+    g_test_add_func("/libcuda/graphs/capture-launch-attrs", test_capture_launch_attrs);
     g_test_add_func("/libcuda/graphs/proc-address", test_proc_address);
     rc = g_test_run();
     CU(cuModuleUnload(mod));

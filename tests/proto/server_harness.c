@@ -76,6 +76,11 @@ struct harness *harness_start(void)
 
 struct harness *harness_start_hello(unsigned hello_timeout_ms)
 {
+    return harness_start_opts(hello_timeout_ms, false);
+}
+
+struct harness *harness_start_opts(unsigned hello_timeout_ms, bool launch_attrs)
+{
     struct harness *h = g_new0(struct harness, 1);
     kbackend_profile prof = {.pur = 0.5, .mur = 0.2, .rm = 0.05, .insts_per_warp = 100,
                           .warps_per_block = 4, .regs_per_thread = 16};
@@ -102,6 +107,7 @@ struct harness *harness_start_hello(unsigned hello_timeout_ms)
     g_assert_cmpint(ksched_new(&h->sched, &h->backend, &scfg, NULL, &err), ==, 0);
     g_assert_cmpint(ksched_thread_start(h->sched, &err), ==, 0);
     g_assert_cmpint(h->backend.ops->device_info(h->backend.state, &cfg.device, &kerr), ==, 0);
+    cfg.device.launch_attrs = launch_attrs;    /* the sim times such launches as whole ones */
     cfg.socket_path = h->socket;
     cfg.socket_mode = 0600;
     cfg.sched = h->sched;
@@ -116,6 +122,14 @@ struct harness *harness_start_hello(unsigned hello_timeout_ms)
         g_error("kserver_new: %s", msg);
     g_assert_cmpint(pthread_create(&h->thread, NULL, serve, h), ==, 0);
     return h;
+}
+
+uint64_t harness_attr_launches(struct harness *h)
+{
+    ksim_stats st;
+
+    ksim_get_stats(h->sim, &st);
+    return st.attr_launches;
 }
 
 void harness_stop(struct harness *h)

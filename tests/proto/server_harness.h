@@ -20,6 +20,11 @@ struct harness *harness_start(void);
 #define HARNESS_MAX_QUOTA (1ull << 30)
 /* The same with the server's HELLO timeout in ms (0: the default). */
 struct harness *harness_start_hello(unsigned hello_timeout_ms);
+/* With launch_attrs, the device says it runs cluster and cooperative launches (the sim
+ * counts them in ksim_stats.attr_launches). */
+struct harness *harness_start_opts(unsigned hello_timeout_ms, bool launch_attrs);
+/* Launches with clusters or cooperative the harness's sim has run. */
+uint64_t harness_attr_launches(struct harness *h);
 void harness_stop(struct harness *h);
 const char *harness_socket(const struct harness *h);
 unsigned harness_connections(struct harness *h);

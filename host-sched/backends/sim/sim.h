@@ -78,6 +78,7 @@ typedef struct ksim_stats {
     uint64_t mem_in_use;      /* device bytes allocated now */
     uint64_t model_evals;     /* kmodel_mix calls (rate cache misses) */
     uint64_t max_concurrent;  /* most launches holding blocks at once */
+    uint64_t attr_launches;   /* launches with clusters or cooperative (run as whole ones) */
 } ksim_stats;
 
 /* Fills c with the defaults listed in ksim_config. */

@@ -97,6 +97,8 @@ int sim_launch(void *state, const kbackend_slice *sl, kbackend_done_fn done, voi
     sim_queue_push(&ln->head, &ln->tail, j);
     s->in_flight++;
     s->stats.launches++;
+    if (sl->cooperative || sl->cluster[0] > 1 || sl->cluster[1] > 1 || sl->cluster[2] > 1)
+        s->stats.attr_launches++;  /* timed as any whole launch */
     return 0;
 }
 
