@@ -32,6 +32,9 @@ copy_2d = rec(2, struct.pack("<II6Q", 3, 0, 0x2000, 0x1000, 64, 4, 128, 64))
 memset_rec = rec(3, struct.pack("<4QII", 0x1000, 64, 16, 2, 0xABCD, 2))
 event_rec = rec(4, struct.pack("<Q", 5), 3)
 wait_rec = rec(5, struct.pack("<Q", 5), 0)
+launch_ex = rec(6, struct.pack("<Q3I3III", 7, 4, 2, 1, 128, 1, 1, 0, 8) + struct.pack("<4I", 2, 2, 1, 1)
+                + bytes(range(8)), 3)
+G = 2 << 20
 
 seeds = {
     "hello": msg(0x0001, struct.pack("<II", 1, 0)),
@@ -48,6 +51,14 @@ seeds = {
     "batch": msg(0x0301, batch([launch, copy_shm, copy_inline, copy_2d, memset_rec,
                                 event_rec, wait_rec])),
     "batch_complete": msg(0x0301, batch([launch], 1)),
+    "batch_launch_ex": msg(0x0301, batch([launch_ex, launch])),
+    "shm_map_device": msg(0x001a, struct.pack("<IIQ", 1, 0, 0x7F0000000000)),
+    "vmm_reserve": msg(0x0110, struct.pack("<4Q", 0, 4 * G, 0, G)),
+    "vmm_free": msg(0x0111, struct.pack("<4Q", 0x7F0000000000, 0, 0, 0)),
+    "vmm_create": msg(0x0112, struct.pack("<4Q", 0, G, 0, 0)),
+    "vmm_release": msg(0x0113, struct.pack("<4Q", 0, 0, 0, 1)),
+    "vmm_map": msg(0x0114, struct.pack("<4Q", 0x7F0000000000, G, 0, 1)),
+    "vmm_unmap": msg(0x0115, struct.pack("<4Q", 0x7F0000000000, G, 0, 0)),
     "stream_create": msg(0x0310, struct.pack("<Ii", 1, -1)),
     "stream_sync": msg(0x0312, struct.pack("<Q", 0)),
     "event_create": msg(0x0320, struct.pack("<II", 1, 0)),
