@@ -336,6 +336,8 @@ static CUresult exec_set_op(CUgraphExec e, CUgraphNode n, CUgraphNodeType type,
         kcu_op_free(fresh);
         return CUDA_ERROR_INVALID_VALUE;
     }
+    if (type == CU_GRAPH_NODE_TYPE_KERNEL)   /* new parameters keep the node's attributes */
+        fresh->u.kernel.attrs = en->op.u.kernel.attrs;
     kcu_op_free(&en->op);
     en->op = *fresh;
     return CUDA_SUCCESS;

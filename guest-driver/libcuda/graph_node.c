@@ -114,6 +114,8 @@ static CUresult set_op(CUgraphNode hNode, CUgraphNodeType type, struct kcu_op *f
         kcu_op_free(fresh);
         return CUDA_ERROR_INVALID_VALUE;
     }
+    if (type == CU_GRAPH_NODE_TYPE_KERNEL)   /* new parameters keep the node's attributes */
+        fresh->u.kernel.attrs = n->op.u.kernel.attrs;
     kcu_op_free(&n->op);
     n->op = *fresh;
     return CUDA_SUCCESS;
@@ -155,6 +157,74 @@ CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL
         return CUDA_ERROR_INVALID_VALUE;
     q = from_v1(p);
     return cuGraphKernelNodeSetParams_v2(hNode, &q);
+}
+
+/* ---- kernel node attributes ------------------------------------------------------------ */
+
+/* Clusters and the cooperative flag are kept (and replayed); the attributes that change
+ * nothing here are accepted as a launch's are; the rest are not supported. */
+CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+                                               const CUkernelNodeAttrValue *value)
+{
+    struct kcu_node *n = node_of_type(hNode, CU_GRAPH_NODE_TYPE_KERNEL);
+    struct kcu_launch_attrs *a = n ? &n->op.u.kernel.attrs : NULL;
+
+    if (!a || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        if (!value->clusterDim.x || !value->clusterDim.y || !value->clusterDim.z)
+            return CUDA_ERROR_INVALID_VALUE;
+        a->cluster[0] = value->clusterDim.x;
+        a->cluster[1] = value->clusterDim.y;
+        a->cluster[2] = value->clusterDim.z;
+        return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        a->cooperative = value->cooperative != 0;
+        return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        return CUDA_SUCCESS;
+    default:
+        return kcu_unsupported("cuGraphKernelNodeSetAttribute(attribute)");
+    }
+}
+
+CUresult CUDAAPI cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+                                               CUkernelNodeAttrValue *value)
+{
+    const struct kcu_node *n = node_of_type(hNode, CU_GRAPH_NODE_TYPE_KERNEL);
+    const struct kcu_launch_attrs *a = n ? &n->op.u.kernel.attrs : NULL;
+
+    if (!a || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(value, 0, sizeof(*value));
+    switch (attr) {
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        value->clusterDim.x = a->cluster[0] ? a->cluster[0] : 1;
+        value->clusterDim.y = a->cluster[1] ? a->cluster[1] : 1;
+        value->clusterDim.z = a->cluster[2] ? a->cluster[2] : 1;
+        return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        value->cooperative = a->cooperative;
+        return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        return CUDA_SUCCESS;
+    default:
+        return kcu_unsupported("cuGraphKernelNodeGetAttribute(attribute)");
+    }
+}
+
+CUresult CUDAAPI cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
+{
+    struct kcu_node *d = node_of_type(dst, CU_GRAPH_NODE_TYPE_KERNEL);
+    const struct kcu_node *s = node_of_type(src, CU_GRAPH_NODE_TYPE_KERNEL);
+
+    if (!d || !s)
+        return CUDA_ERROR_INVALID_VALUE;
+    d->op.u.kernel.attrs = s->op.u.kernel.attrs;
+    return CUDA_SUCCESS;
 }
 
 /* ---- memcpy, memset, host, empty and event nodes ---------------------------------------- */

@@ -1023,6 +1023,27 @@ static void test_capture_launch_attrs(void)
     CU_ERR(cuLaunchKernelEx(&cfg, k_add, args, NULL), CUDA_ERROR_INVALID_CLUSTER_SIZE);
     CU(cuGraphExecDestroy(e));
     CU(cuGraphDestroy(g));
+
+    /* an explicit kernel node given clusters as an attribute; new parameters keep it */
+    CUDA_KERNEL_NODE_PARAMS kp = {.func = k_add, .gridDimX = 8, .gridDimY = 1, .gridDimZ = 1,
+                                  .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1,
+                                  .kernelParams = args};
+    CUgraphNode node;
+    CUkernelNodeAttrValue val = {.clusterDim = {4, 1, 1}}, back;
+    CU(cuGraphCreate(&g, 0));
+    CU(cuGraphAddKernelNode(&node, g, NULL, 0, &kp));
+    CU(cuGraphKernelNodeGetAttribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &back));
+    g_assert_cmpuint(back.clusterDim.x, ==, 1);
+    CU(cuGraphKernelNodeSetAttribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &val));
+    CU(cuGraphKernelNodeSetParams(node, &kp));
+    CU(cuGraphKernelNodeGetAttribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &back));
+    g_assert_cmpuint(back.clusterDim.x, ==, 4);
+    CU(cuGraphInstantiate(&e, g, 0));
+    CU(cuGraphLaunch(e, s));
+    CU(cuStreamSynchronize(s));
+    g_assert_cmpuint(harness_attr_launches(H), ==, before + 6);
+    CU(cuGraphExecDestroy(e));
+    CU(cuGraphDestroy(g));
     CU(cuStreamDestroy(s));
     CU(cuMemFree(d));
 }
