@@ -56,13 +56,16 @@ uint32_t ks_cubin_load(struct ks_conn *c, const uint8_t *img, size_t size,
         code = KS_CUDA_NO_BINARY_FOR_GPU;   /* SASS of another architecture */
     else
         code = describe_cubin(cb, mod);
+    uint64_t var_bytes = 0;     /* its __device__ and __constant__ variables */
+    for (unsigned i = 0; i < cb->n_globals; i++)
+        var_bytes += cb->globals[i].size;
     kcubin_free(cb);
     if (code)
         return code;
     int rc = ksched_module_load_cubin(c->srv->cfg.sched, c->tenant, img, size, &mod->sid, &err);
     if (rc)
         return rc == KSCHED_EBACKEND ? KS_CUDA_INVALID_IMAGE : ks_cuda_of(rc, err.msg);
-    return KS_CUDA_SUCCESS;
+    return ks_module_charge(c, mod->sid, var_bytes);
 }
 
 uint32_t ks_cubin_refuse_launch(struct ks_conn *c, struct ks_function *f)

@@ -429,6 +429,10 @@ void ks_session_device(struct ks_conn *c, uint64_t id, const struct kproto_reque
 void ks_tenant_note(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 /* The region of c named id, or NULL. */
 struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id);
+/* A loaded module's variables (bytes) counted against the tenant's quota until it is
+ * unloaded (server_module.c): on failure the module is unloaded and the CUresult is
+ * OUT_OF_MEMORY, so that modules cannot hold memory no quota bounds. */
+uint32_t ks_module_charge(struct ks_conn *c, uint32_t sid, uint64_t bytes);
 /* VMM_* (server_vmm.c): virtual memory management where the tenant's kernels are not
  * fenced; ks_vmm_allowed says whether they are. */
 void ks_vmm_request(struct ks_conn *c, uint64_t id, const struct kproto_request *r);

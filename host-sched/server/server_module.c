@@ -110,14 +110,10 @@ static int describe_module(const kptx_module *m, struct ks_module *mod)
     return 0;
 }
 
-/* The module's .global variables (printf's ring included) are device memory in the
- * tenant's window: counted against its quota like an allocation, or the module is not
- * loaded (else modules could hold memory no quota bounds). */
-static uint32_t charge_variables(struct ks_conn *c, const kptx_module *m, uint32_t sid)
+uint32_t ks_module_charge(struct ks_conn *c, uint32_t sid, uint64_t bytes)
 {
     ksched_err err;
-    int rc = ksched_module_charge(c->srv->cfg.sched, c->tenant, sid,
-                                  kptx_module_global_bytes(m), &err);
+    int rc = ksched_module_charge(c->srv->cfg.sched, c->tenant, sid, bytes, &err);
 
     if (!rc)
         return KS_CUDA_SUCCESS;
@@ -174,7 +170,7 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
     if (rc)
         code = rc == KSCHED_EBACKEND ? KS_CUDA_INVALID_PTX : ks_cuda_of(rc, err.msg);
     else
-        code = charge_variables(c, m, mod->sid);
+        code = ks_module_charge(c, mod->sid, kptx_module_global_bytes(m));
 out:
     free(text);
     kptx_module_free(m);

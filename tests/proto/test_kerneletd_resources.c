@@ -523,21 +523,26 @@ static void test_default_quota(void)
  * With a 1 MiB quota a module declaring a 4 MiB .global array is refused (before, any
  * number of such modules held memory no quota bounded), one of 256 KiB loads and shows in
  * the tenant's memory, and unloading it gives the room back. */
-static uint32_t load_status(struct client *c, const char *ptx, uint64_t *module)
+/* MODULE_LOAD of n bytes of image of kind, inline: the status; *module on success. */
+static uint32_t load_image(struct client *c, uint32_t kind, const void *image, size_t n,
+                           uint64_t *module)
 {
-    size_t n = strlen(ptx);
-    struct kernelet_module_load q = {.kind = KERNELET_IMAGE_PTX, .region = KERNELET_REGION_INLINE,
-                                     .size = n};
-    uint8_t buf[4096];
+    struct kernelet_module_load q = {.kind = kind, .region = KERNELET_REGION_INLINE, .size = n};
+    static uint8_t buf[KERNELET_MAX_PAYLOAD];
     struct kernelet_module m;
 
     g_assert_cmpuint(sizeof(q) + n, <=, sizeof(buf));
     memcpy(buf, &q, sizeof(q));
-    memcpy(buf + sizeof(q), ptx, n);
+    memcpy(buf + sizeof(q), image, n);
     uint32_t st = (uint32_t)client_call(c, KERNELET_OP_MODULE_LOAD, buf, sizeof(q) + n, -1);
     memcpy(&m, c->answer, sizeof(m));
     *module = st == KERNELET_ST_OK ? m.module : 0;
     return st;
+}
+
+static uint32_t load_status(struct client *c, const char *ptx, uint64_t *module)
+{
+    return load_image(c, KERNELET_IMAGE_PTX, ptx, strlen(ptx), module);
 }
 
 static void test_module_variables_quota(void)
@@ -566,6 +571,16 @@ static void test_module_variables_quota(void)
     g_assert_cmpuint(tenant_status(d.socket, "hoarder").mem_in_use, ==, 0);
     g_assert_cmpint(try_alloc(&c, 896u << 10), ==, KERNELET_ST_OK);
     g_assert_true(tenant_round_trip(d.socket, "bystander"));
+
+    /* a cubin's variables count too (4 MiB of them: beyond the 1 MiB quota) */
+    g_autofree char *cubin = NULL;
+    gsize cubin_len = 0;
+    const char *path = g_getenv("KERNELET_TEST_CUBIN_GLOBALS");
+    g_assert_nonnull(path);
+    g_assert_true(g_file_get_contents(path, &cubin, &cubin_len, NULL));
+    g_assert_cmpuint(load_image(&c, KERNELET_IMAGE_CUBIN, cubin, cubin_len, &module), ==,
+                     KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 2); /* CUDA_ERROR_OUT_OF_MEMORY */
     client_close(&c);
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
 }
