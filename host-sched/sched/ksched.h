@@ -256,7 +256,8 @@ void ksched_host_unregister(ksched *s, void *base);
  * addresses are multiples of KBACKEND_VMM_GRANULE. A reservation counts as the tenant's
  * memory for its copies and launches; physical memory counts against its quota from
  * create to its release (or its last unmapping after that). A reservation cannot be freed
- * while mapped, an unmapping may not cut a mapping, and all of it goes with the tenant. */
+ * while mapped, an unmapping may not cut a mapping, and all of it goes with the tenant.
+ * A tenant holds at most four times the device's memory in reservations (KSCHED_ENOMEM). */
 int ksched_vmm_reserve(ksched *s, uint32_t tenant, uint64_t bytes, uint64_t align,
                        kbackend_devptr *va, ksched_err *err);
 int ksched_vmm_free(ksched *s, uint32_t tenant, kbackend_devptr va, ksched_err *err);

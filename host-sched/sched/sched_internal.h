@@ -105,6 +105,7 @@ typedef struct sched_tenant {
     uint32_t next_vmm_handle;
     sched_vmm_map *vmm_maps;
     size_t n_vmm_maps;
+    uint64_t vmm_reserved;      /* bytes of its reservations (bounded: sched_vmm.c) */
     uint64_t launches_open;     /* launch ops submitted and not finished */
     uint64_t busy;              /* started ops not finished (drain before removal) */
     unsigned pending_kernels;   /* kernels in the pending set */

@@ -38,6 +38,14 @@ static sched_tenant *vmm_tenant(ksched *s, uint32_t tenant, int *rc, ksched_err 
     return *rc ? NULL : t;
 }
 
+/* Addresses a tenant may hold reserved: reservations cost the device (and the emulator's
+ * host) address space, not memory, and a tenant must not use it up for the others. */
+static uint64_t reserve_limit(const ksched *s)
+{
+    uint64_t mem = s->dev.total_mem ? s->dev.total_mem : (80ull << 30);
+    return 4 * mem;
+}
+
 int ksched_vmm_reserve(ksched *s, uint32_t tenant, uint64_t bytes, uint64_t align,
                        kbackend_devptr *va, ksched_err *err)
 {
@@ -47,6 +55,10 @@ int ksched_vmm_reserve(ksched *s, uint32_t tenant, uint64_t bytes, uint64_t alig
     int rc;
     pthread_mutex_lock(&s->lock);
     sched_tenant *t = vmm_tenant(s, tenant, &rc, err);
+    if (t && (bytes > reserve_limit(s) || t->vmm_reserved > reserve_limit(s) - bytes))
+        rc = ksched_fail(err, KSCHED_ENOMEM, "tenant %u: %llu bytes reserved, %llu more exceed "
+                         "four times the device's memory", tenant,
+                         (unsigned long long)t->vmm_reserved, (unsigned long long)bytes);
     kbackend_error e = {0};
     kbackend_devptr p = 0;
     if (t && s->be.ops->vmm_reserve(s->be.state, bytes, align, &p, &e))
@@ -58,6 +70,7 @@ int ksched_vmm_reserve(ksched *s, uint32_t tenant, uint64_t bytes, uint64_t alig
     }
     if (!rc) {
         a->module = SCHED_ALLOC_RESERVED;
+        t->vmm_reserved += bytes;
         *va = p;
     }
     pthread_mutex_unlock(&s->lock);
@@ -79,6 +92,7 @@ int ksched_vmm_free(ksched *s, uint32_t tenant, kbackend_devptr va, ksched_err *
                              (unsigned long long)va);
     if (!rc) {
         s->be.ops->vmm_free(s->be.state, a->r.base, a->r.size);
+        t->vmm_reserved -= a->r.size;
         krange_remove(&t->allocs, a);
     }
     pthread_mutex_unlock(&s->lock);

@@ -415,6 +415,9 @@ static void test_vmm(void)
 
     daemon_start(&d, kerneletd, opts);
     g_assert_true(client_open_path(&c, d.socket, "vmm", false));
+    /* addresses are bounded too: four times the device's memory at most */
+    g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_RESERVE, 0, 1ull << 40, 0, 0), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(c.cuda, ==, 2 /* OUT_OF_MEMORY */);
     g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_RESERVE, 0, 4 * G, 0, 0), ==, KERNELET_ST_OK);
     memcpy(&va, c.answer, sizeof(va));
     g_assert_cmpint(vmm(&c, KERNELET_OP_VMM_CREATE, 0, G, 0, 0), ==, KERNELET_ST_OK);

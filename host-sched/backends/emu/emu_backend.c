@@ -412,7 +412,8 @@ static int emu_vmm_reserve(void *state, uint64_t bytes, uint64_t align, kbackend
     struct emu_backend *b = state;
     kemu_error e = {0};
     kemu_range in;
-    uint64_t span = bytes + (align > 256 ? align : 0);
+    uint64_t a = align > KBACKEND_VMM_GRANULE ? align : KBACKEND_VMM_GRANULE;
+    uint64_t span = bytes + a;  /* room to start at a multiple of a */
     int rc = domain_range(b, 0, &in, err);
 
     if (rc)
@@ -427,7 +428,6 @@ static int emu_vmm_reserve(void *state, uint64_t bytes, uint64_t align, kbackend
         munmap(mem, span);
         return from_kemu(rc, &e, err);
     }
-    uint64_t a = align > 256 ? align : 256;
     struct emu_reservation r = {.va = (at + a - 1) / a * a, .mapped_at = at, .bytes = bytes,
                                 .span = span, .mem = mem};
     pthread_mutex_lock(&b->lock);
