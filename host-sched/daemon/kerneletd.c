@@ -23,6 +23,7 @@
 #define OPT_PAIR_TUNE 1000          /* long options without a letter to spare */
 #define OPT_WORKER_FD 1001
 #define OPT_ISOLATE_RATE 1010
+#define OPT_FENCE_FAULTS 1011
 #define OPT_WORKER_INPUT 1002
 #define OPT_WORKER_TENANT_BASE 1003
 #define OPT_WORKER_SETTINGS 1004
@@ -90,6 +91,10 @@ static void usage(FILE *f)
             "                       then reach another's memory (default: every kernel is\n"
             "                       fenced into its tenant's window; those that cannot be\n"
             "                       are refused)\n"
+            "  --fence-faults       a fenced kernel's access outside its tenant's memory\n"
+            "                       fails its launch with an illegal address, as on a GPU\n"
+            "                       of one's own (default: it is redirected into the\n"
+            "                       tenant's window; a compare more per access)\n"
             "  --isolate NAME       the tenant (VM or process) named NAME is always served\n"
             "                       by a worker process in a GPU context of its own (may be\n"
             "                       given %u times); tenants may ask for it themselves\n"
@@ -122,6 +127,7 @@ struct options {
     uint64_t default_mem_quota;
     unsigned kernel_time_limit_ms;
     bool no_fence;
+    bool fence_faults;
     bool log_errors;
     uid_t admin_uid;
     unsigned pair_split[2];
@@ -251,6 +257,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"default-memory-quota", required_argument, NULL, 'Q'},
         {"window-size", required_argument, NULL, 'w'},
         {"no-fence", no_argument, NULL, 'N'},
+        {"fence-faults", no_argument, NULL, OPT_FENCE_FAULTS},
         {"isolate", required_argument, NULL, 'I'},
         {"isolate-all", no_argument, NULL, 'A'},
         {"log-errors", no_argument, NULL, 'L'},
@@ -333,6 +340,7 @@ static int parse(int argc, char **argv, struct options *o)
                 return -1;
             break;
         case 'N': o->no_fence = true; break;
+        case OPT_FENCE_FAULTS: o->fence_faults = true; break;
         case 'I':
             if (o->n_isolate_names == KD_MAX_ISOLATE_NAMES || !*optarg ||
                 strlen(optarg) >= KERNELET_NAME_MAX)
@@ -495,6 +503,7 @@ static void server_config(const struct options *o, struct kd_device *d,
     cfg->max_mem_quota = d->backend.ops->domain_window ? o->backend.window_bytes : 0;
     cfg->admin_uid = o->admin_uid;
     cfg->no_fence = o->no_fence;
+    cfg->fence_faults = o->fence_faults;
     cfg->log_errors = o->log_errors;
     cfg->tally = tally;
     cfg->recover = kd_device_recover;

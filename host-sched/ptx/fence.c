@@ -26,8 +26,9 @@
 
 #include "ptx_internal.h"
 
-/* Statements one access may add: address, isspacep, and, or, selp. */
-#define PER_ACCESS 6
+/* Statements one access may add: address, isspacep, and, or, selp, and with
+ * KPTX_FENCE_TRAP the check, its guard and the fault's three. */
+#define PER_ACCESS 11
 /* Statements one instruction may add for control: the cancel poll of a back-edge, or the
  * fault store and exit that replace a trap or an assert. */
 #define PER_CONTROL 6
@@ -51,6 +52,8 @@ typedef struct fencer {
     const char *reg[N_REGS];
     const char *creg[N_CREGS];
     const char *pred, *poll;        /* an access's isspacep; the cancel poll's */
+    const char *oob;                /* KPTX_FENCE_TRAP: the access left the window */
+    bool trap;                      /* KPTX_FENCE_TRAP */
     const kptx_function *fn;        /* the one being fenced */
     label_at *labels;               /* fn's labels, sorted by name */
     size_t n_labels;
@@ -121,9 +124,26 @@ static const char *address_of(fencer *f, kptx_stmt_vec *sv, const kptx_function 
     return f->reg[R_ADDR];
 }
 
+static void guard(kptx_stmt *c, const char *pred, bool negated);
+static void emit_fault_if(fencer *f, kptx_stmt_vec *sv, const char *pred, bool negated,
+                          uint32_t code);
+
+/* KPTX_FENCE_TRAP: an access whose address the mask changed (it was outside the window)
+ * writes the illegal-address fault and ends the thread before it, as the GPU would fault;
+ * only when the access itself runs (its guard g: the check is cleared when g says no). */
+static void trap_outside(fencer *f, kptx_stmt_vec *sv, kptx_operand fenced, kptx_operand raw,
+                         const kptx_instr *in)
+{
+    kptx_operand oob = kptx_reg_operand(f->oob);
+    emit3(f, sv, "setp", ".ne.u64", oob, fenced, raw);
+    if (in->guard)
+        guard(emit3(f, sv, "setp", ".ne.u64", oob, raw, raw), in->guard, !in->guard_negated);
+    emit_fault_if(f, sv, f->oob, false, KPTX_FAULT_ADDRESS);
+}
+
 /* Emits the fence of addr and returns the address operand that replaces it: [a]. */
 static kptx_operand fence_address(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
-                                  const kptx_operand *addr, bool generic)
+                                  const kptx_operand *addr, bool generic, const kptx_instr *in)
 {
     kptx_operand a = kptx_reg_operand(f->reg[R_ADDR]), w = kptx_reg_operand(f->reg[R_WIN]);
     kptx_operand raw = kptx_reg_operand(address_of(f, sv, fn, addr, generic));
@@ -137,6 +157,8 @@ static kptx_operand fence_address(fencer *f, kptx_stmt_vec *sv, const kptx_funct
         const kptx_operand ops[4] = {a, w, raw, kptx_reg_operand(f->pred)};
         kptx_rw_emit(&f->rw, sv, "selp", ".b64", 4, ops);
     }
+    if (f->trap)
+        trap_outside(f, sv, a, raw, in);
     if (elem)
         *elem = a;
     return (kptx_operand){.kind = KPTX_OPND_ADDRESS, .n_elems = elem ? 1 : 0, .elems = elem};
@@ -225,15 +247,22 @@ static void emit_poll(fencer *f, kptx_stmt_vec *sv)
     guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), f->poll, false);
 }
 
+/* code into the fault word, and the thread ends, under the guard pred (none: NULL). */
+static void emit_fault_if(fencer *f, kptx_stmt_vec *sv, const char *pred, bool negated,
+                          uint32_t code)
+{
+    kptx_operand word = kptx_reg_operand(f->creg[C_WORD]);
+    guard(emit2(f, sv, "mov", ".u32", word, int_op(code)), pred, negated);
+    guard(emit2(f, sv, "st", ".volatile.global.u32", reg_address(f, f->reg[R_FAULT]), word),
+          pred, negated);
+    guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), pred, negated);
+}
+
 /* A trap or assert: its fault code into the fault word, and the thread ends (under the
  * instruction's own guard). */
 static void emit_fault(fencer *f, kptx_stmt_vec *sv, const kptx_instr *in, uint32_t code)
 {
-    kptx_operand word = kptx_reg_operand(f->creg[C_WORD]);
-    guard(emit2(f, sv, "mov", ".u32", word, int_op(code)), in->guard, in->guard_negated);
-    guard(emit2(f, sv, "st", ".volatile.global.u32", reg_address(f, f->reg[R_FAULT]), word),
-          in->guard, in->guard_negated);
-    guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), in->guard, in->guard_negated);
+    emit_fault_if(f, sv, in->guard, in->guard_negated, code);
 }
 
 static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
@@ -257,7 +286,7 @@ static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
         return;
     for (unsigned i = 0; i < in->n_ops; i++)
         ops[i] = in->ops[i].kind == KPTX_OPND_ADDRESS
-                     ? fence_address(f, sv, fn, &in->ops[i], k == KPTX_FENCE_GENERIC)
+                     ? fence_address(f, sv, fn, &in->ops[i], k == KPTX_FENCE_GENERIC, in)
                      : in->ops[i];
     kptx_stmt *c = kptx_rw_push(&f->rw, sv, s);
     if (c) {
@@ -286,6 +315,8 @@ static void declare(fencer *f, kptx_stmt_vec *sv)
                 N_CREGS);
     declare_reg(f, sv, ".pred", f->pred, 0);
     declare_reg(f, sv, ".pred", f->poll, 0);
+    if (f->trap)
+        declare_reg(f, sv, ".pred", f->oob, 0);
 }
 
 /* The window and the control words' addresses into their registers; no back-edge yet. */
@@ -367,6 +398,7 @@ static int setup_names(fencer *f)
     f->param[3] = kptx_rw_name(&f->rw, f->prefix, "_fault");
     f->pred = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_p"));
     f->poll = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_q"));
+    f->oob = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_o"));
     const char *reg = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_r"));
     const char *creg = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_c"));
     for (unsigned i = 0; i < N_REGS && reg; i++) {
@@ -404,7 +436,7 @@ int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_e
     const kptx_analysis *an = kptx_module_analysis(m, err);
     if (!an)
         return KPTX_ENOMEM;
-    fencer f = {.m = m, .rw = {.a = m->arena}};
+    fencer f = {.m = m, .rw = {.a = m->arena}, .trap = (flags & KPTX_FENCE_TRAP) != 0};
     bool *fence = calloc(an->n_fns ? an->n_fns : 1, sizeof *fence);
     int rc = !fence ? KPTX_ENOMEM : setup_names(&f);
     unsigned count = rc ? 0 : plan(m, an, flags, fence);

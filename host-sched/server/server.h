@@ -97,6 +97,9 @@ struct kserver_config {
     bool no_fence;              /* run tenants' kernels unfenced (kerneletd --no-fence); by
                                    default every PTX kernel is fenced into its tenant's
                                    address window and kernels that cannot be are refused */
+    bool fence_faults;          /* a fenced kernel's access outside its window fails its
+                                   launch with an illegal address (kerneletd
+                                   --fence-faults) instead of being redirected into it */
     struct kserver_tally *tally; /* may be NULL: no co-scheduling statistics */
     bool log_errors;            /* one line on stderr per error answer (kerneletd
                                    --log-errors): which request of which tenant failed */

@@ -30,6 +30,8 @@ int ks_fence_module(const struct ks_conn *c, kptx_module *m, struct ks_module *m
 
     if (dev->module_vars_outside && dev->module_vars_relocated)
         flags |= KPTX_FENCE_VARS_RELOCATED;
+    if (c->srv->cfg.fence_faults)
+        flags |= KPTX_FENCE_TRAP;
 
     for (unsigned i = 0; i < mod->n_entries; i++) {
         if (kptx_fence_verdict(m, mod->entries[i].name, flags, why, sizeof(why), &perr) != 0)

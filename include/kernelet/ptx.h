@@ -312,7 +312,15 @@ int kptx_slice_name(const char *entry, char *buf, size_t buflen);
  * word and ends the thread instead of faulting the context; the backend reads the word
  * when the launch completes. Device functions are not rewritten. */
 #define KPTX_CANCEL_POLL_PERIOD 1024u
-enum { KPTX_FAULT_NONE = 0, KPTX_FAULT_TRAP = 1, KPTX_FAULT_ASSERT = 2 };
+enum { KPTX_FAULT_NONE = 0, KPTX_FAULT_TRAP = 1, KPTX_FAULT_ASSERT = 2, KPTX_FAULT_ADDRESS = 3 };
+
+/* What a fault code means, for messages: "trap", "assert triggered", "illegal address". */
+static inline const char *kptx_fault_name(uint32_t fault)
+{
+    return fault == KPTX_FAULT_ASSERT ? "assert triggered"
+           : fault == KPTX_FAULT_ADDRESS ? "illegal address (outside the tenant's memory)"
+                                         : "trap";
+}
 
 /* Offset of the window base in the parameter block of a fenced entry whose own parameters
  * take param_bytes; the mask, cancel and fault addresses follow, 8 bytes apart. */
@@ -331,6 +339,11 @@ enum {
      * variable into the window at load (kptx_reloc_*, below), so kernels may use those;
      * unrelocatable .global variables and addresses of .const ones are still refused. */
     KPTX_FENCE_VARS_RELOCATED = 1u << 1,
+    /* An access outside the window is not redirected but ends its thread with
+     * KPTX_FAULT_ADDRESS in the fault word (the launch then fails as with an illegal
+     * address on the GPU): programs see their out-of-bounds accesses as natively, at the
+     * cost of a compare per access. Without it they are redirected into the window. */
+    KPTX_FENCE_TRAP = 1u << 2,
 };
 
 /* Whether entry `name` of m can be fenced (flags: KPTX_FENCE_*): why gets "" when it can,

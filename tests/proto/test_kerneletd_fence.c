@@ -200,6 +200,37 @@ static void test_no_fence(void)
     run_attack("steal_generic", opts, false);
 }
 
+/* With --fence-faults the attacker's kernel does not run on redirected addresses: its
+ * launch fails with CUDA_ERROR_ILLEGAL_ADDRESS as on a GPU of its own, the victim's words
+ * are intact, and the daemon and a bystander go on. */
+static void test_faults(void)
+{
+    const char *opts[] = {"--fence-faults", NULL};
+    struct daemon d;
+    struct client a, b;
+    struct kernelet_function f;
+    struct kernelet_param params[2];
+    uint64_t pa;
+    double took;
+
+    daemon_start(&d, kerneletd, opts);
+    victim_open(&a, d.socket, &pa);
+    g_assert_true(client_open_path(&b, d.socket, "attacker", false));
+    uint64_t out = client_alloc(&b, WORDS * 4);
+    uint64_t fn = client_function(&b, client_module_ptx(&b, steal_ptx), "steal_generic", &f,
+                                  params);
+    uint64_t args[2] = {pa, out};
+    g_assert_cmpint(client_launches(&b, fn, args, sizeof(args), 1, THREADS, true), ==,
+                    KERNELET_ST_CUDA);
+    g_assert_cmpuint(b.cuda, ==, 700 /* CUDA_ERROR_ILLEGAL_ADDRESS */);
+    client_close(&b);
+    g_assert_cmpuint(victim_intact(&a, pa), ==, WORDS);
+    g_assert_true(daemon_alive(&d));
+    g_assert_true(tenant_round_trip(d.socket, "bystander"));
+    client_close(&a);
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
 /* A kernel the pass cannot fence is refused with CUDA_ERROR_NOT_SUPPORTED and one log
  * line naming the instruction; the tenant's other kernels still run. */
 static void test_unfenceable(void)
@@ -258,6 +289,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/fence/global", test_global);
     g_test_add_func("/kerneletd/fence/generic", test_generic);
     g_test_add_func("/kerneletd/fence/no-fence", test_no_fence);
+    g_test_add_func("/kerneletd/fence/faults", test_faults);
     g_test_add_func("/kerneletd/fence/own-variant", test_own_variant);
     g_test_add_func("/kerneletd/fence/unfenceable", test_unfenceable);
     g_test_add_func("/kerneletd/fence/bad-options", test_bad_options);

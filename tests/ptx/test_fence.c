@@ -362,7 +362,11 @@ static const char control_ptx[] =
     "  {\n  .param .b64 param0;\n  .param .b32 param2;\n"
     "  st.param.b64 [param0+0], %rd1;\n  st.param.b32 [param2+0], 0;\n"
     "  call.uni __assertfail, (param0, param0, param2, param0, param0);\n  }\n"
-    "DONE:\n  mov.u32 %r2, 6;\n  st.global.u32 [%rd1+4], %r2;\n  ret;\n}\n";
+    "DONE:\n  mov.u32 %r2, 6;\n  st.global.u32 [%rd1+4], %r2;\n  ret;\n}\n"
+    ".visible .entry maybe_store(.param .u64 out, .param .u32 k)\n"
+    "{\n  .reg .b32 %r<2>;\n  .reg .b64 %rd<2>;\n  .reg .pred %p<2>;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [k];\n"
+    "  setp.eq.u32 %p1, %r1, 1;\n  @%p1 st.global.u32 [%rd1], 9;\n  ret;\n}\n";
 
 typedef struct control_fixture {
     kemu_device *dev;
@@ -371,15 +375,16 @@ typedef struct control_fixture {
     kemu_devptr out, ctl;       /* in the window; the control words elsewhere */
 } control_fixture;
 
-static void control_open(control_fixture *f)
+/* The control kernels fenced with flags (the fencing pass's), loaded in the window. */
+static void control_open_flags(control_fixture *f, unsigned flags)
 {
     kemu_error e = {0};
     f->dev = test_emu_windows(WINDOW, &f->win, &f->other);
     kptx_module *m = test_parse(control_ptx);
     kptx_error err = {0};
     unsigned n = 0;
-    g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
-    g_assert_cmpuint(n, ==, 3);
+    g_assert_cmpint(kptx_fence_module(m, flags, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, 4);
     char *text = test_print(m, NULL);
     g_assert_cmpint(kemu_module_load_in(f->dev, &f->win, text, strlen(text), &f->mod, &e), ==, 0);
     free(text);
@@ -388,6 +393,11 @@ static void control_open(control_fixture *f)
     f->ctl = alloc_in(f->dev, &f->other, 0);
     uint32_t zero[2] = {0, 0};
     g_assert_cmpint(kemu_memcpy_htod(f->dev, f->ctl, zero, sizeof zero, &e), ==, 0);
+}
+
+static void control_open(control_fixture *f)
+{
+    control_open_flags(f, 0);
 }
 
 static void set_word(control_fixture *f, kemu_devptr p, uint32_t v)
@@ -470,9 +480,38 @@ static void test_control_faults(void)
     }
 }
 
+/* With KPTX_FENCE_TRAP an access outside the window is not redirected: the thread ends
+ * with the illegal-address fault and nothing is written, inside or outside the window;
+ * an access inside runs as before, and a guarded access that does not run does not
+ * fault. Without the flag the same store lands in the window (redirected). */
+static void test_control_address(void)
+{
+    for (int trap = 0; trap < 2; trap++) {
+        control_fixture f;
+        control_open_flags(&f, trap ? KPTX_FENCE_TRAP : 0);
+        kemu_devptr inside = f.out;
+        kemu_devptr victim = alloc_in(f.dev, &f.other, 700);
+        kemu_devptr redirected = f.win.lo + (victim & (WINDOW - 1));
+        kemu_range at = {redirected, redirected + (1u << 20)};
+        g_assert_cmpuint(alloc_in(f.dev, &at, 100), ==, redirected);
+        g_assert_cmpint(run_controlled(&f, "maybe_store", 1, true, 0), ==, 0);
+        g_assert_cmpuint(get_word(&f, inside), ==, 9);           /* inside: as before */
+        g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_NONE);
+        f.out = victim;
+        g_assert_cmpint(run_controlled(&f, "maybe_store", 0, true, 0), ==, 0); /* guarded off */
+        g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_NONE);
+        g_assert_cmpint(run_controlled(&f, "maybe_store", 1, true, 0), ==, 0);
+        g_assert_cmpuint(get_word(&f, victim), ==, 700);         /* never the other's */
+        g_assert_cmpuint(get_word(&f, redirected), ==, trap ? 100 : 9);
+        g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, trap ? KPTX_FAULT_ADDRESS : KPTX_FAULT_NONE);
+        kemu_device_destroy(f.dev);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ptx/fence/control/address", test_control_address);
     g_test_add_func("/ptx/fence/verdicts", test_verdicts);
     g_test_add_func("/ptx/fence/verdicts-module", test_verdicts_module);
     g_test_add_func("/ptx/fence/verdicts-vars-outside", test_verdicts_vars_outside);

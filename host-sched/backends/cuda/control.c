@@ -212,9 +212,9 @@ int kcuda_control_settle(kcuda *kc, const kcuda_job *job, int fired, int status,
     kcuda_control_launch_end(kc->control, job->domain, &fault, &cancelled);
     if (status)
         return status;
-    if (fault == KPTX_FAULT_ASSERT || fault == KPTX_FAULT_TRAP) {
+    if (fault == KPTX_FAULT_ASSERT || fault == KPTX_FAULT_TRAP || fault == KPTX_FAULT_ADDRESS) {
         snprintf(msg, len, "%s: device %s (the launch ended; the context is intact)",
-                 job->fn->name, fault == KPTX_FAULT_ASSERT ? "assert triggered" : "trap");
+                 job->fn->name, kptx_fault_name(fault));
         if (kc->cfg.note) {     /* at most once per tenant context: the error is sticky */
             char note[2 * MSG_LEN];
             snprintf(note, sizeof(note), "tenant '%s': %s", job->tenant[0] ? job->tenant : "?",

@@ -150,7 +150,7 @@ static int run_checked_launch(struct emu_backend *b, struct job *j, kemu_error *
         return rc;
     kemu_function_info_get((const kemu_function *)j->slice.fn, &info);
     snprintf(e->message, sizeof(e->message), "%s: device %s (the launch ended; the device "
-             "goes on)", info.name, fault == KPTX_FAULT_ASSERT ? "assert triggered" : "trap");
+             "goes on)", info.name, kptx_fault_name(fault));
     return KEMU_ETRAP;
 }
 
