@@ -61,7 +61,8 @@ int main(void)
     EXPECT(cudaStreamQuery(s[NSTREAMS]) == cudaSuccess, "stream query after its last event");
     float ms = -1;
     CHECK(cudaEventElapsedTime(&ms, t0, t1));
-    EXPECT(ms > 0.0f && ms < 10000.0f, "elapsed %g ms", ms);
+    /* a sane elapsed time, not a speed target: the emulator on a loaded machine took 10 s */
+    EXPECT(ms > 0.0f && ms < 120000.0f, "elapsed %g ms", ms);
     /* Events without timing must refuse elapsed time. */
     EXPECT(cudaEventElapsedTime(&ms, done[0], done[1]) != cudaSuccess,
            "elapsed time between events without timing");
