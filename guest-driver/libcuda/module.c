@@ -157,7 +157,8 @@ static CUresult module_load(struct kcu_module **out, const void *image)
     mod->handle = m.module;
     mod->n_functions = m.n_functions;
     pthread_mutex_init(&mod->lock, NULL);
-    kcu_printf_module_loaded(mod);
+    if (!(m.flags & KERNELET_MODULE_NO_PRINTF))
+        kcu_printf_module_loaded(mod);
     *out = mod;
     return CUDA_SUCCESS;
 }

@@ -62,6 +62,7 @@ struct ks_module {
     struct ks_entry *entries;
     unsigned ptx_version;       /* major * 10 + minor */
     unsigned cubin_arch;        /* a cubin's SM (90): runs whole, natively; 0 for PTX */
+    bool printf_ring;           /* the printf pass gave it a ring (kernelet/ptx.h) */
 };
 
 struct ks_function {

@@ -144,11 +144,13 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
      * fencing so that the ring's stores are fenced like any other; a module that uses the
      * ring's reserved names is refused. Device functions are not fenced: while fencing is
      * on, their printf calls stay calls (an entry calling one could not be fenced). */
-    if ((rc = kptx_printf_module(m, c->srv->cfg.no_fence ? 0 : KPTX_PRINTF_ENTRIES_ONLY, NULL,
-                                 &perr)) != 0) {
+    unsigned printfs = 0;
+    if ((rc = kptx_printf_module(m, c->srv->cfg.no_fence ? 0 : KPTX_PRINTF_ENTRIES_ONLY,
+                                 &printfs, &perr)) != 0) {
         code = rc == KPTX_ENOMEM ? KS_CUDA_OUT_OF_MEMORY : KS_CUDA_INVALID_PTX;
         goto out;
     }
+    mod->printf_ring = printfs > 0;
     /* Fenced first, so that the sliced variants inherit the fence; never loaded unfenced
      * when fencing is on. Kernels that cannot be sliced stay whole; the rest get their
      * __kslice variants (a failed slicing leaves m as it was). */
@@ -245,7 +247,10 @@ void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request 
     if (code)
         goto fail;
     o->u.module = mod;
-    struct kernelet_module ans = {.module = o->handle, .n_functions = mod.n_entries};
+    /* libcuda looks a module's printf ring up only when it may have one: a framework loads
+     * thousands of modules without */
+    struct kernelet_module ans = {.module = o->handle, .n_functions = mod.n_entries,
+                                  .flags = mod.printf_ring ? 0 : KERNELET_MODULE_NO_PRINTF};
     ks_reply(c, KERNELET_OP_MODULE_LOAD, id, KERNELET_ST_OK, &ans, sizeof(ans));
     free(img);
     return;

@@ -227,10 +227,14 @@ struct kernelet_module_load {
     uint64_t size;            /* image bytes; inline images follow this structure */
 };
 
+/* In kernelet_module.flags: the daemon knows the module has no device printf ring
+ * (a cubin, or PTX without printf), so the client need not look it up. 0 says nothing. */
+#define KERNELET_MODULE_NO_PRINTF (1u << 0)
+
 struct kernelet_module {
     uint64_t module;
     uint32_t n_functions;     /* entries the image defines */
-    uint32_t reserved;
+    uint32_t flags;           /* KERNELET_MODULE_* */
 };
 
 struct kernelet_handle {

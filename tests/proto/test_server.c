@@ -572,6 +572,44 @@ static void test_launch_attrs_refused(void)
     client_close(&c);
 }
 
+/* A module's answer says when it has no printf ring, so that libcuda does not ask for
+ * one (a framework loads thousands of modules): a module without printf, and one whose
+ * printf the daemon rewrote (it has the ring). */
+static void test_module_printf_flag(void)
+{
+    static const char hello_ptx[] =
+        ".version 7.0\n.target sm_70\n.address_size 64\n"
+        ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, "
+        ".param .b64 vprintf_param_1);\n"
+        ".global .align 1 .b8 $str[4] = {104, 105, 10, 0};\n"
+        ".visible .entry hello()\n{\n  .reg .b32 %r<2>;\n  .reg .b64 %rd<3>;\n"
+        "  mov.u64 %rd1, $str;\n  cvta.global.u64 %rd2, %rd1;\n"
+        "  {\n  .param .b64 param0;\n  st.param.b64 [param0+0], %rd2;\n"
+        "  .param .b64 param1;\n  st.param.b64 [param1+0], 0;\n"
+        "  .param .b32 retval0;\n  call.uni (retval0), vprintf, (param0, param1);\n"
+        "  ld.param.b32 %r1, [retval0+0];\n  }\n  ret;\n}\n";
+    const char *texts[2] = {harness_ptx, hello_ptx};
+    struct client c;
+
+    g_assert_true(client_open(&c, H, "printf-flag", false));
+    for (int i = 0; i < 2; i++) {
+        size_t n = strlen(texts[i]);
+        struct kernelet_module_load q = {.kind = KERNELET_IMAGE_PTX,
+                                         .region = KERNELET_REGION_INLINE, .size = n};
+        uint8_t *buf = g_malloc(sizeof(q) + n);
+        struct kernelet_module m;
+        memcpy(buf, &q, sizeof(q));
+        memcpy(buf + sizeof(q), texts[i], n);
+        g_assert_cmpint(client_call(&c, KERNELET_OP_MODULE_LOAD, buf, sizeof(q) + n, -1), ==,
+                        KERNELET_ST_OK);
+        memcpy(&m, c.answer, sizeof(m));
+        g_assert_cmpuint(m.flags & KERNELET_MODULE_NO_PRINTF, ==,
+                         i == 0 ? KERNELET_MODULE_NO_PRINTF : 0);
+        g_free(buf);
+    }
+    client_close(&c);
+}
+
 static void test_globals(void)
 {
     struct client a, b;
@@ -753,6 +791,7 @@ int main(int argc, char **argv)
     g_test_add_func("/server/hello-timeout", test_hello_timeout);
     g_test_add_func("/server/modules-and-launches", test_modules_and_launches);
     g_test_add_func("/server/globals", test_globals);
+    g_test_add_func("/server/module-printf-flag", test_module_printf_flag);
     g_test_add_func("/server/launch-attrs-refused", test_launch_attrs_refused);
     g_test_add_func("/server/sticky-fault", test_sticky_fault);
     g_test_add_func("/server/events", test_events);
