@@ -312,7 +312,9 @@ static void test_tenant_ids(void)
 
 /* The operator's settings reach an isolated tenant: a kernel time limit set for it over
  * the daemon's socket stops its never-ending kernel in its worker (the default, two
- * minutes, would let it spin past the test's 30 s wait). */
+ * minutes, would let it spin past the test's 30 s wait). A setting travels to the worker
+ * asynchronously and applies to launches the worker dispatches after it: the test waits
+ * until the worker's own status row (sent every second) shows it. */
 static void test_settings_reach_worker(void)
 {
     struct daemon d;
@@ -328,6 +330,11 @@ static void test_settings_reach_worker(void)
     g_assert_cmpint(client_call(&admin, KERNELET_OP_ADMIN_SET, &set, sizeof(set), -1), ==,
                     KERNELET_ST_OK);
     client_close(&admin);
+    struct kernelet_tenant_status row = {0};
+    for (double t0 = now_s(); now_s() - t0 < 10.0; usleep(50000))
+        if (row_named(d.socket, "limited", &row) && row.kernel_time_limit_ms == 300)
+            break;
+    g_assert_cmpuint(row.kernel_time_limit_ms, ==, 300);
     uint64_t p = client_alloc(&iso, 8 * 32 * 4);
     uint64_t fn = spin_function(&iso, "k_forever");
     double start = now_s();
