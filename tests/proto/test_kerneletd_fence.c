@@ -166,46 +166,10 @@ static void test_generic(void)
     run_attack("steal_generic", NULL, true);
 }
 
-/* A module that brings the sliced variant of a fenceable kernel: the daemon would launch
- * the tenant's variant, unfenced, in its place; the kernel is refused instead. */
-static void test_own_variant(void)
+/* Tenant B's launch of entry on A's pointer fails with CUDA error cuda; A's words are
+ * intact, and the daemon and a bystander go on. */
+static void refused_attack(const char *const *opts, const char *entry, uint32_t cuda)
 {
-    struct daemon d;
-    struct client a, b;
-    struct kernelet_function f;
-    struct kernelet_param params[2];
-    uint64_t pa;
-    double took;
-
-    daemon_start(&d, kerneletd, NULL);
-    victim_open(&a, d.socket, &pa);
-    g_assert_true(client_open_path(&b, d.socket, "attacker", false));
-    uint64_t out = client_alloc(&b, WORDS * 4);
-    uint64_t fn = client_function(&b, client_module_ptx(&b, steal_ptx), "sneak", &f, params);
-    uint64_t args[2] = {pa, out};
-    g_assert_cmpint(client_launches(&b, fn, args, sizeof(args), 1, THREADS, true), ==,
-                    KERNELET_ST_CUDA);
-    g_assert_cmpuint(b.cuda, ==, 801);      /* CUDA_ERROR_NOT_SUPPORTED */
-    client_close(&b);
-    g_assert_cmpuint(victim_intact(&a, pa), ==, WORDS);
-    client_close(&a);
-    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
-}
-
-static void test_no_fence(void)
-{
-    const char *opts[] = {"--no-fence", NULL};
-
-    run_attack("steal_global", opts, false);
-    run_attack("steal_generic", opts, false);
-}
-
-/* With --fence-faults the attacker's kernel does not run on redirected addresses: its
- * launch fails with CUDA_ERROR_ILLEGAL_ADDRESS as on a GPU of its own, the victim's words
- * are intact, and the daemon and a bystander go on. */
-static void test_faults(void)
-{
-    const char *opts[] = {"--fence-faults", NULL};
     struct daemon d;
     struct client a, b;
     struct kernelet_function f;
@@ -217,18 +181,41 @@ static void test_faults(void)
     victim_open(&a, d.socket, &pa);
     g_assert_true(client_open_path(&b, d.socket, "attacker", false));
     uint64_t out = client_alloc(&b, WORDS * 4);
-    uint64_t fn = client_function(&b, client_module_ptx(&b, steal_ptx), "steal_generic", &f,
-                                  params);
+    uint64_t fn = client_function(&b, client_module_ptx(&b, steal_ptx), entry, &f, params);
     uint64_t args[2] = {pa, out};
     g_assert_cmpint(client_launches(&b, fn, args, sizeof(args), 1, THREADS, true), ==,
                     KERNELET_ST_CUDA);
-    g_assert_cmpuint(b.cuda, ==, 700 /* CUDA_ERROR_ILLEGAL_ADDRESS */);
+    g_assert_cmpuint(b.cuda, ==, cuda);
     client_close(&b);
     g_assert_cmpuint(victim_intact(&a, pa), ==, WORDS);
     g_assert_true(daemon_alive(&d));
     g_assert_true(tenant_round_trip(d.socket, "bystander"));
     client_close(&a);
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+/* A module that brings the sliced variant of a fenceable kernel: the daemon would launch
+ * the tenant's variant, unfenced, in its place; the kernel is refused instead. */
+static void test_own_variant(void)
+{
+    refused_attack(NULL, "sneak", 801 /* CUDA_ERROR_NOT_SUPPORTED */);
+}
+
+static void test_no_fence(void)
+{
+    const char *opts[] = {"--no-fence", NULL};
+
+    run_attack("steal_global", opts, false);
+    run_attack("steal_generic", opts, false);
+}
+
+/* With --fence-faults the attacker's kernel does not run on redirected addresses: its
+ * launch fails with CUDA_ERROR_ILLEGAL_ADDRESS as on a GPU of its own. */
+static void test_faults(void)
+{
+    const char *opts[] = {"--fence-faults", NULL};
+
+    refused_attack(opts, "steal_generic", 700 /* CUDA_ERROR_ILLEGAL_ADDRESS */);
 }
 
 /* A kernel the pass cannot fence is refused with CUDA_ERROR_NOT_SUPPORTED and one log
