@@ -15,13 +15,6 @@ int sched_profiles_wanted(const ksched *s)
     return !sched_policy_get(s->cfg.policy)->whole_kernels;
 }
 
-/* A cluster or cooperative launch: it runs whole, as it is. */
-static bool launch_has_attrs(const ksched_op *op)
-{
-    return op->u.launch.cooperative || op->u.launch.cluster[0] > 1 ||
-           op->u.launch.cluster[1] > 1 || op->u.launch.cluster[2] > 1;
-}
-
 /* Linked into its class's pending list; the tenant becomes backlogged. */
 static void link_pending(ksched *s, sched_kernel *k)
 {
@@ -135,8 +128,8 @@ int sched_kernel_start(ksched *s, sched_op *op)
     }
     op->kernel = k;
     k->whole_only = !f->sliced || !t->pol.slicing || k->total >= (1ull << 32) ||
-                    launch_has_attrs(&op->op);
-    if (launch_has_attrs(&op->op) && !k->cls->profiled && !k->cls->profiling)
+                    kbackend_launch_has_attrs(op->op.u.launch.cluster, op->op.u.launch.cooperative);
+    if (kbackend_launch_has_attrs(op->op.u.launch.cluster, op->op.u.launch.cooperative) && !k->cls->profiled && !k->cls->profiling)
         k->cls->profiled = -1;  /* clusters and grid sync: the profiler cannot run it */
     if (sched_profiles_wanted(s) && !k->cls->profiled && !k->cls->profiling &&
         (!s->be.ops->profile || t->profile_faulted || request_profile(s, k))) {

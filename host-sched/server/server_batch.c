@@ -53,10 +53,10 @@ static uint32_t order(struct ks_conn *c, uint64_t stream)
  * not-supported error (and a line in the log, once per tenant), not a failed kernel. */
 static uint32_t launch_attrs_allowed(struct ks_conn *c, const struct kproto_record *rec)
 {
-    const uint32_t *cl = rec->u.launch.cluster;
     bool cooperative = rec->u.launch.flags & KERNELET_LAUNCH_COOPERATIVE;
 
-    if ((!cooperative && cl[0] * cl[1] * cl[2] <= 1) || c->srv->cfg.device.launch_attrs)
+    if (!kbackend_launch_has_attrs(rec->u.launch.cluster, cooperative) ||
+        c->srv->cfg.device.launch_attrs)
         return KS_CUDA_SUCCESS;
     if (!c->attrs_refusal_logged)
         fprintf(stderr, "kerneletd: tenant %s (pid %u): %s launch refused: backend %s does "

@@ -66,6 +66,11 @@ void ks_fence_function(const struct ks_conn *c, struct ks_function *f)
     f->fence_refused = !c->srv->cfg.no_fence && !f->fenced && !c->srv->cfg.adopt;
 }
 
+bool ks_kernels_unconfined(const struct ks_conn *c)
+{
+    return c->srv->cfg.no_fence || c->srv->cfg.adopt;
+}
+
 uint32_t ks_fence_refuse_launch(struct ks_conn *c, struct ks_function *f)
 {
     const struct ks_obj *mo = ks_handle_get(&c->handles, f->module, KS_MODULE);
@@ -103,7 +108,7 @@ uint32_t ks_fence_params(struct ks_conn *c, const void *params, uint32_t size, v
     memcpy(p, params, size);
     fence[0] = w.base;
     fence[1] = w.size - 1;
-    if (c->srv->cfg.adopt) {
+    if (ks_kernels_unconfined(c)) {
         /* Alone in its context, the tenant's kernels keep the fence's control words but
          * not its window: they may reach all that the context holds, which is the
          * tenant's own (its mapped host memory too: server_region.c). */

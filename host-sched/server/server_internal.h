@@ -584,6 +584,9 @@ struct kptx_module;
 int ks_fence_module(const struct ks_conn *c, struct kptx_module *m, struct ks_module *mod);
 /* Sets f->fenced and f->fence_refused from the configuration and its module. */
 void ks_fence_function(const struct ks_conn *c, struct ks_function *f);
+/* Whether the tenant's kernels may reach beyond its window: a daemon that does not fence,
+ * or a worker of the isolation tier (its context holds its tenant alone). */
+bool ks_kernels_unconfined(const struct ks_conn *c);
 /* Logs (once per function) and answers the refusal of a launch that cannot be fenced. */
 uint32_t ks_fence_refuse_launch(struct ks_conn *c, struct ks_function *f);
 /* A malloc'd copy of a fenced kernel's size bytes of parameters with the tenant's window

@@ -118,7 +118,7 @@ uint32_t ks_module_charge(struct ks_conn *c, uint32_t sid, uint64_t bytes)
     if (!rc)
         return KS_CUDA_SUCCESS;
     ksched_module_unload(c->srv->cfg.sched, c->tenant, sid, NULL);
-    return rc == KSCHED_EQUOTA ? KS_CUDA_OUT_OF_MEMORY : ks_cuda_of(rc, err.msg);
+    return ks_cuda_of(rc, err.msg);
 }
 
 uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod)

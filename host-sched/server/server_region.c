@@ -53,7 +53,7 @@ static void region_unpin(struct ks_region *r)
 
 bool ks_region_can_map_device(const struct ks_conn *c)
 {
-    return (c->srv->cfg.no_fence || c->srv->cfg.adopt) && c->srv->can_pin;
+    return ks_kernels_unconfined(c) && c->srv->can_pin;
 }
 
 /* Moves r's mapping to address, where the tenant has it, so that the tenant's own pointer
@@ -84,12 +84,6 @@ static bool region_move(struct ks_region *r, uint64_t address)
     return true;
 }
 
-static uint32_t map_failure(int rc)
-{
-    return rc == KSCHED_ENOMEM ? KS_CUDA_OUT_OF_MEMORY
-           : rc == KSCHED_EUNSUPPORTED ? KS_CUDA_NOT_SUPPORTED : ks_cuda_of(rc, "");
-}
-
 void ks_region_map_device(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
     const struct kernelet_shm_map_device *m = &r->u.shm_map_device;
@@ -108,7 +102,7 @@ void ks_region_map_device(struct ks_conn *c, uint64_t id, const struct kproto_re
         if ((uintptr_t)reg->base != m->address)
             region_move(reg, m->address);
         if ((rc = region_pin(reg))) {
-            ks_reply_cuda(c, KERNELET_OP_SHM_MAP_DEVICE, id, map_failure(rc), 0);
+            ks_reply_cuda(c, KERNELET_OP_SHM_MAP_DEVICE, id, ks_cuda_of(rc, ""), 0);
             return;
         }
         reg->device_mapped = true;

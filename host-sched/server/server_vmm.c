@@ -9,13 +9,7 @@
 
 bool ks_vmm_allowed(const struct ks_conn *c)
 {
-    return (c->srv->cfg.no_fence || c->srv->cfg.adopt) && c->srv->has_vmm;
-}
-
-static void reply_err(struct ks_conn *c, uint16_t op, uint64_t id, int rc, const char *msg)
-{
-    ks_reply_cuda(c, op, id, rc == KSCHED_EQUOTA ? KS_CUDA_OUT_OF_MEMORY : ks_cuda_of(rc, msg),
-                  0);
+    return ks_kernels_unconfined(c) && c->srv->has_vmm;
 }
 
 static void reserve(struct ks_conn *c, uint64_t id, const struct kernelet_vmm *v)
@@ -25,7 +19,7 @@ static void reserve(struct ks_conn *c, uint64_t id, const struct kernelet_vmm *v
     int rc = ksched_vmm_reserve(c->srv->cfg.sched, c->tenant, v->size, v->arg, &va, &err);
 
     if (rc) {
-        reply_err(c, KERNELET_OP_VMM_RESERVE, id, rc, err.msg);
+        ks_reply_cuda(c, KERNELET_OP_VMM_RESERVE, id, ks_cuda_of(rc, err.msg), 0);
         return;
     }
     if (ks_alloc_add(c, va, v->size, 0) != 0) {
@@ -46,7 +40,7 @@ static void free_reservation(struct ks_conn *c, uint64_t id, const struct kernel
                  : ksched_fail(&err, KSCHED_EINVAL, "not a reservation");
 
     if (rc) {
-        reply_err(c, KERNELET_OP_VMM_FREE, id, rc, err.msg);
+        ks_reply_cuda(c, KERNELET_OP_VMM_FREE, id, ks_cuda_of(rc, err.msg), 0);
         return;
     }
     ks_alloc_remove(c, v->va);
@@ -60,7 +54,7 @@ static void create(struct ks_conn *c, uint64_t id, const struct kernelet_vmm *v)
     int rc = ksched_vmm_create(c->srv->cfg.sched, c->tenant, v->size, &handle, &err);
 
     if (rc) {
-        reply_err(c, KERNELET_OP_VMM_CREATE, id, rc, err.msg);
+        ks_reply_cuda(c, KERNELET_OP_VMM_CREATE, id, ks_cuda_of(rc, err.msg), 0);
         return;
     }
     struct kernelet_handle ans = {.handle = handle};
@@ -79,7 +73,7 @@ static void direct(struct ks_conn *c, uint64_t id, uint16_t op, const struct ker
                                   &err);
 
     if (rc)
-        reply_err(c, op, id, rc, err.msg);
+        ks_reply_cuda(c, op, id, ks_cuda_of(rc, err.msg), 0);
     else
         ks_reply(c, op, id, KERNELET_ST_OK, NULL, 0);
 }

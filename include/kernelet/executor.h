@@ -199,6 +199,13 @@ typedef struct kbackend_slice {
                                    synchronisation: cuLaunchCooperativeKernel) */
 } kbackend_slice;
 
+/* Whether a launch of these clusters (blocks per cluster, 0 or 1 each: none) and
+ * cooperative flag needs launch attributes: such a launch runs whole. */
+static inline int kbackend_launch_has_attrs(const unsigned cluster[3], int cooperative)
+{
+    return cooperative || cluster[0] > 1 || cluster[1] > 1 || cluster[2] > 1;
+}
+
 /* The result of one submission. */
 typedef struct kbackend_completion {
     int status;                 /* 0 or a KBACKEND_E* code */

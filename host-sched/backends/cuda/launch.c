@@ -5,16 +5,10 @@
 
 #include "backend_internal.h"
 
-/* Whether s is a cluster or cooperative launch (cuLaunchKernelEx's attributes). */
-static int has_attrs(const kbackend_slice *s)
-{
-    return s->cooperative || s->cluster[0] > 1 || s->cluster[1] > 1 || s->cluster[2] > 1;
-}
-
 int kcuda_prepare_launch(kcuda *kc, const kbackend_slice *s, kcuda_job *job, kbackend_error *err)
 {
     const struct kbackend_function *fn = s->fn;
-    if (has_attrs(s) && s->sliced)
+    if (kbackend_launch_has_attrs(s->cluster, s->cooperative) && s->sliced)
         return kbackend_fail(err, KBACKEND_EINVAL, "a cluster or cooperative launch runs whole");
     int rc = kcuda_launch_shape_of(s, fn->sliced, fn->info.max_threads_per_block, &kc->limits,
                                    &job->shape, err);
@@ -116,8 +110,8 @@ int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kbackend_erro
     }
     if (r == CUDA_SUCCESS) {
         what = "cuLaunchKernel";
-        int ex = job->cooperative || job->cluster[0] * job->cluster[1] * job->cluster[2] > 1;
-        r = ex ? launch_with_attrs(job, stream, size ? extra : NULL)
+        r = kbackend_launch_has_attrs(job->cluster, job->cooperative)
+                ? launch_with_attrs(job, stream, size ? extra : NULL)
             : job->wave_blocks && g[0] > job->wave_blocks
                 ? launch_waves(job, stream, extra)
                 : cuLaunchKernel(fn->f, g[0], g[1], g[2], b[0], b[1], b[2], job->smem, stream,

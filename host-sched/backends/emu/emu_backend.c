@@ -653,7 +653,7 @@ static int emu_launch(void *state, const kbackend_slice *s, kbackend_done_fn don
 {
     /* the emulator runs blocks one after another on a pool: no cluster's shared memory and
      * barriers, no grid-wide synchronisation */
-    if (s->cooperative || s->cluster[0] > 1 || s->cluster[1] > 1 || s->cluster[2] > 1)
+    if (kbackend_launch_has_attrs(s->cluster, s->cooperative))
         return kbackend_fail(err, KBACKEND_EUNSUPPORTED, "%s launches are not emulated",
                              s->cooperative ? "cooperative" : "thread-block cluster");
     struct job *j = new_job(JOB_LAUNCH, done, user, err);

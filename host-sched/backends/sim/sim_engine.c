@@ -97,7 +97,7 @@ int sim_launch(void *state, const kbackend_slice *sl, kbackend_done_fn done, voi
     sim_queue_push(&ln->head, &ln->tail, j);
     s->in_flight++;
     s->stats.launches++;
-    if (sl->cooperative || sl->cluster[0] > 1 || sl->cluster[1] > 1 || sl->cluster[2] > 1)
+    if (kbackend_launch_has_attrs(sl->cluster, sl->cooperative))
         s->stats.attr_launches++;  /* timed as any whole launch */
     return 0;
 }
