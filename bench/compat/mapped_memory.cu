@@ -2,7 +2,7 @@
  * kernel reads and writes in place, through cudaHostGetDevicePointer's address and, where
  * that is the host pointer itself (unified addressing), through the host pointer; the
  * results are checked on the host with no copy, and a second round sees what the host
- * wrote in between. Where kernels cannot read host memory (cudaDevAttrCanMapHostMemory is
+ * wrote in between; memsets and device-to-device copies name it by device address. Where kernels cannot read host memory (cudaDevAttrCanMapHostMemory is
  * 0: a tenant whose kernels are fenced, a VM) the allocation fails with
  * cudaErrorNotSupported and the program computes the same through device memory. The
  * PASS line names the path taken. */
@@ -53,6 +53,21 @@ static void mapped(int *h_in, int *h_out, int n)
     round_trip(h_in, h_out, d_in, d_out, -2, 5, n, "mapped, second round");
     if (d_in == h_in && d_out == h_out) /* unified addressing: the host pointers work too */
         round_trip(h_in, h_out, h_in, h_out, 4, 1, n, "host pointers");
+    /* memsets and device-to-device copies may name mapped memory (XLA clears pinned
+     * buffers with cuMemsetD8Async on their device address) */
+    size_t bytes = n * sizeof(int);
+    int *d_copy = NULL;
+    CHECK(cudaMemsetAsync(d_out, 0x5a, bytes, 0));
+    CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < n; i++)
+        EXPECT(h_out[i] == 0x5a5a5a5a, "memset of mapped memory: element %d = %#x", i, h_out[i]);
+    CHECK(cudaMalloc((void **)&d_copy, bytes));
+    CHECK(cudaMemcpy(d_copy, d_in, bytes, cudaMemcpyDeviceToDevice));
+    CHECK(cudaMemset(d_out, 0, bytes));
+    CHECK(cudaMemcpy(d_out, d_copy, bytes, cudaMemcpyDeviceToDevice));
+    CHECK(cudaDeviceSynchronize()); /* copies between device addresses do not wait */
+    EXPECT(memcmp(h_out, h_in, bytes) == 0, "mapped -> device -> mapped copy differs");
+    CHECK(cudaFree(d_copy));
     /* a pointer inside the allocation maps to the same offset */
     int *d_mid = NULL;
     CHECK(cudaHostGetDevicePointer((void **)&d_mid, h_in + 1000, 0));

@@ -303,8 +303,12 @@ CUresult kcu_memset_run(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned 
         return CUDA_SUCCESS;
     if ((r = kcu_ready()) != CUDA_SUCCESS)
         return r;
-    if ((height > 1 && (pitch < width * elem_size || pitch % elem_size)) || dst % elem_size ||
-        !kcu_device_range(dst, span_of(width * elem_size, height, pitch)))
+    if ((height > 1 && (pitch < width * elem_size || pitch % elem_size)) || dst % elem_size) {
+        kcu_log("memset of 0x%llx (pitch %zu, %u-byte elements): misaligned",
+                (unsigned long long)dst, pitch, elem_size);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!kcu_device_range(dst, span_of(width * elem_size, height, pitch)))
         return CUDA_ERROR_INVALID_VALUE;
     if (kcu_capture_any()) {
         struct kcu_op op = {.type = CU_GRAPH_NODE_TYPE_MEMSET,

@@ -79,14 +79,45 @@ bool kcu_device_lookup(CUdeviceptr p, CUdeviceptr *base, size_t *size)
     return r != NULL;
 }
 
+/* The mapped pinned allocation whose device addresses hold p (with mem.lock held). */
+static const struct host_range *host_find_device(CUdeviceptr p)
+{
+    for (size_t i = 0; i < mem.n_host; i++)
+        if (mem.host[i].mapped && p - mem.host[i].device < mem.host[i].size)
+            return &mem.host[i];
+    return NULL;
+}
+
+/* Whether [p, p + len) lies in mapped pinned memory at its device address: copies and
+ * memsets may name it as device memory, as natively (XLA clears pinned buffers so). */
+static bool mapped_host_lookup(CUdeviceptr p, CUdeviceptr *base, size_t *size)
+{
+    const struct host_range *r;
+
+    pthread_rwlock_rdlock(&mem.lock);
+    if ((r = host_find_device(p))) {
+        *base = r->device;
+        *size = r->size;
+    }
+    pthread_rwlock_unlock(&mem.lock);
+    return r != NULL;
+}
+
 bool kcu_device_range(CUdeviceptr p, size_t len)
 {
     CUdeviceptr base;
     size_t size;
 
-    if (!kcu_device_lookup(p, &base, &size))
+    if (!kcu_device_lookup(p, &base, &size) && !mapped_host_lookup(p, &base, &size)) {
+        kcu_log("device range 0x%llx + %zu: in no allocation", (unsigned long long)p, len);
         return false;
-    return len <= size - (p - base);
+    }
+    if (len > size - (p - base)) {
+        kcu_log("device range 0x%llx + %zu: past the end of allocation 0x%llx + %zu",
+                (unsigned long long)p, len, (unsigned long long)base, size);
+        return false;
+    }
+    return true;
 }
 
 static const struct host_range *host_find(uintptr_t p)

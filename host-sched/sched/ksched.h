@@ -251,6 +251,13 @@ int ksched_host_register(ksched *s, void *base, uint64_t bytes, kbackend_devptr 
                          ksched_err *err);
 /* Undoes ksched_host_register; nothing in flight may use the range. */
 void ksched_host_unregister(ksched *s, void *base);
+/* Host memory registered above, mapped for tenant's kernels at [device, device + bytes):
+ * its copies and memsets may name it (CUDA's mapped pinned memory), with no charge to its
+ * quota; KSCHED_EINVAL when it overlaps the tenant's memory. ksched_host_disown undoes it
+ * (nothing when the tenant is gone). */
+int ksched_host_adopt(ksched *s, uint32_t tenant, kbackend_devptr device, uint64_t bytes,
+                      ksched_err *err);
+void ksched_host_disown(ksched *s, uint32_t tenant, kbackend_devptr device);
 /* Virtual memory management (CUDA's cuMemAddressReserve, cuMemCreate, cuMemMap) of a
  * tenant, on a backend with the vmm_* ops (else KSCHED_EUNSUPPORTED); sizes, offsets and
  * addresses are multiples of KBACKEND_VMM_GRANULE. A reservation counts as the tenant's

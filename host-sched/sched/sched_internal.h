@@ -60,6 +60,8 @@ typedef struct sched_alloc {
 } sched_alloc;
 
 #define SCHED_ALLOC_RESERVED UINT32_MAX
+/* In sched_alloc.module: host memory mapped for the tenant (ksched_host_adopt). */
+#define SCHED_ALLOC_HOST (UINT32_MAX - 1)
 
 /* Physical memory of a tenant (ksched_vmm_create) and its mappings (sched_vmm.c). */
 typedef struct sched_vmm_handle {

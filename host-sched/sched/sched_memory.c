@@ -185,6 +185,36 @@ void ksched_host_unregister(ksched *s, void *base)
         be.ops->host_unregister(be.state, base);
 }
 
+int ksched_host_adopt(ksched *s, uint32_t tenant, kbackend_devptr device, uint64_t bytes,
+                      ksched_err *err)
+{
+    if (!s || !device || !bytes || device + bytes < device)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument or invalid range");
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, err);
+    int rc = t ? 0 : KSCHED_ENOTFOUND;
+    if (!rc && krange_overlap(&t->allocs, device, bytes))
+        rc = ksched_fail(err, KSCHED_EINVAL, "host memory at [0x%llx, +%llu) overlaps memory "
+                         "of tenant %u", (unsigned long long)device,
+                         (unsigned long long)bytes, tenant);
+    if (!rc && insert_alloc(t, device, bytes, SCHED_ALLOC_HOST))
+        rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+void ksched_host_disown(ksched *s, uint32_t tenant, kbackend_devptr device)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    sched_tenant *t = sched_tenant_find(s, tenant, NULL);
+    sched_alloc *a = t ? krange_exact(&t->allocs, device) : NULL;
+    if (a && a->module == SCHED_ALLOC_HOST)
+        krange_remove(&t->allocs, a);
+    pthread_mutex_unlock(&s->lock);
+}
+
 bool ksched_host_mappable(ksched *s)
 {
     return current_backend(s).ops->host_register != NULL;

@@ -167,6 +167,7 @@ struct ks_alloc {
     uint32_t owner;             /* the client context that allocated it */
     bool freeing;               /* MEM_FREE waits for queued work: no new work may use it */
     bool reserved;              /* a VMM reservation (server_vmm.c), not an allocation */
+    bool host;                  /* host memory mapped for the kernels (server_region.c) */
 };
 
 struct ks_conn;
@@ -458,6 +459,8 @@ int ks_alloc_add(struct ks_conn *c, uint64_t base, uint64_t size, uint64_t modul
 void ks_alloc_remove(struct ks_conn *c, uint64_t base);
 /* The entry at base is a VMM reservation (not freed by MEM_FREE); whether it is one. */
 void ks_alloc_mark_reserved(struct ks_conn *c, uint64_t base);
+/* The entry at base is mapped host memory (not freed by MEM_FREE). */
+void ks_alloc_mark_host(struct ks_conn *c, uint64_t base);
 bool ks_alloc_is_reservation(const struct ks_conn *c, uint64_t base);
 /* Forgets the variables of module (its unload). */
 void ks_alloc_remove_module(struct ks_conn *c, uint64_t module);

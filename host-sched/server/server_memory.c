@@ -48,6 +48,14 @@ void ks_alloc_mark_reserved(struct ks_conn *c, uint64_t base)
         a->reserved = true;
 }
 
+void ks_alloc_mark_host(struct ks_conn *c, uint64_t base)
+{
+    struct ks_alloc *a = krange_exact(&c->allocs, base);
+
+    if (a)
+        a->host = true;
+}
+
 bool ks_alloc_is_reservation(const struct ks_conn *c, uint64_t base)
 {
     const struct ks_alloc *a = krange_exact((krange_table *)&c->allocs, base);
@@ -107,7 +115,8 @@ void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request 
     uint64_t p = r->u.mem_ptr.dptr;
     struct ks_alloc *a = find(c, p);
 
-    if (!a || a->r.base != p || a->module || a->reserved || a->freeing || !visible_to(c, a)) {
+    if (!a || a->r.base != p || a->module || a->reserved || a->host || a->freeing ||
+        !visible_to(c, a)) {
         ks_reply_cuda(c, KERNELET_OP_MEM_FREE, id, KS_CUDA_INVALID_VALUE, 0);
         return;
     }

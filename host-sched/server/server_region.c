@@ -84,6 +84,30 @@ static bool region_move(struct ks_region *r, uint64_t address)
     return true;
 }
 
+/* The mapped region as memory of the tenant's, which its copies and memsets may name as
+ * natively (a device pointer of mapped pinned memory); 0 or a KSCHED_E* code. */
+static int region_adopt(struct ks_conn *c, struct ks_region *r)
+{
+    ksched_err err;
+    int rc = ksched_host_adopt(c->srv->cfg.sched, c->tenant, r->device, r->size, &err);
+
+    if (!rc && ks_alloc_add(c, r->device, r->size, 0) != 0) {
+        ksched_host_disown(c->srv->cfg.sched, c->tenant, r->device);
+        rc = KSCHED_ENOMEM;
+    }
+    if (!rc)
+        ks_alloc_mark_host(c, r->device);
+    return rc;
+}
+
+static void region_disown(struct ks_region *r)
+{
+    struct ks_conn *c = r->conn;
+
+    ks_alloc_remove(c, r->device);
+    ksched_host_disown(c->srv->cfg.sched, c->tenant, r->device);
+}
+
 void ks_region_map_device(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
     const struct kernelet_shm_map_device *m = &r->u.shm_map_device;
@@ -101,7 +125,7 @@ void ks_region_map_device(struct ks_conn *c, uint64_t id, const struct kproto_re
     if (!reg->device_mapped) {
         if ((uintptr_t)reg->base != m->address)
             region_move(reg, m->address);
-        if ((rc = region_pin(reg))) {
+        if ((rc = region_pin(reg)) || (rc = region_adopt(c, reg))) {
             ks_reply_cuda(c, KERNELET_OP_SHM_MAP_DEVICE, id, ks_cuda_of(rc, ""), 0);
             return;
         }
@@ -121,6 +145,8 @@ struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id)
 
 static void region_unmap(struct ks_region *r)
 {
+    if (r->device_mapped)
+        region_disown(r);
     region_unpin(r);
     r->conn->n_regions--;
     r->conn->region_bytes -= r->size;
