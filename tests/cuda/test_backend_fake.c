@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fake/fake_driver.h"
+#include "kernelet/protocol.h"
 #include "kernelet/ptx.h"
 #include "kernels_ptx.h"
 
@@ -280,7 +281,8 @@ static void test_memory(void)
 }
 
 /* Host memory registered for the device: pinned and mapped (the flags that make kernels
- * reach it), its device address handed back, and released by unregistering. */
+ * reach it), its device address handed back, a memset may name it there (CUDA's mapped
+ * pinned memory) until it is unregistered. */
 static void test_host_register(void)
 {
     kbackend be = open_backend(NULL);
@@ -295,9 +297,18 @@ static void test_host_register(void)
     g_assert_cmpuint(fs.host_registered, ==, 1);
     g_assert_cmpuint(fs.last_register_flags & CU_MEMHOSTREGISTER_DEVICEMAP, !=, 0);
     g_assert_cmpint(be.ops->host_register(be.state, NULL, 8192, &d, &e), ==, KBACKEND_EINVAL);
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    g_assert_cmpint(be.ops->memset_d8(be.state, d + 4096, 0x5a, 4096, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 1);
+    g_assert_cmpuint(w.failed, ==, 0);
+    g_assert_cmpuint(((unsigned char *)host)[4096], ==, 0x5a);
+    g_assert_cmpuint(((unsigned char *)host)[4095], ==, 0);
     be.ops->host_unregister(be.state, host);
     fake_driver_stats(&fs);
     g_assert_cmpuint(fs.host_registered, ==, 0);
+    g_assert_cmpint(be.ops->memset_d8(be.state, d, 0, 16, on_done, &t, &e), ==, KBACKEND_EINVAL);
     be.ops->destroy(be.state);
     g_free(host);
 }
@@ -351,6 +362,50 @@ static void test_vmm(void)
     g_assert_cmpuint(vs.reservations, ==, before.reservations);
     /* freed: no longer a range copies may name */
     g_assert_cmpint(be.ops->copy_h2d(st, va, in, 16, on_done, &t, &e), ==, KBACKEND_EINVAL);
+    be.ops->destroy(st);
+}
+
+static uint64_t tmap_word(const uint8_t *map, unsigned i)
+{
+    uint64_t w;
+    memcpy(&w, map + 8 * i, sizeof(w));
+    return w;
+}
+
+/* Tensor maps come from the driver with the tenant's arguments as asked (the fake encodes
+ * them readably); the driver's refusal is the backend's EINVAL; an address put into an
+ * existing map changes that and nothing else. */
+static void test_tensor_map(void)
+{
+    kbackend be = open_backend(NULL);
+    void *st = be.state;
+    kbackend_error e = {0};
+    uint8_t map[KERNELET_TENSOR_MAP_BYTES], again[KERNELET_TENSOR_MAP_BYTES];
+    struct kernelet_tensor_map m = {
+        .kind = KERNELET_TENSOR_MAP_TILED, .data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        .rank = 2, .global_address = 0x7f0000001000ull, .global_dim = {1024, 768},
+        .global_strides = {4096}, .box_dim = {64, 32}, .element_strides = {1, 1},
+    };
+
+    g_assert_nonnull(be.ops->tensor_map_encode);
+    g_assert_cmpint(be.ops->tensor_map_encode(st, &m, map, &e), ==, 0);
+    g_assert_cmphex(tmap_word(map, FAKE_TMAP_ADDRESS), ==, m.global_address);
+    g_assert_cmphex(tmap_word(map, FAKE_TMAP_SHAPE), ==,
+                    1u << 16 | 2u << 8 | CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    g_assert_cmpuint(tmap_word(map, FAKE_TMAP_DIMS), ==, 1024);
+    g_assert_cmpuint(tmap_word(map, FAKE_TMAP_DIMS + 1), ==, 768);
+
+    m.box_dim[1] = 512;                 /* the driver's limit is 256 */
+    g_assert_cmpint(be.ops->tensor_map_encode(st, &m, again, &e), ==, KBACKEND_EINVAL);
+
+    struct kernelet_tensor_map r = {.kind = KERNELET_TENSOR_MAP_REPLACE_ADDRESS,
+                                    .global_address = 0x7f0000200000ull};
+    memcpy(r.map, map, sizeof(map));
+    g_assert_cmpint(be.ops->tensor_map_encode(st, &r, again, &e), ==, 0);
+    g_assert_cmphex(tmap_word(again, FAKE_TMAP_ADDRESS), ==, r.global_address);
+    g_assert_cmpmem(again + 8, sizeof(again) - 8, map + 8, sizeof(map) - 8);
+    r.global_address += 4;              /* not 16-byte aligned */
+    g_assert_cmpint(be.ops->tensor_map_encode(st, &r, again, &e), ==, KBACKEND_EINVAL);
     be.ops->destroy(st);
 }
 
@@ -1452,6 +1507,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/memory-cleared", test_memory_cleared);
     g_test_add_func("/cuda/backend-fake/host-register", test_host_register);
     g_test_add_func("/cuda/backend-fake/vmm", test_vmm);
+    g_test_add_func("/cuda/backend-fake/tensor-map", test_tensor_map);
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
     g_test_add_func("/cuda/backend-fake/control-words", test_control_words);
     g_test_add_func("/cuda/backend-fake/control-trial", test_control_trial);

@@ -208,6 +208,7 @@ static void kcuda_free_state(kcuda *kc)
     kcuda_alloc_table_clear(&kc->allocs);
     kcuda_alloc_table_clear(&kc->vars);
     kcuda_alloc_table_clear(&kc->reserved);
+    kcuda_alloc_table_clear(&kc->host_mapped);
     free(kc->events);
     pthread_cond_destroy(&kc->idle);
     pthread_mutex_destroy(&kc->lock);
@@ -349,6 +350,7 @@ static const kbackend_ops cuda_ops = {
     .vmm_release = kcuda_vmm_release,
     .vmm_map = kcuda_vmm_map,
     .vmm_unmap = kcuda_vmm_unmap,
+    .tensor_map_encode = kcuda_tensor_map_encode,
     .cancel_all = op_cancel_all,
 };
 

@@ -156,6 +156,8 @@ struct kcuda {
     kcuda_alloc_table allocs;
     kcuda_alloc_table vars;     /* module variables looked up: copies may reach them */
     kcuda_alloc_table reserved; /* tenants' address reservations (vmm.c): copies may name them */
+    kcuda_alloc_table host_mapped; /* host ranges registered for the device, at their device
+                                      addresses (memory.c): copies may name them */
     kcuda_windows *windows;     /* per-domain address windows; NULL: none */
     kcuda_control *control;     /* the domains' control words (with windows) */
     kbackend_ops ops;           /* what kcuda_backend hands out (domain ops only with
@@ -281,6 +283,9 @@ void kcuda_vmm_release(void *state, uint64_t handle);
 int kcuda_vmm_map(void *state, kbackend_devptr va, uint64_t bytes, uint64_t handle,
                   uint64_t offset, kbackend_error *err);
 void kcuda_vmm_unmap(void *state, kbackend_devptr va, uint64_t bytes);
+/* tensor_map.c: executor.h's tensor_map_encode */
+int kcuda_tensor_map_encode(void *state, const struct kernelet_tensor_map *m, uint8_t *out,
+                            kbackend_error *err);
 void kcuda_host_unregister(void *state, void *base);
 int kcuda_copy_h2d(void *state, kbackend_devptr dst, const void *src, uint64_t bytes,
                    kbackend_done_fn done, void *user, kbackend_error *err);

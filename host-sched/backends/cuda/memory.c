@@ -160,10 +160,12 @@ static int check_range(kcuda *kc, kbackend_devptr p, uint64_t bytes, const char 
     pthread_mutex_lock(&kc->lock);
     int ok = kcuda_alloc_contains(&kc->allocs, p, bytes) ||
              kcuda_alloc_contains(&kc->vars, p, bytes) ||
-             kcuda_alloc_contains(&kc->reserved, p, bytes);
+             kcuda_alloc_contains(&kc->reserved, p, bytes) ||
+             kcuda_alloc_contains(&kc->host_mapped, p, bytes);
     pthread_mutex_unlock(&kc->lock);
     return ok ? 0 : kbackend_fail(err, KBACKEND_EINVAL, "%s: [0x%llx, +%llu) is not inside one "
-                               "allocation, module variable or reservation", what, (unsigned long long)p,
+                               "allocation, module variable, reservation or mapped host range",
+                               what, (unsigned long long)p,
                                (unsigned long long)bytes);
 }
 
@@ -265,7 +267,8 @@ void kcuda_issue_copy(kcuda *kc, kcuda_job *job, CUstream stream)
 
 /* Host memory of the daemon pinned and mapped for the device (a tenant's shared-memory
  * region): the driver copies it by DMA, without its own staging, and with unified
- * addressing a kernel reaches it at the host address. */
+ * addressing a kernel reaches it at the host address; copies and memsets may name it at
+ * its device address (kc->host_mapped), as CUDA's mapped pinned memory. */
 int kcuda_host_register(void *state, void *base, uint64_t bytes, kbackend_devptr *device,
                         kbackend_error *err)
 {
@@ -284,6 +287,13 @@ int kcuda_host_register(void *state, void *base, uint64_t bytes, kbackend_devptr
         cuMemHostUnregister(base);
         return kcuda_cu_fail(err, r, "cuMemHostGetDevicePointer");
     }
+    pthread_mutex_lock(&kc->lock);
+    rc = kcuda_alloc_add(&kc->host_mapped, d, bytes, err);
+    pthread_mutex_unlock(&kc->lock);
+    if (rc) {
+        cuMemHostUnregister(base);
+        return rc;
+    }
     if (device)
         *device = d;
     return 0;
@@ -292,6 +302,13 @@ int kcuda_host_register(void *state, void *base, uint64_t bytes, kbackend_devptr
 void kcuda_host_unregister(void *state, void *base)
 {
     kcuda *kc = state;
-    if (!kcuda_bind(kc, NULL))
-        cuMemHostUnregister(base); /* fails harmlessly on a lost context */
+    CUdeviceptr d = 0;
+    if (kcuda_bind(kc, NULL))
+        return;
+    if (cuMemHostGetDevicePointer(&d, base, 0) == CUDA_SUCCESS) {
+        pthread_mutex_lock(&kc->lock);
+        kcuda_alloc_remove(&kc->host_mapped, d, NULL, NULL);
+        pthread_mutex_unlock(&kc->lock);
+    }
+    cuMemHostUnregister(base); /* fails harmlessly on a lost context */
 }
