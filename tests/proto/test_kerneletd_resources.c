@@ -366,12 +366,22 @@ static void test_mapped_regions(void)
     g_assert_cmpuint(dev1, !=, 0);
     add_through(&c, fn, dev1, base1, 5, 5);
     add_through(&c, fn, dev1, base1, 2, 7);
+    /* mapped memory is the tenant's at its device address: copies may name it there, and
+     * it is no allocation to free */
+    uint8_t in[16];
+    memset(in, 0x3c, sizeof(in));
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, dev1 + 64, 0,
+                                sizeof(in), in, 0, true), ==, KERNELET_ST_OK);
+    g_assert_cmpmem((uint8_t *)base1 + 64, sizeof(in), in, sizeof(in));
+    g_assert_cmpint(client_free(&c, dev1), ==, KERNELET_ST_CUDA);
     g_assert_cmpint(map_region(&c, r2, &dev2), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(c.cuda, ==, 2 /* OUT_OF_MEMORY */);
     struct kernelet_shm_region detach = {.region = r1};
     g_assert_cmpint(client_call(&c, KERNELET_OP_SHM_DETACH, &detach, sizeof(detach), -1), ==,
                     KERNELET_ST_OK);
     g_assert_cmpint(map_region(&c, r1, &dev1), ==, KERNELET_ST_CUDA); /* gone */
+    g_assert_cmpint(client_copy(&c, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, dev1 + 64, 0,
+                                sizeof(in), in, 0, true), !=, KERNELET_ST_OK);
     g_assert_cmpint(map_region(&c, r2, &dev2), ==, KERNELET_ST_OK);
     add_through(&c, fn, dev2, base2, 9, 9);
     g_assert_true(tenant_round_trip(d.socket, "bystander"));
