@@ -202,6 +202,32 @@ static int check_vmm(uint16_t op, const struct kernelet_vmm *v, char *err, size_
     return KPROTO_OK;
 }
 
+/* Kind and rank known, and nothing past what the rank uses (whose entries the server and
+ * backends never read) set; what the values mean the driver judges. */
+static int check_tensor_map(const struct kernelet_tensor_map *m, char *err, size_t errlen)
+{
+    const unsigned max = KERNELET_TENSOR_MAP_MAX_RANK;
+    unsigned rank = m->rank, corners = 0;
+
+    if (m->kind < KERNELET_TENSOR_MAP_TILED || m->kind > KERNELET_TENSOR_MAP_REPLACE_ADDRESS)
+        return FAIL("TENSOR_MAP_ENCODE: unknown kind %u", m->kind);
+    if (m->kind == KERNELET_TENSOR_MAP_REPLACE_ADDRESS ? rank != 0 : rank < 1 || rank > max)
+        return FAIL("TENSOR_MAP_ENCODE: rank %u outside 1..%u (0 to replace an address)",
+                    rank, max);
+    if (m->kind == KERNELET_TENSOR_MAP_IM2COL)
+        corners = rank >= 3 ? rank - 2 : 0;
+    else if (m->kind == KERNELET_TENSOR_MAP_IM2COL_WIDE)
+        corners = 1;
+    for (unsigned i = 0; i < max; i++)
+        if ((i >= rank && (m->global_dim[i] || m->element_strides[i])) ||
+            (i + 1 >= rank && i < max - 1 && m->global_strides[i]) ||
+            ((i >= rank || m->kind != KERNELET_TENSOR_MAP_TILED) && m->box_dim[i]) ||
+            (i >= corners && i < max - 2 && (m->lower_corner[i] || m->upper_corner[i])))
+            return FAIL("TENSOR_MAP_ENCODE: entry %u of an array is past what rank %u and "
+                        "kind %u use", i, rank, m->kind);
+    return KPROTO_OK;
+}
+
 static int decode_fixed(const struct kernelet_req_hdr *h, const uint8_t *p,
                         struct kproto_request *r, char *err, size_t errlen)
 {
@@ -260,6 +286,10 @@ static int decode_fixed(const struct kernelet_req_hdr *h, const uint8_t *p,
         if ((rc = fixed(h, p, &r->u.vmm, sizeof(r->u.vmm), err, errlen)))
             return rc;
         return check_vmm(h->opcode, &r->u.vmm, err, errlen);
+    case KERNELET_OP_TENSOR_MAP_ENCODE:
+        if ((rc = fixed(h, p, &r->u.tensor_map, sizeof(r->u.tensor_map), err, errlen)))
+            return rc;
+        return check_tensor_map(&r->u.tensor_map, err, errlen);
     case KERNELET_OP_MODULE_UNLOAD:
     case KERNELET_OP_STREAM_DESTROY:
     case KERNELET_OP_STREAM_SYNC:

@@ -80,6 +80,8 @@ int kproto_response_check(uint16_t opcode, const uint8_t *p, uint32_t len, char 
         return exact(opcode, len, sizeof(struct kernelet_mem_ptr), err, errlen);
     case KERNELET_OP_VMM_CREATE:
         return exact(opcode, len, sizeof(struct kernelet_handle), err, errlen);
+    case KERNELET_OP_TENSOR_MAP_ENCODE:
+        return exact(opcode, len, sizeof(struct kernelet_tensor_map_ans), err, errlen);
     case KERNELET_OP_MEM_GET_INFO:
         return exact(opcode, len, sizeof(struct kernelet_mem_info), err, errlen);
     case KERNELET_OP_MODULE_LOAD:

@@ -275,6 +275,11 @@ int ksched_vmm_map(ksched *s, uint32_t tenant, kbackend_devptr va, uint64_t byte
                    uint32_t handle, uint64_t offset, ksched_err *err);
 int ksched_vmm_unmap(ksched *s, uint32_t tenant, kbackend_devptr va, uint64_t bytes,
                      ksched_err *err);
+/* CUDA's tensor map encoding of m (protocol.h, checked by the decoder) into out
+ * (KERNELET_TENSOR_MAP_BYTES), by the backend's driver; KSCHED_EUNSUPPORTED where the
+ * backend has none. The caller decides whether the tenant's kernels may use one. */
+int ksched_tensor_map_encode(ksched *s, const struct kernelet_tensor_map *m, uint8_t *out,
+                             ksched_err *err);
 /* Whether the backend has virtual memory management. */
 bool ksched_has_vmm(ksched *s);
 

@@ -215,6 +215,28 @@ void ksched_host_disown(ksched *s, uint32_t tenant, kbackend_devptr device)
     pthread_mutex_unlock(&s->lock);
 }
 
+int ksched_tensor_map_encode(ksched *s, const struct kernelet_tensor_map *m, uint8_t *out,
+                             ksched_err *err)
+{
+    if (!s || !m || !out)
+        return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
+    kbackend be = current_backend(s);
+    if (!be.ops->tensor_map_encode)
+        return ksched_fail(err, KSCHED_EUNSUPPORTED, "backend %s cannot encode tensor maps",
+                           be.ops->name);
+    kbackend_error e = {0};
+    int brc = be.ops->tensor_map_encode(be.state, m, out, &e);
+    if (brc == KBACKEND_EINVAL)     /* the driver refused the values: CUDA's INVALID_VALUE */
+        return ksched_fail(err, KSCHED_EINVAL, "tensor map: %s", e.msg);
+    if (brc) {
+        pthread_mutex_lock(&s->lock);
+        int rc = sched_backend_fail_s(s, err, &e, "tensor_map_encode");
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+    }
+    return 0;
+}
+
 bool ksched_host_mappable(ksched *s)
 {
     return current_backend(s).ops->host_register != NULL;

@@ -51,6 +51,7 @@ static ks_handler *const handlers[] = {
     [KERNELET_OP_VMM_RELEASE] = ks_vmm_request,
     [KERNELET_OP_VMM_MAP] = ks_vmm_request,
     [KERNELET_OP_VMM_UNMAP] = ks_vmm_request,
+    [KERNELET_OP_TENSOR_MAP_ENCODE] = ks_tensor_map_encode,
     [KERNELET_OP_MODULE_LOAD] = ks_module_load,
     [KERNELET_OP_MODULE_UNLOAD] = ks_module_unload,
     [KERNELET_OP_FUNCTION_GET] = ks_function_get,

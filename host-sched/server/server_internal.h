@@ -439,6 +439,9 @@ uint32_t ks_module_charge(struct ks_conn *c, uint32_t sid, uint64_t bytes);
  * fenced; ks_vmm_allowed says whether they are. */
 void ks_vmm_request(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 bool ks_vmm_allowed(const struct ks_conn *c);
+/* TENSOR_MAP_ENCODE (server_tensor_map.c): the driver's tensor map, where kernels are
+ * not fenced. */
+void ks_tensor_map_encode(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 /* After VMM_UNMAP's drain: the range unmapped; a CUresult. */
 uint32_t ks_vmm_unmap_now(struct ks_conn *c, uint64_t va, uint64_t size);
 /* SHM_MAP_DEVICE: the region mapped for the tenant's kernels. */

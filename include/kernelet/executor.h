@@ -69,6 +69,8 @@
 
 #include "kernelet/model.h"
 
+struct kernelet_tensor_map; /* protocol.h */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -370,6 +372,13 @@ typedef struct kbackend_ops {
     int (*vmm_map)(void *state, kbackend_devptr va, uint64_t bytes, uint64_t handle,
                    uint64_t offset, kbackend_error *err);
     void (*vmm_unmap)(void *state, kbackend_devptr va, uint64_t bytes);
+
+    /* Optional (NULL: KBACKEND_EUNSUPPORTED). CUDA's tensor map encoding
+     * (cuTensorMapEncodeTiled, ...Im2col, ...Im2colWide, cuTensorMapReplaceAddress) of m,
+     * whose shape the protocol decoder checked, into out (KERNELET_TENSOR_MAP_BYTES); the
+     * driver judges the values (KBACKEND_EINVAL). For kernels that are not fenced. */
+    int (*tensor_map_encode)(void *state, const struct kernelet_tensor_map *m, uint8_t *out,
+                             kbackend_error *err);
 } kbackend_ops;
 
 /* The unit of virtual memory management: CUDA's allocation granularity on the GPUs

@@ -61,6 +61,7 @@ enum kernelet_daemon_opcode {
     KERNELET_OP_VMM_RELEASE     = 0x0113,  /* {handle} -> - */
     KERNELET_OP_VMM_MAP         = 0x0114,  /* {va, size, offset, handle} -> - */
     KERNELET_OP_VMM_UNMAP       = 0x0115,  /* {va, size} -> - (waits for queued work) */
+    KERNELET_OP_TENSOR_MAP_ENCODE = 0x0120, /* kernelet_tensor_map -> kernelet_tensor_map_ans */
     /* 0x02xx modules */
     KERNELET_OP_MODULE_LOAD     = 0x0201,  /* kernelet_module_load [+ image] -> kernelet_module */
     KERNELET_OP_MODULE_UNLOAD   = 0x0202,  /* kernelet_handle -> - (waits for queued work) */
@@ -202,6 +203,46 @@ struct kernelet_vmm {
 
 struct kernelet_mem_ptr {
     uint64_t dptr;
+};
+
+/* TENSOR_MAP_ENCODE: CUDA's cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col,
+ * cuTensorMapEncodeIm2colWide and cuTensorMapReplaceAddress, with their arguments (enums
+ * as numbered in cuda.h); the answer is the driver's opaque 128-byte map, which the
+ * tenant passes to its kernels. Array entries past what the rank uses are 0. Only where
+ * the tenant's kernels are not fenced (the tensor memory accelerator reads memory the
+ * fence does not see): else CUDA_ERROR_NOT_SUPPORTED. */
+enum kernelet_tensor_map_kind {
+    KERNELET_TENSOR_MAP_TILED = 1,
+    KERNELET_TENSOR_MAP_IM2COL = 2,
+    KERNELET_TENSOR_MAP_IM2COL_WIDE = 3,
+    KERNELET_TENSOR_MAP_REPLACE_ADDRESS = 4,  /* map with global_address put in */
+};
+#define KERNELET_TENSOR_MAP_BYTES    128u
+#define KERNELET_TENSOR_MAP_MAX_RANK 5u
+
+struct kernelet_tensor_map {
+    uint32_t kind;                /* kernelet_tensor_map_kind */
+    uint32_t data_type;           /* CUtensorMapDataType */
+    uint32_t rank;                /* 1..5 (REPLACE_ADDRESS: 0) */
+    uint32_t interleave;          /* CUtensorMapInterleave */
+    uint32_t swizzle;             /* CUtensorMapSwizzle */
+    uint32_t l2_promotion;        /* CUtensorMapL2promotion */
+    uint32_t oob_fill;            /* CUtensorMapFloatOOBfill */
+    uint32_t wide_mode;           /* IM2COL_WIDE: CUtensorMapIm2ColWideMode */
+    uint64_t global_address;
+    uint64_t global_dim[KERNELET_TENSOR_MAP_MAX_RANK];
+    uint64_t global_strides[KERNELET_TENSOR_MAP_MAX_RANK - 1];
+    uint32_t box_dim[KERNELET_TENSOR_MAP_MAX_RANK];         /* TILED */
+    uint32_t element_strides[KERNELET_TENSOR_MAP_MAX_RANK];
+    int32_t lower_corner[KERNELET_TENSOR_MAP_MAX_RANK - 2]; /* IM2COL (WIDE: [0]) */
+    int32_t upper_corner[KERNELET_TENSOR_MAP_MAX_RANK - 2];
+    uint32_t channels_per_pixel;  /* IM2COL, IM2COL_WIDE */
+    uint32_t pixels_per_column;
+    uint8_t map[KERNELET_TENSOR_MAP_BYTES]; /* REPLACE_ADDRESS: the map to change */
+};
+
+struct kernelet_tensor_map_ans {
+    uint8_t map[KERNELET_TENSOR_MAP_BYTES];
 };
 
 struct kernelet_mem_info {
@@ -602,6 +643,7 @@ struct kproto_request {
         } note;
         struct kernelet_mem_alloc mem_alloc;
         struct kernelet_vmm vmm;
+        struct kernelet_tensor_map tensor_map;
         struct kernelet_mem_ptr mem_ptr;
         struct {
             struct kernelet_module_load load;

@@ -59,6 +59,13 @@ seeds = {
     "vmm_release": msg(0x0113, struct.pack("<4Q", 0, 0, 0, 1)),
     "vmm_map": msg(0x0114, struct.pack("<4Q", 0x7F0000000000, G, 0, 1)),
     "vmm_unmap": msg(0x0115, struct.pack("<4Q", 0x7F0000000000, G, 0, 0)),
+    # TENSOR_MAP_ENCODE: a tiled 2-D map (kind, type, rank, interleave, swizzle, l2, oob,
+    # wide mode; address; dims; strides; box; element strides; corners; channels, pixels;
+    # map)
+    "tensor_map": msg(0x0120, struct.pack("<8IQ5Q4Q5I5I3i3iII", 1, 7, 2, 0, 0, 0, 0, 0,
+                                          0x7F0000000000, 64, 64, 0, 0, 0, 256, 0, 0, 0,
+                                          32, 32, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          0, 0) + bytes(128)),
     "stream_create": msg(0x0310, struct.pack("<Ii", 1, -1)),
     "stream_sync": msg(0x0312, struct.pack("<Q", 0)),
     "event_create": msg(0x0320, struct.pack("<II", 1, 0)),

@@ -385,6 +385,39 @@ static void test_vmm_requests(void)
     g_assert_cmpint(decode(KERNELET_OP_VMM_CREATE, &cases[4].v, 24, &r), ==, KPROTO_EINVAL);
 }
 
+/* TENSOR_MAP_ENCODE: known kinds and ranks, and no entry past what the rank and kind use
+ * (the daemon hands the arrays to the driver as they are). */
+static void test_tensor_map_request(void)
+{
+    const struct kernelet_tensor_map tiled = {
+        .kind = KERNELET_TENSOR_MAP_TILED, .rank = 2, .global_address = 0x10000,
+        .global_dim = {64, 64}, .global_strides = {256}, .box_dim = {32, 32},
+        .element_strides = {1, 1},
+    };
+    struct kernelet_tensor_map m;
+    struct kproto_request r;
+
+    g_assert_cmpint(decode(KERNELET_OP_TENSOR_MAP_ENCODE, &tiled, sizeof tiled, &r), ==, 0);
+    g_assert_cmpuint(r.u.tensor_map.global_dim[1], ==, 64);
+    m = tiled, m.kind = 0;
+    g_assert_cmpint(decode(KERNELET_OP_TENSOR_MAP_ENCODE, &m, sizeof m, &r), ==, KPROTO_EINVAL);
+    m = tiled, m.rank = 6;
+    g_assert_cmpint(decode(KERNELET_OP_TENSOR_MAP_ENCODE, &m, sizeof m, &r), ==, KPROTO_EINVAL);
+    m = tiled, m.global_dim[2] = 1;                 /* past rank 2 */
+    g_assert_cmpint(decode(KERNELET_OP_TENSOR_MAP_ENCODE, &m, sizeof m, &r), ==, KPROTO_EINVAL);
+    m = tiled, m.global_strides[1] = 1;             /* a rank-2 map has one stride */
+    g_assert_cmpint(decode(KERNELET_OP_TENSOR_MAP_ENCODE, &m, sizeof m, &r), ==, KPROTO_EINVAL);
+    m = tiled, m.kind = KERNELET_TENSOR_MAP_IM2COL; /* boxes are for tiled maps only */
+    g_assert_cmpint(decode(KERNELET_OP_TENSOR_MAP_ENCODE, &m, sizeof m, &r), ==, KPROTO_EINVAL);
+    m = tiled, m.kind = KERNELET_TENSOR_MAP_REPLACE_ADDRESS;
+    g_assert_cmpint(decode(KERNELET_OP_TENSOR_MAP_ENCODE, &m, sizeof m, &r), ==, KPROTO_EINVAL);
+    m = (struct kernelet_tensor_map){.kind = KERNELET_TENSOR_MAP_REPLACE_ADDRESS,
+                                     .global_address = 0x20000};
+    g_assert_cmpint(decode(KERNELET_OP_TENSOR_MAP_ENCODE, &m, sizeof m, &r), ==, 0);
+    g_assert_cmpint(decode(KERNELET_OP_TENSOR_MAP_ENCODE, &tiled, sizeof tiled - 1, &r), ==,
+                    KPROTO_EINVAL);
+}
+
 /* LAUNCH_EX: clusters that tile the grid and the cooperative flag are decoded into the
  * launch; clusters that do not tile it, empty or too large ones, and unknown flags are
  * refused. A plain LAUNCH decodes as clusters of one block. */
@@ -655,6 +688,7 @@ int main(int argc, char **argv)
     g_test_add_func("/proto/batch-records", test_batch_records);
     g_test_add_func("/proto/launch-ex", test_launch_ex);
     g_test_add_func("/proto/vmm-requests", test_vmm_requests);
+    g_test_add_func("/proto/tensor-map-request", test_tensor_map_request);
     g_test_add_func("/proto/bad-records", test_bad_records);
     g_test_add_func("/proto/inline-copy", test_inline_copy);
     g_test_add_func("/proto/builder-and-responses", test_builder_and_responses);

@@ -28,6 +28,9 @@
  *   host address space (aligned as asked) without access, cuMemCreate makes a memfd full
  *   of 0xa5 bytes (last user's data), cuMemMap puts it at the address, cuMemSetAccess
  *   opens it; copies and memsets then reach it like cuMemAlloc's memory.
+ * - Tensor maps (fake_tensor_map.c): encoded as 64-bit words at the FAKE_TMAP_* indices
+ *   (address; kind << 16 | rank << 8 | data type; the global dimensions); a misaligned
+ *   address, a rank outside 1..5 or a box side outside 1..256 is CUDA_ERROR_INVALID_VALUE.
  */
 #ifndef KERNELET_TESTS_FAKE_DRIVER_H
 #define KERNELET_TESTS_FAKE_DRIVER_H
@@ -39,6 +42,7 @@
 #define FAKE_LAUNCH_NS 1000.0
 #define FAKE_BLOCK_NS 10.0
 #define FAKE_DEVICE_NAME "NVIDIA H100 80GB HBM3"
+enum { FAKE_TMAP_ADDRESS = 0, FAKE_TMAP_SHAPE = 1, FAKE_TMAP_DIMS = 2 };
 
 /* The value an H100 SXM reports for attr; 0, or 1 when the fake has no such attribute. */
 int fake_h100_attribute(CUdevice_attribute attr, int *value);

@@ -78,7 +78,7 @@ progs=${COMPAT:-$(ls "$carry/compat" | grep -vx 'fault\|runaway\|steal') fault v
     # with a context of their own: SASS runs, kernels read mapped pinned memory, and
     # cooperative groups reach the driver's grid barrier (unfenced), and virtual memory
     # management is served
-    for n in ${ISOLATED_COMPAT:-sass_module mapped_memory cooperative vmm}; do
+    for n in ${ISOLATED_COMPAT:-sass_module mapped_memory cooperative vmm tensor_map}; do
         b=$(tenant env KERNELET_ISOLATE=1 "$carry/compat/$n" | grep -E '^(PASS|FAIL|SASS-ONLY|UNSUPPORTED)' | tail -n 1)
         check_daemon
         echo "| $n, isolated (KERNELET_ISOLATE=1) | (above) | ${b:-no verdict}$died |"
