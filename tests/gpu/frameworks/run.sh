@@ -7,8 +7,8 @@
 #                                                                    -> compat.md
 # 2. the framework workloads (workloads.py: PyTorch, CuPy, JAX) natively and through
 #    kerneletd, results compared, time per step                      -> frameworks.md
-# 3. two tenants at once through kerneletd (TWO=0 skips): torch_mlp and cupy_rawkernel, each verified
-#    against its native result                                       -> two-tenants.md
+# 3. each workload as two tenants at once through kerneletd (TWO=0 skips; TWO_WORKLOADS
+#    names them), each result against the native one                 -> two-tenants.md
 # 4. kernelet-proto-bench natively and through kerneletd             -> transport.txt
 # Framework tenants ask for GPU contexts of their own (isolation tier) unless FENCE=0.
 # The daemon's log is kept (kerneletd.log): unsupported entry points are named there.
@@ -102,21 +102,31 @@ echo "compare: exit $?"; cat "$work/frameworks.md"
 
 if [ "${TWO:-1}" = 1 ]; then
     stage "3. two tenants at once"
-    fw_tenant python3 "$w" run torch_mlp >"$work/two-a.txt" &
-    a=$!
-    fw_tenant python3 "$w" run cupy_rawkernel >"$work/two-b.txt" &
-    b=$!
-    # the daemon's view while both run (isolated: two workers), once both have connected
-    for _ in $(seq 60); do
-        LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" status \
-            >"$work/status-two.txt" 2>&1
-        [ "$(grep -c python3 "$work/status-two.txt")" -ge 2 ] && break
-        sleep 1
-    done
-    wait "$a" "$b"
-    cat "$work/two-a.txt" "$work/two-b.txt" >"$work/two.txt"
-    python3 "$w" compare "$work/native.txt" "$work/two.txt" | grep -E "torch_mlp|cupy_rawkernel|workload|---" \
-        >"$work/two-tenants.md"
+    # each workload as two processes at once (TWO_WORKLOADS, default the workloads above),
+    # each result against the native one; the daemon's view while the first pair runs
+    # (isolated: two workers)
+    row() { python3 "$w" compare "$work/native.txt" "$1" | grep "^| $2 |" | cut -d'|' -f4,6; }
+    {
+        echo "| workload | tenant A: ms/step, result | tenant B: ms/step, result |"
+        echo "|---|---|---|"
+        for name in ${TWO_WORKLOADS:-${WORKLOADS:-$(python3 "$w" list)}}; do
+            fw_tenant python3 "$w" run "$name" >"$work/two-a-$name.txt" &
+            a=$!
+            fw_tenant python3 "$w" run "$name" >"$work/two-b-$name.txt" &
+            b=$!
+            if [ ! -s "$work/status-two.txt" ]; then
+                for _ in $(seq 60); do
+                    LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" \
+                        status >"$work/status-two.txt" 2>&1
+                    [ "$(grep -c python3 "$work/status-two.txt")" -ge 2 ] && break
+                    sleep 1
+                done
+            fi
+            wait "$a" "$b"
+            check_daemon
+            echo "| $name | $(row "$work/two-a-$name.txt" "$name") | $(row "$work/two-b-$name.txt" "$name")$died |"
+        done
+    } >"$work/two-tenants.md"
     cat "$work/two-tenants.md"
 fi
 LD_LIBRARY_PATH="$carry/lib" "$carry/bin/kernelet-ctl" --socket "$sock" status >"$work/status.txt" 2>&1
