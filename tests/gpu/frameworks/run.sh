@@ -91,6 +91,7 @@ kill "$kd"; wait "$kd" 2>/dev/null; rm -f "$sock"
 start_kerneletd $fence_opt
 stage "2. framework workloads"
 w="$carry/workloads.py"
+: >"$work/kerneletd.txt"
 for name in ${WORKLOADS:-$(python3 "$w" list)}; do
     native python3 "$w" run "$name" >>"$work/native.txt"
     fw_tenant python3 "$w" run "$name" >>"$work/kerneletd.txt"
