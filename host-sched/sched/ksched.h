@@ -388,6 +388,12 @@ typedef void (*ksched_done_fn)(void *user, const ksched_op_result *r);
  * the backend). KSCHED_EAGAIN when the tenant has max_inflight launches queued. */
 int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *op,
                   ksched_done_fn done, void *user, uint64_t *op_id, ksched_err *err);
+/* Between ksched_hold and ksched_release (which nest), submissions are queued but not yet
+ * scheduled: a batch of them is then decided on and launched in one round, by the
+ * releasing thread where the dispatcher allows (a submission outside a hold is driven so
+ * at once). */
+void ksched_hold(ksched *s);
+void ksched_release(ksched *s);
 
 /* ---- a lost device ---- */
 

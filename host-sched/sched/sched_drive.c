@@ -7,9 +7,81 @@
 #include <string.h>
 #include <time.h>
 
+#include "policies/policy.h"
 #include "sched_internal.h"
 
-/* Called by the backend from any thread: only queues the result and wakes the driver. */
+static int run_notifications(ksched *s);
+
+/* Whether a thread other than the dispatcher may drive the scheduler itself, with the lock
+ * held: the dispatcher runs (else the caller drives), the backend runs in real time (a
+ * virtual-time one advances in the dispatcher), and no decision waits for the device (a
+ * trial does; in a backend's completion thread it would wait for itself). Driving where
+ * the news arrives saves the dispatcher's wake-up twice on a launch's round trip: after
+ * its submission and after its completion. */
+static int drive_here_ok(const ksched *s)
+{
+    return s->thread_running && !s->dev.virtual_time &&
+           !sched_policy_get(s->cfg.policy)->needs_trial;
+}
+
+int sched_submitted(ksched *s)
+{
+    ksched_err err;
+    if (s->held) {
+        s->held_work = 1;
+        return 0;
+    }
+    if (!drive_here_ok(s))
+        return 1;
+    /* the submitter's own callbacks stay with the dispatcher: the caller may hold locks
+     * of its own that they take */
+    return sched_pump(s, &err) != 0 || s->notify_head != NULL;
+}
+
+void ksched_hold(ksched *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->held++;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void ksched_release(ksched *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    int kick = 0;
+    if (s->held && !--s->held && s->held_work) {
+        s->held_work = 0;
+        kick = sched_submitted(s);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (kick)
+        sched_kick(s);
+}
+
+/* In a backend's completion thread: the completion just queued is taken, and what it
+ * frees launched, right here when the scheduler is free and may be driven here; 0 when
+ * the dispatcher must be woken instead. */
+static int drive_completion_here(ksched *s)
+{
+    if (pthread_mutex_trylock(&s->lock) != 0)
+        return 0;       /* busy (perhaps this very thread, inside a backend call) */
+    int here = drive_here_ok(s);
+    if (here) {
+        ksched_err err;
+        if (sched_pump(s, &err) == 0)
+            run_notifications(s);
+        here = !s->notify_head;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return here;
+}
+
+/* Called by the backend from any thread: queues the result, and drives the scheduler here
+ * or wakes the dispatcher. */
 void sched_backend_done(void *user, const kbackend_completion *c)
 {
     sched_sub *sub = user;
@@ -25,6 +97,10 @@ void sched_backend_done(void *user, const kbackend_completion *c)
     else
         s->cq_head = sub;
     s->cq_tail = sub;
+    pthread_mutex_unlock(&s->cq_lock);
+    if (drive_completion_here(s))
+        return;
+    pthread_mutex_lock(&s->cq_lock);
     pthread_cond_broadcast(&s->cq_cond);
     pthread_mutex_unlock(&s->cq_lock);
 }

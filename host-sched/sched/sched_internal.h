@@ -298,6 +298,9 @@ struct ksched {
     /* dispatcher thread */
     pthread_t thread;
     int thread_running, thread_stop;
+    /* ksched_hold: submissions wait for ksched_release to be driven (held_work: some did) */
+    unsigned held;
+    int held_work;
     /* the backend answered KBACKEND_ELOST: the device state is gone (ksched_lost) */
     int lost;
     char lost_msg[MSG_LEN];
@@ -306,6 +309,9 @@ struct ksched {
 /* sched_core.c */
 sched_tenant *sched_tenant_find(ksched *s, uint32_t id, ksched_err *err);
 void sched_kick(ksched *s);
+/* With the lock held, after a submission in the caller's thread: 1 when the dispatcher
+ * must be woken (sched_drive.c). */
+int sched_submitted(ksched *s);
 uint64_t sched_now(ksched *s);
 int sched_backend_fail(ksched_err *err, const kbackend_error *e, const char *what);
 /* As sched_backend_fail, noting a lost device first (KBACKEND_ELOST). */

@@ -452,8 +452,9 @@ int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *
         if (op_id)
             *op_id = op->id;
     }
+    int kick = !rc && sched_submitted(s);
     pthread_mutex_unlock(&s->lock);
-    if (!rc)
+    if (kick)
         sched_kick(s);
     return rc;
 }

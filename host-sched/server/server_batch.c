@@ -453,6 +453,16 @@ static bool run(struct ks_conn *c)
     }
 }
 
+/* run, with the scheduler deciding on the batch's operations together once they are all
+ * queued (one decision round and one wake-up, not one per record). */
+static bool run_held(struct ks_conn *c)
+{
+    ksched_hold(c->srv->cfg.sched);
+    bool done = run(c);
+    ksched_release(c->srv->cfg.sched);
+    return done;
+}
+
 void ks_batch(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
     c->stalled_id = id;
@@ -465,7 +475,7 @@ void ks_batch(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
         return;
     }
     kproto_batch_begin(&c->stalled_it, &c->stalled_req);
-    run(c);
+    run_held(c);
     ks_conn_update_events(c);
 }
 
@@ -476,5 +486,5 @@ bool ks_batch_resume(struct ks_conn *c)
     if (c->ops_inflight > ks_inflight_limit(c) / 2)
         return false;
     c->context = c->stalled_context; /* its operations belong to the batch's context */
-    return run(c);
+    return run_held(c);
 }
