@@ -370,6 +370,7 @@ void ks_conn_close(struct ks_conn *c)
     if (c->closing)
         return;
     c->closing = true;
+    ks_latency_report(c);
     while (c->n_fds)
         close(ks_conn_take_fd(c));
     if (c->stalled) {

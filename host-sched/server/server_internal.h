@@ -210,9 +210,22 @@ struct ks_op {
     void *heap;                 /* freed on completion */
     struct ks_shared *shared;   /* released on completion */
     bool launch;
+    bool lone;                  /* submitted while its tenant had nothing in flight */
     int status;
     char msg[120];
+    struct {                    /* for KERNELET_LATENCY (server_latency.c) */
+        uint64_t submit_ns, start_ns, end_ns, callback_ns;
+    } t;
 };
+
+/* KERNELET_LATENCY (server_latency.c): where lone launches' round trips go. */
+enum { KS_LAT_STAGES = 4 };
+struct ks_latency;
+bool ks_latency_wanted(void);
+/* kop, done, seen by the server at server_ns: its stages noted for its connection. */
+void ks_latency_note(struct ks_conn *c, const struct ks_op *kop, uint64_t server_ns);
+/* The medians in the log, and the samples freed (the connection closes). */
+void ks_latency_report(struct ks_conn *c);
 
 #define KS_MAX_FDS 4
 
@@ -229,6 +242,7 @@ struct ks_ctx_errors {
 struct ks_conn {
     struct ks_server *srv;
     struct ks_conn *next;
+    struct ks_latency *latency; /* KERNELET_LATENCY's samples, or NULL */
     int fd;                     /* -1 once closed */
     bool closing;               /* socket gone or to be closed; waiting for operations */
     bool hello;
@@ -303,6 +317,8 @@ struct ks_server {
     bool can_pin;               /* the backend can pin and map host memory */
     bool runs_cubins;           /* the backend runs SASS natively */
     bool has_vmm;               /* the backend has virtual memory management */
+    uint64_t spin_ns;           /* cfg.spin_us resolved (server_core.c: wait_events) */
+    uint64_t last_news_ns;      /* when the last event came (wait_events) */
     struct kernelet_device device;
     uint64_t start_ns;
 

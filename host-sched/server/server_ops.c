@@ -172,6 +172,7 @@ int ks_submit(struct ks_conn *c, uint64_t stream, const ksched_op *op, struct ks
     kop->conn = c;
     kop->context = c->context;
     kop->stream = stream;
+    kop->lone = c->ops_inflight == 0;
     rc = ksched_submit(c->srv->cfg.sched, c->tenant, st->sid, op, ks_op_done, kop, NULL, err);
     if (rc) {
         if (kop->tracker)
@@ -378,6 +379,12 @@ void ks_op_done(void *user, const ksched_op_result *r)
     uint64_t one = 1;
 
     kop->status = r->status;
+    if (ks_latency_wanted()) {
+        kop->t.submit_ns = r->submit_ns;
+        kop->t.start_ns = r->start_ns;
+        kop->t.end_ns = r->end_ns;
+        kop->t.callback_ns = ks_now_ns();
+    }
     if (r->status) /* the message is only read for failures */
         snprintf(kop->msg, sizeof(kop->msg), "%s", r->msg ? r->msg : "");
     pthread_mutex_lock(&s->cq_lock);
@@ -400,6 +407,8 @@ static void complete(struct ks_op *kop)
     struct ks_tracker *t = kop->tracker;
 
     c->ops_inflight--;
+    if (ks_latency_wanted())
+        ks_latency_note(c, kop, ks_now_ns());
     if (kop->status && kop->status != KSCHED_ECANCELED) {
         uint32_t code = ks_cuda_of_completion(kop->status, kop->msg, kop->launch);
         ks_context_note_error(c, kop->context, code, kop->launch);

@@ -2,7 +2,10 @@
  * Driver API. Run it against the real driver and against our libcuda (LD_LIBRARY_PATH)
  * with kerneletd, and compare (docs/perf/transport.md; tests/gpu/libcuda/run_proto_bench.sh).
  *
- *   sync launch round trip   an empty kernel launched and waited for, one at a time
+ *   sync launch round trip   an empty kernel launched and waited for, one at a time, on
+ *                            the legacy default stream and on a stream of its own
+ *   query round trip         cuStreamQuery of an idle stream: the transport and the daemon
+ *                            without GPU work
  *   async launch rate        empty kernels launched back to back, then one wait
  *   H2D / D2H bandwidth      64 MiB copies from/to pageable memory (cuMemcpyHtoD/DtoH),
  *                            and from/to pinned memory (cuMemAllocHost)
@@ -47,8 +50,8 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Microseconds per launch-and-wait, median over repeats of `iters` each. */
-static double sync_round_trip(CUfunction f, int repeat, int iters)
+/* Microseconds per launch-and-wait on stream s, median over repeats of `iters` each. */
+static double sync_round_trip(CUfunction f, CUstream s, int repeat, int iters)
 {
     double *t = calloc((size_t)repeat, sizeof(*t));
     double m;
@@ -56,9 +59,27 @@ static double sync_round_trip(CUfunction f, int repeat, int iters)
     for (int r = 0; r < repeat; r++) {
         double t0 = now_s();
         for (int i = 0; i < iters; i++) {
-            CHECK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
-            CHECK(cuStreamSynchronize(NULL));
+            CHECK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+            CHECK(cuStreamSynchronize(s));
         }
+        t[r] = (now_s() - t0) / iters * 1e6;
+    }
+    m = median(t, repeat);
+    free(t);
+    return m;
+}
+
+/* Microseconds per query of an idle stream: a request's round trip through the transport
+ * and the daemon, with no GPU work (natively the driver answers it alone). */
+static double query_round_trip(CUstream s, int repeat, int iters)
+{
+    double *t = calloc((size_t)repeat, sizeof(*t));
+    double m;
+
+    for (int r = 0; r < repeat; r++) {
+        double t0 = now_s();
+        for (int i = 0; i < iters; i++)
+            CHECK(cuStreamQuery(s));
         t[r] = (now_s() - t0) / iters * 1e6;
     }
     m = median(t, repeat);
@@ -153,7 +174,11 @@ int main(int argc, char **argv)
     CHECK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL)); /* warm-up */
     CHECK(cuCtxSynchronize());
 
-    double rt = sync_round_trip(f, repeat, iters), submit;
+    CUstream own;
+    CHECK(cuStreamCreate(&own, CU_STREAM_NON_BLOCKING));
+    double rt = sync_round_trip(f, NULL, repeat, iters), submit;
+    double rt_own = sync_round_trip(f, own, repeat, iters);
+    double query = query_round_trip(own, repeat, iters);
     double rate = async_rate(f, repeat, async_iters, &submit);
 
     void *pageable = malloc(bytes), *pinned;
@@ -167,8 +192,10 @@ int main(int argc, char **argv)
     printf("# kernelet-proto-bench %s: %s, driver %d, median of %d\n", label, name, driver, repeat);
     printf("RESULT label=%s sync_launch_us=%.2f async_launches_per_s=%.0f "
            "async_submits_per_s=%.0f h2d_pageable_gbs=%.2f d2h_pageable_gbs=%.2f "
-           "h2d_pinned_gbs=%.2f d2h_pinned_gbs=%.2f copy_mib=%zu\n",
-           label, rt, rate, submit, h2d, d2h, h2d_p, d2h_p, bytes >> 20);
+           "h2d_pinned_gbs=%.2f d2h_pinned_gbs=%.2f copy_mib=%zu sync_launch_stream_us=%.2f "
+           "query_us=%.2f\n",
+           label, rt, rate, submit, h2d, d2h, h2d_p, d2h_p, bytes >> 20, rt_own, query);
+    CHECK(cuStreamDestroy(own));
     CHECK(cuMemFreeHost(pinned));
     CHECK(cuMemFree(d));
     free(pageable);

@@ -7,8 +7,9 @@
 #    prints the requests it waited for, by opcode): wall-clock seconds of each run, the
 #    table, and the worker's lines of the daemon's log               -> startup.md
 # 2. kernelet-proto-bench through kerneletd with its defaults, --no-fence,
-#    --kernel-time-limit 0 and --policy fifo (TRANSPORT=0 skips)      -> transport.md
-# Everything lands in OUT_DIR/startup.tar.gz.
+#    --kernel-time-limit 0 and --policy fifo, or TRANSPORT_VARIANTS (TRANSPORT=0 skips)
+#                                                                     -> transport.md
+# STARTUP=0 skips step 1. Everything lands in OUT_DIR/startup.tar.gz.
 set -u
 carry=$(cd "${1:?usage: startup.sh CARRY_DIR OUT_DIR [WORKLOAD...]}" && pwd)
 mkdir -p "${2:?}"
@@ -25,7 +26,7 @@ kd=$!
 trap 'kill "$kd" 2>/dev/null' EXIT
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 secs() { python3 -c 'import time; print("%.1f" % time.monotonic())'; }
-{
+[ "${STARTUP:-1}" = 1 ] && {
     echo "| workload | native s | native result | through kerneletd s | result |"
     echo "|---|---|---|---|---|"
     for name in ${*:-torch_mlp torch_matmul_fp32}; do
@@ -46,14 +47,22 @@ secs() { python3 -c 'import time; print("%.1f" % time.monotonic())'; }
         echo '```'
     done
 } >"$work/startup.md" 2>&1
-cat "$work/startup.md"
+[ -f "$work/startup.md" ] && cat "$work/startup.md"
 kill "$kd"; wait "$kd" 2>/dev/null
+# TRANSPORT_VARIANTS: variants separated by ';', each kerneletd options and NAME=value
+# settings for the daemon and the benchmark joined by '@' ("" = the defaults)
+variants=${TRANSPORT_VARIANTS:-";--no-fence;--kernel-time-limit@0;--policy@fifo"}
 [ "${TRANSPORT:-1}" = 1 ] && {
-    for opts in "" "--no-fence" "--kernel-time-limit 0" "--policy fifo"; do
-        echo "### kerneletd ${opts:-(defaults)}"; echo; echo '```'
-        LD_LIBRARY_PATH="$klib" KERNELETD_ARGS="--calibration $carry/calibration $opts" \
+    echo "$variants" | tr ';' '\n' | while IFS= read -r v; do
+        opts=; envs=
+        for t in $(echo "$v" | tr '@' ' '); do
+            case $t in [A-Z]*=*) envs="$envs $t" ;; *) opts="$opts $t" ;; esac
+        done
+        echo "### kerneletd ${opts:-(defaults)}${envs:+, environment$envs}"; echo; echo '```'
+        # shellcheck disable=SC2086
+        env $envs LD_LIBRARY_PATH="$klib" KERNELETD_ARGS="--calibration $carry/calibration $opts" \
             timeout 200 sh "$carry/run_proto_bench.sh" "$carry/bin/kerneletd" "$carry/libcuda" \
-            "$carry/bin/kernelet-proto-bench" --repeat=7 2>&1 | grep -E '^RESULT|round trip|rate|64 MiB'
+            "$carry/bin/kernelet-proto-bench" --repeat=7 2>&1 | grep -E '^RESULT|round trip|rate|64 MiB|lone launches'
         echo '```'
     done
 } >"$work/transport.md"

@@ -24,6 +24,9 @@ while [ ! -S "$dir/k.sock" ]; do
 done
 ours=$(KERNELET_SOCKET="$dir/k.sock" LD_LIBRARY_PATH="$lib" "$bench" --label=kernelet "$@") || exit 1
 echo "$ours"
+# with KERNELET_LATENCY=1 the daemon logs where lone launches' time went
+kill "$kdpid"; wait "$kdpid" 2>/dev/null
+grep 'lone launches' "$dir/kd.log"
 python3 - "$native" "$ours" <<'PY'
 import sys
 def parse(text):

@@ -1,0 +1,79 @@
+/* Where a launch's round trip goes, a diagnostic (KERNELET_LATENCY=1 in kerneletd's
+ * environment): for each launch submitted while its tenant had nothing else in flight,
+ * the stages between the server's submission and the server seeing it done, and when
+ * the tenant's connection closes, their medians in the log. The stages: submit to start
+ * (the scheduler's decision and the backend's launch), start to end (the kernel, and the
+ * backend noticing its end), end to callback (the scheduler taking the completion), and
+ * callback to server (the server thread waking for it). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "server_internal.h"
+
+#define KS_LATENCY_SAMPLES 4096
+
+struct ks_latency {
+    uint32_t stage[KS_LAT_STAGES][KS_LATENCY_SAMPLES]; /* ns, capped at 4 s */
+    unsigned n;
+};
+
+static const char *const stage_names[KS_LAT_STAGES] = {
+    "submit->start", "start->end", "end->callback", "callback->server",
+};
+
+bool ks_latency_wanted(void)
+{
+    static int state = -1;
+
+    if (state < 0) {
+        const char *v = getenv("KERNELET_LATENCY");
+        state = v && *v && *v != '0';
+    }
+    return state;
+}
+
+static uint32_t span(uint64_t from, uint64_t to)
+{
+    uint64_t d = to > from ? to - from : 0;
+    return d > 4000000000ull ? 4000000000u : (uint32_t)d;
+}
+
+void ks_latency_note(struct ks_conn *c, const struct ks_op *kop, uint64_t server_ns)
+{
+    struct ks_latency *l = c->latency;
+
+    if (!kop->lone || !kop->launch || kop->status)
+        return;
+    if (!l && !(l = c->latency = calloc(1, sizeof(*l))))
+        return;
+    unsigned i = l->n++ % KS_LATENCY_SAMPLES;
+    l->stage[0][i] = span(kop->t.submit_ns, kop->t.start_ns);
+    l->stage[1][i] = span(kop->t.start_ns, kop->t.end_ns);
+    l->stage[2][i] = span(kop->t.end_ns, kop->t.callback_ns);
+    l->stage[3][i] = span(kop->t.callback_ns, server_ns);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+void ks_latency_report(struct ks_conn *c)
+{
+    struct ks_latency *l = c->latency;
+
+    if (!l || !l->n)
+        return;
+    unsigned n = l->n < KS_LATENCY_SAMPLES ? l->n : KS_LATENCY_SAMPLES;
+    fprintf(stderr, "kerneletd: tenant %s (pid %u): %u lone launches, median us:",
+            c->name[0] ? c->name : "?", (unsigned)c->cred.pid, l->n);
+    for (int s = 0; s < KS_LAT_STAGES; s++) {
+        qsort(l->stage[s], n, sizeof(uint32_t), by_value);
+        fprintf(stderr, " %s %.1f", stage_names[s], l->stage[s][n / 2] / 1e3);
+    }
+    fputc('\n', stderr);
+    free(l);
+    c->latency = NULL;
+}
