@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend_internal.h"
 #include "device_attrs.h"
@@ -31,6 +32,10 @@ void kcuda_config_default(kcuda_config *c)
     const char *spin = getenv("KERNELET_CUDA_SPIN_US");
     long us = spin ? strtol(spin, &end, 10) : -1;
     c->spin_us = spin && !*end && us >= 0 && us <= 100000 ? (unsigned)us : 0;
+    const char *idle = getenv("KERNELET_CUDA_IDLE_SPIN_US");
+    us = idle ? strtol(idle, &end, 10) : -1;
+    c->idle_spin_us = idle && !*end && us >= 0 && us <= 100000 ? (unsigned)us
+                      : sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 50 : 0;
 }
 
 uint64_t kcuda_now(void)

@@ -106,6 +106,11 @@ typedef struct kcuda_config {
                                     at once): 50 and 200 us left the sync round trip at 59 us
                                     on the H100 (docs/perf/transport.md), so the wake-up is
                                     not where its time goes. KERNELET_CUDA_SPIN_US=N sets it */
+    unsigned idle_spin_us;       /* a completion thread polls for its next job this long
+                                    after one before it sleeps: its wake-up after a launch
+                                    cost 15-20 us of a launch's round trip on the H100
+                                    (KERNELET_LATENCY). Default 50 with 4 cores or more,
+                                    else 0; KERNELET_CUDA_IDLE_SPIN_US=N sets it */
     void (*note)(void *user, const char *msg); /* tells the operator of a launch past its
                                     time limit, from the watchdog's thread, while it runs
                                     (the daemon logs it); NULL: not told */

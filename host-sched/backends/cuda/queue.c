@@ -78,8 +78,8 @@ static void push_locked(kcuda *kc, kcuda_job *job)
     job->next = NULL;
     if (q->tail)
         q->tail->next = job;
-    else
-        q->head = job;
+    else    /* a spinning completion thread reads it without the lock (spin_for_job) */
+        __atomic_store_n(&q->head, job, __ATOMIC_RELEASE);
     q->tail = job;
     if (job->kind != JOB_PROFILE)
         kc->in_flight++;
@@ -309,6 +309,20 @@ static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
     kcuda_complete(kc, job, 1, status, status ? msg : "", start, end);
 }
 
+/* With kc->lock held: polls (lock released) for q's next job up to idle_spin_us, so that
+ * a launch right after the last one finds its thread awake. */
+static void spin_for_job(kcuda *kc, kcuda_queue *q)
+{
+    if (!kc->cfg.idle_spin_us || q->head || kc->stopping)
+        return;
+    pthread_mutex_unlock(&kc->lock);
+    uint64_t until = kcuda_now() + (uint64_t)kc->cfg.idle_spin_us * 1000;
+    while (!__atomic_load_n(&q->head, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&kc->stopping, __ATOMIC_RELAXED) && kcuda_now() < until) {
+    }
+    pthread_mutex_lock(&kc->lock);
+}
+
 static void *queue_main(void *arg)
 {
     kcuda_queue *q = arg;
@@ -316,6 +330,7 @@ static void *queue_main(void *arg)
     cuCtxSetCurrent(kc->ctx);
     pthread_mutex_lock(&kc->lock);
     for (;;) {
+        spin_for_job(kc, q);
         while (!q->head && !kc->stopping)
             pthread_cond_wait(&q->wake, &kc->lock);
         kcuda_job *job = q->head;
