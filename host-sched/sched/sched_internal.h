@@ -48,6 +48,8 @@ typedef struct sched_stream {
     int destroyed;
     int on_worklist;
     unsigned priority;          /* 0 (default) .. KSCHED_STREAM_PRIORITY_MAX */
+    uint64_t last_end_ns;       /* when its last completed operation ended (backend clock):
+                                   an event recorded next is stamped no earlier */
     struct sched_stream *work_next;
 } sched_stream;
 

@@ -125,6 +125,10 @@ static void stream_unlink(sched_stream *st, sched_op *op)
 void sched_op_complete(ksched *s, sched_op *op, int status, const char *msg)
 {
     sched_stream *st = op->stream;
+    if (!op->end_ns)
+        op->end_ns = sched_now(s);
+    if (op->end_ns > st->last_end_ns)
+        st->last_end_ns = op->end_ns;
     stream_unlink(st, op);
     sched_op_finish(s, op, status, msg);
     sched_op *head = st->head;
@@ -216,10 +220,17 @@ static int start_op(ksched *s, sched_op *op)
         op->started = 1;
         t->busy++;
         op->start_ns = sched_now(s);
+        /* as the GPU stamps an event: when the stream reached it, that is once what came
+         * before it ended (by the backend's clock), or when it was recorded on an idle
+         * stream; not when the scheduler got round to it */
+        op->end_ns = op->submit_ns > op->stream->last_end_ns ? op->submit_ns
+                                                             : op->stream->last_end_ns;
+        if (op->end_ns > op->start_ns)
+            op->end_ns = op->start_ns;
         if ((ev = idmap_get(&t->events, op->op.u.event))) {
             if (op->event_gen > ev->completed)
                 ev->completed = op->event_gen;
-            ev->time_ns = op->start_ns;
+            ev->time_ns = op->end_ns;
             sched_events_changed(s, t);
         }
         sched_op_complete(s, op, 0, NULL);

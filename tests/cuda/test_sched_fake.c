@@ -273,6 +273,66 @@ static void test_cubin_runs_whole(void)
     g_free(cubin);
 }
 
+static const char stall_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
+                                ".visible .entry stall(.param .u32 ms)\n{\n    ret;\n}\n";
+
+/* An event is stamped when its stream reached it, as the GPU stamps one: an event
+ * recorded behind a 30 ms kernel reads 30 ms after the one before it, although the
+ * scheduler took the kernel's completion only 150 ms later. */
+static void test_event_times(void)
+{
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    kcuda *kc;
+    kbackend be;
+    kbackend_error ke = {0};
+    if (kcuda_new(&kc, &cfg, &ke))
+        g_error("kcuda_new: %s", ke.msg);
+    kcuda_backend(kc, &be);
+    ksched_config sc;
+    ksched_config_default(&sc);
+    sc.policy = KSCHED_FIFO;
+    ksched *s;
+    ksched_err e = {0};
+    if (ksched_new(&s, &be, &sc, NULL, &e))
+        g_error("ksched_new: %s", e.msg);
+    uint32_t t, module, fn, ev[2];
+    ksched_function_info info;
+    g_assert_cmpint(ksched_tenant_add(s, "events", NULL, &t, &e), ==, 0);
+    g_assert_cmpint(ksched_module_load(s, t, stall_ptx, strlen(stall_ptx), &module, &e), ==, 0);
+    g_assert_cmpint(ksched_function_get(s, t, module, "stall", &fn, &info, &e), ==, 0);
+    for (int i = 0; i < 2; i++)
+        g_assert_cmpint(ksched_event_create(s, t, &ev[i], &e), ==, 0);
+    unsigned failed = 0;
+    uint32_t ms = 30;
+    ksched_op rec = {.kind = KSCHED_OP_EVENT_RECORD, .u.event = ev[0]};
+    ksched_op launch = {.kind = KSCHED_OP_LAUNCH};
+    launch.u.launch.function = fn;
+    launch.u.launch.grid[0] = launch.u.launch.grid[1] = launch.u.launch.grid[2] = 1;
+    launch.u.launch.block[0] = launch.u.launch.block[1] = launch.u.launch.block[2] = 1;
+    launch.u.launch.params = &ms;
+    launch.u.launch.params_size = sizeof(ms);
+    submit(s, t, &rec, &failed);
+    submit(s, t, &launch, &failed);
+    rec.u.event = ev[1];
+    submit(s, t, &rec, &failed);
+    /* the kernel starts; its completion then waits, untaken, until the scheduler runs */
+    g_assert_cmpint(ksched_run_until(s, ksched_now(s) + 5000000, &e), ==, 0);
+    g_usleep(150000);
+    g_assert_cmpint(ksched_run_until_idle(s, &e), ==, 0);
+    g_assert_cmpuint(failed, ==, 0);
+    uint64_t at[2];
+    int done;
+    for (int i = 0; i < 2; i++) {
+        g_assert_cmpint(ksched_event_query(s, t, ev[i], &done, &at[i], &e), ==, 0);
+        g_assert_true(done);
+    }
+    g_assert_cmpuint(at[1] - at[0], >=, 29000000);
+    g_assert_cmpuint(at[1] - at[0], <, 100000000);
+    ksched_free(s);
+    be.ops->destroy(be.state);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -280,5 +340,6 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/sched-fake/module-variables-per-tenant",
                     test_module_variables_per_tenant);
     g_test_add_func("/cuda/sched-fake/cubin-runs-whole", test_cubin_runs_whole);
+    g_test_add_func("/cuda/sched-fake/event-times", test_event_times);
     return g_test_run();
 }
