@@ -31,10 +31,13 @@ if [ -x "$build/guest-driver/libcuda/kernelet-proto-bench" ]; then
     cp tests/gpu/libcuda/run_proto_bench.sh "$dest/"
 fi
 cp tests/gpu/frameworks/workloads.py tests/gpu/frameworks/run.sh tests/gpu/frameworks/diagnose.sh \
-   tests/gpu/frameworks/startup.sh tests/gpu/frameworks/probe_last_error.py "$dest/"
+   tests/gpu/frameworks/startup.sh tests/gpu/frameworks/probe_last_error.py \
+   tests/gpu/frameworks/alone.sh "$dest/"
 # the containment round too (tests/gpu/acceptance/contain.sh: its bystanders and checker)
 mkdir -p "$dest/bench"
-cp "$build/bench/burn" "$build/bench/tea" "$dest/bench/"
+cp "$build/bench/burn" "$dest/bench/"
+# and the paper's eight bench programs, each alone (alone.sh)
+for p in pc sad spmv st mm mriq bs tea; do cp "$build/bench/$p" "$dest/bench/"; done
 cp tests/gpu/acceptance/contain.sh tests/libcuda/check_printf.py "$dest/"
 # native results of an earlier round, for NATIVE=0 (tests/gpu/frameworks/native-h100.txt)
 [ -f tests/gpu/frameworks/native-h100.txt ] && cp tests/gpu/frameworks/native-h100.txt "$dest/native.txt"
