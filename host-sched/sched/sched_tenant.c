@@ -223,6 +223,10 @@ int ksched_tenant_set_policy(ksched *s, uint32_t tenant, const ksched_tenant_pol
     pthread_mutex_lock(&s->lock);
     sched_tenant *t = sched_tenant_find(s, tenant, err);
     if (t) {
+        /* a lowered limit stops a runaway kernel that is running now, not only the next */
+        if (pol->kernel_time_limit_ns != t->pol.kernel_time_limit_ns &&
+            s->be.ops->domain_time_limit)
+            s->be.ops->domain_time_limit(s->be.state, t->id, pol->kernel_time_limit_ns);
         t->pol = *pol;
         s->dirty = 1;
     }

@@ -345,6 +345,11 @@ typedef struct kbackend_ops {
                          kbackend_error *err);
     /* Optional. domain has no memory or module left: its window may be reused. */
     void (*domain_release)(void *state, uint32_t domain);
+    /* Optional. The kernel time limit of domain's tenant is now limit_ns (0: none): its
+     * launches running now are held to it, counted from their start (one that has run
+     * longer is stopped at once, as at its limit). Without it a new limit applies to the
+     * launches that start after it. */
+    void (*domain_time_limit)(void *state, uint32_t domain, uint64_t limit_ns);
 
     /* Optional (NULL: host memory is only ever copied). Pins [base, base + bytes) of the
      * daemon's memory (page aligned) for the device: copies from and to it need no staging,

@@ -1251,6 +1251,59 @@ static void test_time_limit(void)
     be.ops->destroy(be.state);
 }
 
+/* An operator's new limit holds the launch running now (it started without one), counted
+ * from its start: lowered past its age, it is told at once and completes as a time-out;
+ * another tenant's launch is left alone. */
+static void test_time_limit_lowered(void)
+{
+    notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.note = on_note;
+    cfg.note_user = &n;
+    kcuda *kc;
+    kbackend_error e = {0};
+    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
+    kbackend be;
+    kcuda_backend(kc, &be);
+    kbackend_module *mod;
+    kbackend_function *fn;
+    g_assert_cmpint(be.ops->module_load_ptx(be.state, 0, stall_ptx, strlen(stall_ptx), &mod, &e),
+                    ==, 0);
+    g_assert_cmpint(be.ops->function_get(be.state, mod, "stall", &fn, NULL, &e), ==, 0);
+    g_assert_nonnull(be.ops->domain_time_limit);
+
+    waiter runaway, other;
+    waiter_init(&runaway);
+    waiter_init(&other);
+    ticket tr = {&runaway, 0, 0}, to = {&other, 1, 0};
+    uint32_t ms[2] = {600, 400};
+    kbackend_slice s[2] = {
+        {.fn = fn, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1, .params = &ms[0],
+         .params_size = sizeof(ms[0]), .lane = 0, .tenant = "runaway", .domain = 5},
+        {.fn = fn, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1, .params = &ms[1],
+         .params_size = sizeof(ms[1]), .lane = 1, .tenant = "other", .domain = 6},
+    };
+    g_assert_cmpint(be.ops->launch(be.state, &s[0], on_done, &tr, &e), ==, 0);
+    g_assert_cmpint(be.ops->launch(be.state, &s[1], on_done, &to, &e), ==, 0);
+    g_usleep(150000);
+    uint64_t lowered = g_get_monotonic_time() * 1000u;
+    be.ops->domain_time_limit(be.state, 5, 50000000u);   /* 50 ms: past already */
+    waiter_wait(&other, 1);
+    g_assert_cmpuint(other.failed, ==, 0);
+    waiter_wait(&runaway, 1);
+    g_assert_cmpint(runaway.last_status, ==, KBACKEND_ELAUNCH);
+    g_assert_nonnull(strstr(runaway.last_msg, "time limit of 0.05 s"));
+    pthread_mutex_lock(&n.lock);
+    g_assert_cmpuint(n.n, ==, 1);
+    g_assert_nonnull(strstr(n.text, "'runaway'"));
+    g_assert_cmpuint(n.first_ns - lowered, <, 100000000u);   /* at once, not at its end */
+    pthread_mutex_unlock(&n.lock);
+    g_assert_cmpint(be.ops->module_unload(be.state, mod, &e), ==, 0);
+    be.ops->destroy(be.state);
+}
+
 /* windowed_config whose notes, and kernels it cannot stop, go to n. */
 static void noted_config(kcuda_config *cfg, notes *n)
 {
@@ -1507,6 +1560,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/memory-cleared", test_memory_cleared);
     g_test_add_func("/cuda/backend-fake/host-register", test_host_register);
     g_test_add_func("/cuda/backend-fake/vmm", test_vmm);
+    g_test_add_func("/cuda/backend-fake/time-limit-lowered", test_time_limit_lowered);
     g_test_add_func("/cuda/backend-fake/tensor-map", test_tensor_map);
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
     g_test_add_func("/cuda/backend-fake/control-words", test_control_words);

@@ -107,6 +107,27 @@ static void test_spinner_stopped(void)
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
 }
 
+/* The operator lowers the limit of a tenant whose kernel is running (with no limit when it
+ * started): that kernel is stopped, not only its next one. */
+static void test_lowered_while_running(void)
+{
+    const char *opts[] = {"--kernel-time-limit", "0", NULL};
+    struct daemon d;
+    struct client spinner;
+    double start, took;
+
+    daemon_start(&d, kerneletd, opts);
+    uint64_t sync = spin_forever(&spinner, d.socket, "spinner", NULL, &start);
+    g_usleep(500000);
+    g_assert_cmpint(ctl_set(d.socket, spinner.tenant, "time-limit=0.2", NULL), ==, 0);
+    double lowered = now_s();
+    expect_stopped(&spinner, sync, start, 0.5);
+    g_test_message("stopped %.2f s after the limit was lowered", now_s() - lowered);
+    g_assert_cmpfloat(now_s() - lowered, <, 5.0);
+    g_assert_true(tenant_round_trip(d.socket, "later"));
+    g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
 /* A kernel shorter than the limit is not touched; 0 turns the limit off. */
 static void test_limit_values(void)
 {
@@ -223,6 +244,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     g_test_add_func("/kerneletd/runaway/stopped", test_spinner_stopped);
     g_test_add_func("/kerneletd/runaway/limit-values", test_limit_values);
+    g_test_add_func("/kerneletd/runaway/lowered-while-running", test_lowered_while_running);
     g_test_add_func("/kerneletd/runaway/per-tenant", test_per_tenant);
     g_test_add_func("/kerneletd/runaway/ctl-values", test_ctl_values);
     return g_test_run();

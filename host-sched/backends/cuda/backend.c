@@ -347,6 +347,7 @@ static const kbackend_ops cuda_ops = {
     .module_load_cubin = kcuda_module_load_cubin,
     .domain_window = kcuda_domain_window,
     .domain_release = kcuda_domain_release,
+    .domain_time_limit = kcuda_domain_time_limit,
     .host_register = kcuda_host_register,
     .host_unregister = kcuda_host_unregister,
     .vmm_reserve = kcuda_vmm_reserve,

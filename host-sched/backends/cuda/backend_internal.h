@@ -255,10 +255,16 @@ void kcuda_timeline_close(kcuda *kc);
 int kcuda_watchdog_start(kcuda *kc, kbackend_error *err);
 void kcuda_watchdog_stop(kcuda *kc);
 /* Lane's completion thread waits for job, which could start at start_ns: the operator is
- * told if it still runs job->time_limit_ns later (nothing when that is 0). */
+ * told if it still runs job->time_limit_ns later (none when that is 0, until a new limit
+ * comes). */
 void kcuda_watchdog_arm(kcuda *kc, unsigned lane, const kcuda_job *job, uint64_t start_ns);
-/* The lane's wait ended; 1 when its launch ran past the limit and was reported. */
-int kcuda_watchdog_disarm(kcuda *kc, unsigned lane);
+/* The limit of domain's launches is now limit_ns (0: none), from each one's start; and
+ * executor.h's domain_time_limit op, the same. */
+void kcuda_watchdog_relimit(kcuda *kc, uint32_t domain, uint64_t limit_ns);
+void kcuda_domain_time_limit(void *state, uint32_t domain, uint64_t limit_ns);
+/* The lane's wait ended; 1 when its launch ran past the limit and was reported
+ * (*limit_ns: the limit it was held to at the end, when it was watched). */
+int kcuda_watchdog_disarm(kcuda *kc, unsigned lane, uint64_t *limit_ns);
 
 /* profile_op.c */
 void kcuda_run_profile(kcuda *kc, kcuda_job *job);

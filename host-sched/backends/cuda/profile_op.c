@@ -159,11 +159,12 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
         if (kprof_measure(kc->prof, job->fn->f, job->shape.grid, job->shape.block, job->smem,
                           NULL, size ? extra : NULL, &c, msg, sizeof(msg)) != KPROF_OK)
             status = launch_failure(kc, job, msg, sizeof(msg));
-        int fired = kcuda_watchdog_disarm(kc, job->queue);
+        uint64_t limit_ns = job->time_limit_ns;
+        int fired = kcuda_watchdog_disarm(kc, job->queue, &limit_ns);
         if (fired && !status) {
             status = KBACKEND_ELAUNCH; /* the server answers CUDA's launch timeout */
             snprintf(msg, sizeof(msg), "%s: ran past its tenant's time limit of %.3g s per "
-                     "launch (while profiled)", job->fn->name, (double)job->time_limit_ns / 1e9);
+                     "launch (while profiled)", job->fn->name, (double)limit_ns / 1e9);
         }
     }
     status = kcuda_control_settle(kc, job, 0, status, msg, sizeof(msg));

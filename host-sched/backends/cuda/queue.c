@@ -272,12 +272,12 @@ static CUresult wait_event(const kcuda *kc, CUevent ev)
     }
 }
 
-/* The launch ran past its tenant's time limit: the watchdog saw it, or it ended between
- * the deadline and the watchdog's wake-up. */
-static int timed_out(const kcuda_job *job, int fired, uint64_t start, uint64_t end)
+/* The launch ran past its tenant's time limit (limit_ns: the one in force at its end):
+ * the watchdog saw it, or it ended between the deadline and the watchdog's wake-up. */
+static int timed_out(const kcuda_job *job, int fired, uint64_t limit_ns, uint64_t start,
+                     uint64_t end)
 {
-    return job->kind == JOB_LAUNCH && job->time_limit_ns &&
-           (fired || end - start > job->time_limit_ns);
+    return job->kind == JOB_LAUNCH && (fired || (limit_ns && end - start > limit_ns));
 }
 
 /* Waits for one job of queue q on the device and completes it. */
@@ -288,7 +288,8 @@ static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
     if (job->issued)
         kcuda_watchdog_arm(kc, q->index, job, could_start_ns(q, job));
     CUresult r = job->issued ? wait_event(kc, job->end) : CUDA_SUCCESS;
-    int fired = kcuda_watchdog_disarm(kc, q->index);
+    uint64_t limit_ns = job->time_limit_ns;
+    int fired = kcuda_watchdog_disarm(kc, q->index, &limit_ns);
     uint64_t start, end;
     job_times(q, job, r, &start, &end);
     if (r == CUDA_SUCCESS)
@@ -299,10 +300,10 @@ static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
         snprintf(msg, sizeof(msg), "%s", job->msg);
     } else if (r != CUDA_SUCCESS) {
         status = failure_of(kc, job, r, msg, sizeof(msg));
-    } else if (timed_out(job, fired, start, end)) {
+    } else if (timed_out(job, fired, limit_ns, start, end)) {
         status = KBACKEND_ELAUNCH; /* the server answers CUDA's launch timeout */
         snprintf(msg, sizeof(msg), "%s: ran past its tenant's time limit of %.3g s per launch",
-                 job->fn->name, (double)job->time_limit_ns / 1e9);
+                 job->fn->name, (double)limit_ns / 1e9);
     }
     if (job->kind == JOB_LAUNCH)
         status = kcuda_control_settle(kc, job, fired, status, msg, sizeof(msg));

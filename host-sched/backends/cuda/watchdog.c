@@ -29,7 +29,9 @@
 
 typedef struct watch {
     const kcuda_job *job;       /* the launch its lane waits for; NULL: none */
-    uint64_t deadline_ns;       /* the time limit, then the next cancel */
+    uint64_t start_ns;          /* when it could start */
+    uint64_t limit_ns;          /* its tenant's limit now (0: none) */
+    uint64_t deadline_ns;       /* the time limit, then the next cancel; 0: none */
     int fired;
 } watch;
 
@@ -40,6 +42,8 @@ struct kcuda_watchdog {
     pthread_cond_t wake;
     watch *lanes;
     unsigned n_lanes;
+    uint64_t sleep_until;       /* the thread sleeps until then (UINT64_MAX: until told);
+                                   0 while it is awake and will look again */
     int stop;
 };
 
@@ -49,7 +53,7 @@ static watch *earliest_locked(kcuda_watchdog *w)
     watch *first = NULL;
     for (unsigned i = 0; i < w->n_lanes; i++) {
         watch *l = &w->lanes[i];
-        if (l->job && (!first || l->deadline_ns < first->deadline_ns))
+        if (l->job && l->deadline_ns && (!first || l->deadline_ns < first->deadline_ns))
             first = l;
     }
     return first;
@@ -65,7 +69,7 @@ static void fire_locked(kcuda_watchdog *w, watch *l)
 
     snprintf(what, sizeof(what), "tenant '%s': launch of %.120s has run past its kernel time "
              "limit of %.3g s", job->tenant[0] ? job->tenant : "?", job->fn->name,
-             (double)job->time_limit_ns / 1e9);
+             (double)l->limit_ns / 1e9);
     snprintf(tenant, sizeof(tenant), "%s", job->tenant);
     l->deadline_ns = kcuda_now() + RECANCEL_NS;
     if (l->fired++) {           /* told once; cancelled again */
@@ -95,14 +99,17 @@ static void *watch_main(void *arg)
     while (!w->stop) {
         watch *l = earliest_locked(w);
         if (!l) {
+            w->sleep_until = UINT64_MAX;
             pthread_cond_wait(&w->wake, &w->lock);
         } else if (kcuda_now() >= l->deadline_ns) {
             fire_locked(w, l);
         } else {
             struct timespec ts = {.tv_sec = (time_t)(l->deadline_ns / 1000000000u),
                                   .tv_nsec = (long)(l->deadline_ns % 1000000000u)};
+            w->sleep_until = l->deadline_ns;
             pthread_cond_timedwait(&w->wake, &w->lock, &ts);
         }
+        w->sleep_until = 0;
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;
@@ -154,24 +161,58 @@ void kcuda_watchdog_stop(kcuda *kc)
     kc->watchdog = NULL;
 }
 
+/* With the lock held: l's deadline under its limit, the thread told when it would sleep
+ * past it (each launch arms a lane: the thread is not woken for each). */
+static void set_deadline_locked(kcuda_watchdog *w, watch *l)
+{
+    l->deadline_ns = l->limit_ns ? l->start_ns + l->limit_ns : 0;
+    if (l->deadline_ns && l->deadline_ns < w->sleep_until)
+        pthread_cond_signal(&w->wake);
+}
+
 void kcuda_watchdog_arm(kcuda *kc, unsigned lane, const kcuda_job *job, uint64_t start_ns)
 {
     kcuda_watchdog *w = kc->watchdog;
-    if (!w || lane >= w->n_lanes || !job->time_limit_ns)
+    if (!w || lane >= w->n_lanes)
         return;
     pthread_mutex_lock(&w->lock);
-    w->lanes[lane] = (watch){.job = job, .deadline_ns = start_ns + job->time_limit_ns};
-    pthread_cond_signal(&w->wake);
+    /* watched without a limit too: the operator may give one while it runs */
+    w->lanes[lane] = (watch){.job = job, .start_ns = start_ns, .limit_ns = job->time_limit_ns};
+    set_deadline_locked(w, &w->lanes[lane]);
     pthread_mutex_unlock(&w->lock);
 }
 
-int kcuda_watchdog_disarm(kcuda *kc, unsigned lane)
+void kcuda_watchdog_relimit(kcuda *kc, uint32_t domain, uint64_t limit_ns)
+{
+    kcuda_watchdog *w = kc->watchdog;
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    for (unsigned i = 0; i < w->n_lanes; i++) {
+        watch *l = &w->lanes[i];
+        if (l->job && !l->fired && l->job->domain == domain &&
+            (l->job->kind == JOB_LAUNCH || l->job->kind == JOB_PROFILE)) {
+            l->limit_ns = limit_ns;
+            set_deadline_locked(w, l);
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+void kcuda_domain_time_limit(void *state, uint32_t domain, uint64_t limit_ns)
+{
+    kcuda_watchdog_relimit(state, domain, limit_ns);
+}
+
+int kcuda_watchdog_disarm(kcuda *kc, unsigned lane, uint64_t *limit_ns)
 {
     kcuda_watchdog *w = kc->watchdog;
     if (!w || lane >= w->n_lanes)
         return 0;
     pthread_mutex_lock(&w->lock);
     int fired = w->lanes[lane].job && w->lanes[lane].fired;
+    if (w->lanes[lane].job && limit_ns)
+        *limit_ns = w->lanes[lane].limit_ns;
     w->lanes[lane] = (watch){0};
     pthread_mutex_unlock(&w->lock);
     return fired;

@@ -127,11 +127,10 @@ static int run_timed_launch(struct emu_backend *b, struct job *j, kemu_error *e)
     pthread_mutex_lock(&b->lock);
     b->stop_launch = b->cancel;
     pthread_mutex_unlock(&b->lock);
-    if (!limit)
-        return run_launch(b, j, e);
-    emu_watchdog_arm(b->watchdog, &b->stop_launch, limit);
+    /* armed without a limit too: the operator may give one while it runs */
+    emu_watchdog_arm(b->watchdog, &b->stop_launch, j->slice.domain, limit);
     rc = run_launch(b, j, e);
-    if (emu_watchdog_disarm(b->watchdog) && rc == KEMU_ECANCELLED)
+    if (emu_watchdog_disarm(b->watchdog, &limit) && rc == KEMU_ECANCELLED)
         snprintf(e->message, sizeof(e->message),
                  "kernel stopped: it ran past its tenant's time limit of %.3g s per launch",
                  (double)limit / 1e9);
@@ -241,6 +240,13 @@ static struct job *new_job(enum job_kind kind, kbackend_done_fn done, void *user
 }
 
 /* ---- the ops ----------------------------------------------------------------------------- */
+
+static void emu_domain_time_limit(void *state, uint32_t domain, uint64_t limit_ns)
+{
+    struct emu_backend *b = state;
+
+    emu_watchdog_relimit(b->watchdog, domain, limit_ns);
+}
 
 static void emu_cancel_all(void *state)
 {
@@ -693,6 +699,7 @@ static const kbackend_ops emu_ops = {
     .domain_window = emu_domain_window,
     .domain_release = emu_domain_release,
     .host_register = emu_host_register,
+    .domain_time_limit = emu_domain_time_limit,
     .host_unregister = emu_host_unregister,
     .vmm_reserve = emu_vmm_reserve,
     .vmm_free = emu_vmm_free,

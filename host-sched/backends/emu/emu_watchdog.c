@@ -10,8 +10,11 @@ struct emu_watchdog {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    uint64_t deadline_ns;       /* 0: no launch is armed */
+    uint64_t deadline_ns;       /* 0: nothing to watch (no launch, or no limit) */
     volatile int *flag;         /* the armed launch's stop flag */
+    bool armed;                 /* a launch runs */
+    uint32_t domain;            /* its tenant's */
+    uint64_t start_ns, limit_ns;
     bool fired;
     bool stop;
 };
@@ -74,23 +77,48 @@ int emu_watchdog_new(struct emu_watchdog **out)
     return 0;
 }
 
-void emu_watchdog_arm(struct emu_watchdog *w, volatile int *flag, uint64_t limit_ns)
+/* With the lock held: the armed launch's deadline under its limit, and the thread told. */
+static void set_deadline(struct emu_watchdog *w)
+{
+    w->deadline_ns = w->limit_ns ? w->start_ns + w->limit_ns : 0;
+    if (w->deadline_ns)
+        pthread_cond_signal(&w->cond);
+}
+
+void emu_watchdog_arm(struct emu_watchdog *w, volatile int *flag, uint32_t domain,
+                      uint64_t limit_ns)
 {
     pthread_mutex_lock(&w->lock);
     w->flag = flag;
     w->fired = false;
-    w->deadline_ns = mono_ns() + limit_ns;
-    pthread_cond_signal(&w->cond);
+    w->armed = true;
+    w->domain = domain;
+    w->start_ns = mono_ns();
+    w->limit_ns = limit_ns;
+    set_deadline(w);
     pthread_mutex_unlock(&w->lock);
 }
 
-bool emu_watchdog_disarm(struct emu_watchdog *w)
+void emu_watchdog_relimit(struct emu_watchdog *w, uint32_t domain, uint64_t limit_ns)
+{
+    pthread_mutex_lock(&w->lock);
+    if (w->armed && !w->fired && w->domain == domain) {
+        w->limit_ns = limit_ns;
+        set_deadline(w);
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+bool emu_watchdog_disarm(struct emu_watchdog *w, uint64_t *limit_ns)
 {
     bool fired;
 
     pthread_mutex_lock(&w->lock);
     fired = w->fired;
+    if (limit_ns)
+        *limit_ns = w->limit_ns;
     w->fired = false;
+    w->armed = false;
     w->deadline_ns = 0;
     w->flag = NULL;
     pthread_mutex_unlock(&w->lock);
