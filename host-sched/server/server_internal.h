@@ -210,7 +210,7 @@ struct ks_op {
     void *heap;                 /* freed on completion */
     struct ks_shared *shared;   /* released on completion */
     bool launch;
-    bool lone;                  /* submitted while its tenant had nothing in flight */
+    bool lone;                  /* submitted while its tenant had no launch in flight */
     int status;
     char msg[120];
     struct {                    /* for KERNELET_LATENCY (server_latency.c) */
@@ -284,6 +284,7 @@ struct ks_conn {
 
     unsigned dirty_streams;     /* blocking streams with work the legacy stream must wait for */
     unsigned ops_inflight;
+    unsigned launches_inflight; /* of them, launches (KERNELET_LATENCY's "lone") */
     struct ks_ctx_errors *ctx_errors;
     size_t n_ctx_errors, cap_ctx_errors;
     uint32_t sticky_all;        /* sticky for every context: the table was full */

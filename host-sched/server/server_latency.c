@@ -1,5 +1,5 @@
 /* Where a launch's round trip goes, a diagnostic (KERNELET_LATENCY=1 in kerneletd's
- * environment): for each launch submitted while its tenant had nothing else in flight,
+ * environment): for each launch submitted while its tenant had no other launch in flight,
  * the stages between the server's submission and the server seeing it done, and when
  * the tenant's connection closes, their medians in the log. The stages: submit to start
  * (the scheduler's decision and the backend's launch), start to end (the kernel, and the

@@ -172,7 +172,7 @@ int ks_submit(struct ks_conn *c, uint64_t stream, const ksched_op *op, struct ks
     kop->conn = c;
     kop->context = c->context;
     kop->stream = stream;
-    kop->lone = c->ops_inflight == 0;
+    kop->lone = c->launches_inflight == 0;
     rc = ksched_submit(c->srv->cfg.sched, c->tenant, st->sid, op, ks_op_done, kop, NULL, err);
     if (rc) {
         if (kop->tracker)
@@ -181,6 +181,7 @@ int ks_submit(struct ks_conn *c, uint64_t stream, const ksched_op *op, struct ks
         return rc;
     }
     c->ops_inflight++;
+    c->launches_inflight += kop->launch;
     st->outstanding++;
     st->submitted++;
     if (kop->tracker)
@@ -407,6 +408,7 @@ static void complete(struct ks_op *kop)
     struct ks_tracker *t = kop->tracker;
 
     c->ops_inflight--;
+    c->launches_inflight -= kop->launch;
     if (ks_latency_wanted())
         ks_latency_note(c, kop, ks_now_ns());
     if (kop->status && kop->status != KSCHED_ECANCELED) {

@@ -264,11 +264,15 @@ static CUresult wait_event(const kcuda *kc, CUevent ev)
 {
     if (!kc->cfg.spin_us)       /* the default: no poll before the sleep */
         return cuEventSynchronize(ev);
-    uint64_t until = kcuda_now() + (uint64_t)kc->cfg.spin_us * 1000;
+    uint64_t now = kcuda_now(), until = now + (uint64_t)kc->cfg.spin_us * 1000;
     for (;;) {
         CUresult r = cuEventQuery(ev);
-        if (r != CUDA_ERROR_NOT_READY || kcuda_now() >= until)
+        if (r != CUDA_ERROR_NOT_READY || (now = kcuda_now()) >= until)
             return r == CUDA_ERROR_NOT_READY ? cuEventSynchronize(ev) : r;
+        /* a query a microsecond, not back to back: each takes the driver's locks, which
+         * the threads launching the next kernels need too */
+        for (uint64_t next = now + 1000; kcuda_now() < next;) {
+        }
     }
 }
 
