@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "libcuda_internal.h"
@@ -187,14 +186,6 @@ static void dispatch(struct kcu_client *c, const uint8_t *msg, size_t len)
     finish(c, p, r);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* How long a reader polls for an answer before it sleeps: KERNELET_SPIN_US, by default
  * 100 us where the machine has 4 cores or more and none elsewhere. A waiting CUDA program
  * spins on a local GPU too (CUDA's default while it has a core to spare), and a sleeping
@@ -215,8 +206,8 @@ static void spin_for_answer(struct kcu_client *c)
 
     if (!c->spin_ns)
         return;
-    until = now_ns() + c->spin_ns;
-    while (c->ops->readable(c->t) == 0 && now_ns() < until) {
+    until = kcu_now_ns() + c->spin_ns;
+    while (c->ops->readable(c->t) == 0 && kcu_now_ns() < until) {
     }
 }
 

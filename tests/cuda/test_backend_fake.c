@@ -1182,13 +1182,24 @@ static void on_note(void *user, const char *msg)
 static const char stall_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
                                 ".visible .entry stall(.param .u32 ms)\n{\n    ret;\n}\n";
 
-/* stall for ms on lane, under limit_ns for tenant; *w counts the completion. */
+/* The stall kernel, loaded in *mod. */
+static kbackend_function *load_stall(const kbackend *be, kbackend_module **mod)
+{
+    kbackend_error e = {0};
+    kbackend_function *fn;
+    g_assert_cmpint(be->ops->module_load_ptx(be->state, 0, stall_ptx, strlen(stall_ptx), mod,
+                                             &e), ==, 0);
+    g_assert_cmpint(be->ops->function_get(be->state, *mod, "stall", &fn, NULL, &e), ==, 0);
+    return fn;
+}
+
+/* stall for ms on lane, under limit_ns for tenant (of domain); *w counts the completion. */
 static void launch_stall(const kbackend *be, kbackend_function *fn, unsigned lane, uint32_t ms,
-                         uint64_t limit_ns, const char *tenant, ticket *t)
+                         uint64_t limit_ns, const char *tenant, uint32_t domain, ticket *t)
 {
     kbackend_slice s = {.fn = fn, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1,
                         .params = &ms, .params_size = sizeof(ms), .lane = lane,
-                        .time_limit_ns = limit_ns, .tenant = tenant};
+                        .time_limit_ns = limit_ns, .tenant = tenant, .domain = domain};
     kbackend_error e = {0};
     g_assert_cmpint(be->ops->launch(be->state, &s, on_done, t, &e), ==, 0);
 }
@@ -1207,25 +1218,19 @@ static void test_time_limit(void)
     cfg.note_user = &n;
     cfg.unstoppable = on_unstoppable;
     cfg.unstoppable_user = &n;
-    kcuda *kc;
+    kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
-    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
-    kbackend be;
-    kcuda_backend(kc, &be);
     kbackend_module *mod;
-    kbackend_function *fn;
-    g_assert_cmpint(be.ops->module_load_ptx(be.state, 0, stall_ptx, strlen(stall_ptx), &mod, &e),
-                    ==, 0);
-    g_assert_cmpint(be.ops->function_get(be.state, mod, "stall", &fn, NULL, &e), ==, 0);
+    kbackend_function *fn = load_stall(&be, &mod);
 
     waiter slow, fine;
     waiter_init(&slow);
     waiter_init(&fine);
     ticket ts = {&slow, 0, 0}, tf = {&fine, 1, 0}, tu = {&fine, 2, 0};
     uint64_t start = g_get_monotonic_time() * 1000u;
-    launch_stall(&be, fn, 0, 600, 150000000u, "slowpoke", &ts);
-    launch_stall(&be, fn, 1, 300, 5000000000u, "patient", &tf);
-    launch_stall(&be, fn, 2, 300, 0, "unlimited", &tu);
+    launch_stall(&be, fn, 0, 600, 150000000u, "slowpoke", 0, &ts);
+    launch_stall(&be, fn, 1, 300, 5000000000u, "patient", 0, &tf);
+    launch_stall(&be, fn, 2, 300, 0, "unlimited", 0, &tu);
     waiter_wait(&fine, 2);
     g_assert_cmpuint(fine.failed, ==, 0);
     waiter_wait(&slow, 1);
@@ -1262,31 +1267,18 @@ static void test_time_limit_lowered(void)
     cfg.lanes = LANES;
     cfg.note = on_note;
     cfg.note_user = &n;
-    kcuda *kc;
+    kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
-    g_assert_cmpint(kcuda_new(&kc, &cfg, &e), ==, 0);
-    kbackend be;
-    kcuda_backend(kc, &be);
     kbackend_module *mod;
-    kbackend_function *fn;
-    g_assert_cmpint(be.ops->module_load_ptx(be.state, 0, stall_ptx, strlen(stall_ptx), &mod, &e),
-                    ==, 0);
-    g_assert_cmpint(be.ops->function_get(be.state, mod, "stall", &fn, NULL, &e), ==, 0);
+    kbackend_function *fn = load_stall(&be, &mod);
     g_assert_nonnull(be.ops->domain_time_limit);
 
     waiter runaway, other;
     waiter_init(&runaway);
     waiter_init(&other);
     ticket tr = {&runaway, 0, 0}, to = {&other, 1, 0};
-    uint32_t ms[2] = {600, 400};
-    kbackend_slice s[2] = {
-        {.fn = fn, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1, .params = &ms[0],
-         .params_size = sizeof(ms[0]), .lane = 0, .tenant = "runaway", .domain = 5},
-        {.fn = fn, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1, .params = &ms[1],
-         .params_size = sizeof(ms[1]), .lane = 1, .tenant = "other", .domain = 6},
-    };
-    g_assert_cmpint(be.ops->launch(be.state, &s[0], on_done, &tr, &e), ==, 0);
-    g_assert_cmpint(be.ops->launch(be.state, &s[1], on_done, &to, &e), ==, 0);
+    launch_stall(&be, fn, 0, 600, 0, "runaway", 5, &tr);
+    launch_stall(&be, fn, 1, 400, 0, "other", 6, &to);
     g_usleep(150000);
     uint64_t lowered = g_get_monotonic_time() * 1000u;
     be.ops->domain_time_limit(be.state, 5, 50000000u);   /* 50 ms: past already */
@@ -1409,9 +1401,7 @@ static void test_control_words(void)
                                             &mod, &e), ==, 0);
     g_assert_cmpint(be.ops->function_get(be.state, mod, "spin", &spin, NULL, &e), ==, 0);
     g_assert_cmpint(be.ops->function_get(be.state, mod, "asserts", &asserts, NULL, &e), ==, 0);
-    g_assert_cmpint(be.ops->module_load_ptx(be.state, 0, stall_ptx, strlen(stall_ptx), &smod,
-                                            &e), ==, 0);
-    g_assert_cmpint(be.ops->function_get(be.state, smod, "stall", &stall, NULL, &e), ==, 0);
+    stall = load_stall(&be, &smod);
 
     waiter w, other;
     waiter_init(&w);
@@ -1424,7 +1414,7 @@ static void test_control_words(void)
 
     uint64_t start = g_get_monotonic_time() * 1000u;
     launch_controlled(&be, spin, 1, 0, 100000000u, &t);      /* 0.1 s */
-    launch_stall(&be, stall, 1, 200, 0, "other", &to);       /* another tenant, beside it */
+    launch_stall(&be, stall, 1, 200, 0, "other", 0, &to);    /* another tenant, beside it */
     waiter_wait(&other, 1);
     g_assert_cmpuint(other.failed, ==, 0);
     waiter_wait(&w, 2);

@@ -258,9 +258,8 @@ void kcuda_watchdog_stop(kcuda *kc);
  * told if it still runs job->time_limit_ns later (none when that is 0, until a new limit
  * comes). */
 void kcuda_watchdog_arm(kcuda *kc, unsigned lane, const kcuda_job *job, uint64_t start_ns);
-/* The limit of domain's launches is now limit_ns (0: none), from each one's start; and
- * executor.h's domain_time_limit op, the same. */
-void kcuda_watchdog_relimit(kcuda *kc, uint32_t domain, uint64_t limit_ns);
+/* executor.h's domain_time_limit: the limit of domain's launches is now limit_ns (0:
+ * none), from each one's start. */
 void kcuda_domain_time_limit(void *state, uint32_t domain, uint64_t limit_ns);
 /* The lane's wait ended; 1 when its launch ran past the limit and was reported
  * (*limit_ns: the limit it was held to at the end, when it was watched). */

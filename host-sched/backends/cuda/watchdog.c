@@ -182,9 +182,9 @@ void kcuda_watchdog_arm(kcuda *kc, unsigned lane, const kcuda_job *job, uint64_t
     pthread_mutex_unlock(&w->lock);
 }
 
-void kcuda_watchdog_relimit(kcuda *kc, uint32_t domain, uint64_t limit_ns)
+void kcuda_domain_time_limit(void *state, uint32_t domain, uint64_t limit_ns)
 {
-    kcuda_watchdog *w = kc->watchdog;
+    kcuda_watchdog *w = ((kcuda *)state)->watchdog;
     if (!w)
         return;
     pthread_mutex_lock(&w->lock);
@@ -199,10 +199,6 @@ void kcuda_watchdog_relimit(kcuda *kc, uint32_t domain, uint64_t limit_ns)
     pthread_mutex_unlock(&w->lock);
 }
 
-void kcuda_domain_time_limit(void *state, uint32_t domain, uint64_t limit_ns)
-{
-    kcuda_watchdog_relimit(state, domain, limit_ns);
-}
 
 int kcuda_watchdog_disarm(kcuda *kc, unsigned lane, uint64_t *limit_ns)
 {
