@@ -1204,6 +1204,23 @@ static void launch_stall(const kbackend *be, kbackend_function *fn, unsigned lan
     g_assert_cmpint(be->ops->launch(be->state, &s, on_done, t, &e), ==, 0);
 }
 
+/* cfg's notes, and the kernels it cannot stop, go to n. */
+static void notes_to(kcuda_config *cfg, notes *n)
+{
+    cfg->note = on_note;
+    cfg->note_user = n;
+    cfg->unstoppable = on_unstoppable;
+    cfg->unstoppable_user = n;
+}
+
+/* The default configuration with LANES lanes, its notes to n. */
+static void plain_noted_config(kcuda_config *cfg, notes *n)
+{
+    kcuda_config_default(cfg);
+    cfg->lanes = LANES;
+    notes_to(cfg, n);
+}
+
 /* A launch past its tenant's limit is told to the operator at the deadline, naming the
  * tenant, while it still runs (the GPU cannot stop it: the fake's stall goes on), and
  * completes with a time-limit message; launches within their limits, or without one,
@@ -1212,12 +1229,7 @@ static void test_time_limit(void)
 {
     notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
     kcuda_config cfg;
-    kcuda_config_default(&cfg);
-    cfg.lanes = LANES;
-    cfg.note = on_note;
-    cfg.note_user = &n;
-    cfg.unstoppable = on_unstoppable;
-    cfg.unstoppable_user = &n;
+    plain_noted_config(&cfg, &n);
     kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
     kbackend_module *mod;
@@ -1263,10 +1275,7 @@ static void test_time_limit_lowered(void)
 {
     notes n = {.lock = PTHREAD_MUTEX_INITIALIZER};
     kcuda_config cfg;
-    kcuda_config_default(&cfg);
-    cfg.lanes = LANES;
-    cfg.note = on_note;
-    cfg.note_user = &n;
+    plain_noted_config(&cfg, &n);
     kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
     kbackend_module *mod;
@@ -1300,10 +1309,7 @@ static void test_time_limit_lowered(void)
 static void noted_config(kcuda_config *cfg, notes *n)
 {
     windowed_config(cfg);
-    cfg->note = on_note;
-    cfg->note_user = n;
-    cfg->unstoppable = on_unstoppable;
-    cfg->unstoppable_user = n;
+    notes_to(cfg, n);
 }
 
 /* A kernel of a domain with control words that does not poll them (unfenced: SASS in an
