@@ -1058,16 +1058,17 @@ static void test_completion_events(void)
 }
 
 /* A completion thread polls a job's end for spin_us before it sleeps in the driver: with
- * the end not ready for 20 polls, a long window sees it by polling alone, and no window
- * goes to the driver's sleeping wait without polling. */
+ * the end not ready for 20 polls, a long window sees it by polling alone; no window, or no
+ * poller allowed (max_spinners 0), goes to the driver's sleeping wait without polling. */
 static void test_completion_spin(void)
 {
-    const unsigned spins[] = {0, 2000000};
-    for (unsigned i = 0; i < 2; i++) {
+    const unsigned spins[] = {0, 2000000, 2000000}, spinners[] = {1, 1, 0};
+    for (unsigned i = 0; i < 3; i++) {
         kcuda_config cfg;
         kcuda_config_default(&cfg);
         cfg.lanes = LANES;
         cfg.spin_us = spins[i];
+        cfg.max_spinners = spinners[i];
         kbackend be = open_backend_cfg(&cfg);
         kernels k = load_kernels(&be);
         count_params p = {0};
@@ -1086,9 +1087,11 @@ static void test_completion_spin(void)
         g_assert_cmpuint(w.failed, ==, 0);
         unsigned queries = after.event_queries - before.event_queries;
         unsigned syncs = after.event_syncs - before.event_syncs;
-        g_test_message("spin %u us: %u queries, %u synchronisations", spins[i], queries, syncs);
-        g_assert_cmpuint(queries, ==, spins[i] ? 21 : 0);
-        g_assert_cmpuint(syncs, ==, spins[i] ? 0 : 1);
+        g_test_message("spin %u us, %u spinners: %u queries, %u synchronisations", spins[i],
+                       spinners[i], queries, syncs);
+        int polls = spins[i] && spinners[i];
+        g_assert_cmpuint(queries, ==, polls ? 21 : 0);
+        g_assert_cmpuint(syncs, ==, polls ? 0 : 1);
         be.ops->destroy(be.state);
     }
 }

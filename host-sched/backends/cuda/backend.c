@@ -10,6 +10,15 @@
 #include "backend_internal.h"
 #include "device_attrs.h"
 
+/* NAME's value when it is a number in [0, max], else dflt. */
+static unsigned env_unsigned(const char *name, unsigned max, unsigned dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    long n = v ? strtol(v, &end, 10) : -1;
+    return v && *v && !*end && n >= 0 && n <= (long)max ? (unsigned)n : dflt;
+}
+
 void kcuda_config_default(kcuda_config *c)
 {
     if (!c)
@@ -29,13 +38,11 @@ void kcuda_config_default(kcuda_config *c)
     c->carveout = carveout && (*end || pct < 0 || pct > 100) ? -1 : (int)pct;
     const char *prof = getenv("KERNELET_CUDA_PROFILER");
     c->keep_profiler = prof && !strcmp(prof, "keep");
-    const char *spin = getenv("KERNELET_CUDA_SPIN_US");
-    long us = spin ? strtol(spin, &end, 10) : -1;
-    c->spin_us = spin && !*end && us >= 0 && us <= 100000 ? (unsigned)us : 0;
-    const char *idle = getenv("KERNELET_CUDA_IDLE_SPIN_US");
-    us = idle ? strtol(idle, &end, 10) : -1;
-    c->idle_spin_us = idle && !*end && us >= 0 && us <= 100000 ? (unsigned)us
-                      : sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 50 : 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    c->spin_us = env_unsigned("KERNELET_CUDA_SPIN_US", 100000, cores >= 4 ? 1000 : 0);
+    c->idle_spin_us = env_unsigned("KERNELET_CUDA_IDLE_SPIN_US", 100000, cores >= 4 ? 50 : 0);
+    c->max_spinners = env_unsigned("KERNELET_CUDA_SPINNERS", 1024,
+                                   cores >= 4 ? (unsigned)(cores / 4) : 0);
 }
 
 uint64_t kcuda_now(void)

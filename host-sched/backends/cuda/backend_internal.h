@@ -146,6 +146,7 @@ struct kcuda {
     kcuda_job *deferred_head, *deferred_tail;
     pending_free *frees;
     int stopping;
+    unsigned spinners;          /* completion threads polling an end now (atomic; wait_event) */
     kcuda_watchdog *watchdog;   /* the kernel time limits (watchdog.c) */
     int broken;
     int cancelled;              /* cancel_all: every submission is refused */

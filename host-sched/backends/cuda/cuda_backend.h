@@ -102,10 +102,16 @@ typedef struct kcuda_config {
                                     NVIDIA's libraries once other modules had been unloaded
                                     (H100, driver 580) */
     unsigned spin_us;            /* a completion thread polls its job's end this long before
-                                    it sleeps in the driver (blocking_sync). Default 0 (sleep
-                                    at once): 50 and 200 us left the sync round trip at 59 us
-                                    on the H100 (docs/perf/transport.md), so the wake-up is
-                                    not where its time goes. KERNELET_CUDA_SPIN_US=N sets it */
+                                    it sleeps in the driver (blocking_sync), as NVIDIA's
+                                    driver spins in a native program's synchronize: the
+                                    driver's wake-up after a sleeping wait cost 11 us of
+                                    each launch on the H100 (docs/perf/scheduling.md).
+                                    Default 1000 with 4 cores or more (longer kernels pay
+                                    the wake-up, under 1.1%), else 0;
+                                    KERNELET_CUDA_SPIN_US=N sets it */
+    unsigned max_spinners;       /* at most this many completion threads poll at once; the
+                                    others sleep in the driver. Default a quarter of the
+                                    host's cores; KERNELET_CUDA_SPINNERS=N sets it */
     unsigned idle_spin_us;       /* a completion thread polls for its next job this long
                                     after one before it sleeps: its wake-up after a launch
                                     cost 15-20 us of a launch's round trip on the H100

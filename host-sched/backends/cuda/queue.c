@@ -257,23 +257,34 @@ static void job_times(kcuda_queue *q, const kcuda_job *job, CUresult r, uint64_t
     q->last_end_ns = *end;
 }
 
-/* Waits for ev: polls it for up to spin_us first, then sleeps in the driver. A sleeping
- * wait is woken by the GPU's interrupt and the scheduler, tens of microseconds after the
- * end: a tenant that waits for each short kernel pays that on every launch. */
-static CUresult wait_event(const kcuda *kc, CUevent ev)
+/* Polls ev until it is ready or until, a query a microsecond (not back to back: each takes
+ * the driver's locks, which the threads launching the next kernels need too);
+ * CUDA_ERROR_NOT_READY if it is still running then. */
+static CUresult poll_event(CUevent ev, uint64_t until)
 {
-    if (!kc->cfg.spin_us)       /* the default: no poll before the sleep */
-        return cuEventSynchronize(ev);
-    uint64_t now = kcuda_now(), until = now + (uint64_t)kc->cfg.spin_us * 1000;
     for (;;) {
         CUresult r = cuEventQuery(ev);
-        if (r != CUDA_ERROR_NOT_READY || (now = kcuda_now()) >= until)
-            return r == CUDA_ERROR_NOT_READY ? cuEventSynchronize(ev) : r;
-        /* a query a microsecond, not back to back: each takes the driver's locks, which
-         * the threads launching the next kernels need too */
+        uint64_t now = kcuda_now();
+        if (r != CUDA_ERROR_NOT_READY || now >= until)
+            return r;
         for (uint64_t next = now + 1000; kcuda_now() < next;) {
         }
     }
+}
+
+/* Waits for ev: polls it for up to spin_us first where fewer than max_spinners threads
+ * poll already, then sleeps in the driver. A sleeping wait is woken by the GPU's interrupt,
+ * about 11 us after the end on the H100: a tenant that waits for each short kernel would
+ * pay that on every launch, where a native program's synchronize spins. */
+static CUresult wait_event(kcuda *kc, CUevent ev)
+{
+    CUresult r = CUDA_ERROR_NOT_READY;
+    if (kc->cfg.spin_us &&
+        __atomic_add_fetch(&kc->spinners, 1, __ATOMIC_RELAXED) <= kc->cfg.max_spinners)
+        r = poll_event(ev, kcuda_now() + (uint64_t)kc->cfg.spin_us * 1000);
+    if (kc->cfg.spin_us)
+        __atomic_sub_fetch(&kc->spinners, 1, __ATOMIC_RELAXED);
+    return r == CUDA_ERROR_NOT_READY ? cuEventSynchronize(ev) : r;
 }
 
 /* The launch ran past its tenant's time limit (limit_ns: the one in force at its end):
