@@ -187,16 +187,17 @@ static void dispatch(struct kcu_client *c, const uint8_t *msg, size_t len)
 }
 
 /* How long a reader polls for an answer before it sleeps: KERNELET_SPIN_US, by default
- * 100 us where the machine has 4 cores or more and none elsewhere. A waiting CUDA program
+ * 1000 us where the machine has 4 cores or more and none elsewhere. A waiting CUDA program
  * spins on a local GPU too (CUDA's default while it has a core to spare), and a sleeping
- * reader's wake-up costs as much as the daemon's whole answer. */
+ * reader's wake-up costs as much as the daemon's whole answer: an answer that comes after
+ * a kernel of a few hundred microseconds should still find the reader awake. */
 static uint64_t spin_ns_default(void)
 {
     const char *v = getenv("KERNELET_SPIN_US");
 
     if (v && *v)
         return strtoull(v, NULL, 10) * 1000;
-    return sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 100000 : 0;
+    return sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 1000000 : 0;
 }
 
 /* Polls until an answer is there or the spin time is over. */

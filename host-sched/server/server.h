@@ -79,8 +79,9 @@ struct kserver_config {
                                    memory. 0 = the host's physical memory. All connections
                                    together map at most KSERVER_MAX_MAPPED */
     int spin_us;                /* while tenants' work is in flight, how long the server
-                                   polls for news before it sleeps; < 0 = 50 with 4 cores
-                                   or more, else 0 */
+                                   polls for news before it sleeps (after news with none
+                                   in flight: at most 50); < 0 = 1000 with 4 cores or
+                                   more, else 0 */
     uint64_t max_pinned_bytes;  /* bytes of one connection's regions pinned for the device
                                    (copies without staging, memory its kernels read);
                                    regions beyond are only copied. 0 = 1 GiB. All

@@ -100,7 +100,7 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
     s->runs_cubins = ksched_runs_cubins(s->cfg.sched);
     s->has_vmm = ksched_has_vmm(s->cfg.sched);
     s->spin_ns = s->cfg.spin_us >= 0 ? (uint64_t)s->cfg.spin_us * 1000
-                 : sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 50000 : 0;
+                 : sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 1000000 : 0;
     s->listen_fd = s->epfd = s->wake_fd = -1;
     pthread_mutex_init(&s->cq_lock, NULL);
     pthread_mutex_init(&s->iso_lock, NULL);
@@ -192,17 +192,31 @@ static bool work_in_flight(const struct ks_server *s)
     return false;
 }
 
-/* epoll_wait, after polling for up to the spin time while work is in flight or news came
- * lately: a completion then reaches its tenant, and a tenant's next request (it follows
- * an answer closely when the tenant waits for each launch) reaches the server, without
- * the wake-up of a sleeping server thread. */
+/* After news with nothing in flight, a tenant's next request follows an answer within
+ * microseconds when it waits for each launch: the server polls this long at most. */
+#define AFTER_NEWS_SPIN_NS 50000ull
+
+/* How long wait_events polls from now: up to spin_ns while tenants' work is in flight (its
+ * completion is near), up to AFTER_NEWS_SPIN_NS after the last news, else not at all. */
+static uint64_t spin_window(const struct ks_server *s, uint64_t now)
+{
+    if (!s->spin_ns)
+        return 0;
+    if (work_in_flight(s))
+        return s->spin_ns;
+    uint64_t after_news = s->spin_ns < AFTER_NEWS_SPIN_NS ? s->spin_ns : AFTER_NEWS_SPIN_NS;
+    return now - s->last_news_ns < after_news ? after_news : 0;
+}
+
+/* epoll_wait, after polling for the spin window: a completion then reaches its tenant, and
+ * a tenant's next request reaches the server, without the wake-up of a sleeping server
+ * thread (10-20 us on the H100's host, docs/perf/scheduling.md). */
 static int wait_events(struct ks_server *s, struct epoll_event *ev, int n, int timeout)
 {
-    uint64_t now = ks_now_ns();
+    uint64_t now = ks_now_ns(), window = timeout != 0 ? spin_window(s, now) : 0;
 
-    if (s->spin_ns && timeout != 0 &&
-        (now - s->last_news_ns < s->spin_ns || work_in_flight(s))) {
-        uint64_t until = now + s->spin_ns;
+    if (window) {
+        uint64_t until = now + window;
         do {
             int got = epoll_wait(s->epfd, ev, n, 0);
             if (got != 0) {
