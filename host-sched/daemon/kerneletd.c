@@ -25,6 +25,7 @@
 #define OPT_ISOLATE_RATE 1010
 #define OPT_FENCE_FAULTS 1011
 #define OPT_SPIN_US 1012
+#define OPT_LONE_SLICE_US 1013
 #define OPT_WORKER_INPUT 1002
 #define OPT_WORKER_TENANT_BASE 1003
 #define OPT_WORKER_SETTINGS 1004
@@ -59,6 +60,9 @@ static void usage(FILE *f)
             "                       paper's sizing; the default)\n"
             "  --pair-min-us US     with --pair-waves: slices last at least this long by the\n"
             "                       model (default 30)\n"
+            "  --lone-slice-us US   kernelet: the only stream launching (no other launched\n"
+            "                       for 5 x US) runs kernels in slices of at least US, whole\n"
+            "                       when shorter (default 2000; 0 = minimum slices)\n"
             "  --pair-tune          kernelet: each pair of kernels tries a few ways of slicing\n"
             "                       and launching on its real work and keeps the fastest\n"
             "                       measured, or stops pairing when none gains\n"
@@ -138,6 +142,7 @@ struct options {
     unsigned pair_split[2];
     int pair_waves;             /* -1: by backend */
     int pair_min_us;            /* -1: default */
+    int lone_slice_us;                /* -1: default */
     int pair_tune;
     const char *isolate_names[KD_MAX_ISOLATE_NAMES];
     unsigned n_isolate_names;
@@ -252,6 +257,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"pair-split", required_argument, NULL, 'S'},
         {"pair-waves", required_argument, NULL, 'W'},
         {"pair-min-us", required_argument, NULL, 'M'},
+        {"lone-slice-us", required_argument, NULL, OPT_LONE_SLICE_US},
         {"calibration", required_argument, NULL, 'C'},
         {"max-connections", required_argument, NULL, 'c'},
         {"max-connections-per-user", required_argument, NULL, 'U'},
@@ -286,7 +292,7 @@ static int parse(int argc, char **argv, struct options *o)
                           .backend = {.name = "auto", .window_bytes = KBACKEND_WINDOW_DEFAULT},
                           .kernel_time_limit_ms = 120000,
                           .policy = "kernelet", .admin_uid = getuid(), .pair_waves = -1,
-                          .pair_min_us = -1, .max_isolated = 8, .isolate_rate = 4,
+                          .pair_min_us = -1, .lone_slice_us = -1, .max_isolated = 8, .isolate_rate = 4,
                           .spin_us = -1,
                           .worker_fd = -1,
                           .worker_input = -1};
@@ -315,6 +321,11 @@ static int parse(int argc, char **argv, struct options *o)
         case 'M':
             if (sscanf(optarg, "%d%c", &o->pair_min_us, &(char){0}) != 1 ||
                 o->pair_min_us < 0 || o->pair_min_us > 1000000)
+                return -1;
+            break;
+        case OPT_LONE_SLICE_US:
+            if (sscanf(optarg, "%d%c", &o->lone_slice_us, &(char){0}) != 1 || o->lone_slice_us < 0 ||
+                o->lone_slice_us > 1000000)
                 return -1;
             break;
         case 'C': o->backend.calibration_dir = optarg; break;
@@ -494,6 +505,8 @@ static int sched_config(const struct options *o, struct kserver_tally *tally, ks
     c->pair_waves = o->pair_waves >= 0 ? (unsigned)o->pair_waves : 0;
     c->pair_min_ns = o->pair_min_us >= 0 ? (uint64_t)o->pair_min_us * 1000 : 30000;
     c->pair_tune = o->pair_tune;
+    if (o->lone_slice_us >= 0)
+        c->lone_slice_ns = (uint64_t)o->lone_slice_us * 1000;
     if (ksched_policy_parse(o->policy, &c->policy) == 0)
         return 0;
     fprintf(stderr, "kerneletd: unknown policy '%s'\n", o->policy);

@@ -130,6 +130,14 @@ typedef struct ksched_config {
                                    one measured fastest (sched_tune.c); 0 (default) = the
                                    model's plan with pair_waves */
     unsigned base_lanes;        /* kernels base runs side by side; default 2 */
+    uint64_t lone_slice_ns;     /* kernelet: a kernel with no partner on the only stream
+                                   launching (no other stream has a launch open or made
+                                   one within 5 times this) runs in slices of at least
+                                   this long by the model, whole when it is shorter: each
+                                   slice boundary costs the GPU its partial last wave (6%
+                                   on the H100's bench kernels at the minimum slice), and
+                                   a partner that comes joins at the next one. Default
+                                   2 ms; 0 = the minimum slice, as when others launch */
     uint64_t seed;              /* mc's random choices; default 1 */
     uint64_t fairness_window_ns; /* weights: a tenant whose weighted GPU time runs this far
                                     ahead of the least-served backlogged tenant waits;

@@ -153,6 +153,20 @@ void sched_plan_solo(ksched *s, sched_kernel *k)
     s->stats.solo++;
 }
 
+void sched_plan_lone(ksched *s, sched_kernel *k)
+{
+    sched_plan_solo(s, k);
+    uint64_t wave = (uint64_t)k->cls->max_blocks * s->gpu.sms;
+    double blocks = (double)s->cfg.lone_slice_ns / k->cls->block_ns;
+    if (!(k->cls->block_ns > 0) || blocks >= (double)k->total) {
+        s->plan.slice[0] = k->total;    /* unpredicted or short: whole */
+        return;
+    }
+    uint64_t waves = ((uint64_t)blocks + wave - 1) / wave;
+    if (waves * wave > s->plan.slice[0])
+        s->plan.slice[0] = waves * wave;
+}
+
 /* Slices of a pair queued per lane: enough that the lane holds at least the kernel's
  * minimum slice, so short slices do not leave the GPU waiting on the host. */
 static unsigned pair_depth(const ksched *s, const sched_kernel *k, uint64_t slice)

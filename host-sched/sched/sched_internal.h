@@ -50,6 +50,7 @@ typedef struct sched_stream {
     unsigned priority;          /* 0 (default) .. KSCHED_STREAM_PRIORITY_MAX */
     uint64_t last_end_ns;       /* when its last completed operation ended (backend clock):
                                    an event recorded next is stamped no earlier */
+    uint64_t launches_open;     /* its launch ops submitted and not finished */
     struct sched_stream *work_next;
 } sched_stream;
 
@@ -283,6 +284,12 @@ struct ksched {
     unsigned host_running;      /* host functions being run outside the lock */
     uint64_t outstanding;       /* backend submissions in flight */
     uint64_t ops_pending;
+    /* the stream that launched last (tenant << 32 | stream), when, and when another stream
+       launched before it (sched_stream_alone) */
+    struct {
+        uint64_t stream, ns, other_ns;
+        int any, other;
+    } last_launch;
     void **policy_state;        /* each policy's private state, by table row (policy.h) */
     ksched_stats stats;
     /* the pair being measured for tuning since `since` (sched_tune.c); NULL: none */
@@ -382,6 +389,15 @@ sched_kernel *sched_oldest_eligible(ksched *s, int need_profile);
 unsigned sched_pair_candidates(ksched *s, sched_kernel **out, unsigned cap);
 void sched_plan_whole(ksched *s, sched_kernel *k);
 void sched_plan_solo(ksched *s, sched_kernel *k);
+/* sched_plan_solo for a kernel on the only stream launching: slices of at least
+ * cfg.lone_slice_ns by the model, whole when unpredicted or shorter. */
+void sched_plan_lone(ksched *s, sched_kernel *k);
+/* Whether st is the only stream launching: no other stream (of any tenant) has a launch
+ * open or made one within 5 x cfg.lone_slice_ns (kernelet gives its unpaired kernels
+ * long slices: sched_plan_lone). */
+int sched_stream_alone(ksched *s, const sched_stream *st);
+/* Notes a launch submitted on st, for sched_stream_alone. */
+void sched_note_launch(ksched *s, const sched_stream *st);
 void sched_plan_pair(ksched *s, sched_kernel *a, sched_kernel *b, const unsigned bps[2],
                      const double wave_ns[2]);
 /* sched_plan_pair with slices of `waves` waves (-1: the configuration's sizing), uncapped

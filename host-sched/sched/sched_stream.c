@@ -57,6 +57,38 @@ void sched_stream_free(sched_stream *st)
     free(st);
 }
 
+static uint64_t stream_key(const sched_stream *st)
+{
+    return (uint64_t)st->tenant->id << 32 | st->id;
+}
+
+void sched_note_launch(ksched *s, const sched_stream *st)
+{
+    uint64_t key = stream_key(st), now = sched_now(s);
+    if (s->last_launch.any && s->last_launch.stream != key) {
+        s->last_launch.other_ns = s->last_launch.ns;
+        s->last_launch.other = 1;
+    }
+    s->last_launch.stream = key;
+    s->last_launch.ns = now;
+    s->last_launch.any = 1;
+}
+
+int sched_stream_alone(ksched *s, const sched_stream *st)
+{
+    if (!s->cfg.lone_slice_ns)
+        return 0;
+    uint64_t open = 0;
+    for (const sched_tenant *t = s->tenants; t; t = t->next)
+        open += t->launches_open;
+    if (open > st->launches_open)
+        return 0;               /* another stream has a launch queued or running */
+    uint64_t key = stream_key(st), now = sched_now(s);
+    int other = s->last_launch.stream == key ? s->last_launch.other : s->last_launch.any;
+    uint64_t at = s->last_launch.stream == key ? s->last_launch.other_ns : s->last_launch.ns;
+    return !other || now - at >= 5 * s->cfg.lone_slice_ns;
+}
+
 static void account(sched_tenant *t, sched_op *op, int status, const char *msg)
 {
     t->st.queued--;
@@ -67,6 +99,8 @@ static void account(sched_tenant *t, sched_op *op, int status, const char *msg)
         if (f)
             f->module->users--;
         t->launches_open--;
+        if (op->stream)
+            op->stream->launches_open--;
         if (status)
             t->st.failed++;
         else
@@ -457,6 +491,8 @@ int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *
             ((sched_function *)idmap_get(&t->functions, x->u.launch.function))->module->users++;
             t->st.launched++;
             t->launches_open++;
+            st->launches_open++;
+            sched_note_launch(s, st);
         }
         if (st->head == op)
             sched_stream_wake(s, st);

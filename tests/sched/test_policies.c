@@ -292,10 +292,15 @@ static uint64_t overlap(GArray *a, GArray *b)
     return sum;
 }
 
+/* The paper's reaction to an arrival: a kernel running alone in minimum slices is paired
+ * with one that comes (lone_slice_ns 0: a lone stream's long slices are tested below). */
 static void test_reaction_to_arrival(void)
 {
     tracer tr;
-    tenv *t = traced_env(KSCHED_KERNELET, &tr, 1);
+    ksched_config c;
+    ksched_config_default(&c);
+    c.lone_slice_ns = 0;
+    tenv *t = traced_env_with(&c, &tr);
     uint32_t tn = tenv_tenant(t, "r"), fn[2];
     const char *names[2] = {"comp", "mem"};
     tenv_functions(t, tn, names, 2, 1, fn);
@@ -365,6 +370,62 @@ static uint64_t run_hash(ksched_policy p, uint64_t seed)
     g_array_free(tr.ev, TRUE);
     tenv_free(t);
     return h;
+}
+
+/* Slices of one kernel (op) of 40 waves of comp under lone_slice_ns, with a kernel of mem
+ * on another tenant's stream submitted beside it when `beside`; 1 when any decision paired
+ * the two. */
+static unsigned lone_slices(uint64_t lone_slice_ns, int beside, int *paired)
+{
+    tracer tr;
+    ksched_config c;
+    ksched_config_default(&c);
+    c.lone_slice_ns = lone_slice_ns;
+    tenv *t = traced_env_with(&c, &tr);
+    uint32_t ta = tenv_tenant(t, "a"), tb = tenv_tenant(t, "b"), fa, fb;
+    const char *comp = "comp", *mem = "mem";
+    tenv_functions(t, ta, &comp, 1, 1, &fa);
+    tenv_functions(t, tb, &mem, 1, 1, &fb);
+    rec a = {0}, b = {0};
+    ksched_op big = launch_op(fa, 40 * 8 * 132, 1, 256), other = launch_op(fb, 40 * 8 * 132, 1, 256);
+    uint64_t op_a = tenv_submit(t, ta, 0, &big, rec_done, &a), op_b = 0;
+    if (beside)
+        op_b = tenv_submit(t, tb, 0, &other, rec_done, &b);
+    tenv_run(t);
+    g_assert_true(a.seen && a.r.status == 0 && (!beside || (b.seen && b.r.status == 0)));
+    GArray *sa = g_array_new(FALSE, FALSE, sizeof(span));
+    spans_of(&tr, op_a, sa);
+    unsigned n = sa->len;
+    *paired = 0;
+    for (guint i = 0; beside && i < tr.ev->len; i++) {
+        const ksched_trace *x = &g_array_index(tr.ev, ksched_trace, i);
+        *paired |= x->kind == KSCHED_TRACE_DECISION &&
+                   ((x->op[0] == op_a && x->op[1] == op_b) || (x->op[0] == op_b && x->op[1] == op_a));
+    }
+    g_array_free(sa, TRUE);
+    g_array_free(tr.ev, TRUE);
+    tenv_free(t);
+    return n;
+}
+
+/* A kernel on the only stream launching is not cut into the minimum slices a partner could
+ * join: it runs whole when it is shorter than lone_slice_ns by the model, and in fewer,
+ * longer slices than the minimum otherwise; with another tenant launching beside it, it is
+ * sliced and paired as the paper's policy does. */
+static void test_lone_stream(void)
+{
+    int paired;
+    unsigned minimum = lone_slices(0, 0, &paired);
+    unsigned whole = lone_slices(1000000000ull, 0, &paired);
+    unsigned longer = lone_slices(100000, 0, &paired);
+    g_test_message("slices: minimum %u, 100 us %u, 1 s %u", minimum, longer, whole);
+    g_assert_cmpuint(minimum, >, 2);
+    g_assert_cmpuint(whole, ==, 1);
+    g_assert_cmpuint(longer, >, 1);
+    g_assert_cmpuint(longer, <, minimum);
+    unsigned shared = lone_slices(1000000000ull, 1, &paired);
+    g_assert_cmpuint(shared, >, 1);
+    g_assert_true(paired);
 }
 
 static void test_determinism(void)
@@ -909,6 +970,7 @@ int main(int argc, char **argv)
     g_test_add_func("/policies/pruning", test_pruning);
     g_test_add_func("/policies/widening", test_widening);
     g_test_add_func("/policies/reaction-to-arrival", test_reaction_to_arrival);
+    g_test_add_func("/policies/lone-stream", test_lone_stream);
     g_test_add_func("/policies/determinism", test_determinism);
     g_test_add_func("/policies/arrivals", test_arrivals);
     g_test_add_func("/policies/kernelet-beats-base-model", test_kernelet_beats_base_model);

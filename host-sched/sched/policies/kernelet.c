@@ -113,14 +113,18 @@ static void run_choice(ksched *s, const choice *c)
     run_as_base(s);
 }
 
-/* Nothing to pair: the oldest kernel runs alone, sliced so that a partner can join it; but
- * where tuning found that the pairs at hand gain nothing, the kernels run whole, as base. */
+/* Nothing to pair: the oldest kernel runs alone, sliced so that a partner can join it, or
+ * whole where its tenant is the only one launching (no partner is in sight); where tuning
+ * found that the pairs at hand gain nothing, the kernels run whole, as base. */
 static void run_unpaired(ksched *s, sched_kernel **c, unsigned n, int no_gain)
 {
+    sched_kernel *o = oldest(c, n);
     if (no_gain)
         run_as_base(s);
+    else if (o->op->stream && sched_stream_alone(s, o->op->stream))
+        sched_plan_lone(s, o);
     else
-        sched_plan_solo(s, oldest(c, n));
+        sched_plan_solo(s, o);
 }
 
 /* The best unpruned pair; *n_pruned counts the pruned ones, *no_gain those tuning found
