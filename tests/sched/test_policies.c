@@ -372,10 +372,12 @@ static uint64_t run_hash(ksched_policy p, uint64_t seed)
     return h;
 }
 
-/* Slices of one kernel (op) of 40 waves of comp under lone_slice_ns, with a kernel of mem
- * on another tenant's stream submitted beside it when `beside`; 1 when any decision paired
- * the two. */
-static unsigned lone_slices(uint64_t lone_slice_ns, int beside, int *paired)
+/* Slices of one kernel of 40 waves of comp under lone_slice_ns, with another tenant's
+ * kernel of mem: none (NOBODY), one that ran just before it (BEFORE) or one submitted
+ * beside it (BESIDE); *paired: whether any decision paired the two. */
+enum { NOBODY, BEFORE, BESIDE };
+
+static unsigned lone_slices(uint64_t lone_slice_ns, int other, int *paired)
 {
     tracer tr;
     ksched_config c;
@@ -387,17 +389,23 @@ static unsigned lone_slices(uint64_t lone_slice_ns, int beside, int *paired)
     tenv_functions(t, ta, &comp, 1, 1, &fa);
     tenv_functions(t, tb, &mem, 1, 1, &fb);
     rec a = {0}, b = {0};
-    ksched_op big = launch_op(fa, 40 * 8 * 132, 1, 256), other = launch_op(fb, 40 * 8 * 132, 1, 256);
-    uint64_t op_a = tenv_submit(t, ta, 0, &big, rec_done, &a), op_b = 0;
-    if (beside)
-        op_b = tenv_submit(t, tb, 0, &other, rec_done, &b);
+    ksched_op big = launch_op(fa, 40 * 8 * 132, 1, 256), mem_op = launch_op(fb, 40 * 8 * 132, 1, 256);
+    uint64_t op_b = 0;
+    if (other == BEFORE) {
+        ksched_op small = launch_op(fb, 8 * 132, 1, 256);
+        op_b = tenv_submit(t, tb, 0, &small, rec_done, &b);
+        tenv_run(t);
+    }
+    uint64_t op_a = tenv_submit(t, ta, 0, &big, rec_done, &a);
+    if (other == BESIDE)
+        op_b = tenv_submit(t, tb, 0, &mem_op, rec_done, &b);
     tenv_run(t);
-    g_assert_true(a.seen && a.r.status == 0 && (!beside || (b.seen && b.r.status == 0)));
+    g_assert_true(a.seen && a.r.status == 0 && (other == NOBODY || (b.seen && b.r.status == 0)));
     GArray *sa = g_array_new(FALSE, FALSE, sizeof(span));
     spans_of(&tr, op_a, sa);
     unsigned n = sa->len;
     *paired = 0;
-    for (guint i = 0; beside && i < tr.ev->len; i++) {
+    for (guint i = 0; other == BESIDE && i < tr.ev->len; i++) {
         const ksched_trace *x = &g_array_index(tr.ev, ksched_trace, i);
         *paired |= x->kind == KSCHED_TRACE_DECISION &&
                    ((x->op[0] == op_a && x->op[1] == op_b) || (x->op[0] == op_b && x->op[1] == op_a));
@@ -410,21 +418,23 @@ static unsigned lone_slices(uint64_t lone_slice_ns, int beside, int *paired)
 
 /* A kernel on the only stream launching is not cut into the minimum slices a partner could
  * join: it runs whole when it is shorter than lone_slice_ns by the model, and in fewer,
- * longer slices than the minimum otherwise; with another tenant launching beside it, it is
- * sliced and paired as the paper's policy does. */
+ * longer slices than the minimum otherwise. Where another tenant launched lately, it is
+ * sliced as the paper's policy does, and paired with a kernel submitted beside it. */
 static void test_lone_stream(void)
 {
     int paired;
-    unsigned minimum = lone_slices(0, 0, &paired);
-    unsigned whole = lone_slices(1000000000ull, 0, &paired);
-    unsigned longer = lone_slices(100000, 0, &paired);
-    g_test_message("slices: minimum %u, 100 us %u, 1 s %u", minimum, longer, whole);
+    unsigned minimum = lone_slices(0, NOBODY, &paired);
+    unsigned whole = lone_slices(1000000000ull, NOBODY, &paired);
+    unsigned longer = lone_slices(100000, NOBODY, &paired);
+    unsigned after = lone_slices(1000000000ull, BEFORE, &paired);
+    g_test_message("slices: minimum %u, 100 us %u, 1 s %u; after another tenant's launch %u",
+                   minimum, longer, whole, after);
     g_assert_cmpuint(minimum, >, 2);
     g_assert_cmpuint(whole, ==, 1);
     g_assert_cmpuint(longer, >, 1);
     g_assert_cmpuint(longer, <, minimum);
-    unsigned shared = lone_slices(1000000000ull, 1, &paired);
-    g_assert_cmpuint(shared, >, 1);
+    g_assert_cmpuint(after, ==, minimum);
+    g_assert_cmpuint(lone_slices(1000000000ull, BESIDE, &paired), >, 1);
     g_assert_true(paired);
 }
 
