@@ -204,7 +204,8 @@ static void test_rewrite(void)
     g_assert_cmpuint(count(copy, "isspacep", NULL), ==, 0);
     g_assert_cmpuint(count(copy, "ld", ".param"), ==, 6);     /* two own, the pass's four */
     g_assert_cmpuint(count(copy, "exit", NULL), ==, 0);       /* no loop, trap or assert */
-    g_assert_cmpuint(count(copy, "mov", ".u64"), ==, 2);      /* gvar's address, twice */
+    /* gvar's address, twice; the thread's clock for the cancel poll */
+    g_assert_cmpuint(count(copy, "mov", ".u64"), ==, 3);
     /* four generic accesses: each selects the masked address when it is global */
     g_assert_cmpuint(count(gcopy, "isspacep", ".global"), ==, 4);
     g_assert_cmpuint(count(gcopy, "selp", ".b64"), ==, 4);
@@ -448,6 +449,32 @@ static void test_control_loop_runs(void)
     kemu_device_destroy(f.dev);
 }
 
+/* A back-edge's poll reads the cancel word once, behind two branches past it (the
+ * iteration count, then the thread's clock), and the rewritten entry, still in memory,
+ * slices as its printed text does (the clock is a special register there too). */
+static void test_control_poll_shape(void)
+{
+    kptx_module *m = test_parse(control_ptx);
+    kptx_error err = {0};
+    unsigned fenced = 0, sliced = 0, sliced_text = 0;
+    g_assert_cmpint(kptx_fence_module(m, 0, &fenced, &err), ==, 0);
+    const kptx_function *fn = entry_of(m, "count");
+    g_assert_cmpuint(count(fn, "ld", ".volatile"), ==, 1);
+    g_assert_cmpuint(count(fn, "bra", NULL), ==, 3);        /* the loop's own, and two */
+    g_assert_cmpuint(count(fn, "mov", ".u64"), ==, 3);      /* the clock: at entry, in the
+                                                               poll; the poll's last read */
+    char *text = test_print(m, NULL);
+    g_assert_nonnull(strstr(text, "%clock64"));
+    kptx_module *again = test_parse(text);
+    g_assert_cmpint(kptx_slice_module(m, &sliced, &err), ==, 0);
+    g_assert_cmpint(kptx_slice_module(again, &sliced_text, &err), ==, 0);
+    g_assert_cmpuint(sliced, ==, sliced_text);
+    g_assert_cmpuint(sliced, >=, 2);
+    free(text);
+    kptx_module_free(again);
+    kptx_module_free(m);
+}
+
 /* With the cancel word set a loop that never ends stops within a poll period: without the
  * poll it would run into the budget (KEMU_ELIMIT). */
 static void test_control_cancel(void)
@@ -519,6 +546,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptx/fence/run-in-window", test_run_in_window);
     g_test_add_func("/ptx/fence/run-redirected", test_run_redirected);
     g_test_add_func("/ptx/fence/control/loop-runs", test_control_loop_runs);
+    g_test_add_func("/ptx/fence/control/poll-shape", test_control_poll_shape);
     g_test_add_func("/ptx/fence/control/cancel", test_control_cancel);
     g_test_add_func("/ptx/fence/control/faults", test_control_faults);
     return g_test_run();
