@@ -13,8 +13,7 @@
  * parameters, the addresses of the tenant's control words (kernelet/ptx.h, "Control"),
  * which lie outside every window so that no tenant code can name them:
  *   - a backward branch (a loop's back-edge) first counts one more iteration in a register
- *     and, every KPTX_CANCEL_POLL_PERIOD iterations, once the thread has run
- *     KPTX_CANCEL_POLL_CYCLES since its last read, reads the cancel word and exits the
+ *     and, every KPTX_CANCEL_POLL_PERIOD iterations, reads the cancel word and exits the
  *     thread when it is set: a runaway kernel can be stopped without losing the context;
  *   - `trap` and a call of `__assertfail` (CUDA's device assert) write their fault code to
  *     the fault word and exit the thread instead of faulting: the context, and with it
@@ -32,11 +31,10 @@
 #define PER_ACCESS 11
 /* Statements one instruction may add for control: the cancel poll of a back-edge, or the
  * fault store and exit that replace a trap or an assert. */
-#define PER_CONTROL 13
+#define PER_CONTROL 8
 
-/* The 64-bit registers: the four parameters (in their order), two for addresses (also the
- * cancel poll's scratch), and the clock of the thread's last read of the cancel word. */
-enum { R_BASE, R_MASK, R_CANCEL, R_FAULT, R_ADDR, R_WIN, R_POLLED, N_REGS };
+/* The 64-bit registers: the four parameters (in their order), then two for addresses. */
+enum { R_BASE, R_MASK, R_CANCEL, R_FAULT, R_ADDR, R_WIN, N_REGS };
 /* The 32-bit registers: the back-edge count, and the cancel word as read. */
 enum { C_COUNT, C_WORD, N_CREGS };
 
@@ -65,12 +63,6 @@ typedef struct fencer {
 static kptx_operand int_op(int64_t v)
 {
     return (kptx_operand){.kind = KPTX_OPND_INT, .value = v};
-}
-
-/* The thread's clock, %clock64: a special register. */
-static kptx_operand clock_op(void)
-{
-    return (kptx_operand){.kind = KPTX_OPND_SREG, .name = "%clock64"};
 }
 
 static kptx_operand sym_op(const char *name)
@@ -256,9 +248,9 @@ static void emit_branch_if(fencer *f, kptx_stmt_vec *sv, const char *pred, const
     guard(kptx_rw_emit(&f->rw, sv, "bra", "", 1, &target), pred, false);
 }
 
-/* Every KPTX_CANCEL_POLL_PERIOD back-edges a thread looks at its clock and, when it has run
- * KPTX_CANCEL_POLL_CYCLES since its last read of the cancel word, reads it and exits when
- * it is set. The rest of the time it branches past: two compares a back-edge. */
+/* Every KPTX_CANCEL_POLL_PERIOD back-edges a thread reads the cancel word and exits when
+ * it is set; the other back-edges count and branch past: three instructions each (the
+ * count's test and reset, not a mask, in the loop: tight loops pay for every one). */
 static void emit_poll(fencer *f, kptx_stmt_vec *sv)
 {
     char num[16];
@@ -267,18 +259,10 @@ static void emit_poll(fencer *f, kptx_stmt_vec *sv)
     kptx_operand count = kptx_reg_operand(f->creg[C_COUNT]);
     kptx_operand word = kptx_reg_operand(f->creg[C_WORD]);
     kptx_operand poll = kptx_reg_operand(f->poll);
-    kptx_operand now = kptx_reg_operand(f->reg[R_ADDR]);
-    kptx_operand ran = kptx_reg_operand(f->reg[R_WIN]);
-    kptx_operand polled = kptx_reg_operand(f->reg[R_POLLED]);
     emit3(f, sv, "add", ".u32", count, count, int_op(1));
-    emit3(f, sv, "and", ".b32", word, count, int_op(KPTX_CANCEL_POLL_PERIOD - 1));
-    emit3(f, sv, "setp", ".ne.u32", poll, word, int_op(0));
+    emit3(f, sv, "setp", ".lt.u32", poll, count, int_op(KPTX_CANCEL_POLL_PERIOD));
     emit_branch_if(f, sv, f->poll, past);
-    emit2(f, sv, "mov", ".u64", now, clock_op());
-    emit3(f, sv, "sub", ".u64", ran, now, polled);
-    emit3(f, sv, "setp", ".lt.u64", poll, ran, int_op(KPTX_CANCEL_POLL_CYCLES));
-    emit_branch_if(f, sv, f->poll, past);
-    emit2(f, sv, "mov", ".u64", polled, now);
+    emit2(f, sv, "mov", ".u32", count, int_op(0));
     emit2(f, sv, "ld", ".volatile.global.u32", word, reg_address(f, f->reg[R_CANCEL]));
     emit3(f, sv, "setp", ".ne.u32", poll, word, int_op(0));
     guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), f->poll, false);
@@ -364,8 +348,6 @@ static void load_params(fencer *f, kptx_stmt_vec *sv)
         emit2(f, sv, "ld", ".param.u64", kptx_reg_operand(f->reg[R_BASE + i]),
               kptx_rw_addr(&f->rw, f->param[i], 0));
     emit2(f, sv, "mov", ".u32", kptx_reg_operand(f->creg[C_COUNT]), int_op(0));
-    emit2(f, sv, "mov", ".u64", kptx_reg_operand(f->reg[R_POLLED]),
-          clock_op());
 }
 
 static size_t body_bound(const kptx_function *fn)

@@ -113,6 +113,10 @@ static int open_device(kcuda *kc, kbackend_error *err)
      * cost at module load, where the tenant waits for it anyway. An operator's own setting
      * wins. Set before the first cuInit, which reads it. */
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    /* Each lane, copy queue and the control stream on a hardware queue of its own: a
+     * cancel written while a runaway kernel runs must not wait behind it in a shared one
+     * (control.c). */
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
     CUresult r = cuInit(0);
     if (r != CUDA_SUCCESS)
         return kcuda_cu_fail_as(err, KBACKEND_EDEVICE, r, "cuInit");

@@ -1,12 +1,13 @@
-/* Per-domain control words of fenced kernels (control.h). Both words of a domain live in
- * one block of mapped pinned host memory: the kernels reach it over the bus, the backend
- * reads and writes it as plain memory. A cancel word in device memory, written with an
- * asynchronous copy on a stream of its own, was tried first on the H100 and never stopped
- * a runaway kernel: the watchdog's copy did not complete while the kernel ran (most likely
- * queued behind it: streams share the device's few hardware queues). Host memory needs no
- * copy, and CUPTI's kernel replay, which restores device memory between the passes of a
- * profiled launch, leaves it alone.
- * The kernels read it only every KPTX_CANCEL_POLL_PERIOD back-edges of a thread. */
+/* Per-domain control words of fenced kernels (control.h). The fault word lives in mapped
+ * pinned host memory: a kernel writes it only when it traps or asserts, and the backend
+ * reads it as plain memory when a launch completes. The cancel word, which every fenced
+ * loop reads every KPTX_CANCEL_POLL_PERIOD iterations, lives in device memory: in host
+ * memory each read crossed the bus and a kernel of short loops ran 33 to 115 times slower
+ * on the H100 (docs/perf/isolation.md). The backend writes it with a copy on a stream of
+ * its own (a hardware queue of its own: CUDA_DEVICE_MAX_CONNECTIONS), which the H100 ran
+ * within 0.3 ms while a never-ending kernel filled the GPU (tests/gpu/ptx/fence_probe.c).
+ * CUPTI's kernel replay restores device memory between the passes of a profiled launch:
+ * the cancel word is only ever set while a launch runs, so a replay sees it clear. */
 #include "control.h"
 
 #include <pthread.h>
@@ -17,18 +18,19 @@
 #include "backend_internal.h"
 #include "kernelet/ptx.h"
 
-enum { W_FAULT, W_CANCEL, N_WORDS };
-
 typedef struct domain_words {
     uint32_t domain;
-    volatile uint32_t *host;    /* pinned, mapped: the fault word, then the cancel word */
-    CUdeviceptr dev;            /* host as the device sees it */
+    volatile uint32_t *fault;   /* pinned, mapped */
+    CUdeviceptr fault_dev;      /* fault as the device sees it */
+    CUdeviceptr cancel;         /* device memory */
     unsigned launches;          /* on the device now */
     int raised;                 /* the cancel word is set */
 } domain_words;
 
 struct kcuda_control {
     pthread_mutex_t lock;
+    CUstream stream;            /* the cancel words' copies */
+    uint32_t *values;           /* pinned: 0 and 1, what the copies write */
     domain_words *v;
     size_t n, cap;
 };
@@ -39,14 +41,27 @@ int kcuda_control_new(kcuda_control **out, kbackend_error *err)
     if (!c)
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     pthread_mutex_init(&c->lock, NULL);
+    void *values = NULL;
+    CUresult r = cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
+    if (r == CUDA_SUCCESS)
+        r = cuMemHostAlloc(&values, 2 * sizeof(uint32_t), 0);
+    c->values = values;
+    if (r != CUDA_SUCCESS) {
+        kcuda_control_free(c);
+        return kcuda_cu_fail(err, r, "the control words' stream");
+    }
+    c->values[0] = 0;
+    c->values[1] = 1;
     *out = c;
     return 0;
 }
 
 static void words_free(domain_words *d)
 {
-    if (d->host)
-        cuMemFreeHost((void *)d->host);
+    if (d->fault)
+        cuMemFreeHost((void *)d->fault);
+    if (d->cancel)
+        cuMemFree(d->cancel);
 }
 
 void kcuda_control_free(kcuda_control *c)
@@ -55,6 +70,10 @@ void kcuda_control_free(kcuda_control *c)
         return;
     for (size_t i = 0; i < c->n; i++)
         words_free(&c->v[i]);
+    if (c->stream)
+        cuStreamDestroy(c->stream);
+    if (c->values)
+        cuMemFreeHost(c->values);
     free(c->v);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -68,10 +87,13 @@ static domain_words *find_locked(kcuda_control *c, uint32_t domain)
     return NULL;
 }
 
-/* The device sees a store to mapped memory once it leaves the CPU: no copy, no stream. */
-static void write_cancel(domain_words *d, uint32_t v)
+/* Sets d's cancel word to v (0 or 1) with a copy on the control stream; a clear is waited
+ * for, so that no later launch of the domain can see the word still set. */
+static CUresult write_cancel(kcuda_control *c, domain_words *d, uint32_t v)
 {
-    __atomic_store_n(&d->host[W_CANCEL], v, __ATOMIC_SEQ_CST);
+    CUresult r = cuMemcpyHtoDAsync(d->cancel, &c->values[v ? 1 : 0], sizeof(uint32_t),
+                                   c->stream);
+    return r == CUDA_SUCCESS && !v ? cuStreamSynchronize(c->stream) : r;
 }
 
 static int make_locked(kcuda_control *c, uint32_t domain, domain_words **out,
@@ -87,12 +109,16 @@ static int make_locked(kcuda_control *c, uint32_t domain, domain_words **out,
     }
     domain_words d = {.domain = domain};
     void *host = NULL;
-    CUresult r = cuMemHostAlloc(&host, N_WORDS * sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP);
-    d.host = host;
+    CUresult r = cuMemHostAlloc(&host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP);
+    d.fault = host;
     if (r == CUDA_SUCCESS) {
-        memset(host, 0, N_WORDS * sizeof(uint32_t));
-        r = cuMemHostGetDevicePointer(&d.dev, host, 0);
+        *d.fault = 0;
+        r = cuMemHostGetDevicePointer(&d.fault_dev, host, 0);
     }
+    if (r == CUDA_SUCCESS)
+        r = cuMemAlloc(&d.cancel, sizeof(uint32_t));
+    if (r == CUDA_SUCCESS)
+        r = write_cancel(c, &d, 0);
     if (r != CUDA_SUCCESS) {
         words_free(&d);
         return kcuda_cu_fail(err, r, "a domain's control words");
@@ -109,8 +135,8 @@ int kcuda_control_words(kcuda_control *c, uint32_t domain, uint64_t *cancel, uin
     domain_words *d = find_locked(c, domain);
     int rc = d ? 0 : make_locked(c, domain, &d, err);
     if (!rc) {
-        *cancel = d->dev + W_CANCEL * sizeof(uint32_t);
-        *fault = d->dev + W_FAULT * sizeof(uint32_t);
+        *cancel = d->cancel;
+        *fault = d->fault_dev;
     }
     pthread_mutex_unlock(&c->lock);
     return rc;
@@ -150,12 +176,12 @@ void kcuda_control_launch_end(kcuda_control *c, uint32_t domain, uint32_t *fault
     pthread_mutex_lock(&c->lock);
     domain_words *d = find_locked(c, domain);
     if (d) {
-        *fault = __atomic_exchange_n(&d->host[W_FAULT], 0, __ATOMIC_SEQ_CST);
+        *fault = __atomic_exchange_n(d->fault, 0, __ATOMIC_SEQ_CST);
         *cancelled = d->raised;
         if (d->launches)
             d->launches--;
         if (d->raised && !d->launches) {
-            write_cancel(d, 0);
+            write_cancel(c, d, 0);
             d->raised = 0;
         }
     }
@@ -170,7 +196,7 @@ uint32_t kcuda_control_take_fault(kcuda_control *c, uint32_t domain)
     pthread_mutex_lock(&c->lock);
     domain_words *d = find_locked(c, domain);
     if (d)
-        fault = __atomic_exchange_n(&d->host[W_FAULT], 0, __ATOMIC_SEQ_CST);
+        fault = __atomic_exchange_n(d->fault, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&c->lock);
     return fault;
 }
@@ -182,7 +208,7 @@ void kcuda_control_cancel_all(kcuda_control *c)
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->n; i++)
         if (c->v[i].launches) {
-            write_cancel(&c->v[i], 1);
+            write_cancel(c, &c->v[i], 1);
             c->v[i].raised = 1;
         }
     pthread_mutex_unlock(&c->lock);
@@ -197,7 +223,7 @@ int kcuda_control_cancel(kcuda_control *c, uint32_t domain)
     /* with nothing on the device the word would stay raised for the next launch */
     int rc = d && d->launches ? 0 : -1;
     if (!rc) {
-        write_cancel(d, 1);
+        write_cancel(c, d, 1);
         d->raised = 1;
     }
     pthread_mutex_unlock(&c->lock);

@@ -1,7 +1,8 @@
-/* The control words of each domain's fenced kernels (kernelet/ptx.h, "Control"), in mapped
- * pinned host memory: a cancel word, which the kernels' loops poll and the backend sets to
- * stop a runaway kernel without losing the context, and a fault word, which a trap or an
- * assert writes and the backend reads when a launch completes. Both lie outside every
+/* The control words of each domain's fenced kernels (kernelet/ptx.h, "Control"): a cancel
+ * word in device memory, which the kernels' loops poll and the backend sets (a copy on a
+ * stream of its own) to stop a runaway kernel without losing the context, and a fault
+ * word in mapped pinned host memory, which a trap or an assert writes and the backend
+ * reads when a launch completes. Both lie outside every
  * window, so no tenant kernel can reach them but through the fence's code.
  *
  * A cancel stays raised until the domain has no launch left on the device: every launch of
