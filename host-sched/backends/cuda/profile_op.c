@@ -126,20 +126,6 @@ static void fill_profile(kcuda *kc, const kcuda_job *job, const kprof_counters *
     };
 }
 
-/* A profiled launch polls the host copy of its cancel word: CUPTI's replay restores device
- * memory between passes, and would clear a cancel set during the first (control.c). */
-static void poll_replay_cancel(kcuda *kc, kcuda_job *job)
-{
-    uint64_t cancel;
-    if (!job->polls_cancel || job->cancel_offset + sizeof(cancel) > job->params_size)
-        return;
-    unsigned char *slot = (unsigned char *)job->params + job->cancel_offset;
-    memcpy(&cancel, slot, sizeof(cancel));
-    uint64_t host = kcuda_control_replay_cancel(kc->control, job->domain, cancel);
-    if (host)
-        memcpy(slot, &host, sizeof(host));
-}
-
 /* On the exclusive thread: wait for the device to drain, measure, let the rest go. */
 void kcuda_run_profile(kcuda *kc, kcuda_job *job)
 {
@@ -165,7 +151,6 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
         }
     }
     if (!status) {
-        poll_replay_cancel(kc, job);
         size_t size = job->params_size;
         void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, job->params,
                          CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
