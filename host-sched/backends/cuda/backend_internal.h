@@ -92,6 +92,7 @@ typedef struct kcuda_job {
     uint64_t time_limit_ns;     /* the tenant's kernel time limit (watchdog.c); 0 = none */
     uint32_t domain;            /* whose control words its kernel uses (control.h); 0: none */
     int polls_cancel;           /* its kernel polls the domain's cancel word (fenced) */
+    size_t cancel_offset;       /* polls_cancel: where the word's address is in params */
     unsigned cluster[3];        /* blocks per cluster (1 1 1: none) */
     int cooperative;            /* cuLaunchKernelEx with these attributes */
     char tenant[64];            /* the tenant's name, for the operator's log */

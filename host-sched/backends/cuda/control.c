@@ -6,8 +6,10 @@
  * on the H100 (docs/perf/isolation.md). The backend writes it with a copy on a stream of
  * its own (a hardware queue of its own: CUDA_DEVICE_MAX_CONNECTIONS), which the H100 ran
  * within 0.3 ms while a never-ending kernel filled the GPU (tests/gpu/ptx/fence_probe.c).
- * CUPTI's kernel replay restores device memory between the passes of a profiled launch:
- * the cancel word is only ever set while a launch runs, so a replay sees it clear. */
+ * CUPTI's kernel replay restores device memory between the passes of a profiled launch,
+ * which would clear a cancel set during the first pass: a profiled launch polls a copy of
+ * the word in the mapped host block instead (kcuda_control_replay_cancel), which the
+ * backend sets along with the device one. */
 #include "control.h"
 
 #include <pthread.h>
@@ -18,10 +20,13 @@
 #include "backend_internal.h"
 #include "kernelet/ptx.h"
 
+enum { W_FAULT, W_CANCEL, N_WORDS };
+
 typedef struct domain_words {
     uint32_t domain;
-    volatile uint32_t *fault;   /* pinned, mapped */
-    CUdeviceptr fault_dev;      /* fault as the device sees it */
+    volatile uint32_t *host;    /* pinned, mapped: the fault word, then the cancel word's
+                                   copy for profiled launches */
+    CUdeviceptr host_dev;       /* host as the device sees it */
     CUdeviceptr cancel;         /* device memory */
     unsigned launches;          /* on the device now */
     int raised;                 /* the cancel word is set */
@@ -31,6 +36,7 @@ struct kcuda_control {
     pthread_mutex_t lock;
     CUstream stream;            /* the cancel words' copies */
     uint32_t *values;           /* pinned: 0 and 1, what the copies write */
+    int replaying;              /* a profile runs: no driver call may wait on it */
     domain_words *v;
     size_t n, cap;
 };
@@ -58,8 +64,8 @@ int kcuda_control_new(kcuda_control **out, kbackend_error *err)
 
 static void words_free(domain_words *d)
 {
-    if (d->fault)
-        cuMemFreeHost((void *)d->fault);
+    if (d->host)
+        cuMemFreeHost((void *)d->host);
     if (d->cancel)
         cuMemFree(d->cancel);
 }
@@ -91,6 +97,10 @@ static domain_words *find_locked(kcuda_control *c, uint32_t domain)
  * for, so that no later launch of the domain can see the word still set. */
 static CUresult write_cancel(kcuda_control *c, domain_words *d, uint32_t v)
 {
+    __atomic_store_n(&d->host[W_CANCEL], v, __ATOMIC_SEQ_CST);
+    if (c->replaying)           /* the profiled launch polls the host copy; a copy now would
+                                   wait for CUPTI's replay, which waits for the cancel */
+        return CUDA_SUCCESS;
     CUresult r = cuMemcpyHtoDAsync(d->cancel, &c->values[v ? 1 : 0], sizeof(uint32_t),
                                    c->stream);
     return r == CUDA_SUCCESS && !v ? cuStreamSynchronize(c->stream) : r;
@@ -109,11 +119,11 @@ static int make_locked(kcuda_control *c, uint32_t domain, domain_words **out,
     }
     domain_words d = {.domain = domain};
     void *host = NULL;
-    CUresult r = cuMemHostAlloc(&host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP);
-    d.fault = host;
+    CUresult r = cuMemHostAlloc(&host, N_WORDS * sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP);
+    d.host = host;
     if (r == CUDA_SUCCESS) {
-        *d.fault = 0;
-        r = cuMemHostGetDevicePointer(&d.fault_dev, host, 0);
+        memset(host, 0, N_WORDS * sizeof(uint32_t));
+        r = cuMemHostGetDevicePointer(&d.host_dev, host, 0);
     }
     if (r == CUDA_SUCCESS)
         r = cuMemAlloc(&d.cancel, sizeof(uint32_t));
@@ -136,10 +146,32 @@ int kcuda_control_words(kcuda_control *c, uint32_t domain, uint64_t *cancel, uin
     int rc = d ? 0 : make_locked(c, domain, &d, err);
     if (!rc) {
         *cancel = d->cancel;
-        *fault = d->fault_dev;
+        *fault = d->host_dev + W_FAULT * sizeof(uint32_t);
     }
     pthread_mutex_unlock(&c->lock);
     return rc;
+}
+
+void kcuda_control_replaying(kcuda_control *c, int on)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->replaying = on;
+    pthread_mutex_unlock(&c->lock);
+}
+
+uint64_t kcuda_control_replay_cancel(kcuda_control *c, uint32_t domain, uint64_t cancel)
+{
+    uint64_t host = 0;
+    if (!c || !domain)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    domain_words *d = find_locked(c, domain);
+    if (d && d->cancel == cancel)
+        host = d->host_dev + W_CANCEL * sizeof(uint32_t);
+    pthread_mutex_unlock(&c->lock);
+    return host;
 }
 
 void kcuda_control_release(kcuda_control *c, uint32_t domain)
@@ -176,7 +208,7 @@ void kcuda_control_launch_end(kcuda_control *c, uint32_t domain, uint32_t *fault
     pthread_mutex_lock(&c->lock);
     domain_words *d = find_locked(c, domain);
     if (d) {
-        *fault = __atomic_exchange_n(d->fault, 0, __ATOMIC_SEQ_CST);
+        *fault = __atomic_exchange_n(&d->host[W_FAULT], 0, __ATOMIC_SEQ_CST);
         *cancelled = d->raised;
         if (d->launches)
             d->launches--;
@@ -196,7 +228,7 @@ uint32_t kcuda_control_take_fault(kcuda_control *c, uint32_t domain)
     pthread_mutex_lock(&c->lock);
     domain_words *d = find_locked(c, domain);
     if (d)
-        fault = __atomic_exchange_n(d->fault, 0, __ATOMIC_SEQ_CST);
+        fault = __atomic_exchange_n(&d->host[W_FAULT], 0, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&c->lock);
     return fault;
 }

@@ -24,6 +24,13 @@ void kcuda_control_free(kcuda_control *c);
 /* The device addresses of domain's cancel and fault words (made on first use). */
 int kcuda_control_words(kcuda_control *c, uint32_t domain, uint64_t *cancel, uint64_t *fault,
                         kbackend_error *err);
+/* For a launch that CUPTI replays (a profile), which restores device memory between its
+ * passes: the device address of the host copy of domain's cancel word, to poll instead of
+ * `cancel`, which must be the domain's device cancel word; 0 when it is not. */
+uint64_t kcuda_control_replay_cancel(kcuda_control *c, uint32_t domain, uint64_t cancel);
+/* A profile runs (on = 1) or ended (0): meanwhile a cancel sets the host copies only and
+ * makes no driver call, which could wait for the replayed launch it is to stop. */
+void kcuda_control_replaying(kcuda_control *c, int on);
 /* The domain's words are no longer needed (its window is released). */
 void kcuda_control_release(kcuda_control *c, uint32_t domain);
 

@@ -28,6 +28,8 @@ int kcuda_prepare_launch(kcuda *kc, const kbackend_slice *s, kcuda_job *job, kba
     job->time_limit_ns = s->time_limit_ns;
     job->domain = s->domain;
     job->polls_cancel = s->polls_cancel;
+    /* the fence's four addresses end the tenant's parameters: the cancel word's third */
+    job->cancel_offset = s->params_size >= 16 ? s->params_size - 16 : 0;
     job->cooperative = s->cooperative;
     for (int i = 0; i < 3; i++)
         job->cluster[i] = s->cluster[i] ? s->cluster[i] : 1;

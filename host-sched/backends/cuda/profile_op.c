@@ -126,6 +126,20 @@ static void fill_profile(kcuda *kc, const kcuda_job *job, const kprof_counters *
     };
 }
 
+/* A profiled launch polls the host copy of its cancel word: CUPTI's replay restores device
+ * memory between passes, and would clear a cancel set during the first (control.c). */
+static void poll_replay_cancel(kcuda *kc, kcuda_job *job)
+{
+    uint64_t cancel;
+    if (!job->polls_cancel || job->cancel_offset + sizeof(cancel) > job->params_size)
+        return;
+    unsigned char *slot = (unsigned char *)job->params + job->cancel_offset;
+    memcpy(&cancel, slot, sizeof(cancel));
+    uint64_t host = kcuda_control_replay_cancel(kc->control, job->domain, cancel);
+    if (host)
+        memcpy(slot, &host, sizeof(host));
+}
+
 /* On the exclusive thread: wait for the device to drain, measure, let the rest go. */
 void kcuda_run_profile(kcuda *kc, kcuda_job *job)
 {
@@ -151,6 +165,8 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
         }
     }
     if (!status) {
+        poll_replay_cancel(kc, job);
+        kcuda_control_replaying(kc->control, 1);
         size_t size = job->params_size;
         void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, job->params,
                          CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
@@ -159,6 +175,7 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
         if (kprof_measure(kc->prof, job->fn->f, job->shape.grid, job->shape.block, job->smem,
                           NULL, size ? extra : NULL, &c, msg, sizeof(msg)) != KPROF_OK)
             status = launch_failure(kc, job, msg, sizeof(msg));
+        kcuda_control_replaying(kc->control, 0);
         uint64_t limit_ns = job->time_limit_ns;
         int fired = kcuda_watchdog_disarm(kc, job->queue, &limit_ns);
         if (fired && !status) {
