@@ -26,6 +26,7 @@
 #define OPT_FENCE_FAULTS 1011
 #define OPT_SPIN_US 1012
 #define OPT_LONE_SLICE_US 1013
+#define OPT_PAIR_SHORT_US 1014
 #define OPT_WORKER_INPUT 1002
 #define OPT_WORKER_TENANT_BASE 1003
 #define OPT_WORKER_SETTINGS 1004
@@ -60,6 +61,10 @@ static void usage(FILE *f)
             "                       paper's sizing; the default)\n"
             "  --pair-min-us US     with --pair-waves: slices last at least this long by the\n"
             "                       model (default 30)\n"
+            "  --pair-short-us US   kernelet: a kernel is paired only when it lasts US or more\n"
+            "                       by the model or launches wait behind it on its stream;\n"
+            "                       short ones of waiting programs run whole, side by side\n"
+            "                       (default 1000; 0 = any kernel may pair)\n"
             "  --lone-slice-us US   kernelet: the only stream launching (no other launched\n"
             "                       for 5 x US) runs kernels in slices of at least US, whole\n"
             "                       when shorter (default 2000; 0 = minimum slices)\n"
@@ -143,6 +148,7 @@ struct options {
     int pair_waves;             /* -1: by backend */
     int pair_min_us;            /* -1: default */
     int lone_slice_us;                /* -1: default */
+    int pair_short_us;                /* -1: default */
     int pair_tune;
     const char *isolate_names[KD_MAX_ISOLATE_NAMES];
     unsigned n_isolate_names;
@@ -258,6 +264,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"pair-waves", required_argument, NULL, 'W'},
         {"pair-min-us", required_argument, NULL, 'M'},
         {"lone-slice-us", required_argument, NULL, OPT_LONE_SLICE_US},
+        {"pair-short-us", required_argument, NULL, OPT_PAIR_SHORT_US},
         {"calibration", required_argument, NULL, 'C'},
         {"max-connections", required_argument, NULL, 'c'},
         {"max-connections-per-user", required_argument, NULL, 'U'},
@@ -292,7 +299,8 @@ static int parse(int argc, char **argv, struct options *o)
                           .backend = {.name = "auto", .window_bytes = KBACKEND_WINDOW_DEFAULT},
                           .kernel_time_limit_ms = 120000,
                           .policy = "kernelet", .admin_uid = getuid(), .pair_waves = -1,
-                          .pair_min_us = -1, .lone_slice_us = -1, .max_isolated = 8, .isolate_rate = 4,
+                          .pair_min_us = -1, .lone_slice_us = -1,
+                          .pair_short_us = -1, .max_isolated = 8, .isolate_rate = 4,
                           .spin_us = -1,
                           .worker_fd = -1,
                           .worker_input = -1};
@@ -321,6 +329,11 @@ static int parse(int argc, char **argv, struct options *o)
         case 'M':
             if (sscanf(optarg, "%d%c", &o->pair_min_us, &(char){0}) != 1 ||
                 o->pair_min_us < 0 || o->pair_min_us > 1000000)
+                return -1;
+            break;
+        case OPT_PAIR_SHORT_US:
+            if (sscanf(optarg, "%d%c", &o->pair_short_us, &(char){0}) != 1 ||
+                o->pair_short_us < 0 || o->pair_short_us > 1000000)
                 return -1;
             break;
         case OPT_LONE_SLICE_US:
@@ -505,6 +518,9 @@ static int sched_config(const struct options *o, struct kserver_tally *tally, ks
     c->pair_waves = o->pair_waves >= 0 ? (unsigned)o->pair_waves : 0;
     c->pair_min_ns = o->pair_min_us >= 0 ? (uint64_t)o->pair_min_us * 1000 : 30000;
     c->pair_tune = o->pair_tune;
+    /* Pairing short kernels of programs that wait for each launch lost to base on the
+     * H100 (docs/perf/scheduling.md): the daemon's default keeps them whole. */
+    c->pair_short_ns = (uint64_t)(o->pair_short_us >= 0 ? o->pair_short_us : 1000) * 1000;
     if (o->lone_slice_us >= 0)
         c->lone_slice_ns = (uint64_t)o->lone_slice_us * 1000;
     if (ksched_policy_parse(o->policy, &c->policy) == 0)

@@ -130,6 +130,15 @@ typedef struct ksched_config {
                                    one measured fastest (sched_tune.c); 0 (default) = the
                                    model's plan with pair_waves */
     unsigned base_lanes;        /* kernels base runs side by side; default 2 */
+    uint64_t pair_short_ns;     /* kernelet: a kernel is paired (and sliced for it) only
+                                   when it lasts at least this long by the model or more
+                                   launches wait behind it on its stream; else the short
+                                   kernels run whole, side by side, as base runs them: a
+                                   program that waits for each short launch gains less from
+                                   a partner than the slices cost it (the paper's MIX on
+                                   the H100: 116 ms paired against 73.5 as base). Default
+                                   0: any kernel may pair, the paper's policy (kerneletd's
+                                   default is 1 ms, --pair-short-us) */
     uint64_t lone_slice_ns;     /* kernelet: a kernel with no partner on the only stream
                                    launching (no other stream has a launch open or made
                                    one within 5 times this) runs in slices of at least

@@ -50,6 +50,8 @@ static int config_check(const ksched_config *c, ksched_err *err)
         return ksched_fail(err, KSCHED_EINVAL, "pair_waves must be in [0, 64]");
     if (!(c->aging >= 0 && c->aging <= 1e9))
         return ksched_fail(err, KSCHED_EINVAL, "aging must be in [0, 1e9] (0: no bound)");
+    if (c->pair_short_ns > 1000000000ull)
+        return ksched_fail(err, KSCHED_EINVAL, "pair_short_ns must be at most 1 s");
     if (c->lone_slice_ns > 1000000000ull)
         return ksched_fail(err, KSCHED_EINVAL, "lone_slice_ns must be at most 1 s");
     if (!c->base_lanes || c->base_lanes > KMODEL_MAX_KERNELS)

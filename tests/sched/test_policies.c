@@ -438,6 +438,55 @@ static void test_lone_stream(void)
     g_assert_true(paired);
 }
 
+/* Decisions that paired a kernel of tenant a with one of tenant b, each tenant queueing
+ * `per_stream` launches of 10 waves (comp, mem) on its stream at once, under pair_short_ns. */
+static unsigned pairs_of_short(uint64_t pair_short_ns, unsigned per_stream)
+{
+    tracer tr;
+    ksched_config c;
+    ksched_config_default(&c);
+    c.pair_short_ns = pair_short_ns;
+    tenv *t = traced_env_with(&c, &tr);
+    uint32_t ta = tenv_tenant(t, "a"), tb = tenv_tenant(t, "b"), fa, fb;
+    const char *comp = "comp", *mem = "mem";
+    tenv_functions(t, ta, &comp, 1, 1, &fa);
+    tenv_functions(t, tb, &mem, 1, 1, &fb);
+    rec r[16];
+    memset(r, 0, sizeof r);
+    ksched_op ka = launch_op(fa, 10 * 8 * 132, 1, 256), kb = launch_op(fb, 10 * 8 * 132, 1, 256);
+    for (unsigned i = 0; i < per_stream; i++) {
+        tenv_submit(t, ta, 0, &ka, rec_done, &r[2 * i]);
+        tenv_submit(t, tb, 0, &kb, rec_done, &r[2 * i + 1]);
+    }
+    tenv_run(t);
+    for (unsigned i = 0; i < 2 * per_stream; i++)
+        g_assert_true(r[i].seen && r[i].r.status == 0);
+    unsigned pairs = 0;
+    for (guint i = 0; i < tr.ev->len; i++) {
+        const ksched_trace *x = &g_array_index(tr.ev, ksched_trace, i);
+        pairs += x->kind == KSCHED_TRACE_DECISION && x->op[0] && x->op[1];
+    }
+    g_array_free(tr.ev, TRUE);
+    tenv_free(t);
+    return pairs;
+}
+
+/* pair_short_ns: kernels shorter than it by the model pair only while more launches wait
+ * behind them on their streams; one launch each (programs that wait for each) runs whole,
+ * side by side. With 0 (the paper's policy) the same kernels pair either way. */
+static void test_pair_short(void)
+{
+    unsigned paper_one = pairs_of_short(0, 1), paper_queued = pairs_of_short(0, 4);
+    unsigned short_one = pairs_of_short(1000000000ull, 1);
+    unsigned short_queued = pairs_of_short(1000000000ull, 4);
+    g_test_message("pair decisions: paper %u (one launch each), %u (four); short rule %u, %u",
+                   paper_one, paper_queued, short_one, short_queued);
+    g_assert_cmpuint(paper_one, >, 0);
+    g_assert_cmpuint(paper_queued, >, 0);
+    g_assert_cmpuint(short_one, ==, 0);
+    g_assert_cmpuint(short_queued, >, 0);
+}
+
 static void test_determinism(void)
 {
     for (int p = 0; p < (int)ksched_policy_count(); p++)
@@ -981,6 +1030,7 @@ int main(int argc, char **argv)
     g_test_add_func("/policies/widening", test_widening);
     g_test_add_func("/policies/reaction-to-arrival", test_reaction_to_arrival);
     g_test_add_func("/policies/lone-stream", test_lone_stream);
+    g_test_add_func("/policies/pair-short", test_pair_short);
     g_test_add_func("/policies/determinism", test_determinism);
     g_test_add_func("/policies/arrivals", test_arrivals);
     g_test_add_func("/policies/kernelet-beats-base-model", test_kernelet_beats_base_model);

@@ -164,13 +164,40 @@ static void plan_overdue(ksched *s, sched_kernel *o, sched_kernel **c, unsigned 
     sched_trace_decision(s, found ? best.cp : 0, n - 1, 0, 0);
 }
 
+/* Whether k is worth a partner: it lasts at least pair_short_ns by the model, or more of
+ * its stream's launches wait behind it (a pipeline, whose next launches the pair's slices
+ * run into). */
+static int worth_pairing(const ksched *s, const sched_kernel *k)
+{
+    if (!s->cfg.pair_short_ns)
+        return 1;
+    if (k->op->stream && k->op->stream->launches_open > 1)
+        return 1;
+    return (double)k->total * k->cls->block_ns >= (double)s->cfg.pair_short_ns;
+}
+
+/* Keeps in c those worth pairing; how many. */
+static unsigned keep_worth_pairing(const ksched *s, sched_kernel **c, unsigned n)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (worth_pairing(s, c[i]))
+            c[kept++] = c[i];
+    return kept;
+}
+
 static void kernelet_decide(ksched *s, void *state)
 {
     (void)state;
     if (sched_solo_or_whole(s))
         return;
     sched_kernel *c[MAX_CANDIDATES];
-    unsigned n = sched_pair_candidates(s, c, MAX_CANDIDATES);
+    unsigned all = sched_pair_candidates(s, c, MAX_CANDIDATES);
+    unsigned n = keep_worth_pairing(s, c, all);
+    if (n < all && n < 2) {
+        run_as_base(s);         /* short kernels of waiting programs: whole, side by side */
+        return;
+    }
     sched_kernel *overdue = sched_overdue(s, c, n);
     if (overdue) {
         plan_overdue(s, overdue, c, n);
