@@ -372,6 +372,19 @@ static uint64_t run_hash(ksched_policy p, uint64_t seed)
     return h;
 }
 
+/* A traced scheduler under c with two tenants: tn[0] "a" with the function comp (fn[0]),
+ * tn[1] "b" with mem (fn[1]). */
+static tenv *comp_and_mem(ksched_config *c, tracer *tr, uint32_t tn[2], uint32_t fn[2])
+{
+    tenv *t = traced_env_with(c, tr);
+    const char *names[2] = {"comp", "mem"};
+    for (int i = 0; i < 2; i++) {
+        tn[i] = tenv_tenant(t, i ? "b" : "a");
+        tenv_functions(t, tn[i], &names[i], 1, 1, &fn[i]);
+    }
+    return t;
+}
+
 /* Slices of one kernel of 40 waves of comp under lone_slice_ns, with another tenant's
  * kernel of mem: none (NOBODY), one that ran just before it (BEFORE) or one submitted
  * beside it (BESIDE); *paired: whether any decision paired the two. */
@@ -383,11 +396,9 @@ static unsigned lone_slices(uint64_t lone_slice_ns, int other, int *paired)
     ksched_config c;
     ksched_config_default(&c);
     c.lone_slice_ns = lone_slice_ns;
-    tenv *t = traced_env_with(&c, &tr);
-    uint32_t ta = tenv_tenant(t, "a"), tb = tenv_tenant(t, "b"), fa, fb;
-    const char *comp = "comp", *mem = "mem";
-    tenv_functions(t, ta, &comp, 1, 1, &fa);
-    tenv_functions(t, tb, &mem, 1, 1, &fb);
+    uint32_t tn[2], fn[2];
+    tenv *t = comp_and_mem(&c, &tr, tn, fn);
+    uint32_t ta = tn[0], tb = tn[1], fa = fn[0], fb = fn[1];
     rec a = {0}, b = {0};
     ksched_op big = launch_op(fa, 40 * 8 * 132, 1, 256), mem_op = launch_op(fb, 40 * 8 * 132, 1, 256);
     uint64_t op_b = 0;
@@ -446,11 +457,9 @@ static unsigned pairs_of_short(uint64_t pair_short_ns, unsigned per_stream)
     ksched_config c;
     ksched_config_default(&c);
     c.pair_short_ns = pair_short_ns;
-    tenv *t = traced_env_with(&c, &tr);
-    uint32_t ta = tenv_tenant(t, "a"), tb = tenv_tenant(t, "b"), fa, fb;
-    const char *comp = "comp", *mem = "mem";
-    tenv_functions(t, ta, &comp, 1, 1, &fa);
-    tenv_functions(t, tb, &mem, 1, 1, &fb);
+    uint32_t tn[2], fn[2];
+    tenv *t = comp_and_mem(&c, &tr, tn, fn);
+    uint32_t ta = tn[0], tb = tn[1], fa = fn[0], fb = fn[1];
     rec r[16];
     memset(r, 0, sizeof r);
     ksched_op ka = launch_op(fa, 10 * 8 * 132, 1, 256), kb = launch_op(fb, 10 * 8 * 132, 1, 256);
