@@ -106,36 +106,51 @@ static CUresult write_cancel(kcuda_control *c, domain_words *d, uint32_t v)
     return r == CUDA_SUCCESS && !v ? cuStreamSynchronize(c->stream) : r;
 }
 
-static int make_locked(kcuda_control *c, uint32_t domain, domain_words **out,
-                       kbackend_error *err)
+/* A domain's words, both clear, made without the lock: the device word's first clear is
+ * waited for, which during a profile lasts until CUPTI's replay ends, and a cancel (the
+ * watchdog's, for that very replay) must not wait behind it for the lock. */
+static CUresult make_words(kcuda_control *c, uint32_t domain, domain_words *d)
 {
+    *d = (domain_words){.domain = domain};
+    void *host = NULL;
+    CUresult r = cuMemHostAlloc(&host, N_WORDS * sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP);
+    d->host = host;
+    if (r == CUDA_SUCCESS) {
+        memset(host, 0, N_WORDS * sizeof(uint32_t));
+        r = cuMemHostGetDevicePointer(&d->host_dev, host, 0);
+    }
+    if (r == CUDA_SUCCESS)
+        r = cuMemAlloc(&d->cancel, sizeof(uint32_t));
+    if (r == CUDA_SUCCESS)      /* always on the device: it holds whatever was there before */
+        r = cuMemcpyHtoDAsync(d->cancel, &c->values[0], sizeof(uint32_t), c->stream);
+    if (r == CUDA_SUCCESS)
+        r = cuStreamSynchronize(c->stream);
+    if (r != CUDA_SUCCESS)
+        words_free(d);
+    return r;
+}
+
+/* Adds d to the table unless domain got words meanwhile (then d is freed); the entry. */
+static domain_words *insert_locked(kcuda_control *c, domain_words *d, kbackend_error *err)
+{
+    domain_words *had = find_locked(c, d->domain);
+    if (had) {
+        words_free(d);
+        return had;
+    }
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 8;
         domain_words *v = realloc(c->v, cap * sizeof(*v));
-        if (!v)
-            return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
+        if (!v) {
+            words_free(d);
+            kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
+            return NULL;
+        }
         c->v = v;
         c->cap = cap;
     }
-    domain_words d = {.domain = domain};
-    void *host = NULL;
-    CUresult r = cuMemHostAlloc(&host, N_WORDS * sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP);
-    d.host = host;
-    if (r == CUDA_SUCCESS) {
-        memset(host, 0, N_WORDS * sizeof(uint32_t));
-        r = cuMemHostGetDevicePointer(&d.host_dev, host, 0);
-    }
-    if (r == CUDA_SUCCESS)
-        r = cuMemAlloc(&d.cancel, sizeof(uint32_t));
-    if (r == CUDA_SUCCESS)
-        r = write_cancel(c, &d, 0);
-    if (r != CUDA_SUCCESS) {
-        words_free(&d);
-        return kcuda_cu_fail(err, r, "a domain's control words");
-    }
-    c->v[c->n] = d;
-    *out = &c->v[c->n++];
-    return 0;
+    c->v[c->n] = *d;
+    return &c->v[c->n++];
 }
 
 int kcuda_control_words(kcuda_control *c, uint32_t domain, uint64_t *cancel, uint64_t *fault,
@@ -143,13 +158,21 @@ int kcuda_control_words(kcuda_control *c, uint32_t domain, uint64_t *cancel, uin
 {
     pthread_mutex_lock(&c->lock);
     domain_words *d = find_locked(c, domain);
-    int rc = d ? 0 : make_locked(c, domain, &d, err);
-    if (!rc) {
+    if (!d) {
+        pthread_mutex_unlock(&c->lock);
+        domain_words made;
+        CUresult r = make_words(c, domain, &made);
+        if (r != CUDA_SUCCESS)
+            return kcuda_cu_fail(err, r, "a domain's control words");
+        pthread_mutex_lock(&c->lock);
+        d = insert_locked(c, &made, err);
+    }
+    if (d) {
         *cancel = d->cancel;
         *fault = d->host_dev + W_FAULT * sizeof(uint32_t);
     }
     pthread_mutex_unlock(&c->lock);
-    return rc;
+    return d ? 0 : KBACKEND_ENOMEM;
 }
 
 void kcuda_control_replaying(kcuda_control *c, int on)
