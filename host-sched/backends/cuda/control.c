@@ -9,7 +9,9 @@
  * CUPTI's kernel replay restores device memory between the passes of a profiled launch,
  * which would clear a cancel set during the first pass: a profiled launch polls a copy of
  * the word in the mapped host block instead (kcuda_control_replay_cancel), which the
- * backend sets along with the device one. */
+ * backend sets along with the device one; while a profile runs a cancel stores to host
+ * memory only: with a copy, contain.sh hung on the H100, most likely the watchdog's driver
+ * call waiting for the replay of the never-ending kernel it was to stop. */
 #include "control.h"
 
 #include <pthread.h>
