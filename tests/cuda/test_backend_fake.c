@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "control.h"
 #include "fake/fake_driver.h"
 #include "kernelet/protocol.h"
 #include "kernelet/ptx.h"
@@ -1550,6 +1551,51 @@ static void test_fault(void)
     be.ops->destroy(be.state);
 }
 
+/* The control words themselves (control.c), on the fake driver, whose device memory is host
+ * memory at the same address: the cancel word is in device memory and clear there (a
+ * fresh allocation holds 0xa5 bytes), a profiled launch's copy is the host one, a cancel
+ * while a profile runs stores only to that copy (no driver call), one otherwise reaches
+ * the device word, and the launch's end lowers both. */
+static void test_control_word_places(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    g_assert_cmpint(cuInit(0), ==, CUDA_SUCCESS);
+    g_assert_cmpint(cuDeviceGet(&dev, 0), ==, CUDA_SUCCESS);
+    g_assert_cmpint(cuDevicePrimaryCtxRetain(&ctx, dev), ==, CUDA_SUCCESS);
+    g_assert_cmpint(cuCtxSetCurrent(ctx), ==, CUDA_SUCCESS);
+    kcuda_control *c;
+    kbackend_error e = {0};
+    uint64_t cancel, fault;
+    g_assert_cmpint(kcuda_control_new(&c, &e), ==, 0);
+    g_assert_cmpint(kcuda_control_words(c, 7, &cancel, &fault, &e), ==, 0);
+    volatile uint32_t *on_device = (volatile uint32_t *)(uintptr_t)cancel;
+    g_assert_cmpuint(*on_device, ==, 0);
+    uint64_t replayed = kcuda_control_replay_cancel(c, 7, cancel);
+    g_assert_cmpuint(replayed, !=, 0);
+    g_assert_cmpuint(replayed, !=, cancel);
+    g_assert_cmpuint(kcuda_control_replay_cancel(c, 7, cancel + 4), ==, 0);
+    g_assert_cmpuint(kcuda_control_replay_cancel(c, 8, cancel), ==, 0);
+    volatile uint32_t *on_host = (volatile uint32_t *)(uintptr_t)replayed;
+    kcuda_control_launch_begin(c, 7);
+    kcuda_control_replaying(c, 1);
+    g_assert_cmpint(kcuda_control_cancel(c, 7), ==, 0);
+    g_assert_cmpuint(*on_host, ==, 1);
+    g_assert_cmpuint(*on_device, ==, 0);
+    kcuda_control_replaying(c, 0);
+    g_assert_cmpint(kcuda_control_cancel(c, 7), ==, 0);
+    g_assert_cmpuint(*on_device, ==, 1);
+    uint32_t code;
+    int cancelled;
+    kcuda_control_launch_end(c, 7, &code, &cancelled);
+    g_assert_true(cancelled);
+    g_assert_cmpuint(code, ==, 0);
+    g_assert_cmpuint(*on_device, ==, 0);
+    g_assert_cmpuint(*on_host, ==, 0);
+    kcuda_control_free(c);
+    cuDevicePrimaryCtxRelease(dev);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1563,6 +1609,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/tensor-map", test_tensor_map);
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
     g_test_add_func("/cuda/backend-fake/control-words", test_control_words);
+    g_test_add_func("/cuda/backend-fake/control-word-places", test_control_word_places);
     g_test_add_func("/cuda/backend-fake/control-trial", test_control_trial);
     g_test_add_func("/cuda/backend-fake/module-variables-window", test_module_variables_window);
     g_test_add_func("/cuda/backend-fake/modules", test_modules);
