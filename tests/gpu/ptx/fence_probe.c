@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "kw_cuda.h"
+
 #define CHECK(call)                                                                     \
     do {                                                                                \
         CUresult r_ = (call);                                                           \
@@ -27,26 +29,6 @@
             exit(1);                                                                    \
         }                                                                               \
     } while (0)
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "fence-probe: cannot read %s\n", path);
-        exit(1);
-    }
-    text[n] = 0;
-    fclose(f);
-    return text;
-}
 
 /* The control words (cancel, fault) where `where` says; 0 for "plain". */
 static CUdeviceptr control_words(const char *where)
@@ -115,7 +97,12 @@ int main(int argc, char **argv)
     CHECK(cuDeviceGet(&dev, 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));
-    CHECK(cuModuleLoadData(&mod, read_file(argv[1])));
+    char *ptx = kwc_read_file(argv[1], NULL);
+    if (!ptx) {
+        fprintf(stderr, "fence-probe: cannot read %s\n", argv[1]);
+        return 1;
+    }
+    CHECK(cuModuleLoadData(&mod, ptx));
     CHECK(cuModuleGetFunction(&fn, mod, argv[2]));
     size_t n = (size_t)grid * block;
     CUdeviceptr in, out;
