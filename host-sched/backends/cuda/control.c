@@ -95,17 +95,22 @@ static domain_words *find_locked(kcuda_control *c, uint32_t domain)
     return NULL;
 }
 
-/* Sets d's cancel word to v (0 or 1) with a copy on the control stream; a clear is waited
- * for, so that no later launch of the domain can see the word still set. */
+/* Sets the device cancel word at `word` to v (0 or 1) with a copy on the control stream; a
+ * clear is waited for, so that no later launch of the domain can see the word still set. */
+static CUresult copy_cancel(kcuda_control *c, CUdeviceptr word, uint32_t v)
+{
+    CUresult r = cuMemcpyHtoDAsync(word, &c->values[v ? 1 : 0], sizeof(uint32_t), c->stream);
+    return r == CUDA_SUCCESS && !v ? cuStreamSynchronize(c->stream) : r;
+}
+
+/* Sets d's cancel word, and its host copy, to v. */
 static CUresult write_cancel(kcuda_control *c, domain_words *d, uint32_t v)
 {
     __atomic_store_n(&d->host[W_CANCEL], v, __ATOMIC_SEQ_CST);
     if (c->replaying)           /* the profiled launch polls the host copy; a copy now would
                                    wait for CUPTI's replay, which waits for the cancel */
         return CUDA_SUCCESS;
-    CUresult r = cuMemcpyHtoDAsync(d->cancel, &c->values[v ? 1 : 0], sizeof(uint32_t),
-                                   c->stream);
-    return r == CUDA_SUCCESS && !v ? cuStreamSynchronize(c->stream) : r;
+    return copy_cancel(c, d->cancel, v);
 }
 
 /* A domain's words, both clear, made without the lock: the device word's first clear is
@@ -124,9 +129,7 @@ static CUresult make_words(kcuda_control *c, uint32_t domain, domain_words *d)
     if (r == CUDA_SUCCESS)
         r = cuMemAlloc(&d->cancel, sizeof(uint32_t));
     if (r == CUDA_SUCCESS)      /* always on the device: it holds whatever was there before */
-        r = cuMemcpyHtoDAsync(d->cancel, &c->values[0], sizeof(uint32_t), c->stream);
-    if (r == CUDA_SUCCESS)
-        r = cuStreamSynchronize(c->stream);
+        r = copy_cancel(c, d->cancel, 0);
     if (r != CUDA_SUCCESS)
         words_free(d);
     return r;

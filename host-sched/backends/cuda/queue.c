@@ -279,11 +279,11 @@ static CUresult poll_event(CUevent ev, uint64_t until)
 static CUresult wait_event(kcuda *kc, CUevent ev)
 {
     CUresult r = CUDA_ERROR_NOT_READY;
-    if (kc->cfg.spin_us &&
-        __atomic_add_fetch(&kc->spinners, 1, __ATOMIC_RELAXED) <= kc->cfg.max_spinners)
-        r = poll_event(ev, kcuda_now() + (uint64_t)kc->cfg.spin_us * 1000);
-    if (kc->cfg.spin_us)
+    if (kc->cfg.spin_us) {
+        if (__atomic_add_fetch(&kc->spinners, 1, __ATOMIC_RELAXED) <= kc->cfg.max_spinners)
+            r = poll_event(ev, kcuda_now() + (uint64_t)kc->cfg.spin_us * 1000);
         __atomic_sub_fetch(&kc->spinners, 1, __ATOMIC_RELAXED);
+    }
     return r == CUDA_ERROR_NOT_READY ? cuEventSynchronize(ev) : r;
 }
 
