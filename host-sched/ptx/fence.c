@@ -232,15 +232,6 @@ static void guard(kptx_stmt *c, const char *pred, bool negated)
     }
 }
 
-static void emit_label(fencer *f, kptx_stmt_vec *sv, const char *name)
-{
-    kptx_stmt *s = kptx_rw_push(&f->rw, sv, NULL);
-    if (s) {
-        s->kind = KPTX_STMT_LABEL;
-        s->u.label = name;
-    }
-}
-
 /* A branch to label, under the guard pred. */
 static void emit_branch_if(fencer *f, kptx_stmt_vec *sv, const char *pred, const char *label)
 {
@@ -266,7 +257,7 @@ static void emit_poll(fencer *f, kptx_stmt_vec *sv)
     emit2(f, sv, "ld", ".volatile.global.u32", word, reg_address(f, f->reg[R_CANCEL]));
     emit3(f, sv, "setp", ".ne.u32", poll, word, int_op(0));
     guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), f->poll, false);
-    emit_label(f, sv, past);
+    kptx_rw_label(&f->rw, sv, past);
 }
 
 /* code into the fault word, and the thread ends, under the guard pred (none: NULL). */

@@ -63,15 +63,6 @@ static kptx_stmt *emit(printer *p, kptx_stmt_vec *sv, const char *op, const char
     return kptx_rw_emit(&p->rw, sv, op, mods, n, ops);
 }
 
-static void label(printer *p, kptx_stmt_vec *sv, const char *name)
-{
-    kptx_stmt *s = kptx_rw_push(&p->rw, sv, NULL);
-    if (s) {
-        s->kind = KPTX_STMT_LABEL;
-        s->u.label = name;
-    }
-}
-
 static const char *label_name(printer *p, const char *what, unsigned no)
 {
     char buf[64];
@@ -123,11 +114,11 @@ static void write_record(printer *p, kptx_stmt_vec *sv, const kptx_printf_site *
     emit(p, sv, "mov", ".u32", 2, reg(p->w[W_RES]), int_op(s->n_args), int_op(0));
     emit(p, sv, "bra", "", 1, (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = done},
          int_op(0), int_op(0));
-    label(p, sv, drop);
+    kptx_rw_label(&p->rw, sv, drop);
     emit(p, sv, "atom", ".global.add.u32", 3, reg(p->w[W_TMP]),
          kptx_rw_addr(&p->rw, p->ring, 4), int_op(1));
     emit(p, sv, "mov", ".u32", 2, reg(p->w[W_RES]), int_op(0xffffffff), int_op(0));
-    label(p, sv, done);
+    kptx_rw_label(&p->rw, sv, done);
 }
 
 static const kptx_printf_site *site_at(const printer *p, unsigned i, bool *skip, bool *result)

@@ -315,6 +315,8 @@ bool kptx_rw_begin(kptx_rw *rw, kptx_stmt_vec *sv, size_t cap);
 /* The next statement of sv: a copy of from, or cleared when from is NULL; NULL (and oom
  * set) when sv is full, so a wrong bound fails instead of overrunning. */
 kptx_stmt *kptx_rw_push(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_stmt *from);
+/* Appends the label name (an arena string) to sv. */
+void kptx_rw_label(kptx_rw *rw, kptx_stmt_vec *sv, const char *name);
 /* The register operand name. */
 kptx_operand kptx_reg_operand(const char *name);
 /* The address operand [symbol+offset]. */

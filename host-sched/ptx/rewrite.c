@@ -37,6 +37,15 @@ kptx_stmt *kptx_rw_push(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_stmt *from)
     return s;
 }
 
+void kptx_rw_label(kptx_rw *rw, kptx_stmt_vec *sv, const char *name)
+{
+    kptx_stmt *s = kptx_rw_push(rw, sv, NULL);
+    if (s) {
+        s->kind = KPTX_STMT_LABEL;
+        s->u.label = name;
+    }
+}
+
 bool kptx_rw_begin(kptx_rw *rw, kptx_stmt_vec *sv, size_t cap)
 {
     sv->n = 0;

@@ -141,11 +141,7 @@ static void prologue(slicer *sl, kptx_stmt_vec *sv, unsigned grid)
         ld_param(sl, sv, t, 1 + (unsigned)c);
         store_shared_value(sl, sv, 3 + c, t);
     }
-    kptx_stmt *label = push(sl, sv);
-    if (label) {
-        label->kind = KPTX_STMT_LABEL;
-        label->u.label = sl->done_label;
-    }
+    kptx_rw_label(&sl->rw, sv, sl->done_label);
 }
 
 /* ---- rewriting one function ---- */
