@@ -34,15 +34,12 @@
 #define PER_CONTROL 8
 
 /* The 64-bit registers: the four parameters (in their order), then two for addresses. */
-enum { R_BASE, R_MASK, R_CANCEL, R_FAULT, R_ADDR, R_WIN, N_REGS };
-/* The 32-bit registers: the back-edge count, and the cancel word as read. */
-enum { C_COUNT, C_WORD, N_CREGS };
-
-/* A label of the function being fenced and the index of its statement. */
-typedef struct label_at {
-    const char *name;
-    unsigned index;
-} label_at;
+enum { R_BASE, R_MASK, R_CANCEL, R_FAULT, R_ADDR, R_WIN, R_DIST, N_REGS };
+/* The 32-bit registers: the back-edge count, the cancel word as read, and a counted
+ * loop's scratch (R_DIST is the 64-bit loops'). */
+enum { C_COUNT, C_WORD, C_DIST, N_CREGS };
+/* Statements a counted loop's strip-mining adds at most (head, test, back-edge). */
+#define PER_LOOP 24
 
 typedef struct fencer {
     kptx_module *m;
@@ -52,18 +49,18 @@ typedef struct fencer {
     const char *reg[N_REGS];
     const char *creg[N_CREGS];
     const char *pred, *poll;        /* an access's isspacep; the cancel poll's */
+    const char *loop_pred[2];       /* a counted loop's scratch predicates */
+    const char *loop_reg;           /* the counted loops' inner bounds: loop_reg<k>_<width> */
     const char *oob;                /* KPTX_FENCE_TRAP: the access left the window */
     bool trap;                      /* KPTX_FENCE_TRAP */
     const kptx_function *fn;        /* the one being fenced */
-    label_at *labels;               /* fn's labels, sorted by name */
-    size_t n_labels;
+    kptx_label_index labels;        /* fn's labels */
+    kptx_counted_loop *loops;       /* fn's counted loops: their polls are strip-mined */
+    unsigned n_loops;
+    int *loop_at;                   /* per statement of fn: the counted loop whose head,
+                                       test or back-edge it is, or -1 */
     unsigned n_polls;               /* cancel polls emitted: their labels' numbers */
 } fencer;
-
-static kptx_operand int_op(int64_t v)
-{
-    return (kptx_operand){.kind = KPTX_OPND_INT, .value = v};
-}
 
 static kptx_operand sym_op(const char *name)
 {
@@ -111,17 +108,17 @@ static const char *address_of(fencer *f, kptx_stmt_vec *sv, const kptx_function 
     if (base->kind == KPTX_OPND_REG && addr->value == 0)
         return base->name;
     if (base->kind == KPTX_OPND_REG) {
-        emit3(f, sv, "add", ".s64", a, *base, int_op(addr->value));
+        emit3(f, sv, "add", ".s64", a, *base, kptx_int_operand(addr->value));
         return f->reg[R_ADDR];
     }
     if (base->kind == KPTX_OPND_INT) {
-        emit2(f, sv, "mov", ".u64", a, int_op((int64_t)((uint64_t)base->value +
+        emit2(f, sv, "mov", ".u64", a, kptx_int_operand((int64_t)((uint64_t)base->value +
                                                         (uint64_t)addr->value)));
         return f->reg[R_ADDR];
     }
     take_address(f, sv, fn, base->name, generic);
     if (addr->value)
-        emit3(f, sv, "add", ".s64", a, a, int_op(addr->value));
+        emit3(f, sv, "add", ".s64", a, a, kptx_int_operand(addr->value));
     return f->reg[R_ADDR];
 }
 
@@ -167,39 +164,14 @@ static kptx_operand fence_address(fencer *f, kptx_stmt_vec *sv, const kptx_funct
 
 /* ---- control: cancel polls, traps and asserts ---- */
 
-static int label_cmp(const void *a, const void *b)
-{
-    return strcmp(((const label_at *)a)->name, ((const label_at *)b)->name);
-}
-
-/* fn's labels sorted by name, so that each branch finds its target in log time. */
-static bool index_labels(fencer *f, const kptx_function *fn)
-{
-    size_t n = 0;
-    for (unsigned i = 0; i < fn->n_stmts; i++)
-        n += fn->stmts[i].kind == KPTX_STMT_LABEL;
-    f->labels = n ? malloc(n * sizeof *f->labels) : NULL;
-    f->n_labels = 0;
-    if (n && !f->labels)
-        return false;
-    for (unsigned i = 0; i < fn->n_stmts; i++)
-        if (fn->stmts[i].kind == KPTX_STMT_LABEL)
-            f->labels[f->n_labels++] = (label_at){fn->stmts[i].u.label, i};
-    if (f->n_labels)        /* qsort and bsearch take no NULL array, even an empty one */
-        qsort(f->labels, f->n_labels, sizeof *f->labels, label_cmp);
-    return true;
-}
-
 /* Whether s (a statement of f->fn) branches back to a label before it: a loop's back-edge. */
 static bool is_back_edge(const fencer *f, const kptx_stmt *s)
 {
     const kptx_instr *in = &s->u.instr;
-    if (!f->n_labels || strcmp(in->opcode, "bra") || in->n_ops != 1 ||
-        in->ops[0].kind != KPTX_OPND_SYMBOL)
+    if (strcmp(in->opcode, "bra") || in->n_ops != 1 || in->ops[0].kind != KPTX_OPND_SYMBOL)
         return false;
-    label_at key = {in->ops[0].name, 0};
-    const label_at *l = bsearch(&key, f->labels, f->n_labels, sizeof key, label_cmp);
-    return l && l->index <= (unsigned)(s - f->fn->stmts);
+    int at = kptx_label_index_find(&f->labels, in->ops[0].name);
+    return at >= 0 && (unsigned)at <= (unsigned)(s - f->fn->stmts);
 }
 
 /* The fault code with which s ends the thread (a trap or an assert), or 0. */
@@ -239,25 +211,71 @@ static void emit_branch_if(fencer *f, kptx_stmt_vec *sv, const char *pred, const
     guard(kptx_rw_emit(&f->rw, sv, "bra", "", 1, &target), pred, false);
 }
 
-/* Every KPTX_CANCEL_POLL_PERIOD back-edges a thread reads the cancel word and exits when
- * it is set; the other back-edges count and branch past: three instructions each (the
- * count's test and reset, not a mask, in the loop: tight loops pay for every one). */
-static void emit_poll(fencer *f, kptx_stmt_vec *sv)
+/* A label of the pass's own, numbered: kind ("_poll", "_strip") and n. */
+static const char *own_label(fencer *f, const char *kind, unsigned n)
 {
-    char num[16];
-    snprintf(num, sizeof num, "_poll%u", f->n_polls++);
-    const char *past = kptx_rw_name(&f->rw, f->prefix, num);
-    kptx_operand count = kptx_reg_operand(f->creg[C_COUNT]);
+    char num[24];
+    snprintf(num, sizeof num, "%s%u", kind, n);
+    return kptx_rw_name(&f->rw, f->prefix, num);
+}
+
+/* The thread reads the cancel word and exits when it is set. */
+static void emit_cancel_check(fencer *f, kptx_stmt_vec *sv)
+{
     kptx_operand word = kptx_reg_operand(f->creg[C_WORD]);
     kptx_operand poll = kptx_reg_operand(f->poll);
-    emit3(f, sv, "add", ".u32", count, count, int_op(1));
-    emit3(f, sv, "setp", ".lt.u32", poll, count, int_op(KPTX_CANCEL_POLL_PERIOD));
-    emit_branch_if(f, sv, f->poll, past);
-    emit2(f, sv, "mov", ".u32", count, int_op(0));
     emit2(f, sv, "ld", ".volatile.global.u32", word, reg_address(f, f->reg[R_CANCEL]));
-    emit3(f, sv, "setp", ".ne.u32", poll, word, int_op(0));
+    emit3(f, sv, "setp", ".ne.u32", poll, word, kptx_int_operand(0));
     guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), f->poll, false);
+}
+
+/* Every KPTX_CANCEL_POLL_PERIOD back-edges a thread checks the cancel word; the other
+ * back-edges count and branch past: three instructions each (the count's test and reset,
+ * not a mask, in the loop: tight loops pay for every one, which is why counted loops are
+ * strip-mined instead). */
+static void emit_poll(fencer *f, kptx_stmt_vec *sv)
+{
+    const char *past = own_label(f, "_poll", f->n_polls++);
+    kptx_operand count = kptx_reg_operand(f->creg[C_COUNT]);
+    kptx_operand poll = kptx_reg_operand(f->poll);
+    emit3(f, sv, "add", ".u32", count, count, kptx_int_operand(1));
+    emit3(f, sv, "setp", ".lt.u32", poll, count, kptx_int_operand(KPTX_CANCEL_POLL_PERIOD));
+    emit_branch_if(f, sv, f->poll, past);
+    emit2(f, sv, "mov", ".u32", count, kptx_int_operand(0));
+    emit_cancel_check(f, sv);
     kptx_rw_label(&f->rw, sv, past);
+}
+
+/* The registers and labels of counted loop k of the function being fenced. */
+static kptx_loop_names loop_names(fencer *f, unsigned k)
+{
+    const kptx_counted_loop *l = &f->loops[k];
+    char num[32];   /* labels and registers are the function's own: numbered per loop */
+    snprintf(num, sizeof num, "%u_%u", k, l->width);
+    kptx_loop_names nm = {
+        .inner = kptx_rw_name(&f->rw, f->loop_reg, num),
+        .dist = l->width == 32 ? f->creg[C_DIST] : f->reg[R_DIST],
+        .pa = f->loop_pred[0],
+        .pb = f->loop_pred[1],
+        .head2 = own_label(f, "_strip", 2 * k),
+        .leave = own_label(f, "_strip", 2 * k + 1),
+    };
+    return nm;
+}
+
+/* s, a statement of a counted loop (its test or back-edge): strip-mined. */
+static void strip_mine(fencer *f, kptx_stmt_vec *sv, const kptx_stmt *s, unsigned k)
+{
+    const kptx_counted_loop *l = &f->loops[k];
+    kptx_loop_names nm = loop_names(f, k);
+    const kptx_stmt *test = &f->fn->stmts[l->test];
+    if (s == test) {
+        kptx_loop_emit_test(&f->rw, sv, test, l, &nm);
+        return;
+    }
+    kptx_loop_emit_edge(&f->rw, sv, s, test, &nm);
+    emit_cancel_check(f, sv);
+    kptx_loop_emit_tail(&f->rw, sv, f->fn->stmts[l->head].u.label, &nm);
 }
 
 /* code into the fault word, and the thread ends, under the guard pred (none: NULL). */
@@ -265,7 +283,7 @@ static void emit_fault_if(fencer *f, kptx_stmt_vec *sv, const char *pred, bool n
                           uint32_t code)
 {
     kptx_operand word = kptx_reg_operand(f->creg[C_WORD]);
-    guard(emit2(f, sv, "mov", ".u32", word, int_op(code)), pred, negated);
+    guard(emit2(f, sv, "mov", ".u32", word, kptx_int_operand(code)), pred, negated);
     guard(emit2(f, sv, "st", ".volatile.global.u32", reg_address(f, f->reg[R_FAULT]), word),
           pred, negated);
     guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), pred, negated);
@@ -281,6 +299,11 @@ static void emit_fault(fencer *f, kptx_stmt_vec *sv, const kptx_instr *in, uint3
 static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
                         const kptx_stmt *s)
 {
+    int loop = f->loop_at[s - fn->stmts];
+    if (loop >= 0) {
+        strip_mine(f, sv, s, (unsigned)loop);
+        return;
+    }
     uint32_t fault = fault_of(&s->u.instr);
     if (fault) {
         emit_fault(f, sv, &s->u.instr, fault);
@@ -328,6 +351,10 @@ static void declare(fencer *f, kptx_stmt_vec *sv)
                 N_CREGS);
     declare_reg(f, sv, ".pred", f->pred, 0);
     declare_reg(f, sv, ".pred", f->poll, 0);
+    for (unsigned i = 0; i < 2; i++)
+        declare_reg(f, sv, ".pred", f->loop_pred[i], 0);
+    for (unsigned k = 0; k < f->n_loops; k++)
+        declare_reg(f, sv, f->loops[k].width == 32 ? ".b32" : ".b64", loop_names(f, k).inner, 0);
     if (f->trap)
         declare_reg(f, sv, ".pred", f->oob, 0);
 }
@@ -338,12 +365,12 @@ static void load_params(fencer *f, kptx_stmt_vec *sv)
     for (unsigned i = 0; i < KPTX_FENCE_EXTRA_PARAMS; i++)
         emit2(f, sv, "ld", ".param.u64", kptx_reg_operand(f->reg[R_BASE + i]),
               kptx_rw_addr(&f->rw, f->param[i], 0));
-    emit2(f, sv, "mov", ".u32", kptx_reg_operand(f->creg[C_COUNT]), int_op(0));
+    emit2(f, sv, "mov", ".u32", kptx_reg_operand(f->creg[C_COUNT]), kptx_int_operand(0));
 }
 
-static size_t body_bound(const kptx_function *fn)
+static size_t body_bound(const kptx_function *fn, unsigned n_loops)
 {
-    size_t n = fn->n_stmts + 4 + KPTX_FENCE_EXTRA_PARAMS + 1;
+    size_t n = fn->n_stmts + 6 + KPTX_FENCE_EXTRA_PARAMS + 1 + (size_t)n_loops * (PER_LOOP + 1);
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_INSTR)
             n += PER_ACCESS * fn->stmts[i].u.instr.n_ops + PER_CONTROL;
@@ -366,17 +393,54 @@ static void hook_instr(void *user, kptx_stmt_vec *sv, const kptx_stmt *s)
     fence_instr(f, sv, f->fn, s);
 }
 
+/* A label: itself, and after a counted loop's head the inner bound of its first strip. */
+static void hook_label(void *user, kptx_stmt_vec *sv, const kptx_stmt *s)
+{
+    fencer *f = user;
+    kptx_rw_push(&f->rw, sv, s);
+    int loop = f->loop_at[s - f->fn->stmts];
+    if (loop >= 0) {
+        kptx_loop_names nm = loop_names(f, (unsigned)loop);
+        kptx_loop_emit_head(&f->rw, sv, &f->loops[loop], &nm);
+    }
+}
+
+/* fn's labels and counted loops, and which statements belong to the loops' rewrites. */
+static bool find_loops(fencer *f, const kptx_function *fn)
+{
+    f->loop_at = malloc((fn->n_stmts ? fn->n_stmts : 1) * sizeof *f->loop_at);
+    if (!f->loop_at || kptx_label_index_build(&f->labels, fn) ||
+        kptx_find_counted_loops(fn, &f->labels, &f->loops, &f->n_loops))
+        return false;
+    for (unsigned i = 0; i < fn->n_stmts; i++)
+        f->loop_at[i] = -1;
+    for (unsigned k = 0; k < f->n_loops; k++) {
+        f->loop_at[f->loops[k].head] = (int)k;
+        f->loop_at[f->loops[k].test] = (int)k;
+        f->loop_at[f->loops[k].edge] = (int)k;
+    }
+    return true;
+}
+
+static void forget_loops(fencer *f)
+{
+    kptx_label_index_free(&f->labels);
+    free(f->loops);
+    free(f->loop_at);
+    f->loops = NULL;
+    f->loop_at = NULL;
+    f->n_loops = 0;
+}
+
 static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
 {
-    const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, f};
+    const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, f, hook_label};
     f->fn = fn;
-    if (!index_labels(f, fn)) {
+    if (find_loops(f, fn))
+        kptx_rw_body(&f->rw, body_bound(fn, f->n_loops), fn, out, &h);
+    else
         f->rw.oom = true;
-        return;
-    }
-    kptx_rw_body(&f->rw, body_bound(fn), fn, out, &h);
-    free(f->labels);
-    f->labels = NULL;
+    forget_loops(f);
 }
 
 /* The fenced entry: fn's parameters and then the window's, and the fenced body. */
@@ -412,6 +476,9 @@ static int setup_names(fencer *f)
     f->pred = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_p"));
     f->poll = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_q"));
     f->oob = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_o"));
+    f->loop_pred[0] = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_la"));
+    f->loop_pred[1] = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_lb"));
+    f->loop_reg = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_n"));
     const char *reg = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_r"));
     const char *creg = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_c"));
     for (unsigned i = 0; i < N_REGS && reg; i++) {

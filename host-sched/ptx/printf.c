@@ -186,7 +186,7 @@ static size_t body_bound(const kptx_function *fn, const kptx_printf_site *s, uns
 
 static void rewrite_function(printer *p, kptx_function *fn)
 {
-    const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, p};
+    const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, p, NULL};
     kptx_function out = *fn;
     p->fn = fn;
     kptx_rw_body(&p->rw, body_bound(fn, p->sites, p->n_sites), fn, &out, &h);

@@ -319,6 +319,8 @@ kptx_stmt *kptx_rw_push(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_stmt *from);
 void kptx_rw_label(kptx_rw *rw, kptx_stmt_vec *sv, const char *name);
 /* The register operand name. */
 kptx_operand kptx_reg_operand(const char *name);
+/* The integer operand v. */
+kptx_operand kptx_int_operand(int64_t v);
 /* The address operand [symbol+offset]. */
 kptx_operand kptx_rw_addr(kptx_rw *rw, const char *symbol, int64_t offset);
 /* Appends the instruction opcode with its modifiers written together (".lo.u32", at most
@@ -359,6 +361,8 @@ typedef struct kptx_body_hooks {
     void (*prologue)(void *user, kptx_stmt_vec *sv);    /* where the code starts */
     void (*instr)(void *user, kptx_stmt_vec *sv, const kptx_stmt *s);  /* each instruction */
     void *user;
+    /* Each label, when set (it appends the label itself); NULL copies labels. */
+    void (*label)(void *user, kptx_stmt_vec *sv, const kptx_stmt *s);
 } kptx_body_hooks;
 
 /* Rewrites fn's body into out (at most cap statements): the hooks' declarations, then
@@ -368,6 +372,69 @@ void kptx_rw_body(kptx_rw *rw, size_t cap, const kptx_function *fn, kptx_functio
                   const kptx_body_hooks *h);
 /* A name prefix no identifier of m starts with: base, else base1_, base2_, ... */
 int kptx_unused_prefix(const kptx_module *m, const char *base, char *buf, size_t len);
+
+/* ---- Labels and counted loops (fence_loops.c) ---- */
+
+/* A label of a function and the index of its statement. */
+typedef struct kptx_label_at {
+    const char *name;
+    unsigned index;
+} kptx_label_at;
+
+/* A function's labels sorted by name, so that each branch finds its target in log time. */
+typedef struct kptx_label_index {
+    kptx_label_at *at;
+    size_t n;
+} kptx_label_index;
+
+int kptx_label_index_build(kptx_label_index *ix, const kptx_function *fn);
+/* The statement index of label name, or -1. */
+int kptx_label_index_find(const kptx_label_index *ix, const char *name);
+void kptx_label_index_free(kptx_label_index *ix);
+
+/* How a counted loop's back-edge test continues: i < X, i > X or i != X. */
+typedef enum kptx_loop_kind { KPTX_LOOP_LT, KPTX_LOOP_GT, KPTX_LOOP_NE } kptx_loop_kind;
+
+/* A loop whose back-edge tests an induction register against a bound the loop does not
+ * change (fence_loops.c says what else it proves): its cancel poll can be strip-mined. */
+typedef struct kptx_counted_loop {
+    unsigned head, update, test, edge;  /* statement indices: label, add, setp, bra */
+    kptx_loop_kind kind;
+    bool is_signed;             /* the test's order (lt, gt) */
+    unsigned width;             /* 32 or 64 */
+    const char *iv;             /* the induction register */
+    kptx_operand bound;         /* X: a register or an immediate */
+    bool bound_first;           /* X is the test's first source */
+    int64_t step;               /* the constant step, when step_reg is NULL */
+    const char *step_reg;       /* a register step (lt only) */
+} kptx_counted_loop;
+
+/* fn's counted loops (malloc'ed array, NULL when none); ix indexes fn's labels. */
+int kptx_find_counted_loops(const kptx_function *fn, const kptx_label_index *ix,
+                            kptx_counted_loop **out, unsigned *n);
+
+/* The registers and labels the rewrite of one counted loop uses. */
+typedef struct kptx_loop_names {
+    const char *inner;          /* the inner bound, of the loop's width */
+    const char *dist;           /* a scratch register of the loop's width */
+    const char *pa, *pb;        /* scratch predicates */
+    const char *head2;          /* the label after the inner bound is set */
+    const char *leave;          /* the label where the loop is left */
+} kptx_loop_names;
+
+/* At the loop's head, after its label: the inner bound, then the label head2. */
+void kptx_loop_emit_head(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_counted_loop *l,
+                         const kptx_loop_names *nm);
+/* The loop's test (test, a statement of the loop's function) against the inner bound. */
+void kptx_loop_emit_test(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_stmt *test,
+                         const kptx_counted_loop *l, const kptx_loop_names *nm);
+/* The back-edge edge to head2, then the original test and a branch to leave when it
+ * fails; the caller then polls and ends the loop with kptx_loop_emit_tail. */
+void kptx_loop_emit_edge(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_stmt *edge,
+                         const kptx_stmt *test, const kptx_loop_names *nm);
+/* Back to the loop's head (head_label) for the next strip, and the label leave. */
+void kptx_loop_emit_tail(kptx_rw *rw, kptx_stmt_vec *sv, const char *head_label,
+                         const kptx_loop_names *nm);
 
 /* ---- Device printf (printf_sites.c, printf.c) ---- */
 

@@ -174,7 +174,7 @@ static void relocate_function(relocator *r, kptx_function *fn)
             n += instr_uses(r, &fn->stmts[i].u.instr);
     if (!n)
         return;
-    const kptx_body_hooks h = {hook_declare, hook_nothing, hook_instr, r};
+    const kptx_body_hooks h = {hook_declare, hook_nothing, hook_instr, r, NULL};
     kptx_function out = *fn;
     kptx_rw_body(&r->rw, fn->n_stmts + 1 + n, fn, &out, &h);
     if (!r->rw.oom)

@@ -61,6 +61,11 @@ kptx_operand kptx_reg_operand(const char *name)
     return (kptx_operand){.kind = KPTX_OPND_REG, .name = name};
 }
 
+kptx_operand kptx_int_operand(int64_t v)
+{
+    return (kptx_operand){.kind = KPTX_OPND_INT, .value = v};
+}
+
 kptx_operand kptx_rw_addr(kptx_rw *rw, const char *symbol, int64_t offset)
 {
     kptx_operand *base = kptx_rw_alloc(rw, sizeof *base);
@@ -118,6 +123,8 @@ void kptx_rw_body(kptx_rw *rw, size_t cap, const kptx_function *fn, kptx_functio
         }
         if (s->kind == KPTX_STMT_INSTR)
             h->instr(h->user, &sv, s);
+        else if (s->kind == KPTX_STMT_LABEL && h->label)
+            h->label(h->user, &sv, s);
         else
             kptx_rw_push(rw, &sv, s);
     }

@@ -281,7 +281,7 @@ static void rewrite_body(slicer *sl, kptx_function *out, const kptx_function *fn
                          unsigned prologue_grid)
 {
     body_job b = {sl, in_clone, prologue_grid};
-    const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, &b};
+    const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, &b, NULL};
     kptx_rw_body(&sl->rw, body_bound(fn), fn, out, &h);
 }
 

@@ -449,17 +449,24 @@ static void test_control_loop_runs(void)
 }
 
 /* A back-edge's poll reads the cancel word once, behind a branch past it on the iteration
- * count, and the rewritten entry, still in memory, slices as its printed text does. */
+ * count; a counted loop's once per strip, where the inner bound is met (test-ptx-fence-
+ * loops tests those); the rewritten entries, still in memory, slice as their printed text
+ * does. */
 static void test_control_poll_shape(void)
 {
     kptx_module *m = test_parse(control_ptx);
     kptx_error err = {0};
     unsigned fenced = 0, sliced = 0, sliced_text = 0;
     g_assert_cmpint(kptx_fence_module(m, 0, &fenced, &err), ==, 0);
-    const kptx_function *fn = entry_of(m, "count");
+    const kptx_function *fn = entry_of(m, "forever");
     g_assert_cmpuint(count(fn, "ld", ".volatile"), ==, 1);
     g_assert_cmpuint(count(fn, "bra", NULL), ==, 2);        /* the loop's own, and past */
     g_assert_cmpuint(count(fn, "exit", NULL), ==, 1);
+    fn = entry_of(m, "count");
+    g_assert_cmpuint(count(fn, "ld", ".volatile"), ==, 1);
+    g_assert_cmpuint(count(fn, "bra", NULL), ==, 3);        /* the strip's, leave, next strip */
+    g_assert_cmpuint(count(fn, "exit", NULL), ==, 1);
+    g_assert_cmpuint(count(fn, "add", ".u32"), ==, 2);      /* the step, the inner bound: no count */
     char *text = test_print(m, NULL);
     kptx_module *again = test_parse(text);
     g_assert_cmpint(kptx_slice_module(m, &sliced, &err), ==, 0);
