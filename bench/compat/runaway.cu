@@ -1,8 +1,10 @@
 /* A kernel that never ends, for the kernel time limit (not a compatibility program: run
  * natively it never returns). Through kerneletd with a per-tenant kernel time limit the
  * launch must end with cudaErrorLaunchTimeout, soon after the limit:
- *   runaway [BLOCKS]        prints RESULT name=runaway status=NAME seconds=S
- * and exits 0 when the status is cudaErrorLaunchTimeout. */
+ *   runaway [BLOCKS] [counted]   prints RESULT name=runaway status=NAME seconds=S
+ * and exits 0 when the status is cudaErrorLaunchTimeout. `counted` spins in a counted
+ * loop (an induction variable stepped towards a bound it never meets), whose cancel poll
+ * the fencing pass strip-mines, instead of a loop on a flag. */
 #include <time.h>
 
 #include "compat.h"
@@ -13,6 +15,16 @@ __global__ void spin(const volatile int *stop, int *count)
     while (!*stop)
         n++;
     count[blockIdx.x * blockDim.x + threadIdx.x] = n;
+}
+
+/* i steps by 2 from an even start towards an odd end: never equal. The volatile store
+ * keeps the compiler from assuming the loop ends (and folding it away). */
+__global__ void counted_spin(unsigned start, unsigned end, int *count)
+{
+    volatile unsigned sink = 0;
+    for (unsigned i = start; i != end; i += 2)
+        sink = i;
+    count[blockIdx.x * blockDim.x + threadIdx.x] = (int)sink;
 }
 
 static double now_s(void)
@@ -26,15 +38,19 @@ int main(int argc, char **argv)
 {
     int blocks = argc > 1 ? atoi(argv[1]) : 528;
     int *stop, *count;
-    if (blocks < 1 || blocks > 1 << 20) {
-        fprintf(stderr, "usage: runaway [BLOCKS]\n");
+    bool counted = argc > 2 && !strcmp(argv[2], "counted");
+    if (blocks < 1 || blocks > 1 << 20 || (argc > 2 && !counted)) {
+        fprintf(stderr, "usage: runaway [BLOCKS] [counted]\n");
         return 2;
     }
     CHECK(cudaMalloc((void **)&stop, sizeof(int)));
     CHECK(cudaMemset(stop, 0, sizeof(int)));
     CHECK(cudaMalloc((void **)&count, (size_t)blocks * 128 * sizeof(int)));
     double t0 = now_s();
-    spin<<<blocks, 128>>>(stop, count);
+    if (counted)
+        counted_spin<<<blocks, 128>>>(0, (unsigned)blocks | 1u, count);
+    else
+        spin<<<blocks, 128>>>(stop, count);
     cudaError_t sync = cudaDeviceSynchronize();
     printf("RESULT name=runaway status=%s seconds=%.3f\n", cudaGetErrorName(sync), now_s() - t0);
     return sync == cudaErrorLaunchTimeout ? 0 : 1;

@@ -5,7 +5,8 @@
 # One kerneletd --backend cuda, fenced (the default), with a kernel time limit of LIMIT_S
 # seconds (default 2). While a bystander (bench/burn) runs:
 #   1. runaway: a kernel that never ends must end with cudaErrorLaunchTimeout soon after the
-#      limit (the watchdog raises the tenant's cancel word, the kernel's loop polls it);
+#      limit (the watchdog raises the tenant's cancel word, the kernel's loop polls it),
+#      once spinning on a flag (a counting poll) and once in a counted loop (strip-mined);
 #   2. device_assert: a device assert must give cudaErrorAssert (the fencing pass turned it
 #      into a fault word and an exit);
 #   3. printf: device printf on the tenant's stdout, checked by check_printf.py;
@@ -46,14 +47,16 @@ row() { # name, pass (0/1), what it saw
 }
 echo "| check | passed | what it saw |"
 echo "|---|---|---|"
-# burn takes about 70 ms a launch at its default size: ~10 s, across the runaway
-launches=150; [ "$backend" = cuda ] || launches=40
+# burn takes about 1 ms a launch at its default size, fenced: ~8 s, across both runaways
+launches=8000; [ "$backend" = cuda ] || launches=40
 KERNELET_DEBUG=1 tenant "$carry/bench/burn" --launches=$launches $small >"$work/bystander.txt" 2>&1 &
 by=$!
 sleep 0.5
 blocks=528; [ "$backend" = cuda ] || blocks=2
 tenant "$carry/compat/runaway" $blocks >"$work/runaway.txt" 2>&1
 row runaway $? "$(grep '^RESULT' "$work/runaway.txt" || tail -1 "$work/runaway.txt")"
+tenant "$carry/compat/runaway" $blocks counted >"$work/runaway-counted.txt" 2>&1
+row "runaway, counted loop" $? "$(grep '^RESULT' "$work/runaway-counted.txt" || tail -1 "$work/runaway-counted.txt")"
 tenant "$carry/compat/device_assert" >"$work/device_assert.txt" 2>&1
 row device_assert $? "$(grep -v '^PASS' "$work/device_assert.txt" | tail -1)"
 tenant "$carry/compat/printf" >"$work/printf.txt" 2>&1
