@@ -18,8 +18,9 @@
  *   - `trap` and a call of `__assertfail` (CUDA's device assert) write their fault code to
  *     the fault word and exit the thread instead of faulting: the context, and with it
  *     every other tenant's work, survives, and the backend reports the fault to its tenant.
- * Device functions are not rewritten (they cannot see the parameters): a loop, trap or
- * assert inside one behaves as without the pass. */
+ * Device functions are not rewritten (they cannot see the parameters): an entry that
+ * calls one with a loop, trap or assert is not fenced (fence_check.c). Counted loops are
+ * strip-mined instead of counted (fence_loops.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,12 +180,7 @@ static uint32_t fault_of(const kptx_instr *in)
 {
     if (!strcmp(in->opcode, "trap"))
         return KPTX_FAULT_TRAP;
-    if (strcmp(in->opcode, "call"))
-        return 0;
-    for (unsigned i = 0; i < in->n_ops; i++)
-        if (in->ops[i].kind == KPTX_OPND_SYMBOL && !strcmp(in->ops[i].name, "__assertfail"))
-            return KPTX_FAULT_ASSERT;
-    return 0;
+    return kptx_calls_assert(in) ? KPTX_FAULT_ASSERT : 0;
 }
 
 /* [reg]: an address operand on one of the pass's registers. */

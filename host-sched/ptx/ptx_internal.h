@@ -351,6 +351,8 @@ kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn
 /* State space of the variable sym as fn sees it (its body's declarations, then the
  * module's), KPTX_SPACE_NONE when sym is no variable. */
 kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, const char *sym);
+/* Whether in calls CUDA's device assert (__assertfail). */
+bool kptx_calls_assert(const kptx_instr *in);
 /* Why entry root (an index of an) cannot be fenced, into why ("" when it can). */
 void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,
                       unsigned flags, char *why, size_t len);

@@ -305,14 +305,15 @@ int kptx_slice_name(const char *entry, char *buf, size_t buflen);
  * tenant's cancel word and fault word (both .u32, outside every window; see Control). */
 #define KPTX_FENCE_EXTRA_PARAMS 4
 
-/* Control of a fenced kernel. Its loops' back-edges read the cancel word every
+/* Control of a fenced kernel. Its loops read the cancel word at least once every
  * KPTX_CANCEL_POLL_PERIOD iterations of a thread and end the thread when it is non-zero
  * (the backend sets it to stop a runaway kernel). Every fenced thread reads it, so it
  * belongs in device memory: in mapped host memory, one read per thread across the bus
  * made a kernel of short loops 115 times slower on the H100. A `trap`, or a call of CUDA's
  * `__assertfail`, in the entry writes KPTX_FAULT_TRAP or KPTX_FAULT_ASSERT to the fault
  * word and ends the thread instead of faulting the context; the backend reads the word
- * when the launch completes. Device functions are not rewritten. */
+ * when the launch completes. Device functions are not rewritten: an entry that calls one
+ * with a loop, a trap or an assert is not fenceable. */
 #define KPTX_CANCEL_POLL_PERIOD 1024u
 enum { KPTX_FAULT_NONE = 0, KPTX_FAULT_TRAP = 1, KPTX_FAULT_ASSERT = 2, KPTX_FAULT_ADDRESS = 3 };
 

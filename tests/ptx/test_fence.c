@@ -72,6 +72,11 @@ static const verdict_case verdicts[] = {
     {"suld.b.1d.v2.b32.trap {%r1, %r2}, [%rd1, {%r1}];", "suld"},
     {"call.uni touch, (%rd1);", "calls touch, which touches global memory"},
     {"call.uni quiet, (%rd1);", NULL},
+    /* a device function has no cancel or fault word: no loop, trap or assert in one */
+    {"call.uni spin, (%rd1);", "calls spin, which loops"},
+    {"call.uni trapper, (%rd1);", "calls trapper, which can trap"},
+    {"call.uni asserter, (%rd1);", "calls asserter, which can trap"},
+    {"call.uni forward, (%rd1);", NULL},
     /* cooperative groups' grid barrier lives in the driver's launch workspace */
     {"mov.u32 %r1, %envreg1;", "%envreg (line"},
     {"mov.u32 %r1, %nctaid.x;", NULL},
@@ -85,6 +90,17 @@ static void test_verdicts(void)
             ".func touch(.param .u64 q)\n{\n  .reg .b64 %%a;\n  .reg .b32 %%v;\n"
             "  ld.param.u64 %%a, [q];\n  ld.global.u32 %%v, [%%a];\n  ret;\n}\n"
             ".func quiet(.param .u64 q)\n{\n  .reg .b32 %%v;\n  mov.u32 %%v, 1;\n  ret;\n}\n"
+            ".func spin(.param .u64 q)\n{\n  .reg .b32 %%v;\n  mov.u32 %%v, 1;\n"
+            "AGAIN:\n  add.u32 %%v, %%v, 2;\n  bra.uni AGAIN;\n}\n"
+            ".func trapper(.param .u64 q)\n{\n  trap;\n  ret;\n}\n"
+            ".extern .func __assertfail(.param .b64 a, .param .b64 b, .param .b32 c,"
+            " .param .b64 d, .param .b64 e);\n"
+            ".func asserter(.param .u64 q)\n{\n  .reg .b64 %%a;\n  ld.param.u64 %%a, [q];\n"
+            "  {\n  .param .b64 p0;\n  .param .b32 p2;\n  st.param.b64 [p0+0], %%a;\n"
+            "  st.param.b32 [p2+0], 0;\n"
+            "  call.uni __assertfail, (p0, p0, p2, p0, p0);\n  }\n  ret;\n}\n"
+            ".func forward(.param .u64 q)\n{\n  .reg .b32 %%v;\n  mov.u32 %%v, 1;\n"
+            "  bra.uni LATER;\nLATER:\n  ret;\n}\n"
             ".visible .entry k(.param .u64 p)\n{\n"
             "  .reg .b32 %%r<5>;\n  .reg .b64 %%rd<2>;\n  ld.param.u64 %%rd1, [p];\n"
             "  %s\n  ret;\n}\n", verdicts[i].body);
