@@ -37,6 +37,7 @@ cp tests/gpu/cuda/bench_h100.tsv host-sched/profiles/h100-bench.profiles "$dest/
 cp tests/gpu/cuda/run.sh "$dest/cuda-checks.sh"
 cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/acceptance/run.sh \
    tests/gpu/acceptance/figures.sh tests/gpu/acceptance/pairs.sh tests/gpu/acceptance/fence.sh \
-   tests/gpu/acceptance/recover.sh tests/gpu/acceptance/contain.sh tests/libcuda/check_printf.py \
+   tests/gpu/acceptance/recover.sh tests/gpu/acceptance/contain.sh tests/gpu/acceptance/round.sh \
+   tests/libcuda/check_printf.py \
    tests/gpu/libcuda/run_proto_bench.sh "$dest/"
 du -sh "$dest"
