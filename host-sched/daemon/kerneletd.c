@@ -27,6 +27,8 @@
 #define OPT_SPIN_US 1012
 #define OPT_LONE_SLICE_US 1013
 #define OPT_PAIR_SHORT_US 1014
+#define OPT_SIDE_BY_SIDE 1015
+#define OPT_PIPELINE_DEPTH 1016
 #define OPT_WORKER_INPUT 1002
 #define OPT_WORKER_TENANT_BASE 1003
 #define OPT_WORKER_SETTINGS 1004
@@ -68,6 +70,11 @@ static void usage(FILE *f)
             "  --lone-slice-us US   kernelet: the only stream launching (no other launched\n"
             "                       for 5 x US) runs kernels in slices of at least US, whole\n"
             "                       when shorter (default 2000; 0 = minimum slices)\n"
+            "  --side-by-side N     base, kernelet: whole kernels that run side by side,\n"
+            "                       each in a lane of its own (default: as many as the\n"
+            "                       backend has lanes; the scheduler library's default is 2)\n"
+            "  --pipeline-depth N   launches queued in one lane ahead of its running one\n"
+            "                       (default 2)\n"
             "  --pair-tune          kernelet: each pair of kernels tries a few ways of slicing\n"
             "                       and launching on its real work and keeps the fastest\n"
             "                       measured, or stops pairing when none gains\n"
@@ -149,6 +156,8 @@ struct options {
     int pair_min_us;            /* -1: default */
     int lone_slice_us;                /* -1: default */
     int pair_short_us;                /* -1: default */
+    int side_by_side;                 /* -1: default */
+    int pipeline_depth;               /* -1: default */
     int pair_tune;
     const char *isolate_names[KD_MAX_ISOLATE_NAMES];
     unsigned n_isolate_names;
@@ -265,6 +274,8 @@ static int parse(int argc, char **argv, struct options *o)
         {"pair-min-us", required_argument, NULL, 'M'},
         {"lone-slice-us", required_argument, NULL, OPT_LONE_SLICE_US},
         {"pair-short-us", required_argument, NULL, OPT_PAIR_SHORT_US},
+        {"side-by-side", required_argument, NULL, OPT_SIDE_BY_SIDE},
+        {"pipeline-depth", required_argument, NULL, OPT_PIPELINE_DEPTH},
         {"calibration", required_argument, NULL, 'C'},
         {"max-connections", required_argument, NULL, 'c'},
         {"max-connections-per-user", required_argument, NULL, 'U'},
@@ -300,7 +311,8 @@ static int parse(int argc, char **argv, struct options *o)
                           .kernel_time_limit_ms = 120000,
                           .policy = "kernelet", .admin_uid = getuid(), .pair_waves = -1,
                           .pair_min_us = -1, .lone_slice_us = -1,
-                          .pair_short_us = -1, .max_isolated = 8, .isolate_rate = 4,
+                          .pair_short_us = -1, .side_by_side = -1, .pipeline_depth = -1,
+                          .max_isolated = 8, .isolate_rate = 4,
                           .spin_us = -1,
                           .worker_fd = -1,
                           .worker_input = -1};
@@ -334,6 +346,16 @@ static int parse(int argc, char **argv, struct options *o)
         case OPT_PAIR_SHORT_US:
             if (sscanf(optarg, "%d%c", &o->pair_short_us, &(char){0}) != 1 ||
                 o->pair_short_us < 0 || o->pair_short_us > 1000000)
+                return -1;
+            break;
+        case OPT_SIDE_BY_SIDE:
+            if (sscanf(optarg, "%d%c", &o->side_by_side, &(char){0}) != 1 ||
+                o->side_by_side < 1 || o->side_by_side > 64)
+                return -1;
+            break;
+        case OPT_PIPELINE_DEPTH:
+            if (sscanf(optarg, "%d%c", &o->pipeline_depth, &(char){0}) != 1 ||
+                o->pipeline_depth < 1 || o->pipeline_depth > 64)
                 return -1;
             break;
         case OPT_LONE_SLICE_US:
@@ -523,6 +545,12 @@ static int sched_config(const struct options *o, struct kserver_tally *tally, ks
     c->pair_short_ns = (uint64_t)(o->pair_short_us >= 0 ? o->pair_short_us : 1000) * 1000;
     if (o->lone_slice_us >= 0)
         c->lone_slice_ns = (uint64_t)o->lone_slice_us * 1000;
+    /* A tenant's streams, and different tenants' kernels, run side by side as they do
+     * natively (one program's 32 streams ran 2 at a time with the library's default;
+     * docs/perf/scheduling.md): every lane the backend has. */
+    c->base_lanes = o->side_by_side > 0 ? (unsigned)o->side_by_side : 64;
+    if (o->pipeline_depth > 0)
+        c->pipeline_depth = (unsigned)o->pipeline_depth;
     if (ksched_policy_parse(o->policy, &c->policy) == 0)
         return 0;
     fprintf(stderr, "kerneletd: unknown policy '%s'\n", o->policy);

@@ -24,7 +24,11 @@ void kcuda_config_default(kcuda_config *c)
     if (!c)
         return;
     memset(c, 0, sizeof(*c));
-    c->lanes = 8;
+    /* A program's streams run side by side natively (32 at once on the H100,
+     * compat/streams_concurrent); 24 lanes and the backend's eight other streams (copy
+     * queues, allocation, control, trials) fit the 32 hardware queues kerneletd asks for
+     * (CUDA_DEVICE_MAX_CONNECTIONS), so that no lane waits behind another's work. */
+    c->lanes = 24;
     c->measure_overhead = 1;
     c->slice_overhead_bound = 0.02;
     c->blocking_sync = 1;

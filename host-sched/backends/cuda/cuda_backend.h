@@ -67,7 +67,7 @@ typedef struct kcuda kcuda;
 
 typedef struct kcuda_config {
     int device;                  /* device ordinal; default 0 */
-    unsigned lanes;              /* launch lanes; default 8 */
+    unsigned lanes;              /* launch lanes; default 24 */
     const char *calibration_dir; /* where <device>.calib files are (calibration.h); NULL =
                                     none: L0 and a0 from the model's table */
     int measure_overhead;        /* 1 (default): measure the launch overhead at start when

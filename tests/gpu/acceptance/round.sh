@@ -5,7 +5,10 @@
 #   round.sh CARRY_DIR OUT_DIR STEP...
 # Steps: contain (contain.sh, limit 2 s), fence (fence.sh: the bench programs natively,
 # fenced and unfenced), pairs:MIXES:REPEATS:MODES (pairs.sh with SWEEP=0; MODES uses ','
-# as pairs.sh does). BACKEND=emu tries the round without a GPU.
+# as pairs.sh does), streams:OPTS;OPTS... (compat/streams_concurrent natively, with 32
+# hardware queues, and through a kerneletd started with each set of options),
+# proto:OPTS;OPTS... (kernelet-proto-bench natively and through kerneletd with each).
+# BACKEND=emu tries the round without a GPU.
 set -u
 carry=$(cd "${1:?usage: round.sh CARRY_DIR OUT_DIR STEP...}" && pwd)
 mkdir -p "${2:?}"
@@ -13,6 +16,41 @@ out=$(cd "$2" && pwd)
 shift 2
 work=$out/round
 mkdir -p "$work"
+backend=${BACKEND:-cuda}
+export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# through OPTS PROGRAM ARGS...: PROGRAM as a tenant of a fresh kerneletd started with OPTS
+through() {
+    opts=$1; shift
+    sock=$work/t.sock; rm -f "$sock"
+    # shellcheck disable=SC2086
+    "$carry/bin/kerneletd" --socket "$sock" --backend "$backend" \
+        --calibration "$carry/calibration" $opts >>"$work/kerneletd-through.log" 2>&1 &
+    kd=$!
+    i=0; while [ ! -S "$sock" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+    KERNELET_SOCKET=$sock LD_LIBRARY_PATH="$carry/libcuda" timeout 120 "$@"
+    kill "$kd"; wait "$kd" 2>/dev/null
+}
+
+streams_step() {
+    echo "| way | result |"; echo "|---|---|"
+    if [ "$backend" = cuda ]; then
+        echo "| native | $("$carry/compat/streams_concurrent" | grep RESULT) |"
+        echo "| native, 32 queues | $(CUDA_DEVICE_MAX_CONNECTIONS=32 "$carry/compat/streams_concurrent" | grep RESULT) |"
+    fi
+    echo "$1" | tr ';' '\n' | while read -r opts; do
+        echo "| kerneletd $opts | $(through "$opts" "$carry/compat/streams_concurrent" | grep RESULT) |"
+    done
+}
+
+proto_step() {
+    echo "$1" | tr ';' '\n' | while read -r opts; do
+        echo "| kerneletd $opts |"
+        KERNELETD_ARGS="--calibration $carry/calibration $opts" sh "$carry/run_proto_bench.sh" \
+            "$carry/bin/kerneletd" "$carry/libcuda" "$carry/bin/kernelet-proto-bench" \
+            --repeat=5 | grep -E 'RESULT|round trip|rate'
+    done
+}
 for step in "$@"; do
     echo "== $step ($(date -u +%T))" | tee -a "$out/round.txt"
     case $step in
@@ -22,8 +60,10 @@ for step in "$@"; do
         rest=${step#pairs:}; mixes=${rest%%:*}; rest=${rest#*:}; repeats=${rest%%:*}
         modes=${rest#*:}
         SWEEP=0 timeout 500 sh "$carry/pairs.sh" "$carry" "$work" "$mixes" "$repeats" "$modes" ;;
+    streams:*) streams_step "${step#streams:}" ;;
+    proto:*) proto_step "${step#proto:}" ;;
     *) echo "round.sh: unknown step $step" ;;
-    esac 2>&1 | tee -a "$out/round.txt" | grep -E '^\||^==|failed|passed' || true
+    esac 2>&1 | tee -a "$out/round.txt" | grep -E '^\||^==|failed|passed|RESULT|round trip|rate' || true
 done
 pkill -9 kerneletd 2>/dev/null
 tar -C "$out" -czf "$out/round.tar.gz" round && rm -rf "$work"
