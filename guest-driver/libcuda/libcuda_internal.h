@@ -370,9 +370,16 @@ struct kcu_function {
     int32_t attrs[KERNELET_FUNC_ATTRS];
 };
 
+/* A library is loaded when it is first used, as the driver loads it lazily: cudart loads
+ * every fatbin of a framework at its start (3424 for PyTorch), of which a run uses few. */
 struct kcu_library {
     uint32_t magic;
-    struct kcu_module *module;  /* NULL: no code for this GPU (see library_load) */
+    pthread_mutex_t lock;       /* the first use loads the module */
+    void *image;                /* a copy of the code until it is loaded; NULL after */
+    bool loaded;
+    CUresult load_result;       /* of the load (CUDA_SUCCESS with module NULL: no code for
+                                   this GPU, see library_load) */
+    struct kcu_module *module;
 };
 
 struct kcu_function *kcu_function_from(CUfunction f);

@@ -514,24 +514,66 @@ static struct kcu_library *library_from(CUlibrary l)
     return x && x->magic == KCU_MAGIC_LIB ? x : NULL;
 }
 
+/* Whether libraries are loaded at once (CUDA_MODULE_LOADING=EAGER, as the driver does with
+ * it) rather than at their first use. */
+static bool eager_libraries(void)
+{
+    const char *v = getenv("CUDA_MODULE_LOADING");
+    return v && !strcmp(v, "EAGER");
+}
+
+/* Loads lib's module once (under its lock); its result, which every later use returns. A
+ * library without code for this GPU loads (cuBLAS loads its sm_75-only fatbin on an H100
+ * at cublasCreate) and only its kernels fail, with CUDA_ERROR_NO_BINARY_FOR_GPU. */
+static CUresult library_module(struct kcu_library *lib)
+{
+    pthread_mutex_lock(&lib->lock);
+    if (!lib->loaded) {
+        CUresult r = module_load(&lib->module, lib->image);
+        if (r == CUDA_ERROR_NO_BINARY_FOR_GPU) {
+            lib->module = NULL;
+            r = CUDA_SUCCESS;
+        }
+        /* a transient failure (the daemon away) is tried again at the next use */
+        lib->loaded = r != CUDA_ERROR_NOT_INITIALIZED && r != CUDA_ERROR_OUT_OF_MEMORY;
+        lib->load_result = r;
+        if (lib->loaded) {
+            free(lib->image);
+            lib->image = NULL;
+        }
+    }
+    CUresult r = lib->load_result;
+    pthread_mutex_unlock(&lib->lock);
+    return r;
+}
+
 static CUresult library_load(CUlibrary *library, const void *code)
 {
     struct kcu_library *lib;
+    const void *image = code;
+    uint32_t kind;
+    size_t size;
     CUresult r;
 
     if (!library || !code)
         return CUDA_ERROR_INVALID_VALUE;
-    if (!(lib = calloc(1, sizeof(*lib))))
+    if ((r = kcu_ready()) != CUDA_SUCCESS)
+        return r;
+    if ((r = kcu_image_size(&image, &size, &kind)) != CUDA_SUCCESS)
+        return r;
+    if (!(lib = calloc(1, sizeof(*lib))) || !(lib->image = malloc(size))) {
+        free(lib);
         return CUDA_ERROR_OUT_OF_MEMORY;
-    /* A library is loaded lazily by the real driver: one without code for this GPU loads
-     * (cuBLAS loads its sm_75-only fatbin on an H100 at cublasCreate), and only its
-     * kernels fail, with CUDA_ERROR_NO_BINARY_FOR_GPU. */
-    if ((r = module_load(&lib->module, code)) != CUDA_SUCCESS &&
-        r != CUDA_ERROR_NO_BINARY_FOR_GPU) {
+    }
+    memcpy(lib->image, image, size);    /* the caller may free its code once we return */
+    pthread_mutex_init(&lib->lock, NULL);
+    lib->magic = KCU_MAGIC_LIB;
+    if (eager_libraries() && (r = library_module(lib)) != CUDA_SUCCESS) {
+        lib->magic = 0;
+        free(lib->image);
         free(lib);
         return r;
     }
-    lib->magic = KCU_MAGIC_LIB;
     *library = (CUlibrary)lib;
     return CUDA_SUCCESS;
 }
@@ -582,6 +624,8 @@ CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
         return CUDA_ERROR_INVALID_HANDLE;
     r = lib->module ? module_unload(lib->module) : CUDA_SUCCESS;
     lib->magic = 0;
+    pthread_mutex_destroy(&lib->lock);
+    free(lib->image);
     free(lib);
     return r;
 }
@@ -590,9 +634,14 @@ CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
 CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
     struct kcu_library *lib = library_from(library);
+    CUresult r;
 
+    if (!pKernel || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (lib && (r = library_module(lib)) != CUDA_SUCCESS)
+        return r;
     if (lib && !lib->module)
-        return pKernel && name ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_ERROR_INVALID_VALUE;
+        return CUDA_ERROR_NO_BINARY_FOR_GPU;
     return cuModuleGetFunction((CUfunction *)pKernel, lib ? (CUmodule)lib->module : NULL, name);
 }
 
@@ -604,6 +653,9 @@ CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
         return CUDA_ERROR_INVALID_VALUE;
     if (!lib)
         return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = library_module(lib);
+    if (r != CUDA_SUCCESS)
+        return r;
     if (!lib->module)
         return CUDA_ERROR_NO_BINARY_FOR_GPU;
     *pMod = (CUmodule)lib->module;
@@ -613,7 +665,10 @@ CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
     struct kcu_library *l = library_from(lib);
+    CUresult r;
 
+    if (l && count && (r = library_module(l)) != CUDA_SUCCESS)
+        return r;
     if (l && !l->module && count) {
         *count = 0;
         return CUDA_SUCCESS;
@@ -633,6 +688,8 @@ CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary 
         return r;
     if (!lib)
         return CUDA_ERROR_INVALID_HANDLE;
+    if ((r = library_module(lib)) != CUDA_SUCCESS)
+        return r;
     if (!lib->module)
         return CUDA_ERROR_NOT_FOUND;
     return kcu_module_global(lib->module, name, dptr, bytes);

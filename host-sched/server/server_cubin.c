@@ -62,7 +62,9 @@ uint32_t ks_cubin_load(struct ks_conn *c, const uint8_t *img, size_t size,
     kcubin_free(cb);
     if (code)
         return code;
+    uint64_t t0 = ks_now_ns();
     int rc = ksched_module_load_cubin(c->srv->cfg.sched, c->tenant, img, size, &mod->sid, &err);
+    ks_latency_load(c, KS_LOAD_BACKEND, t0);
     if (rc)
         return rc == KSCHED_EBACKEND ? KS_CUDA_INVALID_IMAGE : ks_cuda_of(rc, err.msg);
     return ks_module_charge(c, mod->sid, var_bytes);

@@ -19,8 +19,11 @@ static uint32_t load_entry(struct ks_conn *c, const kfatbin *fb, unsigned idx,
     size_t len = 0;
     kptx_error err;
     uint32_t code;
+    uint64_t t0 = ks_now_ns();
 
-    if (kfatbin_extract(fb, idx, &payload, &len, &err) != 0)
+    int rc = kfatbin_extract(fb, idx, &payload, &len, &err);
+    ks_latency_load(c, KS_LOAD_UNPACK, t0);
+    if (rc != 0)
         return err.code == KPTX_ENOMEM ? KS_CUDA_OUT_OF_MEMORY : KS_CUDA_INVALID_IMAGE;
     if (kfatbin_entry_at(fb, idx)->kind == KFATBIN_PTX)
         code = ks_ptx_load(c, (const char *)payload, len, mod);

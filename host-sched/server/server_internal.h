@@ -226,6 +226,11 @@ bool ks_latency_wanted(void);
 void ks_latency_note(struct ks_conn *c, const struct ks_op *kop, uint64_t server_ns);
 /* The medians in the log, and the samples freed (the connection closes). */
 void ks_latency_report(struct ks_conn *c);
+/* Where module loads' time goes: stage's time since since_ns added to c's totals (only
+ * with KERNELET_LATENCY); reported with the launches' medians. */
+enum ks_load_stage { KS_LOAD_COPY, KS_LOAD_UNPACK, KS_LOAD_REWRITE, KS_LOAD_BACKEND,
+                     KS_LOAD_ALL, KS_LOAD_STAGES };
+void ks_latency_load(struct ks_conn *c, enum ks_load_stage stage, uint64_t since_ns);
 
 #define KS_MAX_FDS 4
 

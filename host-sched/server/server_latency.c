@@ -1,5 +1,6 @@
 /* Where a launch's round trip goes, a diagnostic (KERNELET_LATENCY=1 in kerneletd's
- * environment): for each launch submitted while its tenant had no other launch in flight,
+ * environment; also the totals of module loads' stages): for each launch submitted while
+ * its tenant had no other launch in flight,
  * the stages between the server's submission and the server seeing it done, and when
  * the tenant's connection closes, their medians in the log. The stages: submit to start
  * (the scheduler's decision and the backend's launch), start to end (the kernel, and the
@@ -15,6 +16,12 @@
 struct ks_latency {
     uint32_t stage[KS_LAT_STAGES][KS_LATENCY_SAMPLES]; /* ns, capped at 4 s */
     unsigned n;
+    uint64_t load_ns[KS_LOAD_STAGES];   /* module loads: totals per stage */
+    unsigned loads;
+};
+
+static const char *const load_names[KS_LOAD_STAGES] = {
+    "copy", "unpack", "rewrite", "backend", "all",
 };
 
 static const char *const stage_names[KS_LAT_STAGES] = {
@@ -38,13 +45,28 @@ static uint32_t span(uint64_t from, uint64_t to)
     return d > 4000000000ull ? 4000000000u : (uint32_t)d;
 }
 
+static struct ks_latency *latency_of(struct ks_conn *c)
+{
+    if (!c->latency)
+        c->latency = calloc(1, sizeof(*c->latency));
+    return c->latency;
+}
+
+void ks_latency_load(struct ks_conn *c, enum ks_load_stage stage, uint64_t since_ns)
+{
+    struct ks_latency *l;
+
+    if (!ks_latency_wanted() || !(l = latency_of(c)))
+        return;
+    l->load_ns[stage] += ks_now_ns() - since_ns;
+    l->loads += stage == KS_LOAD_ALL;
+}
+
 void ks_latency_note(struct ks_conn *c, const struct ks_op *kop, uint64_t server_ns)
 {
-    struct ks_latency *l = c->latency;
+    struct ks_latency *l;
 
-    if (!kop->lone || !kop->launch || kop->status)
-        return;
-    if (!l && !(l = c->latency = calloc(1, sizeof(*l))))
+    if (!kop->lone || !kop->launch || kop->status || !(l = latency_of(c)))
         return;
     unsigned i = l->n++ % KS_LATENCY_SAMPLES;
     l->stage[0][i] = span(kop->t.submit_ns, kop->t.start_ns);
@@ -64,9 +86,21 @@ void ks_latency_report(struct ks_conn *c)
 {
     struct ks_latency *l = c->latency;
 
-    if (!l || !l->n)
+    if (!l)
         return;
+    if (l->loads) {
+        fprintf(stderr, "kerneletd: tenant %s (pid %u): %u module loads, ms in all:",
+                c->name[0] ? c->name : "?", (unsigned)c->cred.pid, l->loads);
+        for (int s = 0; s < KS_LOAD_STAGES; s++)
+            fprintf(stderr, " %s %.1f", load_names[s], l->load_ns[s] / 1e6);
+        fputc('\n', stderr);
+    }
     unsigned n = l->n < KS_LATENCY_SAMPLES ? l->n : KS_LATENCY_SAMPLES;
+    if (!n) {
+        free(l);
+        c->latency = NULL;
+        return;
+    }
     fprintf(stderr, "kerneletd: tenant %s (pid %u): %u lone launches, median us:",
             c->name[0] ? c->name : "?", (unsigned)c->cred.pid, l->n);
     for (int s = 0; s < KS_LAT_STAGES; s++) {

@@ -130,6 +130,7 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
     size_t text_len = 0;
     unsigned sliced = 0;
     uint32_t code = KS_CUDA_SUCCESS;
+    uint64_t t0 = ks_now_ns();
     int rc;
 
     while (len > 0 && ptx[len - 1] == '\0')
@@ -167,8 +168,11 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
             goto out;
         }
     }
+    ks_latency_load(c, KS_LOAD_REWRITE, t0);
+    t0 = ks_now_ns();
     rc = text ? ksched_module_load(c->srv->cfg.sched, c->tenant, text, text_len, &mod->sid, &err)
               : ksched_module_load(c->srv->cfg.sched, c->tenant, ptx, len, &mod->sid, &err);
+    ks_latency_load(c, KS_LOAD_BACKEND, t0);
     if (rc)
         code = rc == KSCHED_EBACKEND ? KS_CUDA_INVALID_PTX : ks_cuda_of(rc, err.msg);
     else
@@ -231,8 +235,11 @@ void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request 
     struct ks_module mod = {0};
     struct ks_obj *o;
     uint32_t code;
+    uint64_t t0 = ks_now_ns();
 
-    if ((code = image_copy(c, r, &img)))
+    code = image_copy(c, r, &img);
+    ks_latency_load(c, KS_LOAD_COPY, t0);
+    if (code)
         goto fail;
     switch (image_kind(img, size, r->u.module_load.load.kind)) {
     case KERNELET_IMAGE_FATBIN: code = ks_fatbin_load(c, img, size, &mod); break;
@@ -244,6 +251,7 @@ void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request 
         ksched_module_unload(c->srv->cfg.sched, c->tenant, mod.sid, NULL);
         code = KS_CUDA_OUT_OF_MEMORY;
     }
+    ks_latency_load(c, KS_LOAD_ALL, t0);
     if (code)
         goto fail;
     o->u.module = mod;

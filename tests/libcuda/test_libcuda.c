@@ -458,6 +458,35 @@ static void test_module_and_launch(void)
     CU(cuLibraryUnload(lib));
 }
 
+/* A library is loaded at its first use, from a copy of its code (cudart loads every
+ * fatbin of a framework at start): PTX that does not parse loads as a library and fails
+ * at cuLibraryGetKernel; with CUDA_MODULE_LOADING=EAGER, as with the driver, at once. The
+ * caller's buffer may change after cuLibraryLoadData. */
+static void test_library_lazy(void)
+{
+    static const char bad[] = ".version 7.0\n.target sm_70\n.address_size 64\n"
+                              ".visible .entry broken(\n";
+    CUlibrary lib;
+    CUkernel k;
+    CUmodule mod;
+    g_unsetenv("CUDA_MODULE_LOADING");
+    CU(cuLibraryLoadData(&lib, bad, NULL, NULL, 0, NULL, NULL, 0));
+    g_assert_cmpint(cuLibraryGetKernel(&k, lib, "broken"), ==, CUDA_ERROR_INVALID_PTX);
+    g_assert_cmpint(cuLibraryGetModule(&mod, lib), ==, CUDA_ERROR_INVALID_PTX);
+    CU(cuLibraryUnload(lib));
+    g_setenv("CUDA_MODULE_LOADING", "EAGER", TRUE);
+    g_assert_cmpint(cuLibraryLoadData(&lib, bad, NULL, NULL, 0, NULL, NULL, 0), ==,
+                    CUDA_ERROR_INVALID_PTX);
+    g_unsetenv("CUDA_MODULE_LOADING");
+    char *copy = g_strdup(harness_ptx);
+    CU(cuLibraryLoadData(&lib, copy, NULL, NULL, 0, NULL, NULL, 0));
+    memset(copy, 'x', strlen(copy));    /* ours now: the library keeps its own */
+    g_free(copy);
+    CU(cuLibraryGetKernel(&k, lib, "k_add"));
+    CU(cuLibraryGetModule(&mod, lib));
+    CU(cuLibraryUnload(lib));
+}
+
 /* The bytes of fixture name (KCU_FX_<name>, tests/fatbin/), or NULL without a toolchain. */
 static gchar *fixture(const char *name)
 {
@@ -893,6 +922,7 @@ int main(int argc, char **argv)
     g_test_add_func("/libcuda/pinned", test_pinned);
     g_test_add_func("/libcuda/2d-and-memset", test_2d_and_memset);
     g_test_add_func("/libcuda/module-and-launch", test_module_and_launch);
+    g_test_add_func("/libcuda/library-lazy", test_library_lazy);
     g_test_add_func("/libcuda/sass-only", test_sass_only);
     g_test_add_func("/libcuda/streams-and-queries", test_streams_and_queries);
     g_test_add_func("/libcuda/threads", test_threads);
