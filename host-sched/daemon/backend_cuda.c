@@ -44,8 +44,10 @@ __attribute__((visibility("default"))) int kd_cuda_backend_open(kbackend *out,
     kcuda_config_default(&cfg);
     cfg.calibration_dir = calibration_dir;
     cfg.note = log_note;
-    if (end_on_unstoppable)
+    if (end_on_unstoppable) {   /* an isolated worker */
         cfg.unstoppable = end_worker;
+        cfg.lazy_loading = 1;
+    }
     if (window_bytes)
         cfg.window_bytes = window_bytes;
     if (kcuda_new(&kc, &cfg, &e) != 0) {

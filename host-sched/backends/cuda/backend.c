@@ -114,9 +114,16 @@ static int open_device(kcuda *kc, kbackend_error *err)
 {
     /* Lazy loading (CUDA 12's default) loads each function at its first launch: a tenant's
      * first slice, a profile or a trial would then time the load, and a daemon wants its
-     * cost at module load, where the tenant waits for it anyway. An operator's own setting
-     * wins. Set before the first cuInit, which reads it. */
-    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+     * cost at module load, where the tenant waits for it anyway. An isolated worker takes
+     * no profiles: it keeps the driver's lazy loading, which spares a framework's start the
+     * loading of every function of the modules it loads (cuDNN loads ~900). An operator's
+     * own setting wins (KERNELET_LOADING_SET says the daemon set it, not the operator).
+     * Set before the first cuInit, which reads it. */
+    const char *set = getenv("CUDA_MODULE_LOADING");
+    if (!set || getenv("KERNELET_LOADING_SET")) {
+        setenv("CUDA_MODULE_LOADING", kc->cfg.lazy_loading ? "LAZY" : "EAGER", 1);
+        setenv("KERNELET_LOADING_SET", "1", 1);
+    }
     /* Each lane, copy queue and the control stream on a hardware queue of its own: a
      * cancel written while a runaway kernel runs must not wait behind it in a shared one
      * (control.c). */

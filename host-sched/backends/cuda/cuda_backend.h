@@ -73,6 +73,11 @@ typedef struct kcuda_config {
     int measure_overhead;        /* 1 (default): measure the launch overhead at start when
                                     the calibration does not give it (about 50 ms) */
     double slice_overhead_bound; /* the p of the minimum slice rule; default 0.02 */
+    int lazy_loading;            /* 0 (default): modules load whole (CUDA_MODULE_LOADING=
+                                    EAGER unless the operator set it) so that no profile or
+                                    trial times a function's load; 1 (an isolated worker,
+                                    which neither profiles nor pairs): the driver's lazy
+                                    loading, as the tenant would have natively */
     int blocking_sync;           /* 1 (default): completion threads sleep while they wait;
                                     0: they spin (less latency, a core each) */
     int cap_by_waves;            /* 1 (default; KERNELET_CUDA_WAVES=0 in the environment
