@@ -188,6 +188,17 @@ static int parse_user(const char *s, uid_t *uid)
 }
 
 /* A positive count; -1 when s is not one. */
+/* An integer in [lo, hi] into *out; -1 when s is not one. */
+static int parse_int_in(const char *s, int lo, int hi, int *out)
+{
+    int v;
+
+    if (sscanf(s, "%d%c", &v, &(char){0}) != 1 || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_count(const char *s, unsigned *out)
 {
     char *end;
@@ -334,33 +345,27 @@ static int parse(int argc, char **argv, struct options *o)
                 return -1;
             break;
         case 'W':
-            if (sscanf(optarg, "%d%c", &o->pair_waves, &(char){0}) != 1 ||
-                o->pair_waves < 0 || o->pair_waves > 64)
+            if (parse_int_in(optarg, 0, 64, &o->pair_waves) != 0)
                 return -1;
             break;
         case 'M':
-            if (sscanf(optarg, "%d%c", &o->pair_min_us, &(char){0}) != 1 ||
-                o->pair_min_us < 0 || o->pair_min_us > 1000000)
+            if (parse_int_in(optarg, 0, 1000000, &o->pair_min_us) != 0)
                 return -1;
             break;
         case OPT_PAIR_SHORT_US:
-            if (sscanf(optarg, "%d%c", &o->pair_short_us, &(char){0}) != 1 ||
-                o->pair_short_us < 0 || o->pair_short_us > 1000000)
+            if (parse_int_in(optarg, 0, 1000000, &o->pair_short_us) != 0)
                 return -1;
             break;
         case OPT_SIDE_BY_SIDE:
-            if (sscanf(optarg, "%d%c", &o->side_by_side, &(char){0}) != 1 ||
-                o->side_by_side < 1 || o->side_by_side > 64)
+            if (parse_int_in(optarg, 1, 64, &o->side_by_side) != 0)
                 return -1;
             break;
         case OPT_PIPELINE_DEPTH:
-            if (sscanf(optarg, "%d%c", &o->pipeline_depth, &(char){0}) != 1 ||
-                o->pipeline_depth < 1 || o->pipeline_depth > 64)
+            if (parse_int_in(optarg, 1, 64, &o->pipeline_depth) != 0)
                 return -1;
             break;
         case OPT_LONE_SLICE_US:
-            if (sscanf(optarg, "%d%c", &o->lone_slice_us, &(char){0}) != 1 || o->lone_slice_us < 0 ||
-                o->lone_slice_us > 1000000)
+            if (parse_int_in(optarg, 0, 1000000, &o->lone_slice_us) != 0)
                 return -1;
             break;
         case 'C': o->backend.calibration_dir = optarg; break;
