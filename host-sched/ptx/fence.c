@@ -18,9 +18,10 @@
  *   - `trap` and a call of `__assertfail` (CUDA's device assert) write their fault code to
  *     the fault word and exit the thread instead of faulting: the context, and with it
  *     every other tenant's work, survives, and the backend reports the fault to its tenant.
- * Device functions are not rewritten (they cannot see the parameters): an entry that
- * calls one with a loop, trap or assert is not fenced (fence_check.c). Counted loops are
- * strip-mined instead of counted (fence_loops.c). */
+ * A device function cannot see the parameters: one that loops, traps or asserts gets the
+ * control words' addresses as two more parameters of its own (fence_calls.c), and its
+ * body is rewritten as an entry's. Counted loops are strip-mined instead of counted
+ * (fence_loops.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,12 @@ typedef struct fencer {
     const char *loop_reg;           /* the counted loops' inner bounds: loop_reg<k>_<width> */
     const char *oob;                /* KPTX_FENCE_TRAP: the access left the window */
     bool trap;                      /* KPTX_FENCE_TRAP */
+    const kptx_analysis *an;
+    const bool *ctl;                /* per analysed function: a device function given the
+                                       control words (fence_calls.c) */
+    const char *call_param[2];      /* the body's .param passing them to such a call */
     const kptx_function *fn;        /* the one being fenced */
+    bool device_fn;                 /* fn is such a device function, not an entry */
     kptx_label_index labels;        /* fn's labels */
     kptx_counted_loop *loops;       /* fn's counted loops: their polls are strip-mined */
     unsigned n_loops;
@@ -292,9 +298,54 @@ static void emit_fault(fencer *f, kptx_stmt_vec *sv, const kptx_instr *in, uint3
     emit_fault_if(f, sv, in->guard, in->guard_negated, code);
 }
 
+/* Whether in calls a device function that takes the control words. */
+static bool calls_controlled(const fencer *f, const kptx_instr *in)
+{
+    const char *target = kptx_call_target(in);
+    int k = target && f->ctl ? kptx_analysis_find(f->an, target) : -1;
+    return k >= 0 && f->ctl[k];
+}
+
+/* A call of such a function: the words' addresses into the call's two more parameters. */
+static void emit_controlled_call(fencer *f, kptx_stmt_vec *sv, const kptx_stmt *s)
+{
+    const kptx_instr *in = &s->u.instr;
+    for (unsigned i = 0; i < 2; i++)
+        emit2(f, sv, "st", ".param.b64", kptx_rw_addr(&f->rw, f->call_param[i], 0),
+              kptx_reg_operand(f->reg[R_CANCEL + i]));
+    unsigned t = 0;             /* the target, after the results' list if any */
+    while (t < in->n_ops && in->ops[t].kind == KPTX_OPND_LIST)
+        t++;
+    bool has_args = t + 1 < in->n_ops && in->ops[t + 1].kind == KPTX_OPND_LIST;
+    const kptx_operand *args = has_args ? &in->ops[t + 1] : NULL;
+    unsigned n_args = args ? args->n_elems : 0;
+    kptx_operand *ops = kptx_rw_alloc(&f->rw, (in->n_ops + 1) * sizeof *ops);
+    kptx_operand *elems = kptx_rw_alloc(&f->rw, (n_args + 2) * sizeof *elems);
+    kptx_stmt *c = kptx_rw_push(&f->rw, sv, s);
+    if (!ops || !elems || !c)
+        return;
+    if (n_args)
+        memcpy(elems, args->elems, n_args * sizeof *elems);
+    for (unsigned i = 0; i < 2; i++)
+        elems[n_args + i] = sym_op(f->call_param[i]);
+    unsigned n = 0;
+    for (unsigned i = 0; i <= t; i++)
+        ops[n++] = in->ops[i];
+    ops[n++] = (kptx_operand){.kind = KPTX_OPND_LIST, .n_elems = n_args + 2, .elems = elems};
+    for (unsigned i = t + 1 + has_args; i < in->n_ops; i++)
+        ops[n++] = in->ops[i];
+    c->line = 0;
+    c->u.instr.ops = ops;
+    c->u.instr.n_ops = n;
+}
+
 static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
                         const kptx_stmt *s)
 {
+    if (calls_controlled(f, &s->u.instr)) {
+        emit_controlled_call(f, sv, s);
+        return;
+    }
     int loop = f->loop_at[s - fn->stmts];
     if (loop >= 0) {
         strip_mine(f, sv, s, (unsigned)loop);
@@ -305,8 +356,8 @@ static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
         emit_fault(f, sv, &s->u.instr, fault);
         return;
     }
-    if (is_back_edge(f, s))
-        emit_poll(f, sv);
+    if (is_back_edge(f, s) || !strcmp(s->u.instr.opcode, "brx"))
+        emit_poll(f, sv);   /* an indirect branch may go back too */
     kptx_fence_kind k = kptx_fence_kind_of(f->m, fn, &s->u.instr);
     if (k != KPTX_FENCE_GLOBAL && k != KPTX_FENCE_GENERIC) {
         kptx_rw_push(&f->rw, sv, s);
@@ -351,14 +402,24 @@ static void declare(fencer *f, kptx_stmt_vec *sv)
         declare_reg(f, sv, ".pred", f->loop_pred[i], 0);
     for (unsigned k = 0; k < f->n_loops; k++)
         declare_reg(f, sv, f->loops[k].width == 32 ? ".b32" : ".b64", loop_names(f, k).inner, 0);
+    for (unsigned i = 0; i < 2 && f->call_param[0]; i++) {
+        kptx_stmt *p = kptx_rw_push(&f->rw, sv, NULL);
+        if (p) {
+            p->kind = KPTX_STMT_VAR;
+            p->u.var = (kptx_var){.space = KPTX_SPACE_PARAM, .type = ".b64",
+                                  .name = f->call_param[i]};
+        }
+    }
     if (f->trap)
         declare_reg(f, sv, ".pred", f->oob, 0);
 }
 
-/* The window and the control words' addresses into their registers; no back-edge yet. */
+/* The window and the control words' addresses into their registers (a device function's
+ * control words only); no back-edge yet. */
 static void load_params(fencer *f, kptx_stmt_vec *sv)
 {
-    for (unsigned i = 0; i < KPTX_FENCE_EXTRA_PARAMS; i++)
+    /* a device function has only the control words' addresses (no memory to fence) */
+    for (unsigned i = f->device_fn ? R_CANCEL - R_BASE : 0; i < KPTX_FENCE_EXTRA_PARAMS; i++)
         emit2(f, sv, "ld", ".param.u64", kptx_reg_operand(f->reg[R_BASE + i]),
               kptx_rw_addr(&f->rw, f->param[i], 0));
     emit2(f, sv, "mov", ".u32", kptx_reg_operand(f->creg[C_COUNT]), kptx_int_operand(0));
@@ -366,7 +427,8 @@ static void load_params(fencer *f, kptx_stmt_vec *sv)
 
 static size_t body_bound(const kptx_function *fn, unsigned n_loops)
 {
-    size_t n = fn->n_stmts + 6 + KPTX_FENCE_EXTRA_PARAMS + 1 + (size_t)n_loops * (PER_LOOP + 1);
+    /* declarations (at most 10), the prologue (at most 5), and what each one may add */
+    size_t n = fn->n_stmts + 16 + (size_t)n_loops * (PER_LOOP + 1);
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_INSTR)
             n += PER_ACCESS * fn->stmts[i].u.instr.n_ops + PER_CONTROL;
@@ -460,6 +522,37 @@ static void fence_entry(fencer *f, kptx_function *fn)
         *fn = out;
 }
 
+/* fn's parameters with the control words' two appended (a device function's). */
+static kptx_var *controlled_params(fencer *f, const kptx_function *fn)
+{
+    kptx_var *p = kptx_rw_alloc(&f->rw, (fn->n_params + 2) * sizeof *p);
+    if (!p)
+        return NULL;
+    if (fn->n_params)
+        memcpy(p, fn->params, fn->n_params * sizeof *p);
+    for (unsigned i = 0; i < 2; i++)
+        p[fn->n_params + i] = (kptx_var){.space = KPTX_SPACE_PARAM, .type = ".b64",
+                                         .name = f->param[R_CANCEL - R_BASE + i]};
+    return p;
+}
+
+/* A device function that takes the control words: its declaration, and its body rewritten
+ * as an entry's (polls, faults; it touches no global memory, fence_check.c). */
+static void control_device_fn(fencer *f, kptx_function *fn)
+{
+    kptx_function out = *fn;
+    if (!(out.params = controlled_params(f, fn)))
+        return;
+    out.n_params = fn->n_params + 2;
+    if (fn->has_body) {
+        f->device_fn = true;
+        fence_body(f, &out, fn);
+        f->device_fn = false;
+    }
+    if (!f->rw.oom)
+        *fn = out;
+}
+
 static int setup_names(fencer *f)
 {
     int rc = kptx_unused_prefix(f->m, "__kfence", f->prefix, sizeof f->prefix);
@@ -475,6 +568,8 @@ static int setup_names(fencer *f)
     f->loop_pred[0] = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_la"));
     f->loop_pred[1] = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_lb"));
     f->loop_reg = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_n"));
+    f->call_param[0] = kptx_rw_name(&f->rw, f->prefix, "_a0");
+    f->call_param[1] = kptx_rw_name(&f->rw, f->prefix, "_a1");
     const char *reg = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_r"));
     const char *creg = kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_c"));
     for (unsigned i = 0; i < N_REGS && reg; i++) {
@@ -487,9 +582,10 @@ static int setup_names(fencer *f)
     return f->rw.oom ? KPTX_ENOMEM : 0;
 }
 
-/* Marks in fence[] (per analysed function) the entries that can be fenced. */
+/* Marks in fence[] (per analysed function) the entries that can be fenced, and in ctl[]
+ * the device functions they reach that get the control words; how many entries. */
 static unsigned plan(const kptx_module *m, const kptx_analysis *an, unsigned flags,
-                     bool *fence)
+                     bool *fence, bool *ctl, int *rc)
 {
     unsigned n = 0;
     for (unsigned i = 0; i < an->n_fns; i++) {
@@ -498,9 +594,9 @@ static unsigned plan(const kptx_module *m, const kptx_analysis *an, unsigned fla
             continue;
         kptx_fence_judge(m, an, i, flags, why, sizeof why);
         fence[i] = !why[0];
-        n += fence[i];
     }
-    return n;
+    *rc = kptx_plan_controlled(an, fence, ctl, &n);
+    return *rc ? 0 : n;
 }
 
 int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_error *err)
@@ -512,19 +608,25 @@ int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_e
     const kptx_analysis *an = kptx_module_analysis(m, err);
     if (!an)
         return KPTX_ENOMEM;
-    fencer f = {.m = m, .rw = {.a = m->arena}, .trap = (flags & KPTX_FENCE_TRAP) != 0};
+    fencer f = {.m = m, .rw = {.a = m->arena}, .trap = (flags & KPTX_FENCE_TRAP) != 0,
+                .an = an};
     bool *fence = calloc(an->n_fns ? an->n_fns : 1, sizeof *fence);
-    int rc = !fence ? KPTX_ENOMEM : setup_names(&f);
-    unsigned count = rc ? 0 : plan(m, an, flags, fence);
+    bool *ctl = calloc(an->n_fns ? an->n_fns : 1, sizeof *ctl);
+    int rc = !fence || !ctl ? KPTX_ENOMEM : setup_names(&f);
+    unsigned count = rc ? 0 : plan(m, an, flags, fence, ctl, &rc);
+    f.ctl = ctl;
     for (unsigned i = 0; !rc && count && i < m->n_items; i++) {
         kptx_item *it = &m->items[i];
-        if (it->kind != KPTX_ITEM_FUNCTION || !it->u.fn.is_entry || !it->u.fn.has_body)
+        if (it->kind != KPTX_ITEM_FUNCTION)
             continue;
         int k = kptx_analysis_find(an, it->u.fn.name);
-        if (k >= 0 && fence[k])
+        if (k >= 0 && it->u.fn.is_entry && it->u.fn.has_body && fence[k])
             fence_entry(&f, &it->u.fn);
+        else if (k >= 0 && !it->u.fn.is_entry && ctl[k])
+            control_device_fn(&f, &it->u.fn);   /* its definition and its declarations */
     }
     free(fence);
+    free(ctl);
     if (!rc && f.rw.oom)
         rc = KPTX_ENOMEM;
     if (count)

@@ -218,42 +218,14 @@ bool kptx_calls_assert(const kptx_instr *in)
     return false;
 }
 
-/* Whether device function f has something the pass would have to control but cannot
- * reach in a device function (it has no cancel or fault word): a loop, which a runaway
- * kernel would never leave, or a trap or assert, which would fault the shared context.
- * Says which into why. */
-static bool uncontrolled(const kptx_function *f, char *why, size_t len)
-{
-    kptx_label_index ix;
-    if (kptx_label_index_build(&ix, f)) {
-        snprintf(why, len, "out of memory while checking %s", f->name);
-        return true;
-    }
-    for (unsigned i = 0; i < f->n_stmts && !why[0]; i++) {
-        const kptx_stmt *s = &f->stmts[i];
-        const kptx_instr *in = &s->u.instr;
-        if (s->kind != KPTX_STMT_INSTR)
-            continue;
-        int target = !strcmp(in->opcode, "bra") && in->n_ops == 1 &&
-                     in->ops[0].kind == KPTX_OPND_SYMBOL
-                         ? kptx_label_index_find(&ix, in->ops[0].name) : -1;
-        if ((target >= 0 && (unsigned)target <= i) || !strcmp(in->opcode, "brx"))
-            snprintf(why, len, "calls %s, which loops (line %u): device functions have no "
-                     "cancel poll, so the kernel could not be stopped", f->name, s->line);
-        else if (!strcmp(in->opcode, "trap") || kptx_calls_assert(in))
-            snprintf(why, len, "calls %s, which can trap (line %u): device functions are "
-                     "not rewritten, so the fault would end every tenant's work", f->name,
-                     s->line);
-    }
-    kptx_label_index_free(&ix);
-    return why[0] != '\0';
-}
-
 /* Everything root can call: a device function that touches global memory is not fenced
  * (the window would have to be passed to it), and an external one cannot be looked at. */
 static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigned root,
                           const bool *reach, unsigned flags, char *why, size_t len)
 {
+    bool indirect = false;      /* some call may go through a function pointer */
+    for (unsigned i = 0; i < an->n_fns; i++)
+        indirect |= (reach[i] || i == root) && an->facts[i].indirect_calls;
     for (unsigned i = 0; i < an->n_fns && !why[0]; i++) {
         const kptx_function *f = an->facts[i].fn;
         bool touches;
@@ -267,8 +239,10 @@ static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigne
         else if (f->has_body && (first_unfenceable(m, f, &touches) || touches))
             snprintf(why, len, "calls %s, which touches global memory (device functions "
                      "are not fenced)", f->name);
-        else if (f->has_body && uncontrolled(f, why, len))
-            continue;
+        else if (indirect && kptx_needs_control(f))
+            snprintf(why, len, "calls %s, which loops, traps or asserts, and makes calls "
+                     "through function pointers: only direct calls pass a device function "
+                     "its tenant's control words", f->name);
         else if (f->has_body && (flags & KPTX_FENCE_VARS_OUTSIDE))
             judge_vars(m, f, flags, why, len);
     }

@@ -353,6 +353,14 @@ kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn
 kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, const char *sym);
 /* Whether in calls CUDA's device assert (__assertfail). */
 bool kptx_calls_assert(const kptx_instr *in);
+/* The function a direct call names, or NULL (not a call, or through a register). */
+const char *kptx_call_target(const kptx_instr *in);
+/* Whether fn's own body loops, traps or asserts (what fencing must control). */
+bool kptx_needs_control(const kptx_function *fn);
+/* The device functions a fenced entry (fence[], per analysed function) reaches that need
+ * control, themselves or through their calls, into ctl[]; an entry that shares such a
+ * function with an unfenced entry loses its fence. *n_fenced: the entries still fenced. */
+int kptx_plan_controlled(const kptx_analysis *an, bool *fence, bool *ctl, unsigned *n_fenced);
 /* Why entry root (an index of an) cannot be fenced, into why ("" when it can). */
 void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,
                       unsigned flags, char *why, size_t len);

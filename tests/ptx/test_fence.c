@@ -72,11 +72,14 @@ static const verdict_case verdicts[] = {
     {"suld.b.1d.v2.b32.trap {%r1, %r2}, [%rd1, {%r1}];", "suld"},
     {"call.uni touch, (%rd1);", "calls touch, which touches global memory"},
     {"call.uni quiet, (%rd1);", NULL},
-    /* a device function has no cancel or fault word: no loop, trap or assert in one */
-    {"call.uni spin, (%rd1);", "calls spin, which loops"},
-    {"call.uni trapper, (%rd1);", "calls trapper, which can trap"},
-    {"call.uni asserter, (%rd1);", "calls asserter, which can trap"},
+    /* device functions that loop, trap or assert get the control words on direct calls */
+    {"call.uni spin, (%rd1);", NULL},
+    {"call.uni trapper, (%rd1);", NULL},
+    {"call.uni asserter, (%rd1);", NULL},
     {"call.uni forward, (%rd1);", NULL},
+    {"mov.u64 %rd1, spin;\n  {\n  .param .b64 pa;\n  st.param.b64 [pa], %rd1;\n"
+     "  prot: .callprototype _ (.param .b64 _);\n  call.uni %rd1, (pa), prot;\n  }",
+     "through function pointers"},
     /* cooperative groups' grid barrier lives in the driver's launch workspace */
     {"mov.u32 %r1, %envreg1;", "%envreg (line"},
     {"mov.u32 %r1, %nctaid.x;", NULL},
@@ -391,16 +394,46 @@ typedef struct control_fixture {
     kemu_devptr out, ctl;       /* in the window; the control words elsewhere */
 } control_fixture;
 
-/* The control kernels fenced with flags (the fencing pass's), loaded in the window. */
-static void control_open_flags(control_fixture *f, unsigned flags)
+/* Entries whose loops, trap and assert are in device functions: fcount_k(out, n) calls
+ * fcount, a counted loop of n iterations in a device function that a second device
+ * function's loop (not counted) calls too; fspin_k(out): out[0] = 1, then a device
+ * function that never returns; ftrap_k(out, k): out[0] = 5, a device function that traps
+ * when k == 1, then out[1] = 6. */
+static const char fn_control_ptx[] =
+    HEAD
+    ".func (.param .b32 r) fcount(.param .b32 n)\n"
+    "{\n  .reg .b32 %c<3>;\n  .reg .pred %q;\n  ld.param.u32 %c1, [n];\n  mov.u32 %c2, 0;\n"
+    "AGAIN:\n  add.u32 %c2, %c2, 1;\n  setp.lt.u32 %q, %c2, %c1;\n  @%q bra AGAIN;\n"
+    "  st.param.b32 [r], %c2;\n  ret;\n}\n"
+    ".func fspin()\n{\nSPIN:\n  bra.uni SPIN;\n}\n"
+    ".func ftrap(.param .b32 k)\n{\n  .reg .b32 %t;\n  .reg .pred %q;\n"
+    "  ld.param.u32 %t, [k];\n  setp.eq.u32 %q, %t, 1;\n  @%q trap;\n  ret;\n}\n"
+    ".visible .entry fcount_k(.param .u64 out, .param .u32 n)\n"
+    "{\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [n];\n"
+    "  {\n  .param .b32 a;\n  .param .b32 res;\n  st.param.b32 [a], %r1;\n"
+    "  call.uni (res), fcount, (a);\n  ld.param.b32 %r2, [res];\n  }\n"
+    "  st.global.u32 [%rd1], %r2;\n  ret;\n}\n"
+    ".visible .entry fspin_k(.param .u64 out)\n"
+    "{\n  .reg .b32 %r1;\n  .reg .b64 %rd1;\n  ld.param.u64 %rd1, [out];\n"
+    "  mov.u32 %r1, 1;\n  st.global.u32 [%rd1], %r1;\n  call.uni fspin;\n  ret;\n}\n"
+    ".visible .entry ftrap_k(.param .u64 out, .param .u32 k)\n"
+    "{\n  .reg .b32 %r<3>;\n  .reg .b64 %rd1;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [k];\n  mov.u32 %r2, 5;\n"
+    "  st.global.u32 [%rd1], %r2;\n"
+    "  {\n  .param .b32 a;\n  st.param.b32 [a], %r1;\n  call.uni ftrap, (a);\n  }\n"
+    "  mov.u32 %r2, 6;\n  st.global.u32 [%rd1+4], %r2;\n  ret;\n}\n";
+
+/* The kernels of ptx fenced with flags (the fencing pass's), n of them, in the window. */
+static void control_open_ptx(control_fixture *f, const char *ptx, unsigned flags, unsigned want)
 {
     kemu_error e = {0};
     f->dev = test_emu_windows(WINDOW, &f->win, &f->other);
-    kptx_module *m = test_parse(control_ptx);
+    kptx_module *m = test_parse(ptx);
     kptx_error err = {0};
     unsigned n = 0;
     g_assert_cmpint(kptx_fence_module(m, flags, &n, &err), ==, 0);
-    g_assert_cmpuint(n, ==, 4);
+    g_assert_cmpuint(n, ==, want);
     char *text = test_print(m, NULL);
     g_assert_cmpint(kemu_module_load_in(f->dev, &f->win, text, strlen(text), &f->mod, &e), ==, 0);
     free(text);
@@ -409,6 +442,11 @@ static void control_open_flags(control_fixture *f, unsigned flags)
     f->ctl = alloc_in(f->dev, &f->other, 0);
     uint32_t zero[2] = {0, 0};
     g_assert_cmpint(kemu_memcpy_htod(f->dev, f->ctl, zero, sizeof zero, &e), ==, 0);
+}
+
+static void control_open_flags(control_fixture *f, unsigned flags)
+{
+    control_open_ptx(f, control_ptx, flags, 4);
 }
 
 static void control_open(control_fixture *f)
@@ -526,6 +564,29 @@ static void test_control_faults(void)
     }
 }
 
+/* Loops, traps and asserts in device functions obey the control words as an entry's do:
+ * each such function takes their addresses as two more parameters on every call. */
+static void test_control_device_functions(void)
+{
+    control_fixture f;
+    control_open_ptx(&f, fn_control_ptx, 0, 3);
+    g_assert_cmpint(run_controlled(&f, "fcount_k", 5000, true, 0), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.out), ==, 5000);
+    g_assert_cmpint(run_controlled(&f, "fspin_k", 0, false, 1u << 20), ==, KEMU_ELIMIT);
+    set_word(&f, f.ctl, 1);
+    g_assert_cmpint(run_controlled(&f, "fspin_k", 0, false, 1u << 20), ==, 0);
+    set_word(&f, f.ctl, 0);
+    set_word(&f, f.out + 4, 0);
+    g_assert_cmpint(run_controlled(&f, "ftrap_k", 1, true, 0), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_TRAP);
+    g_assert_cmpuint(get_word(&f, f.out + 4), ==, 0);      /* it ended at the trap */
+    set_word(&f, f.ctl + 4, 0);
+    g_assert_cmpint(run_controlled(&f, "ftrap_k", 0, true, 0), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_NONE);
+    g_assert_cmpuint(get_word(&f, f.out + 4), ==, 6);
+    kemu_device_destroy(f.dev);
+}
+
 /* With KPTX_FENCE_TRAP an access outside the window is not redirected: the thread ends
  * with the illegal-address fault and nothing is written, inside or outside the window;
  * an access inside runs as before, and a guarded access that does not run does not
@@ -568,5 +629,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ptx/fence/control/poll-shape", test_control_poll_shape);
     g_test_add_func("/ptx/fence/control/cancel", test_control_cancel);
     g_test_add_func("/ptx/fence/control/faults", test_control_faults);
+    g_test_add_func("/ptx/fence/control/device-functions", test_control_device_functions);
     return g_test_run();
 }
