@@ -1,10 +1,12 @@
 /* A kernel that never ends, for the kernel time limit (not a compatibility program: run
  * natively it never returns). Through kerneletd with a per-tenant kernel time limit the
  * launch must end with cudaErrorLaunchTimeout, soon after the limit:
- *   runaway [BLOCKS] [counted]   prints RESULT name=runaway status=NAME seconds=S
+ *   runaway [BLOCKS] [counted|function]   prints RESULT name=runaway status=NAME seconds=S
  * and exits 0 when the status is cudaErrorLaunchTimeout. `counted` spins in a counted
  * loop (an induction variable stepped towards a bound it never meets), whose cancel poll
- * the fencing pass strip-mines, instead of a loop on a flag. */
+ * the fencing pass strip-mines, instead of a loop on a flag; `function` spins in such a
+ * loop inside a device function that is not inlined (the pass passes it the cancel
+ * word's address). */
 #include <time.h>
 
 #include "compat.h"
@@ -27,6 +29,20 @@ __global__ void counted_spin(unsigned start, unsigned end, int *count)
     count[blockIdx.x * blockDim.x + threadIdx.x] = (int)sink;
 }
 
+/* The same loop, in a function of its own. */
+__device__ __noinline__ unsigned spin_function(unsigned start, unsigned end)
+{
+    volatile unsigned sink = 0;
+    for (unsigned i = start; i != end; i += 2)
+        sink = i;
+    return sink;
+}
+
+__global__ void function_spin(unsigned start, unsigned end, int *count)
+{
+    count[blockIdx.x * blockDim.x + threadIdx.x] = (int)spin_function(start, end);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -39,8 +55,9 @@ int main(int argc, char **argv)
     int blocks = argc > 1 ? atoi(argv[1]) : 528;
     int *stop, *count;
     bool counted = argc > 2 && !strcmp(argv[2], "counted");
-    if (blocks < 1 || blocks > 1 << 20 || (argc > 2 && !counted)) {
-        fprintf(stderr, "usage: runaway [BLOCKS] [counted]\n");
+    bool function = argc > 2 && !strcmp(argv[2], "function");
+    if (blocks < 1 || blocks > 1 << 20 || (argc > 2 && !counted && !function)) {
+        fprintf(stderr, "usage: runaway [BLOCKS] [counted|function]\n");
         return 2;
     }
     CHECK(cudaMalloc((void **)&stop, sizeof(int)));
@@ -49,6 +66,8 @@ int main(int argc, char **argv)
     double t0 = now_s();
     if (counted)
         counted_spin<<<blocks, 128>>>(0, (unsigned)blocks | 1u, count);
+    else if (function)
+        function_spin<<<blocks, 128>>>(0, (unsigned)blocks | 1u, count);
     else
         spin<<<blocks, 128>>>(stop, count);
     cudaError_t sync = cudaDeviceSynchronize();

@@ -6,7 +6,8 @@
 # seconds (default 2). While a bystander (bench/burn) runs:
 #   1. runaway: a kernel that never ends must end with cudaErrorLaunchTimeout soon after the
 #      limit (the watchdog raises the tenant's cancel word, the kernel's loop polls it),
-#      once spinning on a flag (a counting poll) and once in a counted loop (strip-mined);
+#      once spinning on a flag (a counting poll), once in a counted loop (strip-mined) and
+#      once in such a loop inside a device function that is not inlined;
 #   2. device_assert: a device assert must give cudaErrorAssert (the fencing pass turned it
 #      into a fault word and an exit);
 #   3. printf: device printf on the tenant's stdout, checked by check_printf.py;
@@ -57,6 +58,8 @@ tenant "$carry/compat/runaway" $blocks >"$work/runaway.txt" 2>&1
 row runaway $? "$(grep '^RESULT' "$work/runaway.txt" || tail -1 "$work/runaway.txt")"
 tenant "$carry/compat/runaway" $blocks counted >"$work/runaway-counted.txt" 2>&1
 row "runaway, counted loop" $? "$(grep '^RESULT' "$work/runaway-counted.txt" || tail -1 "$work/runaway-counted.txt")"
+tenant "$carry/compat/runaway" $blocks function >"$work/runaway-function.txt" 2>&1
+row "runaway, in a device function" $? "$(grep '^RESULT' "$work/runaway-function.txt" || tail -1 "$work/runaway-function.txt")"
 tenant "$carry/compat/device_assert" >"$work/device_assert.txt" 2>&1
 row device_assert $? "$(grep -v '^PASS' "$work/device_assert.txt" | tail -1)"
 tenant "$carry/compat/printf" >"$work/printf.txt" 2>&1
