@@ -7,7 +7,8 @@
 #   1. runaway: a kernel that never ends must end with cudaErrorLaunchTimeout soon after the
 #      limit (the watchdog raises the tenant's cancel word, the kernel's loop polls it),
 #      once spinning on a flag (a counting poll), once in a counted loop (strip-mined) and
-#      once in such a loop inside a device function that is not inlined;
+#      once in such a loop inside a device function that is not inlined; and, under a
+#      second daemon without a limit, one whose limit the operator lowers while it runs;
 #   2. device_assert: a device assert must give cudaErrorAssert (the fencing pass turned it
 #      into a fault word and an exit);
 #   3. printf: device printf on the tenant's stdout, checked by check_printf.py;
@@ -60,6 +61,26 @@ tenant "$carry/compat/runaway" $blocks counted >"$work/runaway-counted.txt" 2>&1
 row "runaway, counted loop" $? "$(grep '^RESULT' "$work/runaway-counted.txt" || tail -1 "$work/runaway-counted.txt")"
 tenant "$carry/compat/runaway" $blocks function >"$work/runaway-function.txt" 2>&1
 row "runaway, in a device function" $? "$(grep '^RESULT' "$work/runaway-function.txt" || tail -1 "$work/runaway-function.txt")"
+# a limit lowered while the kernel runs: a second daemon with no limit, whose runaway
+# tenant the operator then gives 0.5 s (kernelet-ctl set); it must end soon after
+lsock=$work/l.sock
+"$carry/bin/kerneletd" --socket "$lsock" --backend "$backend" --kernel-time-limit 0 \
+    --calibration "$carry/calibration" >"$work/kerneletd-lowered.log" 2>&1 &
+lkd=$!
+i=0; while [ ! -S "$lsock" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+KERNELET_SOCKET=$lsock LD_LIBRARY_PATH="$carry/libcuda" timeout 60 \
+    "$carry/compat/runaway" $blocks counted >"$work/runaway-lowered.txt" 2>&1 &
+rp=$!
+sleep 2
+id=$("$carry/bin/kernelet-ctl" --socket "$lsock" --json status | python3 -c '
+import json, sys
+print([t["id"] for t in json.load(sys.stdin)["tenants"] if t["name"].startswith("runaway")][0])')
+lowered=$(date +%s.%N)
+"$carry/bin/kernelet-ctl" --socket "$lsock" set "$id" time-limit=0.5
+wait "$rp"; rc=$?
+after=$(python3 -c "import time; print('%.2f' % (time.time() - $lowered))")
+row "limit lowered while running" $rc "$(grep '^RESULT' "$work/runaway-lowered.txt" || tail -1 "$work/runaway-lowered.txt"); ended ${after} s after the limit was lowered"
+kill "$lkd"; wait "$lkd" 2>/dev/null
 tenant "$carry/compat/device_assert" >"$work/device_assert.txt" 2>&1
 row device_assert $? "$(grep -v '^PASS' "$work/device_assert.txt" | tail -1)"
 tenant "$carry/compat/printf" >"$work/printf.txt" 2>&1
