@@ -587,6 +587,35 @@ static void test_control_device_functions(void)
     kemu_device_destroy(f.dev);
 }
 
+/* A looping device function shared by a fenceable entry and one that cannot be fenced is
+ * left as it is (the unfenced entry's call passes no control words), and the fenceable
+ * entry loses its fence with it; not shared, it takes the two words. */
+static void test_control_shared_function(void)
+{
+    for (int shared = 0; shared < 2; shared++) {
+        char *text = g_strdup_printf(
+            HEAD
+            ".func spin(.param .u64 q)\n{\n  .reg .b32 %%v;\n  mov.u32 %%v, 1;\n"
+            "AGAIN:\n  add.u32 %%v, %%v, 2;\n  bra.uni AGAIN;\n}\n"
+            ".visible .entry fine(.param .u64 p)\n{\n  .reg .b64 %%rd1;\n"
+            "  ld.param.u64 %%rd1, [p];\n  call.uni spin, (p);\n  ret;\n}\n"
+            ".visible .entry odd(.param .u64 p)\n{\n  .reg .b64 %%rd1;\n"
+            "  ld.param.u64 %%rd1, [p];\n  prefetch.global.L2 [%%rd1];\n%s  ret;\n}\n",
+            shared ? "  call.uni spin, (p);\n" : "");
+        kptx_module *m = test_parse(text);
+        kptx_error err = {0};
+        unsigned n = 9;
+        g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
+        g_assert_cmpuint(n, ==, shared ? 0 : 1);
+        g_assert_cmpuint(kptx_find_function(m, "spin")->n_params, ==, shared ? 1 : 3);
+        char *printed = test_print(m, NULL);
+        test_assert_reprints(printed);
+        free(printed);
+        kptx_module_free(m);
+        g_free(text);
+    }
+}
+
 /* With KPTX_FENCE_TRAP an access outside the window is not redirected: the thread ends
  * with the illegal-address fault and nothing is written, inside or outside the window;
  * an access inside runs as before, and a guarded access that does not run does not
@@ -630,5 +659,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ptx/fence/control/cancel", test_control_cancel);
     g_test_add_func("/ptx/fence/control/faults", test_control_faults);
     g_test_add_func("/ptx/fence/control/device-functions", test_control_device_functions);
+    g_test_add_func("/ptx/fence/control/shared-function", test_control_shared_function);
     return g_test_run();
 }
