@@ -120,8 +120,9 @@ typedef struct kcuda_config {
     unsigned idle_spin_us;       /* a completion thread polls for its next job this long
                                     after one before it sleeps: its wake-up after a launch
                                     cost 15-20 us of a launch's round trip on the H100
-                                    (KERNELET_LATENCY). Default 50 with 4 cores or more,
-                                    else 0; KERNELET_CUDA_IDLE_SPIN_US=N sets it */
+                                    (KERNELET_LATENCY); one of max_spinners (24 lanes must
+                                    not keep 24 cores busy). Default 50 with 4 cores or
+                                    more, else 0; KERNELET_CUDA_IDLE_SPIN_US=N sets it */
     void (*note)(void *user, const char *msg); /* tells the operator of a launch past its
                                     time limit, from the watchdog's thread, while it runs
                                     (the daemon logs it); NULL: not told */

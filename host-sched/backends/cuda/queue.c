@@ -326,16 +326,21 @@ static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
 }
 
 /* With kc->lock held: polls (lock released) for q's next job up to idle_spin_us, so that
- * a launch right after the last one finds its thread awake. */
+ * a launch right after the last one finds its thread awake; one of the max_spinners threads
+ * that may poll at once (with those polling a job's end), so that many idle lanes do not
+ * keep as many cores busy. */
 static void spin_for_job(kcuda *kc, kcuda_queue *q)
 {
     if (!kc->cfg.idle_spin_us || q->head || kc->stopping)
         return;
     pthread_mutex_unlock(&kc->lock);
-    uint64_t until = kcuda_now() + (uint64_t)kc->cfg.idle_spin_us * 1000;
-    while (!__atomic_load_n(&q->head, __ATOMIC_ACQUIRE) &&
-           !__atomic_load_n(&kc->stopping, __ATOMIC_RELAXED) && kcuda_now() < until) {
+    if (__atomic_add_fetch(&kc->spinners, 1, __ATOMIC_RELAXED) <= kc->cfg.max_spinners) {
+        uint64_t until = kcuda_now() + (uint64_t)kc->cfg.idle_spin_us * 1000;
+        while (!__atomic_load_n(&q->head, __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&kc->stopping, __ATOMIC_RELAXED) && kcuda_now() < until) {
+        }
     }
+    __atomic_sub_fetch(&kc->spinners, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&kc->lock);
 }
 
