@@ -267,6 +267,14 @@ static void test_same_results(void)
     kemu_device_destroy(f.dev);
 }
 
+static const loop_case *case_named(const char *name)
+{
+    for (unsigned k = 0; k < N_CASES; k++)
+        if (!strcmp(cases[k].name, name))
+            return &cases[k];
+    g_error("no loop case %s", name);
+}
+
 static void set_cancel(loops_fixture *f, uint32_t v)
 {
     kemu_error e = {0};
@@ -293,11 +301,7 @@ static void test_cancel(void)
     loops_fixture f;
     fixture_open(&f, false);
     for (unsigned i = 0; i < G_N_ELEMENTS(endless); i++) {
-        const loop_case *c = NULL;
-        for (unsigned k = 0; k < N_CASES && !c; k++)
-            if (!strcmp(cases[k].name, endless[i].name))
-                c = &cases[k];
-        g_assert_nonnull(c);
+        const loop_case *c = case_named(endless[i].name);
         set_cancel(&f, 0);
         loop_result on = run_case(&f, c, true, endless[i].start, endless[i].bound,
                                   endless[i].step, 1u << 20);
@@ -324,10 +328,7 @@ static void test_iterations_free(void)
     const uint64_t bounds[][3] = {{0, 20000, 0}, {0, (uint64_t)-80000, 0},
                                   {0, 140000, 0}, {0, 60000, 3}};
     for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
-        const loop_case *c = NULL;
-        for (unsigned k = 0; k < N_CASES && !c; k++)
-            if (!strcmp(cases[k].name, names[i]))
-                c = &cases[k];
+        const loop_case *c = case_named(names[i]);
         loop_result plain = run_case(&f, c, false, bounds[i][0], bounds[i][1], bounds[i][2], 0);
         loop_result fenced = run_case(&f, c, true, bounds[i][0], bounds[i][1], bounds[i][2], 0);
         g_assert_cmpuint(plain.n, ==, 20000);
