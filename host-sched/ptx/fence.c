@@ -63,6 +63,7 @@ typedef struct fencer {
     bool device_fn;                 /* fn is such a device function, not an entry */
     kptx_label_index labels;        /* fn's labels */
     kptx_counted_loop *loops;       /* fn's counted loops: their polls are strip-mined */
+    kptx_loop_names *loop_names;    /* each one's registers and labels */
     unsigned n_loops;
     int *loop_at;                   /* per statement of fn: the counted loop whose head,
                                        test or back-edge it is, or -1 */
@@ -174,10 +175,7 @@ static kptx_operand fence_address(fencer *f, kptx_stmt_vec *sv, const kptx_funct
 /* Whether s (a statement of f->fn) branches back to a label before it: a loop's back-edge. */
 static bool is_back_edge(const fencer *f, const kptx_stmt *s)
 {
-    const kptx_instr *in = &s->u.instr;
-    if (strcmp(in->opcode, "bra") || in->n_ops != 1 || in->ops[0].kind != KPTX_OPND_SYMBOL)
-        return false;
-    int at = kptx_label_index_find(&f->labels, in->ops[0].name);
+    int at = kptx_branch_target(&f->labels, s);
     return at >= 0 && (unsigned)at <= (unsigned)(s - f->fn->stmts);
 }
 
@@ -249,7 +247,7 @@ static void emit_poll(fencer *f, kptx_stmt_vec *sv)
 }
 
 /* The registers and labels of counted loop k of the function being fenced. */
-static kptx_loop_names loop_names(fencer *f, unsigned k)
+static kptx_loop_names name_loop(fencer *f, unsigned k)
 {
     const kptx_counted_loop *l = &f->loops[k];
     char num[32];   /* labels and registers are the function's own: numbered per loop */
@@ -269,15 +267,15 @@ static kptx_loop_names loop_names(fencer *f, unsigned k)
 static void strip_mine(fencer *f, kptx_stmt_vec *sv, const kptx_stmt *s, unsigned k)
 {
     const kptx_counted_loop *l = &f->loops[k];
-    kptx_loop_names nm = loop_names(f, k);
+    const kptx_loop_names *nm = &f->loop_names[k];
     const kptx_stmt *test = &f->fn->stmts[l->test];
     if (s == test) {
-        kptx_loop_emit_test(&f->rw, sv, test, l, &nm);
+        kptx_loop_emit_test(&f->rw, sv, test, l, nm);
         return;
     }
-    kptx_loop_emit_edge(&f->rw, sv, s, test, &nm);
+    kptx_loop_emit_edge(&f->rw, sv, s, test, nm);
     emit_cancel_check(f, sv);
-    kptx_loop_emit_tail(&f->rw, sv, f->fn->stmts[l->head].u.label, &nm);
+    kptx_loop_emit_tail(&f->rw, sv, f->fn->stmts[l->head].u.label, nm);
 }
 
 /* code into the fault word, and the thread ends, under the guard pred (none: NULL). */
@@ -401,7 +399,7 @@ static void declare(fencer *f, kptx_stmt_vec *sv)
     for (unsigned i = 0; i < 2; i++)
         declare_reg(f, sv, ".pred", f->loop_pred[i], 0);
     for (unsigned k = 0; k < f->n_loops; k++)
-        declare_reg(f, sv, f->loops[k].width == 32 ? ".b32" : ".b64", loop_names(f, k).inner, 0);
+        declare_reg(f, sv, f->loops[k].width == 32 ? ".b32" : ".b64", f->loop_names[k].inner, 0);
     for (unsigned i = 0; i < 2 && f->call_param[0]; i++) {
         kptx_stmt *p = kptx_rw_push(&f->rw, sv, NULL);
         if (p) {
@@ -457,10 +455,8 @@ static void hook_label(void *user, kptx_stmt_vec *sv, const kptx_stmt *s)
     fencer *f = user;
     kptx_rw_push(&f->rw, sv, s);
     int loop = f->loop_at[s - f->fn->stmts];
-    if (loop >= 0) {
-        kptx_loop_names nm = loop_names(f, (unsigned)loop);
-        kptx_loop_emit_head(&f->rw, sv, &f->loops[loop], &nm);
-    }
+    if (loop >= 0)
+        kptx_loop_emit_head(&f->rw, sv, &f->loops[loop], &f->loop_names[loop]);
 }
 
 /* fn's labels and counted loops, and which statements belong to the loops' rewrites. */
@@ -470,9 +466,13 @@ static bool find_loops(fencer *f, const kptx_function *fn)
     if (!f->loop_at || kptx_label_index_build(&f->labels, fn) ||
         kptx_find_counted_loops(fn, &f->labels, &f->loops, &f->n_loops))
         return false;
+    f->loop_names = f->n_loops ? malloc(f->n_loops * sizeof *f->loop_names) : NULL;
+    if (f->n_loops && !f->loop_names)
+        return false;
     for (unsigned i = 0; i < fn->n_stmts; i++)
         f->loop_at[i] = -1;
     for (unsigned k = 0; k < f->n_loops; k++) {
+        f->loop_names[k] = name_loop(f, k);
         f->loop_at[f->loops[k].head] = (int)k;
         f->loop_at[f->loops[k].test] = (int)k;
         f->loop_at[f->loops[k].edge] = (int)k;
@@ -484,8 +484,10 @@ static void forget_loops(fencer *f)
 {
     kptx_label_index_free(&f->labels);
     free(f->loops);
+    free(f->loop_names);
     free(f->loop_at);
     f->loops = NULL;
+    f->loop_names = NULL;
     f->loop_at = NULL;
     f->n_loops = 0;
 }

@@ -24,9 +24,7 @@ bool kptx_needs_control(const kptx_function *fn)
         const kptx_instr *in = &s->u.instr;
         if (s->kind != KPTX_STMT_INSTR)
             continue;
-        int target = !strcmp(in->opcode, "bra") && in->n_ops == 1 &&
-                     in->ops[0].kind == KPTX_OPND_SYMBOL
-                         ? kptx_label_index_find(&ix, in->ops[0].name) : -1;
+        int target = kptx_branch_target(&ix, s);
         needs = (target >= 0 && (unsigned)target <= i) || !strcmp(in->opcode, "brx") ||
                 !strcmp(in->opcode, "trap") || kptx_calls_assert(in);
     }

@@ -210,12 +210,8 @@ static bool harmless_extern(const char *name)
 
 bool kptx_calls_assert(const kptx_instr *in)
 {
-    if (strcmp(in->opcode, "call"))
-        return false;
-    for (unsigned i = 0; i < in->n_ops; i++)
-        if (in->ops[i].kind == KPTX_OPND_SYMBOL && !strcmp(in->ops[i].name, "__assertfail"))
-            return true;
-    return false;
+    const char *target = kptx_call_target(in);
+    return target && !strcmp(target, "__assertfail");
 }
 
 /* Everything root can call: a device function that touches global memory is not fenced

@@ -67,8 +67,7 @@ void kptx_label_index_free(kptx_label_index *ix)
     ix->n = 0;
 }
 
-/* The statement index a direct branch goes to, or -1 (not a branch, or not to a label). */
-static int branch_target(const kptx_label_index *ix, const kptx_stmt *s)
+int kptx_branch_target(const kptx_label_index *ix, const kptx_stmt *s)
 {
     const kptx_instr *in = &s->u.instr;
     if (s->kind != KPTX_STMT_INSTR || strcmp(in->opcode, "bra") || in->n_ops != 1 ||
@@ -295,7 +294,7 @@ static bool entered_elsewhere(const kptx_function *fn, const kptx_label_index *i
                               unsigned head, unsigned edge)
 {
     for (unsigned k = 0; k < fn->n_stmts; k++) {
-        int t = branch_target(ix, &fn->stmts[k]);
+        int t = kptx_branch_target(ix, &fn->stmts[k]);
         if (t < 0 || k == edge)
             continue;
         bool inside = k >= head && k <= edge;
@@ -385,7 +384,7 @@ int kptx_find_counted_loops(const kptx_function *fn, const kptx_label_index *ix,
         return 0;
     size_t cap = 0;
     for (unsigned k = 0; k < fn->n_stmts; k++) {
-        int head = branch_target(ix, &fn->stmts[k]);
+        int head = kptx_branch_target(ix, &fn->stmts[k]);
         kptx_counted_loop loop;
         if (head < 0 || (unsigned)head >= k || !counted_loop_at(fn, ix, (unsigned)head, k, &loop))
             continue;

@@ -401,6 +401,8 @@ int kptx_label_index_build(kptx_label_index *ix, const kptx_function *fn);
 /* The statement index of label name, or -1. */
 int kptx_label_index_find(const kptx_label_index *ix, const char *name);
 void kptx_label_index_free(kptx_label_index *ix);
+/* The statement index a direct branch s goes to, or -1 (not a branch, or not to a label). */
+int kptx_branch_target(const kptx_label_index *ix, const kptx_stmt *s);
 
 /* How a counted loop's back-edge test continues: i < X, i > X or i != X. */
 typedef enum kptx_loop_kind { KPTX_LOOP_LT, KPTX_LOOP_GT, KPTX_LOOP_NE } kptx_loop_kind;

@@ -180,15 +180,9 @@ static kptx_operand rewrite_operand(slicer *sl, const kptx_operand *o, bool call
 
 static bool calls_clone(const slicer *sl, const kptx_instr *in)
 {
-    if (strcmp(in->opcode, "call") != 0)
-        return false;
-    for (unsigned i = 0; i < in->n_ops; i++) {
-        if (in->ops[i].kind == KPTX_OPND_LIST)
-            continue;
-        int k = in->ops[i].kind == KPTX_OPND_SYMBOL ? kptx_analysis_find(sl->an, in->ops[i].name) : -1;
-        return k >= 0 && sl->clone[k];
-    }
-    return false;
+    const char *target = kptx_call_target(in);
+    int k = target ? kptx_analysis_find(sl->an, target) : -1;
+    return k >= 0 && sl->clone[k];
 }
 
 static void rewrite_instr(slicer *sl, kptx_stmt_vec *sv, const kptx_stmt *s, bool in_clone)
