@@ -547,6 +547,14 @@ static CUresult library_module(struct kcu_library *lib)
     return r;
 }
 
+static void library_free(struct kcu_library *lib)
+{
+    lib->magic = 0;
+    pthread_mutex_destroy(&lib->lock);
+    free(lib->image);
+    free(lib);
+}
+
 static CUresult library_load(CUlibrary *library, const void *code)
 {
     struct kcu_library *lib;
@@ -569,9 +577,7 @@ static CUresult library_load(CUlibrary *library, const void *code)
     pthread_mutex_init(&lib->lock, NULL);
     lib->magic = KCU_MAGIC_LIB;
     if (eager_libraries() && (r = library_module(lib)) != CUDA_SUCCESS) {
-        lib->magic = 0;
-        free(lib->image);
-        free(lib);
+        library_free(lib);
         return r;
     }
     *library = (CUlibrary)lib;
@@ -623,10 +629,7 @@ CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
     if (!lib)
         return CUDA_ERROR_INVALID_HANDLE;
     r = lib->module ? module_unload(lib->module) : CUDA_SUCCESS;
-    lib->magic = 0;
-    pthread_mutex_destroy(&lib->lock);
-    free(lib->image);
-    free(lib);
+    library_free(lib);
     return r;
 }
 

@@ -82,25 +82,11 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void ks_latency_report(struct ks_conn *c)
+/* The lone launches' stage medians (the samples are sorted in place). */
+static void report_launches(const struct ks_conn *c, struct ks_latency *l)
 {
-    struct ks_latency *l = c->latency;
-
-    if (!l)
-        return;
-    if (l->loads) {
-        fprintf(stderr, "kerneletd: tenant %s (pid %u): %u module loads, ms in all:",
-                c->name[0] ? c->name : "?", (unsigned)c->cred.pid, l->loads);
-        for (int s = 0; s < KS_LOAD_STAGES; s++)
-            fprintf(stderr, " %s %.1f", load_names[s], l->load_ns[s] / 1e6);
-        fputc('\n', stderr);
-    }
     unsigned n = l->n < KS_LATENCY_SAMPLES ? l->n : KS_LATENCY_SAMPLES;
-    if (!n) {
-        free(l);
-        c->latency = NULL;
-        return;
-    }
+
     fprintf(stderr, "kerneletd: tenant %s (pid %u): %u lone launches, median us:",
             c->name[0] ? c->name : "?", (unsigned)c->cred.pid, l->n);
     for (int s = 0; s < KS_LAT_STAGES; s++) {
@@ -108,6 +94,27 @@ void ks_latency_report(struct ks_conn *c)
         fprintf(stderr, " %s %.1f", stage_names[s], l->stage[s][n / 2] / 1e3);
     }
     fputc('\n', stderr);
+}
+
+static void report_loads(const struct ks_conn *c, const struct ks_latency *l)
+{
+    fprintf(stderr, "kerneletd: tenant %s (pid %u): %u module loads, ms in all:",
+            c->name[0] ? c->name : "?", (unsigned)c->cred.pid, l->loads);
+    for (int s = 0; s < KS_LOAD_STAGES; s++)
+        fprintf(stderr, " %s %.1f", load_names[s], l->load_ns[s] / 1e6);
+    fputc('\n', stderr);
+}
+
+void ks_latency_report(struct ks_conn *c)
+{
+    struct ks_latency *l = c->latency;
+
+    if (!l)
+        return;
+    if (l->loads)
+        report_loads(c, l);
+    if (l->n)
+        report_launches(c, l);
     free(l);
     c->latency = NULL;
 }
