@@ -101,18 +101,21 @@ def initrd_with_script(initrd, script, path):
 class GuestVM:
     """QEMU running the test image with `script` as the guest's command."""
 
-    def __init__(self, qemu, kernel, initrd, script, devices, memory=512):
+    def __init__(self, qemu, kernel, initrd, script, devices, memory=512, accel="tcg",
+                 firmware=None):
         self.dir = tempfile.TemporaryDirectory(prefix="kernelet-vm-")
         qmp_path = os.path.join(self.dir.name, "qmp.sock")
         initrd_path = os.path.join(self.dir.name, "initramfs.img")
         initrd_with_script(initrd, script, initrd_path)
         initrd = initrd_path
         cmd64 = base64.b64encode(b"sh /kernelet-test.sh").decode()
-        argv = [qemu, "-machine", "pc", "-accel", "tcg", "-m", str(memory), "-nodefaults",
+        argv = [qemu, "-machine", "pc", "-accel", accel, "-m", str(memory), "-nodefaults",
                 "-vga", "none", "-nic", "none", "-display", "none", "-serial", "stdio",
                 "-no-reboot", "-kernel", kernel, "-initrd", initrd,
                 "-qmp", f"unix:{qmp_path},server=on,wait=off",
                 "-append", f"console=ttyS0 panic=-1 kernelet.cmd64={cmd64}"]
+        if firmware:  # where QEMU finds its BIOS and option ROMs on a machine without them
+            argv += ["-L", firmware]
         for d in devices:
             argv += ["-device", d]
         self.start = time.monotonic()
