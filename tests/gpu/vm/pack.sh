@@ -4,7 +4,7 @@
 # QEMU with virtio-kernelet (stripped), its libraries and firmware, the guest image (kernel
 # and initramfs with the guest driver, our libcuda.so.1 and the bench and tenant
 # programs), kerneletd and the tenants harness. The programs that also run natively and
-# through kerneletd beside the VMs are taken out of the image there (vm_tenants.py), so
+# through kerneletd beside the VMs are taken out of the image there (vm_programs.py), so
 # that every mode runs the same binaries and the folder stays under the 64 MiB a run
 # may carry. Run it there with tests/gpu/vm/run.sh (copied in).
 set -eu
@@ -26,6 +26,6 @@ cp "$build/vm-images/vmlinuz" "$build/vm-images/initramfs.cpio.gz" "$dest/image/
 cp /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
    /usr/share/qemu/linuxboot.bin /usr/share/qemu/kvmvapic.bin "$dest/firmware/"
 cp -r host-sched/backends/cuda/calibration "$dest/calibration"
-cp tests/vm/guest_vm.py tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/vm_tenants.py \
+cp tests/vm/guest_vm.py tests/gpu/tenants/kernelet-tenants tests/vm/vm_programs.py \
    tests/gpu/tenants/timeline.py tests/gpu/vm/run.sh "$dest/"
 du -sh "$dest"

@@ -23,8 +23,8 @@ export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     # the harness's layout: bin/ lib/ calibration/ from the pack, bench/ and libcuda/ from
     # the guest image, so that processes and VMs run the same binaries
     for d in bin lib calibration; do ln -s "$carry/$d" "$work/$d"; done
-    python3 -c "import sys; sys.path.insert(0, '$carry'); import vm_tenants; \
-vm_tenants.extract_image('$carry/image/initramfs.cpio.gz', '$work')" || echo "extract failed"
+    python3 -c "import sys; sys.path.insert(0, '$carry'); import vm_programs; \
+vm_programs.extract_image('$carry/image/initramfs.cpio.gz', '$work')" || echo "extract failed"
     ls "$work/bench" "$work/libcuda" | tr '\n' ' '; echo
     small=""; [ "$backend" = cuda ] || small=--small
     python3 "$carry/kernelet-tenants" --carry "$work" --vm-dir "$carry" --backend "$backend" \

@@ -1,20 +1,20 @@
-"""The vm-POLICY modes of kernelet-tenants: each program of a mix in a VM of its own (QEMU
-with virtio-kernelet, the test guest image), every VM's device linked to one kerneletd.
+"""Programs in VMs of their own, let go together: each program of a list runs in a test
+guest (QEMU with virtio-kernelet, the image of vm-images/) whose device links to one
+kerneletd socket. Used by kernelet-tenants' vm- modes on the GPU machine and by the vm
+suite's co-scheduling test.
 
-A VM folder (tests/gpu/vm/pack.sh) holds bin/qemu-system-x86_64 (with its libraries in
-the carry's lib/), image/{vmlinuz,initramfs.cpio.gz}, firmware/ (QEMU's BIOS and option
-ROMs) and guest_vm.py. The guest runs the program from the image (/opt/kernelet/...)
-with BENCH_BARRIER set; once it is ready the guest asks the harness over its console and
-the harness lets every VM go at once. The guests' clocks are not the host's: a program's
-span (t1 - t0 by its guest's clock) is placed at the host time its VM was let go, so the
-makespan is max(go + span) - min(go).
+The guest runs the program from the image (/opt/kernelet/...) with BENCH_BARRIER set;
+once it is ready the guest asks over its console and every VM is let go at once. The
+guests' clocks are not the host's: a caller places a program's span (t1 - t0 by its
+guest's clock) at the host time its VM was let go.
 """
 import gzip
 import os
 import re
-import sys
 import threading
 import time
+
+from guest_vm import GuestVM
 
 GUEST_DIRS = {"burn": "/opt/kernelet/tenants", "stream": "/opt/kernelet/tenants"}
 
@@ -65,24 +65,35 @@ class _Gate:
         return ask
 
 
-def run_in_vms(vm_dir, sock, programs):
+class VMFiles:
+    """QEMU, the guest image and QEMU's firmware folder (None: QEMU's own)."""
+
+    def __init__(self, qemu, kernel, initrd, firmware=None):
+        self.qemu, self.kernel, self.initrd, self.firmware = qemu, kernel, initrd, firmware
+
+    @classmethod
+    def from_pack(cls, vm_dir):
+        """The layout of tests/gpu/vm/pack.sh's folder."""
+        return cls(os.path.join(vm_dir, "bin", "qemu-system-x86_64"),
+                   os.path.join(vm_dir, "image", "vmlinuz"),
+                   os.path.join(vm_dir, "image", "initramfs.cpio.gz"),
+                   os.path.join(vm_dir, "firmware"))
+
+
+def run_in_vms(files, sock, programs, memory=None):
     """Runs each (prog, args) of programs in a VM of its own against kerneletd's socket
     sock; returns [(prog, output, rc, go_ns)] in order (rc -1: no exit status seen). A VM
-    is stopped after KERNELET_VM_LIMIT seconds (default 600)."""
+    has `memory` MiB (default KERNELET_VM_MEMORY, else 2048) and is stopped after
+    KERNELET_VM_LIMIT seconds (default 600)."""
     limit = int(os.environ.get("KERNELET_VM_LIMIT", "600"))
-    sys.path.insert(0, vm_dir)
-    from guest_vm import GuestVM
-    memory = int(os.environ.get("KERNELET_VM_MEMORY", "2048"))
+    memory = memory or int(os.environ.get("KERNELET_VM_MEMORY", "2048"))
     gate = _Gate(len(programs), timeout=limit)
     vms = []
     for i, (prog, args) in enumerate(programs):
         name = f"vm{i}-{prog}"
         script = GUEST_SCRIPT % dict(cmd=guest_command(prog, args))
-        vm = GuestVM(os.path.join(vm_dir, "bin", "qemu-system-x86_64"),
-                     os.path.join(vm_dir, "image", "vmlinuz"),
-                     os.path.join(vm_dir, "image", "initramfs.cpio.gz"), script,
-                     [device(sock, name)], memory=memory, accel=accel(),
-                     firmware=os.path.join(vm_dir, "firmware"))
+        vm = GuestVM(files.qemu, files.kernel, files.initrd, script, [device(sock, name)],
+                     memory=memory, accel=accel(), firmware=files.firmware)
         vms.append((name, vm))
     threads = [threading.Thread(target=vm.run, args=(gate.on_ask(name), limit))
                for name, vm in vms]
