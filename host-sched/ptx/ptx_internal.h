@@ -367,8 +367,11 @@ bool kptx_calls_assert(const kptx_instr *in);
 const char *kptx_call_target(const kptx_instr *in);
 /* Whether fn's own body loops, traps or asserts (what fencing must control). */
 bool kptx_needs_control(const kptx_function *fn);
+/* Whether device function i of an must be controlled for itself: kptx_needs_control, or
+ * a cycle of calls enters it (its facts' cycle_head). */
+bool kptx_controls_itself(const kptx_analysis *an, unsigned i);
 /* The device functions a fenced entry (fence[], per analysed function) reaches that need
- * control, themselves or through their calls, into ctl[]; an entry that shares such a
+ * control, themselves (kptx_controls_itself) or through their calls, into ctl[]; an entry that shares such a
  * function with an unfenced entry loses its fence. *n_fenced: the entries still fenced. */
 int kptx_plan_controlled(const kptx_analysis *an, bool *fence, bool *ctl, unsigned *n_fenced);
 /* Why entry root (an index of an) cannot be fenced, into why ("" when it can). */
