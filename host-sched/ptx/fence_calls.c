@@ -1,11 +1,11 @@
 /* Device functions under the fencing pass's control (fence.c). A device function cannot see
  * its entry's parameters, so a loop in one could not poll the cancel word, nor a trap or
  * assert write the fault word. Every device function that a fenced entry reaches and that
- * loops, recurses, traps or asserts, or calls one that does, gets the addresses of the two words as
- * two more parameters, and every call of it passes them on: its loops poll and its faults
- * report as an entry's do. Which functions those are, and which entries cannot keep their
- * fence because an unfenced entry of the module calls the same function (its calls would
- * not pass the words), is decided here. */
+ * loops, recurses, traps or asserts, or calls one that does, gets the addresses of the two
+ * words as two more parameters, and every call of it passes them on: its loops poll and
+ * its faults report as an entry's do. Which functions those are, and which entries cannot
+ * keep their fence because an unfenced entry of the module calls the same function (its
+ * calls would not pass the words), is decided here. */
 #include <stdlib.h>
 #include <string.h>
 

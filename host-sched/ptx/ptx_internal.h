@@ -371,8 +371,9 @@ bool kptx_needs_control(const kptx_function *fn);
  * a cycle of calls enters it (its facts' cycle_head). */
 bool kptx_controls_itself(const kptx_analysis *an, unsigned i);
 /* The device functions a fenced entry (fence[], per analysed function) reaches that need
- * control, themselves (kptx_controls_itself) or through their calls, into ctl[]; an entry that shares such a
- * function with an unfenced entry loses its fence. *n_fenced: the entries still fenced. */
+ * control, themselves (kptx_controls_itself) or through their calls, into ctl[]; an entry
+ * that shares such a function with an unfenced entry loses its fence. *n_fenced: the
+ * entries still fenced. */
 int kptx_plan_controlled(const kptx_analysis *an, bool *fence, bool *ctl, unsigned *n_fenced);
 /* Why entry root (an index of an) cannot be fenced, into why ("" when it can). */
 void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,
