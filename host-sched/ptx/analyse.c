@@ -268,20 +268,23 @@ static void mark_init_symbols(kptx_analysis *an, const kptx_var *v)
     }
 }
 
-/* grid_reach: a fixpoint over the call edges (recursion makes cycles). */
+/* grid_reach: what a function or anything it calls, directly or not, reads. One pass in
+ * the call graph's order (callees first), the functions of a cycle sharing their union: a
+ * fixpoint over the edges took a pass per function of a chain, quadratic time that a
+ * tenant's module could make minutes long. */
 static void propagate_grid(kptx_analysis *an)
 {
-    for (unsigned i = 0; i < an->n_fns; i++)
-        an->facts[i].grid_reach = an->facts[i].grid;
-    bool changed = true;
-    while (changed) {
-        changed = false;
-        for (unsigned i = 0; i < an->n_fns; i++)
-            for (unsigned e = an->edge_start[i]; e < an->edge_start[i + 1]; e++) {
-                unsigned before = an->facts[i].grid_reach;
-                an->facts[i].grid_reach |= an->facts[an->callee[e]].grid_reach;
-                changed |= before != an->facts[i].grid_reach;
-            }
+    for (unsigned k = 0; k < an->n_fns; k = an->scc_end[k]) {
+        unsigned end = an->scc_end[k], reach = 0;
+        for (unsigned j = k; j < end; j++) {
+            unsigned f = an->order[j];
+            reach |= an->facts[f].grid;
+            /* a callee of this component has no grid_reach yet: its grid is in reach */
+            for (unsigned e = an->edge_start[f]; e < an->edge_start[f + 1]; e++)
+                reach |= an->facts[an->callee[e]].grid_reach;
+        }
+        for (unsigned j = k; j < end; j++)
+            an->facts[an->order[j]].grid_reach = reach;
     }
 }
 
@@ -326,8 +329,10 @@ static int build(const kptx_module *m, kptx_analysis *an)
     for (unsigned i = 0; i < m->n_items; i++)
         if (m->items[i].kind == KPTX_ITEM_VAR)
             mark_init_symbols(an, &m->items[i].u.var);
-    propagate_grid(an);
-    return 0;
+    rc = kptx_find_cycles(an);
+    if (!rc)
+        propagate_grid(an);
+    return rc;
 }
 
 static void analysis_free(void *p)
@@ -338,6 +343,8 @@ static void analysis_free(void *p)
     free(an->facts);
     free(an->edge_start);
     free(an->callee);
+    free(an->order);
+    free(an->scc_end);
     free(an->slots);
     free(an->init_names);
     free(an);

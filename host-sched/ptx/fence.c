@@ -18,10 +18,11 @@
  *   - `trap` and a call of `__assertfail` (CUDA's device assert) write their fault code to
  *     the fault word and exit the thread instead of faulting: the context, and with it
  *     every other tenant's work, survives, and the backend reports the fault to its tenant.
- * A device function cannot see the parameters: one that loops, traps or asserts gets the
- * control words' addresses as two more parameters of its own (fence_calls.c), and its
- * body is rewritten as an entry's. Counted loops are strip-mined instead of counted
- * (fence_loops.c). */
+ * A device function cannot see the parameters: one that loops, recurses, traps or asserts
+ * gets the control words' addresses as two more parameters of its own (fence_calls.c), and
+ * its body is rewritten as an entry's; one where a cycle of calls is entered (recursion,
+ * callgraph.c) reads the cancel word as it starts. Counted loops are strip-mined instead
+ * of counted (fence_loops.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,7 @@ typedef struct fencer {
     const char *call_param[2];      /* the body's .param passing them to such a call */
     const kptx_function *fn;        /* the one being fenced */
     bool device_fn;                 /* fn is such a device function, not an entry */
+    bool poll_on_entry;             /* fn is a cycle head (callgraph.c): it polls as it starts */
     kptx_label_index labels;        /* fn's labels */
     kptx_counted_loop *loops;       /* fn's counted loops: their polls are strip-mined */
     kptx_loop_names *loop_names;    /* each one's registers and labels */
@@ -413,7 +415,18 @@ static void declare(fencer *f, kptx_stmt_vec *sv)
 }
 
 /* The window and the control words' addresses into their registers (a device function's
- * control words only); no back-edge yet. */
+ * control words only); no back-edge yet.
+ *
+ * A recursion polls at its cycle heads (callgraph.c): every cycle of calls passes through
+ * one, so a recursion that never ends, tail calls made jumps by ptxas included, reads the
+ * cancel word at least once each time round. The head reads it unconditionally as it
+ * starts: the back-edges' count is a register of the invocation, zero at every call, so a
+ * counted poll would never come due. One load per call of a head, whose call already
+ * costs a frame; heads only, not every function of the cycle (f -> g -> f polls in f
+ * alone); at the start of the body rather than before each call that closes a cycle, as
+ * often on the way round (one more read when the recursion is entered from outside) but
+ * one site per function whatever its calls, under no call's guard, and no call needs to
+ * find its edge. */
 static void load_params(fencer *f, kptx_stmt_vec *sv)
 {
     /* a device function has only the control words' addresses (no memory to fence) */
@@ -421,11 +434,14 @@ static void load_params(fencer *f, kptx_stmt_vec *sv)
         emit2(f, sv, "ld", ".param.u64", kptx_reg_operand(f->reg[R_BASE + i]),
               kptx_rw_addr(&f->rw, f->param[i], 0));
     emit2(f, sv, "mov", ".u32", kptx_reg_operand(f->creg[C_COUNT]), kptx_int_operand(0));
+    if (f->poll_on_entry)
+        emit_cancel_check(f, sv);
 }
 
 static size_t body_bound(const kptx_function *fn, unsigned n_loops)
 {
-    /* declarations (at most 10), the prologue (at most 5), and what each one may add */
+    /* declarations (at most 10), the prologue (an entry's 5, a device function's 3 and a
+     * cycle head's poll 3), and what each one may add */
     size_t n = fn->n_stmts + 16 + (size_t)n_loops * (PER_LOOP + 1);
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_INSTR)
@@ -540,7 +556,7 @@ static kptx_var *controlled_params(fencer *f, const kptx_function *fn)
 
 /* A device function that takes the control words: its declaration, and its body rewritten
  * as an entry's (polls, faults; it touches no global memory, fence_check.c). */
-static void control_device_fn(fencer *f, kptx_function *fn)
+static void control_device_fn(fencer *f, kptx_function *fn, bool cycle_head)
 {
     kptx_function out = *fn;
     if (!(out.params = controlled_params(f, fn)))
@@ -548,8 +564,9 @@ static void control_device_fn(fencer *f, kptx_function *fn)
     out.n_params = fn->n_params + 2;
     if (fn->has_body) {
         f->device_fn = true;
+        f->poll_on_entry = cycle_head;
         fence_body(f, &out, fn);
-        f->device_fn = false;
+        f->device_fn = f->poll_on_entry = false;
     }
     if (!f->rw.oom)
         *fn = out;
@@ -625,7 +642,7 @@ int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_e
         if (k >= 0 && it->u.fn.is_entry && it->u.fn.has_body && fence[k])
             fence_entry(&f, &it->u.fn);
         else if (k >= 0 && !it->u.fn.is_entry && ctl[k])
-            control_device_fn(&f, &it->u.fn);   /* its definition and its declarations */
+            control_device_fn(&f, &it->u.fn, an->facts[k].cycle_head); /* and declarations */
     }
     free(fence);
     free(ctl);

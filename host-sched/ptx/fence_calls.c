@@ -1,11 +1,11 @@
 /* Device functions under the fencing pass's control (fence.c). A device function cannot see
  * its entry's parameters, so a loop in one could not poll the cancel word, nor a trap or
  * assert write the fault word. Every device function that a fenced entry reaches and that
- * loops, traps or asserts, or calls one that does, gets the addresses of the two words as
- * two more parameters, and every call of it passes them on: its loops poll and its faults
- * report as an entry's do. Which functions those are, and which entries cannot keep their
- * fence because an unfenced entry of the module calls the same function (its calls would
- * not pass the words), is decided here. */
+ * loops, recurses, traps or asserts, or calls one that does, gets the addresses of the two
+ * words as two more parameters, and every call of it passes them on: its loops poll and
+ * its faults report as an entry's do. Which functions those are, and which entries cannot
+ * keep their fence because an unfenced entry of the module calls the same function (its
+ * calls would not pass the words), is decided here. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,20 +32,38 @@ bool kptx_needs_control(const kptx_function *fn)
     return needs;
 }
 
-/* needs[i]: function i loops, traps or asserts, or calls (directly) one that does. */
+/* Whether device function i must be controlled for itself: its body loops, traps or
+ * asserts, or a call that closes a cycle of calls enters it. A recursion runs as long as
+ * a loop without any back-edge (ptxas may even make a tail call a jump), so every cycle
+ * must poll somewhere; each passes through a head (callgraph.c), which polls (fence.c). */
+bool kptx_controls_itself(const kptx_analysis *an, unsigned i)
+{
+    const kptx_fn_facts *f = &an->facts[i];
+    return !f->fn->is_entry && (f->cycle_head || kptx_needs_control(f->fn));
+}
+
+/* needs[i]: function i controls itself, or calls (directly or not) one that does. One
+ * pass in the call graph's order, callees first, a cycle's functions sharing the answer
+ * (each reaches every other): linear in functions and calls, where a fixpoint over the
+ * edges took a pass per function of a tenant's chain. An entry is never marked; a call
+ * of one (which ptxas refuses) only marks more. */
 static void mark_needs(const kptx_analysis *an, bool *needs)
 {
-    for (unsigned i = 0; i < an->n_fns; i++)
-        needs[i] = !an->facts[i].fn->is_entry && kptx_needs_control(an->facts[i].fn);
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (unsigned i = 0; i < an->n_fns; i++)
-            for (unsigned e = an->edge_start[i]; e < an->edge_start[i + 1] && !needs[i]; e++)
-                if (needs[an->callee[e]] && !an->facts[i].fn->is_entry) {
-                    needs[i] = true;
-                    changed = true;
-                }
+    for (unsigned k = 0; k < an->n_fns; k = an->scc_end[k]) {
+        unsigned end = an->scc_end[k];
+        bool any = false;
+        for (unsigned j = k; j < end && !any; j++) {
+            unsigned f = an->order[j];
+            any = kptx_controls_itself(an, f);
+            /* a callee in this component is not marked yet: its own answer is in any */
+            for (unsigned e = an->edge_start[f]; e < an->edge_start[f + 1] && !any; e++)
+                any = needs[an->callee[e]];
+        }
+        for (unsigned j = k; j < end; j++)
+            needs[an->order[j]] = any;
     }
+    for (unsigned i = 0; i < an->n_fns; i++)
+        needs[i] &= !an->facts[i].fn->is_entry;
 }
 
 /* Into reach[], what the entries whose fence[] is `fenced` reach (their bodies' calls). */

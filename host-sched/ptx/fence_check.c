@@ -235,10 +235,10 @@ static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigne
         else if (f->has_body && (first_unfenceable(m, f, &touches) || touches))
             snprintf(why, len, "calls %s, which touches global memory (device functions "
                      "are not fenced)", f->name);
-        else if (indirect && kptx_needs_control(f))
-            snprintf(why, len, "calls %s, which loops, traps or asserts, and makes calls "
-                     "through function pointers: only direct calls pass a device function "
-                     "its tenant's control words", f->name);
+        else if (indirect && (kptx_needs_control(f) || an->facts[i].recursive))
+            snprintf(why, len, "calls %s, which loops, recurses, traps or asserts, and makes "
+                     "calls through function pointers: only direct calls pass a device "
+                     "function its tenant's control words", f->name);
         else if (f->has_body && (flags & KPTX_FENCE_VARS_OUTSIDE))
             judge_vars(m, f, flags, why, len);
     }

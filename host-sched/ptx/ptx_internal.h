@@ -259,6 +259,9 @@ typedef struct kptx_fn_facts {
     unsigned grid_reach;        /* KPTX_GRID_* read by it or any function it calls directly */
     bool address_taken;         /* its name is used other than as a call target */
     bool indirect_calls;        /* it makes calls through a register */
+    bool recursive;             /* it lies on a cycle of direct calls (callgraph.c) */
+    bool cycle_head;            /* a call that closes such a cycle enters it: every cycle
+                                   passes through one (callgraph.c) */
     char why_not[160];          /* why its body alone prevents slicing, or "" */
 } kptx_fn_facts;
 
@@ -267,6 +270,10 @@ typedef struct kptx_analysis {
     kptx_fn_facts *facts;       /* one per distinct function name, in module order */
     unsigned *edge_start;       /* n_fns + 1: direct calls of facts[i] are */
     unsigned *callee;           /*   callee[edge_start[i] .. edge_start[i + 1]) */
+    unsigned *order;            /* n_fns: each function after its callees, but within a
+                                   cycle, whose functions lie side by side */
+    unsigned *scc_end;          /* n_fns: order[k]'s cycle (component) ends before
+                                   order[scc_end[k]] */
     unsigned *slots;            /* name hash: index + 1, 0 = empty */
     unsigned n_slots;
     const char **init_names;    /* names module initialisers take the address of, sorted */
@@ -278,6 +285,9 @@ typedef struct kptx_analysis {
 const kptx_analysis *kptx_module_analysis(const kptx_module *m, kptx_error *err);
 /* Drops the kept analysis (after the module changed). */
 void kptx_module_forget_analysis(kptx_module *m);
+/* The direct-call graph's cycles: facts' recursive and cycle_head, order and scc_end, in
+ * time and memory linear in functions and calls (callgraph.c); KPTX_ENOMEM. */
+int kptx_find_cycles(kptx_analysis *an);
 /* Index of the function named name, or -1. */
 int kptx_analysis_find(const kptx_analysis *an, const char *name);
 /* Marks in reach[] (n_fns entries, zeroed by the caller) every function reachable from
@@ -357,9 +367,13 @@ bool kptx_calls_assert(const kptx_instr *in);
 const char *kptx_call_target(const kptx_instr *in);
 /* Whether fn's own body loops, traps or asserts (what fencing must control). */
 bool kptx_needs_control(const kptx_function *fn);
+/* Whether device function i of an must be controlled for itself: kptx_needs_control, or
+ * a cycle of calls enters it (its facts' cycle_head). */
+bool kptx_controls_itself(const kptx_analysis *an, unsigned i);
 /* The device functions a fenced entry (fence[], per analysed function) reaches that need
- * control, themselves or through their calls, into ctl[]; an entry that shares such a
- * function with an unfenced entry loses its fence. *n_fenced: the entries still fenced. */
+ * control, themselves (kptx_controls_itself) or through their calls, into ctl[]; an entry
+ * that shares such a function with an unfenced entry loses its fence. *n_fenced: the
+ * entries still fenced. */
 int kptx_plan_controlled(const kptx_analysis *an, bool *fence, bool *ctl, unsigned *n_fenced);
 /* Why entry root (an index of an) cannot be fenced, into why ("" when it can). */
 void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,

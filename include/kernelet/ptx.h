@@ -312,8 +312,10 @@ int kptx_slice_name(const char *entry, char *buf, size_t buflen);
  * made a kernel of short loops 115 times slower on the H100. A `trap`, or a call of CUDA's
  * `__assertfail`, in the entry writes KPTX_FAULT_TRAP or KPTX_FAULT_ASSERT to the fault
  * word and ends the thread instead of faulting the context; the backend reads the word
- * when the launch completes. A device function that loops, traps or asserts gets the two
- * words' addresses as two more parameters on every direct call (docs/PTX.md). */
+ * when the launch completes. A device function that loops, recurses, traps or asserts gets
+ * the two words' addresses as two more parameters on every direct call; a recursion reads
+ * the cancel word on every call of a function where a cycle of calls is entered
+ * (docs/PTX.md). */
 #define KPTX_CANCEL_POLL_PERIOD 1024u
 enum { KPTX_FAULT_NONE = 0, KPTX_FAULT_TRAP = 1, KPTX_FAULT_ASSERT = 2, KPTX_FAULT_ADDRESS = 3 };
 

@@ -80,6 +80,12 @@ static const verdict_case verdicts[] = {
     {"mov.u64 %rd1, spin;\n  {\n  .param .b64 pa;\n  st.param.b64 [pa], %rd1;\n"
      "  prot: .callprototype _ (.param .b64 _);\n  call.uni %rd1, (pa), prot;\n  }",
      "through function pointers"},
+    /* recursion counts as a loop: a recursive function takes the control words too, so
+     * that only direct calls may reach it */
+    {"call.uni again, (%rd1);", NULL},
+    {"mov.u64 %rd1, quiet;\n  {\n  .param .b64 pa;\n  st.param.b64 [pa], %rd1;\n"
+     "  prot: .callprototype _ (.param .b64 _);\n  call.uni %rd1, (pa), prot;\n"
+     "  call.uni again, (pa);\n  }", "which loops, recurses, traps or asserts"},
     /* cooperative groups' grid barrier lives in the driver's launch workspace */
     {"mov.u32 %r1, %envreg1;", "%envreg (line"},
     {"mov.u32 %r1, %nctaid.x;", NULL},
@@ -104,6 +110,7 @@ static void test_verdicts(void)
             "  call.uni __assertfail, (p0, p0, p2, p0, p0);\n  }\n  ret;\n}\n"
             ".func forward(.param .u64 q)\n{\n  .reg .b32 %%v;\n  mov.u32 %%v, 1;\n"
             "  bra.uni LATER;\nLATER:\n  ret;\n}\n"
+            ".func again(.param .u64 q)\n{\n  call.uni again, (q);\n  ret;\n}\n"
             ".visible .entry k(.param .u64 p)\n{\n"
             "  .reg .b32 %%r<5>;\n  .reg .b64 %%rd<2>;\n  ld.param.u64 %%rd1, [p];\n"
             "  %s\n  ret;\n}\n", verdicts[i].body);
@@ -616,6 +623,266 @@ static void test_control_shared_function(void)
     }
 }
 
+/* ---- recursion: a cycle of calls polls as a loop does ---- */
+
+/* rsum(n) = n + rsum(n - 1), rsum(0) = 0: direct recursion, no loop. msum_a and msum_b
+ * the same through each other (mutual recursion; msum_a is declared first, so the walk
+ * enters the cycle there and the call in msum_b closes it). tree(n) calls tree(n - 1)
+ * twice: 2^n calls only n deep, no end in sight for n = 40. forever(n) calls itself
+ * with n + 1, a tail call, and never returns. dbl(n) = 2n calls nothing: it stays as it
+ * is. The entries: rsum_k(out, n): out[0] = rsum(n), out[1] = dbl(n); msum_k(out, n):
+ * out[0] = msum_b(n); tree_k(out, n): out[0] = 1, tree(n), out[1] = 7; deep_k(out, n):
+ * out[0] = 1, forever(n), out[1] = 7. */
+#define RECURSIVE_SUM(name, callee)                                                     \
+    ".func (.param .b32 r) " name "(.param .b32 n)\n"                                  \
+    "{\n  .reg .b32 %s<4>;\n  .reg .pred %z;\n  ld.param.u32 %s1, [n];\n"              \
+    "  setp.eq.u32 %z, %s1, 0;\n  @%z bra ZERO;\n  sub.u32 %s2, %s1, 1;\n"             \
+    "  {\n  .param .b32 a;\n  .param .b32 res;\n  st.param.b32 [a], %s2;\n"            \
+    "  call.uni (res), " callee ", (a);\n  ld.param.b32 %s3, [res];\n  }\n"            \
+    "  add.u32 %s3, %s3, %s1;\n  st.param.b32 [r], %s3;\n  ret;\n"                     \
+    "ZERO:\n  st.param.b32 [r], 0;\n  ret;\n}\n"
+
+/* An entry name(out, n): out[0] = callee(n) (a sum). */
+#define SUM_ENTRY(name, callee)                                                         \
+    ".visible .entry " name "(.param .u64 out, .param .u32 n)\n"                       \
+    "{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd1;\n"                                       \
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [n];\n"                           \
+    "  {\n  .param .b32 a;\n  .param .b32 res;\n  st.param.b32 [a], %r1;\n"            \
+    "  call.uni (res), " callee ", (a);\n  ld.param.b32 %r2, [res];\n  }\n"            \
+    "  st.global.u32 [%rd1], %r2;\n"
+
+/* An entry name(out, n): out[0] = 1, callee(n), out[1] = 7. */
+#define RUNAWAY_ENTRY(name, callee)                                                     \
+    ".visible .entry " name "(.param .u64 out, .param .u32 n)\n"                       \
+    "{\n  .reg .b32 %r<3>;\n  .reg .b64 %rd1;\n"                                       \
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [n];\n  mov.u32 %r2, 1;\n"      \
+    "  st.global.u32 [%rd1], %r2;\n"                                                    \
+    "  {\n  .param .b32 a;\n  st.param.b32 [a], %r1;\n  call.uni " callee ", (a);\n  }\n" \
+    "  mov.u32 %r2, 7;\n  st.global.u32 [%rd1+4], %r2;\n  ret;\n}\n"
+
+static const char recursion_ptx[] =
+    HEAD
+    ".func (.param .b32 r) msum_a(.param .b32 n);\n"
+    ".func (.param .b32 r) msum_b(.param .b32 n);\n"
+    RECURSIVE_SUM("rsum", "rsum")
+    RECURSIVE_SUM("msum_a", "msum_b")
+    RECURSIVE_SUM("msum_b", "msum_a")
+    ".func (.param .b32 r) dbl(.param .b32 n)\n"
+    "{\n  .reg .b32 %d;\n  ld.param.u32 %d, [n];\n  add.u32 %d, %d, %d;\n"
+    "  st.param.b32 [r], %d;\n  ret;\n}\n"
+    ".func tree(.param .b32 n)\n"
+    "{\n  .reg .b32 %t;\n  .reg .pred %z;\n  ld.param.u32 %t, [n];\n"
+    "  setp.eq.u32 %z, %t, 0;\n  @%z bra DONE;\n  sub.u32 %t, %t, 1;\n"
+    "  {\n  .param .b32 a;\n  st.param.b32 [a], %t;\n  call.uni tree, (a);\n  }\n"
+    "  {\n  .param .b32 a;\n  st.param.b32 [a], %t;\n  call.uni tree, (a);\n  }\n"
+    "DONE:\n  ret;\n}\n"
+    ".func forever(.param .b32 n)\n"
+    "{\n  .reg .b32 %t;\n  ld.param.u32 %t, [n];\n  add.u32 %t, %t, 1;\n"
+    "  {\n  .param .b32 a;\n  st.param.b32 [a], %t;\n  call.uni forever, (a);\n  }\n"
+    "  ret;\n}\n"
+    SUM_ENTRY("rsum_k", "rsum")
+    "  {\n  .param .b32 a;\n  .param .b32 res;\n  st.param.b32 [a], %r1;\n"
+    "  call.uni (res), dbl, (a);\n  ld.param.b32 %r3, [res];\n  }\n"
+    "  st.global.u32 [%rd1+4], %r3;\n  ret;\n}\n"
+    SUM_ENTRY("msum_k", "msum_b") "  ret;\n}\n"
+    RUNAWAY_ENTRY("tree_k", "tree")
+    RUNAWAY_ENTRY("deep_k", "forever");
+
+/* The st.param instructions of fn that pass the control words to its calls. */
+static unsigned passes(const kptx_function *fn)
+{
+    return count(fn, "st", ".b64");   /* st.param.b64: nothing else stores 64 bits */
+}
+
+/* Each recursive function takes the control words and passes them on; the cycle heads
+ * (rsum, msum_a, tree, forever) read the cancel word once, before anything else, and
+ * msum_b, entered only from msum_a's cycle... or from outside, does not: every trip
+ * round its cycle polls in msum_a. dbl, which neither loops nor recurses, is untouched. */
+static void test_recursion_shape(void)
+{
+    kptx_module *m = test_parse(recursion_ptx);
+    kptx_error err = {0};
+    unsigned n = 0;
+    g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, 4);
+    const char *heads[] = {"rsum", "msum_a", "tree", "forever"};
+    for (unsigned i = 0; i < G_N_ELEMENTS(heads); i++) {
+        const kptx_function *fn = entry_of(m, heads[i]);
+        g_assert_cmpuint(fn->n_params, ==, 3);
+        g_assert_cmpuint(count(fn, "ld", ".volatile"), ==, 1);
+        g_assert_cmpuint(count(fn, "exit", NULL), ==, 1);
+        unsigned first_call = fn->n_stmts, poll = fn->n_stmts;
+        for (unsigned k = fn->n_stmts; k-- > 0;) {
+            const kptx_stmt *s = &fn->stmts[k];
+            if (s->kind == KPTX_STMT_INSTR && !strcmp(s->u.instr.opcode, "call"))
+                first_call = k;
+            if (s->kind == KPTX_STMT_INSTR && !strcmp(s->u.instr.opcode, "ld") &&
+                s->u.instr.n_mods && !strcmp(s->u.instr.mods[0], ".volatile"))
+                poll = k;
+        }
+        g_assert_cmpuint(poll, <, first_call);
+        g_assert_cmpuint(passes(fn), ==, (!strcmp(heads[i], "tree") ? 4u : 2u));
+    }
+    const kptx_function *b = entry_of(m, "msum_b");
+    g_assert_cmpuint(b->n_params, ==, 3);
+    g_assert_cmpuint(count(b, "ld", ".volatile"), ==, 0);
+    g_assert_cmpuint(passes(b), ==, 2);
+    g_assert_cmpuint(entry_of(m, "dbl")->n_params, ==, 1);
+    g_assert_cmpuint(passes(entry_of(m, "rsum_k")), ==, 2);     /* rsum's, not dbl's */
+    char *text = test_print(m, NULL);
+    test_assert_reprints(text);
+    free(text);
+    kptx_module_free(m);
+}
+
+/* Runs entry of the unfenced module with (out, n); the emulator's status. */
+static int run_plain(control_fixture *f, kemu_module *mod, const char *entry, uint32_t arg,
+                     uint64_t budget)
+{
+    kemu_function *fn;
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_module_get_function(mod, entry, &fn, &e), ==, 0);
+    uint8_t params[12];
+    memcpy(params, &f->out, 8);
+    memcpy(params + 8, &arg, 4);
+    kemu_launch_config cfg = {.grid = {1, 1, 1}, .block = {WORDS, 1, 1}, .params = params,
+                              .params_bytes = sizeof params, .max_warp_instructions = budget};
+    return kemu_launch(fn, &cfg, &e);
+}
+
+static kemu_module *load_plain(control_fixture *f, const char *ptx)
+{
+    kemu_module *mod;
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_module_load_in(f->dev, &f->win, ptx, strlen(ptx), &mod, &e), ==, 0);
+    return mod;
+}
+
+/* Fenced or not, the recursive sums are 1 + ... + n, polling all the way down. 150 deep at
+ * most: a fenced invocation keeps more registers, and the emulator saves each recursive
+ * invocation's in 32 KiB per thread (about 200 fenced sums deep). */
+static void test_recursion_runs(void)
+{
+    control_fixture f;
+    control_open_ptx(&f, recursion_ptx, 0, 4);
+    kemu_module *plain = load_plain(&f, recursion_ptx);
+    const uint32_t ns[] = {0, 1, 2, 10, 150};
+    for (unsigned i = 0; i < G_N_ELEMENTS(ns); i++)
+        for (int fenced = 0; fenced < 2; fenced++)
+            for (int mutual = 0; mutual < 2; mutual++) {
+                const char *entry = mutual ? "msum_k" : "rsum_k";
+                set_word(&f, f.out, 12345);
+                int rc = fenced ? run_controlled(&f, entry, ns[i], true, 0)
+                                : run_plain(&f, plain, entry, ns[i], 0);
+                g_assert_cmpint(rc, ==, 0);
+                g_assert_cmpuint(get_word(&f, f.out), ==, ns[i] * (ns[i] + 1) / 2);
+                if (!mutual)
+                    g_assert_cmpuint(get_word(&f, f.out + 4), ==, 2 * ns[i]);
+            }
+    g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_NONE);
+    kemu_device_destroy(f.dev);
+}
+
+/* A recursion that does not end stops when the cancel word is set, as a loop that never
+ * ends does: tree(40), 2^40 calls only 40 deep, runs into the instruction budget fenced
+ * (the word clear) or not, and with the word set ends at once, never getting to out[1].
+ * forever() nests without end: the emulator's call stack (EMU_MAX_RECURSION, 1024 calls)
+ * ends it with KEMU_ERESOURCES, fenced or not, while the word is clear (on a GPU the
+ * thread's stack overflows unless ptxas made the tail call a jump, which the poll at
+ * the head still sees); with the word set the fenced one stops at its first call. */
+static void test_recursion_cancel(void)
+{
+    control_fixture f;
+    control_open_ptx(&f, recursion_ptx, 0, 4);
+    kemu_module *plain = load_plain(&f, recursion_ptx);
+    const uint64_t budget = 1u << 20;
+    g_assert_cmpint(run_plain(&f, plain, "tree_k", 40, budget), ==, KEMU_ELIMIT);
+    g_assert_cmpint(run_controlled(&f, "tree_k", 40, true, budget), ==, KEMU_ELIMIT);
+    g_assert_cmpint(run_plain(&f, plain, "deep_k", 0, budget), ==, KEMU_ERESOURCES);
+    g_assert_cmpint(run_controlled(&f, "deep_k", 0, true, budget), ==, KEMU_ERESOURCES);
+    set_word(&f, f.ctl, 1);
+    const char *entries[] = {"tree_k", "deep_k"};
+    for (unsigned i = 0; i < G_N_ELEMENTS(entries); i++) {
+        set_word(&f, f.out, 0);
+        set_word(&f, f.out + 4, 0);
+        g_assert_cmpint(run_controlled(&f, entries[i], 40, true, budget), ==, 0);
+        g_assert_cmpuint(get_word(&f, f.out), ==, 1);
+        g_assert_cmpuint(get_word(&f, f.out + 4), ==, 0);   /* it ended in the recursion */
+    }
+    g_assert_cmpint(run_controlled(&f, "rsum_k", 10, true, 0), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.out), ==, 1);           /* no sum: it ended in rsum */
+    kemu_device_destroy(f.dev);
+}
+
+/* A tenant's module whose calls make a chain of n functions (f0 calls f1, ...), declared
+ * in order so that a fixpoint over the edges would take a pass per function; the last
+ * one ends in a loop, or calls f0 (a cycle of n), or calls itself. Its entry k calls f0,
+ * after a prefetch that makes k unfenceable when odd is set. */
+static char *chain_ptx(unsigned n, unsigned last, bool odd)
+{
+    GString *g = g_string_new(HEAD);
+    for (unsigned i = 0; i < n; i++)
+        g_string_append_printf(g, ".func f%u();\n", i);
+    for (unsigned i = 0; i + 1 < n; i++)
+        g_string_append_printf(g, ".func f%u()\n{\n  call.uni f%u;\n  ret;\n}\n", i, i + 1);
+    if (last == 0)
+        g_string_append_printf(g, ".func f%u()\n{\nL:\n  bra.uni L;\n}\n", n - 1);
+    else
+        g_string_append_printf(g, ".func f%u()\n{\n  call.uni f%u;\n  ret;\n}\n", n - 1,
+                               last == 1 ? 0 : n - 1);
+    g_string_append_printf(g, ".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %%rd1;\n"
+                           "  ld.param.u64 %%rd1, [p];\n%s  call.uni f0;\n  ret;\n}\n",
+                           odd ? "  prefetch.global.L2 [%rd1];\n" : "");
+    return g_string_free(g, false);
+}
+
+/* The pass over one chain_ptx module: the entries fenced, and its time. */
+static unsigned fence_chain(kptx_module *m, unsigned n, unsigned last)
+{
+    kptx_error err = {0};
+    unsigned fenced = 9;
+    gint64 t0 = g_get_monotonic_time();
+    g_assert_cmpint(kptx_fence_module(m, 0, &fenced, &err), ==, 0);
+    g_test_message("chain of %u, last %u: fenced in %.3f s", n, last,
+                   (double)(g_get_monotonic_time() - t0) / 1e6);
+    return fenced;
+}
+
+/* Deep chains and long cycles of calls in a hostile module: the analysis neither recurses
+ * over them (300000 deep would overflow the C stack) nor takes a pass per function (the
+ * test's time limit). Fenced (20000 deep: a rewritten function takes kilobytes), the
+ * whole chain takes the control words, and only the loop, or the cycle's one head,
+ * polls. */
+static void test_recursion_hostile(void)
+{
+    for (unsigned last = 0; last < 3; last++) {
+        char *text = chain_ptx(300000, last, true);
+        kptx_module *m = test_parse(text);
+        g_assert_cmpuint(fence_chain(m, 300000, last), ==, 0);
+        kptx_module_free(m);
+        g_free(text);
+    }
+    enum { N = 20000 };
+    for (unsigned last = 0; last < 3; last++) {
+        char *text = chain_ptx(N, last, false);
+        kptx_module *m = test_parse(text);
+        g_assert_cmpuint(fence_chain(m, N, last), ==, 1);
+        unsigned polls = 0, fns = 0;
+        for (unsigned k = 0; k < m->n_items; k++) {     /* definitions and prototypes */
+            const kptx_function *fn = &m->items[k].u.fn;
+            if (m->items[k].kind != KPTX_ITEM_FUNCTION || fn->is_entry)
+                continue;
+            g_assert_cmpuint(fn->n_params, ==, 2);
+            polls += count(fn, "ld", ".volatile");
+            fns++;
+        }
+        g_assert_cmpuint(fns, ==, 2 * N);
+        g_assert_cmpuint(polls, ==, 1);
+        kptx_module_free(m);
+        g_free(text);
+    }
+}
+
 /* With KPTX_FENCE_TRAP an access outside the window is not redirected: the thread ends
  * with the illegal-address fault and nothing is written, inside or outside the window;
  * an access inside runs as before, and a guarded access that does not run does not
@@ -660,5 +927,9 @@ int main(int argc, char **argv)
     g_test_add_func("/ptx/fence/control/faults", test_control_faults);
     g_test_add_func("/ptx/fence/control/device-functions", test_control_device_functions);
     g_test_add_func("/ptx/fence/control/shared-function", test_control_shared_function);
+    g_test_add_func("/ptx/fence/control/recursion-shape", test_recursion_shape);
+    g_test_add_func("/ptx/fence/control/recursion-runs", test_recursion_runs);
+    g_test_add_func("/ptx/fence/control/recursion-cancel", test_recursion_cancel);
+    g_test_add_func("/ptx/fence/control/recursion-hostile", test_recursion_hostile);
     return g_test_run();
 }
