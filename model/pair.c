@@ -76,6 +76,40 @@ int kmodel_pair(kmodel_ctx *ctx, const kmodel_kernel *k1, unsigned b1,
     return rc;
 }
 
+/* One wave of kernel i of r (r->blocks[i] blocks on every SM) at the mix's rate: from the
+ * kernel's measured time per block alone (block_ns, over the whole GPU) where given, else
+ * from its instructions and the mix's IPC. */
+static double wave_ns_of(const kmodel_ctx *ctx, const kmodel_kernel *k,
+                         const kmodel_pair_result *r, int i, const double *block_ns)
+{
+    if (block_ns && block_ns[i] > 0)
+        return r->blocks[i] * ctx->gpu.sms * block_ns[i] * r->single_ipc[i] / r->ipc[i];
+    return insts_per_block(k) * r->blocks[i] / r->ipc[i] / ctx->gpu.clock_mhz * 1000.0;
+}
+
+int kmodel_launch_cp(kmodel_ctx *ctx, const kmodel_kernel *k1, const kmodel_kernel *k2,
+                     const kmodel_pair_result *r, double launch_ns, const double *block_ns,
+                     double *cp)
+{
+    if (!ctx)
+        return KMODEL_EINVAL;
+    if (!k1 || !k2 || !r || !cp)
+        return kmodel_fail(ctx, KMODEL_EINVAL, "NULL argument");
+    if (!(launch_ns >= 0) || !isfinite(launch_ns))
+        return kmodel_fail(ctx, KMODEL_EINVAL, "launch cost must be finite and >= 0");
+    const kmodel_kernel *ks[2] = {k1, k2};
+    double share = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!(r->ipc[i] > 0) || !(r->single_ipc[i] > 0))
+            continue;       /* a kernel that makes no progress adds nothing */
+        double wave_ns = wave_ns_of(ctx, ks[i], r, i, block_ns);
+        share += r->ipc[i] / r->single_ipc[i] * wave_ns / (wave_ns + launch_ns);
+    }
+    *cp = share > 0 ? 1.0 - 1.0 / share : -INFINITY;
+    ctx->err[0] = 0;
+    return KMODEL_OK;
+}
+
 int kmodel_cp(kmodel_ctx *ctx, size_t n, const kmodel_kernel kernels[],
               const unsigned blocks[], double *cp)
 {

@@ -218,6 +218,17 @@ int kmodel_cp(kmodel_ctx *ctx, size_t n, const kmodel_kernel kernels[],
 int kmodel_pair(kmodel_ctx *ctx, const kmodel_kernel *k1, unsigned b1,
                 const kmodel_kernel *k2, unsigned b2, kmodel_pair_result *res);
 
+/* CP of the co-schedule r of k1 and k2 (kmodel_pair, kmodel_balanced) run as it runs on a
+ * GPU: as launches of one wave each (r->blocks[i] blocks on every SM), one after another on
+ * a stream per kernel, every launch costing launch_ns beyond its blocks' time. A kernel's
+ * share of its alone rate, ipc/single_ipc, shrinks by wave / (wave + launch_ns); short
+ * waves can make the pair slower than running the two one after the other (cp < 0). A
+ * wave's time comes from block_ns[i], kernel i's measured time per block alone over the
+ * whole GPU, where block_ns is not NULL and block_ns[i] > 0, else from the model. */
+int kmodel_launch_cp(kmodel_ctx *ctx, const kmodel_kernel *k1, const kmodel_kernel *k2,
+                     const kmodel_pair_result *r, double launch_ns, const double *block_ns,
+                     double *cp);
+
 /* The balanced slice ratio of k1 and k2: among the splits of options.ratio_scope, the one
  * with the smallest dt_rel (ties: higher cipc). KMODEL_ENOFIT if no split with one block of
  * each fits. */

@@ -212,6 +212,61 @@ static void test_three_kernels(void)
     kmodel_ctx_free(ctx);
 }
 
+/* A pair run as one-wave launches: free launches leave CP as it is, a cost makes it
+ * smaller, and a cost far beyond the wave makes the pair lose to running the two in turn;
+ * for a kernel paired with itself (both waves alike) 1/share grows linearly in the cost,
+ * half as fast when each wave holds twice the work. */
+static double self_excess(kmodel_ctx *ctx, const kmodel_kernel *k, double launch_ns)
+{
+    kmodel_pair_result r;
+    double cp;
+    g_assert_cmpint(kmodel_pair(ctx, k, 2, k, 2, &r), ==, 0);
+    g_assert_cmpint(kmodel_launch_cp(ctx, k, k, &r, launch_ns, NULL, &cp), ==, 0);
+    return -cp;     /* 1/share - 1, as share = 1 / (1 - cp) */
+}
+
+static void test_launch_cost(void)
+{
+    kmodel_ctx *ctx = test_ctx(kmodel_gpu_lookup("H100"), NULL);
+    kmodel_kernel comp = kernel_of(8, 0.02, 0), mem = kernel_of(8, 0.3, 0);
+    comp.insts_per_warp = mem.insts_per_warp = 2000;
+    kmodel_pair_result r;
+    double cp0, cp_small, cp_big;
+    g_assert_cmpint(kmodel_balanced(ctx, &comp, &mem, &r), ==, 0);
+    g_assert_cmpint(kmodel_launch_cp(ctx, &comp, &mem, &r, 0, NULL, &cp0), ==, 0);
+    g_assert_cmpfloat_with_epsilon(cp0, r.cp, 1e-12);
+    g_assert_cmpint(kmodel_launch_cp(ctx, &comp, &mem, &r, 1000, NULL, &cp_small), ==, 0);
+    g_assert_cmpint(kmodel_launch_cp(ctx, &comp, &mem, &r, 1e7, NULL, &cp_big), ==, 0);
+    g_assert_cmpfloat(cp_small, <, cp0);
+    g_assert_cmpfloat(cp_big, <, 0);
+    /* self pair: 1/share - 1 = launch_ns / wave_ns */
+    kmodel_kernel k = kernel_of(8, 0.1, 0);
+    k.insts_per_warp = 1000;
+    double e0 = self_excess(ctx, &k, 0);
+    double e1 = self_excess(ctx, &k, 1000) - e0, e3 = self_excess(ctx, &k, 3000) - e0;
+    g_assert_cmpfloat(e1, >, 0);
+    g_assert_cmpfloat_with_epsilon(e3 / e1, 3.0, 1e-9);
+    k.insts_per_warp = 2000;
+    g_assert_cmpfloat_with_epsilon((self_excess(ctx, &k, 1000) - e0) / e1, 0.5, 1e-9);
+    /* measured times per block in place of the model's: the model's own give the same */
+    const kmodel_gpu *h100 = kmodel_gpu_lookup("H100");
+    double own[2], cp_own, ipc;
+    for (int i = 0; i < 2; i++) {
+        const kmodel_kernel *k = i ? &mem : &comp;
+        g_assert_cmpint(kmodel_ipc_single(ctx, k, 0, &ipc), ==, 0);
+        own[i] = k->insts_per_warp * k->warps_per_block / (ipc * h100->sms) /
+                 h100->clock_mhz * 1000.0;
+    }
+    g_assert_cmpint(kmodel_launch_cp(ctx, &comp, &mem, &r, 1000, own, &cp_own), ==, 0);
+    g_assert_cmpfloat_with_epsilon(cp_own, cp_small, 1e-9);
+    own[0] *= 4;    /* a kernel four times slower than modelled: its launches cost less */
+    g_assert_cmpint(kmodel_launch_cp(ctx, &comp, &mem, &r, 1000, own, &cp_own), ==, 0);
+    g_assert_cmpfloat(cp_own, >, cp_small);
+    g_assert_cmpint(kmodel_launch_cp(ctx, &comp, &mem, &r, -1, NULL, &cp0), ==, KMODEL_EINVAL);
+    g_assert_cmpint(kmodel_launch_cp(ctx, &comp, &mem, &r, NAN, NULL, &cp0), ==, KMODEL_EINVAL);
+    kmodel_ctx_free(ctx);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -224,5 +279,6 @@ int main(int argc, char **argv)
     g_test_add_func("/model/pairs/ratio-scope-all", test_ratio_scope_all);
     g_test_add_func("/model/pairs/rank", test_rank_pairs);
     g_test_add_func("/model/pairs/three-kernels", test_three_kernels);
+    g_test_add_func("/model/pairs/launch-cost", test_launch_cost);
     return g_test_run();
 }
