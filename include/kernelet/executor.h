@@ -135,6 +135,10 @@ typedef struct kbackend_device_info {
     unsigned lanes;              /* launch lanes offered, >= 1 */
     uint64_t slice_overhead_ns;  /* extra time one more launch in a busy lane costs (for
                                     the minimum slice size rule); 0 = unknown */
+    int wave_launches;           /* 1: a slice held to max_blocks_per_sm runs as one launch
+                                    per wave of that many blocks on every SM, each paying
+                                    slice_overhead_ns (what a pair's co-run rate loses to
+                                    its launches, kmodel_launch_cp) */
     int virtual_time;            /* 1: time moves only in progress() */
     const kmodel_gpu *model_gpu; /* the model's parameters when the backend knows them
                                     exactly (the sim; valid while the backend lives), else

@@ -29,12 +29,10 @@ typedef struct sim_env {
 
 static const char *const names[3] = {"comp", "mem", "mid"};
 
-static sim_env *sim_env_new(void)
+static sim_env *sim_env_with(const ksim_config *c)
 {
     sim_env *e = g_new0(sim_env, 1);
-    ksim_config c;
-    ksim_config_default(&c);
-    g_assert_cmpint(ksim_new(&e->sim, &c, NULL), ==, 0);
+    g_assert_cmpint(ksim_new(&e->sim, c, NULL), ==, 0);
     ksim_backend(e->sim, &e->be);
     tenv t = {.sim = e->sim};
     tenv_standard_kernels(&t);
@@ -51,8 +49,15 @@ static sim_env *sim_env_new(void)
                                                 NULL), ==, 0);
     }
     char msg[256];
-    g_assert_cmpint(kmodel_ctx_new(&e->model, &c.gpu, &c.model, msg, sizeof(msg)), ==, 0);
+    g_assert_cmpint(kmodel_ctx_new(&e->model, &c->gpu, &c->model, msg, sizeof(msg)), ==, 0);
     return e;
+}
+
+static sim_env *sim_env_new(void)
+{
+    ksim_config c;
+    ksim_config_default(&c);
+    return sim_env_with(&c);
 }
 
 static void sim_env_free(sim_env *e)
@@ -169,6 +174,49 @@ static void test_in_order_dispatch(void)
     g_assert_cmpfloat_with_epsilon((double)d[0].c.end_ns - 5000, waves_ns(1, 8, ipc, &k), 2.0);
     g_assert_cmpuint(d[1].c.end_ns, >, d[0].c.end_ns);
     sim_env_free(e);
+}
+
+/* A capped slice of 3 waves and 66 blocks: with wave_launches it goes out as 4 launches,
+ * each behind the last by stream_gap_ns, and completes once, from its first wave's start,
+ * later than as one launch by the 3 gaps alone; every block runs once either way. */
+static uint64_t capped_slice_end(int wave_launches, uint64_t *start, uint64_t *launches)
+{
+    ksim_config c;
+    ksim_config_default(&c);
+    c.wave_launches = wave_launches;
+    sim_env *e = sim_env_with(&c);
+    kbackend_slice s = whole(e->sliced[0], 3 * 2 * 132 + 66, 0);
+    s.sliced = 1;
+    s.grid[0] = 5000;
+    s.first = 100;
+    s.max_blocks_per_sm = 2;
+    s.tag = 9;
+    done_rec d = {0};
+    g_assert_cmpint(e->be.ops->launch(e->be.state, &s, on_done, &d, NULL), ==, 0);
+    drain(e);
+    g_assert_cmpint(d.calls, ==, 1);
+    g_assert_cmpint(d.c.status, ==, 0);
+    ksim_coverage_result cov;
+    g_assert_cmpint(ksim_coverage(e->sim, 9, 5000, &cov, NULL), ==, 0);
+    g_assert_cmpuint(cov.ran, ==, s.count);
+    g_assert_cmpuint(cov.duplicated, ==, 0);
+    ksim_stats st;
+    ksim_get_stats(e->sim, &st);
+    *start = d.c.start_ns;
+    *launches = st.launches;
+    sim_env_free(e);
+    return d.c.end_ns;
+}
+
+static void test_wave_launches(void)
+{
+    uint64_t start1, start4, n1, n4;
+    uint64_t one = capped_slice_end(0, &start1, &n1), waves = capped_slice_end(1, &start4, &n4);
+    g_assert_cmpuint(n1, ==, 1);
+    g_assert_cmpuint(n4, ==, 4);
+    g_assert_cmpuint(start1, ==, 5000);
+    g_assert_cmpuint(start4, ==, 5000);
+    g_assert_cmpfloat_with_epsilon((double)(waves - one), 3 * 1000.0, 2.0);
 }
 
 static void test_coverage(void)
@@ -471,6 +519,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sim/corun-rates", test_corun_rates);
     g_test_add_func("/sim/in-order-dispatch", test_in_order_dispatch);
     g_test_add_func("/sim/coverage", test_coverage);
+    g_test_add_func("/sim/wave-launches", test_wave_launches);
     g_test_add_func("/sim/copies", test_copies);
     g_test_add_func("/sim/memory-errors", test_memory_errors);
     g_test_add_func("/sim/windows", test_windows);

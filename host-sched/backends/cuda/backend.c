@@ -173,6 +173,7 @@ static int model_and_calibration(kcuda *kc, kbackend_error *err)
             return kbackend_fail(err, rc, "calibration: %s", ce.msg);
         kc->calibrated = rc == 0;
     }
+    kc->info.wave_launches = kc->cfg.cap_by_waves;    /* launch_waves in launch.c */
     kbackend_error ge = {0};
     if (kbackend_device_gpu(&kc->info, &kc->gpu, &ge))
         return kc->calibrated ? kbackend_fail(err, KBACKEND_EINVAL, "%s", ge.msg) : 0;

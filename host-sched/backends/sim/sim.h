@@ -57,6 +57,9 @@ typedef struct ksim_config {
     uint64_t seed;               /* for profile_error */
     uint64_t window_bytes;       /* address window of each domain (tenant), a power of two;
                                     default KBACKEND_WINDOW_DEFAULT */
+    int wave_launches;           /* 1: a slice held to max_blocks_per_sm runs as one launch
+                                    per wave, each behind the last with stream_gap_ns, as
+                                    the cuda backend runs it; default 0 (one launch) */
 } ksim_config;
 
 /* Which blocks of one launch (tag) ran, from ksim_coverage. */

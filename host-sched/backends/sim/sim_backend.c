@@ -213,6 +213,7 @@ static int sim_device_info(void *state, kbackend_device_info *out, kbackend_erro
     out->total_mem = s->cfg.mem_bytes;
     out->lanes = s->cfg.lanes;
     out->slice_overhead_ns = s->cfg.stream_gap_ns;
+    out->wave_launches = s->cfg.wave_launches != 0;
     out->virtual_time = 1;
     out->model_gpu = g;
     return 0;

@@ -19,6 +19,7 @@ job *sim_job_new(ksim *s, job_kind kind, kbackend_done_fn done, void *user)
     j->done = done;
     j->user = user;
     j->submit_ns = s->now;
+    j->slice_start_ns = -1;
     return j;
 }
 
@@ -61,6 +62,54 @@ static int check_slice(const ksim *s, const kbackend_slice *sl, kbackend_error *
     return 0;
 }
 
+/* An earlier wave of a slice ended: the slice's completion, its last wave's, starts
+ * when the first wave did. */
+static void wave_done(void *user, const kbackend_completion *c)
+{
+    job *last = user;
+    if (last->slice_start_ns < 0)
+        last->slice_start_ns = (double)c->start_ns;
+    if (c->status && !last->status)
+        last->status = c->status;
+}
+
+/* One launch of blocks [first, first + count) of sl, not yet queued. */
+static job *new_launch(ksim *s, const kbackend_slice *sl, unsigned variant, uint64_t first,
+                       uint64_t count, kbackend_done_fn done, void *user)
+{
+    job *j = sim_job_new(s, JOB_LAUNCH, done, user);
+    if (!j)
+        return NULL;
+    j->variant = variant;
+    j->cap = sl->max_blocks_per_sm;
+    j->lane = sl->lane;
+    j->first = first;
+    j->count = j->unstarted = count;
+    j->tag = sl->tag;
+    j->status = s->kernels[sl->fn->kernel].failing ? KBACKEND_ELAUNCH : 0;
+    return j;
+}
+
+static void queue_launch(ksim *s, job *j)
+{
+    lane *ln = &s->lanes[j->lane];
+    if (!ln->head)
+        j->ready_ns = s->now + (double)s->cfg.launch_latency_ns;
+    else
+        j->ready_ns = INFINITY;     /* set when its predecessor ends */
+    sim_queue_push(&ln->head, &ln->tail, j);
+    s->in_flight++;
+    s->stats.launches++;
+}
+
+/* Blocks per launch: a wave of the slice's cap on every SM where the sim runs capped
+ * slices as the cuda backend does (wave_launches), else the whole slice. */
+static uint64_t launch_blocks(const ksim *s, const kbackend_slice *sl)
+{
+    uint64_t wave = (uint64_t)sl->max_blocks_per_sm * kmodel_ctx_gpu(s->model)->sms;
+    return s->cfg.wave_launches && sl->sliced && wave ? wave : sl->count;
+}
+
 int sim_launch(void *state, const kbackend_slice *sl, kbackend_done_fn done, void *user,
                kbackend_error *err)
 {
@@ -79,24 +128,33 @@ int sim_launch(void *state, const kbackend_slice *sl, kbackend_done_fn done, voi
     unsigned variant;
     if ((rc = sim_variant_of(s, fn->kernel, sl->block, sl->smem, &variant, err)))
         return rc;
-    job *j = sim_job_new(s, JOB_LAUNCH, done, user);
-    if (!j)
-        return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
-    j->variant = variant;
-    j->cap = sl->max_blocks_per_sm;
-    j->lane = sl->lane;
-    j->first = sl->first;
-    j->count = j->unstarted = sl->count;
-    j->tag = sl->tag;
-    j->status = s->kernels[fn->kernel].failing ? KBACKEND_ELAUNCH : 0;
-    lane *ln = &s->lanes[sl->lane];
-    if (!ln->head)
-        j->ready_ns = s->now + (double)s->cfg.launch_latency_ns;
-    else
-        j->ready_ns = INFINITY;     /* set when its predecessor ends */
-    sim_queue_push(&ln->head, &ln->tail, j);
-    s->in_flight++;
-    s->stats.launches++;
+    /* the slice's launches, made before any is queued (out of memory queues none); the
+     * last completes the slice, the earlier ones report to it (wave_done) */
+    uint64_t per = launch_blocks(s, sl), waves = (sl->count + per - 1) / per;
+    job *head = NULL, **tail = &head, *last = NULL;
+    for (uint64_t w = 0; w < waves; w++) {
+        uint64_t first = sl->first + w * per, left = sl->count - w * per;
+        job *j = new_launch(s, sl, variant, first, left < per ? left : per, done, user);
+        if (!j) {
+            while (head) {
+                job *n = head->next;
+                sim_job_free(head);
+                head = n;
+            }
+            return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
+        }
+        *tail = last = j;
+        tail = &j->next;
+    }
+    while (head) {
+        job *j = head;
+        head = j->next;
+        if (j != last) {
+            j->done = wave_done;
+            j->user = last;
+        }
+        queue_launch(s, j);
+    }
     if (kbackend_launch_has_attrs(sl->cluster, sl->cooperative))
         s->stats.attr_launches++;  /* timed as any whole launch */
     return 0;
@@ -374,8 +432,9 @@ static void deliver(ksim *s, delivery *list)
             snprintf(msg, sizeof(msg), "simulated fault in %s", kernel_name(s, j));
         else if (j->status)
             snprintf(msg, sizeof(msg), "%s", kbackend_strerror(j->status));
+        double start = j->slice_start_ns >= 0 ? j->slice_start_ns : j->start_ns;
         kbackend_completion c = {.status = j->status, .msg = msg,
-                              .start_ns = (uint64_t)llround(j->start_ns),
+                              .start_ns = (uint64_t)llround(start),
                               .end_ns = (uint64_t)llround(s->now)};
         j->done(j->user, &c);
         delivery *n = rev->next;

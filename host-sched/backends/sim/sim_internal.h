@@ -83,6 +83,8 @@ typedef struct job {
     unsigned variant, cap, lane;
     uint64_t first, count, tag;
     double ready_ns;        /* earliest start (set once it heads its lane) */
+    double slice_start_ns;  /* a slice's last launch (wave_launches): when its first wave
+                               started, or -1 */
     uint64_t unstarted, resident;
     double progress;        /* work per resident block done since activation, in blocks */
     double rate;            /* progress per ns */
