@@ -16,9 +16,11 @@
 #define LAUNCHES 6
 #define GRID_X 4000
 
+/* A compute- and a memory-bound class, each wave long enough by the model that the
+ * backend's launch per wave (wave_launches) leaves the pair a gain (kmodel_launch_cp). */
 static const char PROFILES[] =
-    "profile entry=count_blocks rm=0.01 insts=400 pur=0.8 mur=0.05 wpb=2 regs=16\n"
-    "profile entry=count_blocks_b rm=0.3 insts=60 pur=0.1 mur=0.7 wpb=2 regs=16\n";
+    "profile entry=count_blocks rm=0.01 insts=400000 pur=0.8 mur=0.05 wpb=2 regs=16\n"
+    "profile entry=count_blocks_b rm=0.3 insts=60000 pur=0.1 mur=0.7 wpb=2 regs=16\n";
 
 typedef struct tenant {
     uint32_t id, module, fn;

@@ -605,10 +605,11 @@ static void test_arrivals(void)
  * the GPU, so at best a little faster than one after the other); kernelet pairs them at the
  * balanced ratio until one kind runs out, then runs the rest alone. Both estimated here
  * from the model. */
-static double run_pair_workload_of(const ksched_config *c, const char *const names[2],
-                                   unsigned n, unsigned gc, unsigned gm, ksched_stats *st)
+static double run_pair_workload_on(const ksched_config *c, const ksim_config *sc,
+                                   const char *const names[2], unsigned n, unsigned gc,
+                                   unsigned gm, ksched_stats *st)
 {
-    tenv *t = tenv_new(c, NULL);
+    tenv *t = tenv_new(c, sc);
     uint32_t tn = tenv_tenant(t, "w"), fn[2];
     tenv_functions(t, tn, names, 2, 1, fn);
     for (unsigned i = 0; i < n; i++) {
@@ -622,6 +623,12 @@ static double run_pair_workload_of(const ksched_config *c, const char *const nam
         ksched_get_stats(t->s, st);
     tenv_free(t);
     return end;
+}
+
+static double run_pair_workload_of(const ksched_config *c, const char *const names[2],
+                                   unsigned n, unsigned gc, unsigned gm, ksched_stats *st)
+{
+    return run_pair_workload_on(c, NULL, names, n, gc, gm, st);
 }
 
 static double run_pair_workload(ksched_policy p, unsigned n, unsigned gc, unsigned gm)
@@ -664,6 +671,43 @@ static void test_kernelet_beats_base_model(void)
     g_assert_cmpfloat(base, <, 1.01 * t_base);
     g_assert_cmpfloat(fabs(kern - t_pred) / t_pred, <, 0.08);
     g_assert_cmpfloat(kern, <, 0.95 * base);
+}
+
+/* comp + mem on a GPU that launches a pair's slices one wave at a time (as the cuda
+ * backend does), each launch costing gap_ns: policy p's makespan and stats. */
+static double run_wave_launched(ksched_policy p, uint64_t gap_ns, ksched_stats *st)
+{
+    static const char *const names[2] = {"comp", "mem"};
+    ksched_config c;
+    ksched_config_default(&c);
+    c.policy = p;
+    ksim_config sc;
+    ksim_config_default(&sc);
+    sc.wave_launches = 1;
+    sc.stream_gap_ns = gap_ns;
+    return run_pair_workload_on(&c, &sc, names, 10, 4 * 8 * 132, 20 * 132, st);
+}
+
+/* The cost of a pair's launches decides whether it pairs: with launches of 3 us (the
+ * H100's) beside waves of tens of us the pair still gains and runs; with launches of 200 us
+ * every pair loses to running the kernels in turn (the sim charges each wave's launch),
+ * so kernelet pairs nothing and keeps base's time. Judged by the paper's CP alone it
+ * would pair both. */
+static void test_launch_cost_decides_pairing(void)
+{
+    ksched_stats cheap, dear;
+    double base_cheap = run_wave_launched(KSCHED_BASE, 3000, NULL);
+    double kern_cheap = run_wave_launched(KSCHED_KERNELET, 3000, &cheap);
+    double base_dear = run_wave_launched(KSCHED_BASE, 200000, NULL);
+    double kern_dear = run_wave_launched(KSCHED_KERNELET, 200000, &dear);
+    g_test_message("launches of 3 us: base %.3f ms, kernelet %.3f ms (%llu pairs); of 200 us: "
+                   "base %.3f ms, kernelet %.3f ms (%llu pairs)", base_cheap / 1e6,
+                   kern_cheap / 1e6, (unsigned long long)cheap.coschedules, base_dear / 1e6,
+                   kern_dear / 1e6, (unsigned long long)dear.coschedules);
+    g_assert_cmpuint(cheap.coschedules, >, 0);
+    g_assert_cmpfloat(kern_cheap, <, 0.95 * base_cheap);
+    g_assert_cmpuint(dear.coschedules, ==, 0);
+    g_assert_cmpfloat(kern_dear, <, 1.02 * base_dear);
 }
 
 /* The paper's MIX on the H100 profiles through the harness: kernelet beats base; base is
@@ -1101,6 +1145,7 @@ int main(int argc, char **argv)
     g_test_add_func("/policies/arrivals", test_arrivals);
     g_test_add_func("/policies/kernelet-beats-base-model", test_kernelet_beats_base_model);
     g_test_add_func("/policies/kernelet-beats-base-mix", test_kernelet_beats_base_mix);
+    g_test_add_func("/policies/launch-cost-decides-pairing", test_launch_cost_decides_pairing);
     g_test_add_func("/policies/tune/keeps-a-gaining-plan", test_tune_keeps_a_gaining_plan);
     g_test_add_func("/policies/tune/misjudged-pair", test_tune_misjudged_pair);
     g_test_add_func("/policies/tune/stops-a-losing-pair", test_tune_stops_a_losing_pair);

@@ -217,10 +217,12 @@ static void kernelet_decide(ksched *s, void *state)
     }
     if (found && s->cfg.pair_split[0])
         force_split(s, &best);
+    /* found but not gaining: the pairs at hand lose to running the kernels whole (their
+     * launches cost more than pairing gains), so they run as base runs them */
     if (found && best.cp > s->cfg.min_cp)
         run_choice(s, &best);
     else
-        run_unpaired(s, c, n, no_gain > 0);
+        run_unpaired(s, c, n, no_gain > 0 || found);
     sched_trace_decision(s, found ? best.cp : 0, considered, n_pruned, widenings);
 }
 
