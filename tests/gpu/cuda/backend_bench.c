@@ -19,7 +19,7 @@ static unsigned device_sms(kbackend be)
     return be.ops->device_info(be.state, &in, NULL) ? 0 : in.sms;
 }
 
-static int run_whole(bc_run *r, char *msg, size_t msglen)
+int bc_run_whole(bc_run *r, char *msg, size_t msglen)
 {
     bc_waiter w;
     bc_waiter_init(&w);
@@ -36,10 +36,8 @@ static int run_whole(bc_run *r, char *msg, size_t msglen)
     return t.status != 0;
 }
 
-/* Profiles r (its sliced variant), then runs the blocks the profile did not; *p gets the
- * profile, *ms how long the profile took (its completion's end minus start). */
-static int profile_and_finish(bc_run *r, kbackend_profile *p, double *ms, char *msg,
-                              size_t msglen)
+int bc_profile_and_finish(bc_run *r, kbackend_profile *p, double *ms, char *msg,
+                          size_t msglen)
 {
     bc_waiter w;
     bc_waiter_init(&w);
@@ -122,7 +120,7 @@ static void check_kernel(kbackend be, const kw_kernel *k, const char *dir, unsig
     int bad = bc_prepare(&r, be, k, dir, KW_SIZE_DEFAULT, msg, sizeof(msg));
     if (!bad) {
         step = "whole";
-        bad = bc_zero_outputs(&r, msg, sizeof(msg)) || run_whole(&r, msg, sizeof(msg)) ||
+        bad = bc_zero_outputs(&r, msg, sizeof(msg)) || bc_run_whole(&r, msg, sizeof(msg)) ||
               bc_verify(&r, msg, sizeof(msg));
     }
     if (!bad) {
@@ -134,7 +132,7 @@ static void check_kernel(kbackend be, const kw_kernel *k, const char *dir, unsig
     if (!bad) {
         step = "profile";
         bad = bc_zero_outputs(&r, msg, sizeof(msg)) ||
-              profile_and_finish(&r, &p, &profile_ms, msg, sizeof(msg)) ||
+              bc_profile_and_finish(&r, &p, &profile_ms, msg, sizeof(msg)) ||
               bc_verify(&r, msg, sizeof(msg));
     }
     if (!bad) {
@@ -210,7 +208,7 @@ void bc_check_trial(kbackend be, const char *dir, FILE *csv)
     memset(r, 0, sizeof(r));
     for (int i = 0; i < 2; i++)
         if (bc_prepare(&r[i], be, kw_find(names[i]), dir, KW_SIZE_DEFAULT, msg, sizeof(msg)) ||
-            run_whole(&r[i], msg, sizeof(msg))) {
+            bc_run_whole(&r[i], msg, sizeof(msg))) {
             bc_fail("trial: %s", msg);
             bc_release(&r[0]);
             bc_release(&r[1]);

@@ -13,7 +13,9 @@
  *     An unsliced launch profiled runs whole once (blocks_done = its blocks). Two loads
  *     of a text with a __device__ variable have separate variables.
  *  3. each benchmark kernel (backend_bench.c): whole, slices, profile, slicing overhead.
- *  4. tea and st side by side through the trial op.
+ *  4. tea and st side by side through the trial op; every pair of the eight kernels at the
+ *     model's split, predicted against measured (backend_pairs.c).
+ * BC_ONLY=pairs runs step 4's pairs alone.
  *  5. the scheduler on this backend, fifo and kernelet policies (backend_sched.c).
  *  6. a kernel storing to address 8: its launch completes with KBACKEND_ELOST naming the
  *     error, the backend says it is broken and refuses work, and a new backend works.
@@ -433,7 +435,10 @@ int main(int argc, char **argv)
     }
     test_kernels k;
     char msg[256];
-    if (load_test_kernels(be, &k, msg, sizeof(msg))) {
+    const char *only = getenv("BC_ONLY");
+    if (only && !strcmp(only, "pairs")) {
+        bc_check_pair_model(be, argv[1], csv);
+    } else if (load_test_kernels(be, &k, msg, sizeof(msg))) {
         bc_fail("%s", msg);
     } else {
         check_count_blocks(be, &k);
@@ -445,6 +450,7 @@ int main(int argc, char **argv)
         double t1 = seconds();
         bc_check_bench_kernels(be, argv[1], csv);
         bc_check_trial(be, argv[1], csv);
+        bc_check_pair_model(be, argv[1], csv);
         bc_check_sched(be, argv[1], argv[2], csv);
         printf("\nbenchmark kernels, trial and scheduler: %.1f s\n", seconds() - t1);
         double after = time_count_blocks(be, &k, in.sms * 512);

@@ -87,6 +87,14 @@ int bc_run_random_slices(bc_run *r, uint64_t first, uint64_t max_slice, unsigned
 
 void bc_release(bc_run *r);
 
+/* Runs r whole and waits; 0, or 1 with the reason in msg. */
+int bc_run_whole(bc_run *r, char *msg, size_t msglen);
+
+/* Profiles r (its sliced variant), then runs the blocks the profile did not; *p gets the
+ * profile, *ms how long the profile took. 0, or 1 with the reason in msg. */
+int bc_profile_and_finish(bc_run *r, kbackend_profile *p, double *ms, char *msg,
+                          size_t msglen);
+
 /* ---- the parts of the check (backend_bench.c) ---- */
 
 /* Each benchmark kernel: whole, random slices, profile (with launches deferred behind it),
@@ -95,6 +103,10 @@ void bc_check_bench_kernels(kbackend be, const char *dir, FILE *csv);
 
 /* A compute and a memory kernel side by side (trial op) at a few block ratios. */
 void bc_check_trial(kbackend be, const char *dir, FILE *csv);
+
+/* The model's split and co-run throughput of every pair of the benchmark kernels against
+ * the trial op's measurement at that split (backend_pairs.c). */
+void bc_check_pair_model(kbackend be, const char *dir, FILE *csv);
 
 /* The scheduler on this backend (backend_sched.c): two tenants (tea, pc), fifo and
  * kernelet policies, profiles from the scheduler's H100 data file; outputs verified. */
