@@ -1,6 +1,7 @@
 /* kerneletd: the Kernelet daemon. Owns the GPU (through an executor backend), runs the
  * scheduler's dispatcher thread and serves tenants on a Unix socket (docs/PROTOCOL.md,
  * docs/OPERATORS.md). Runs in the foreground; stops cleanly on SIGINT or SIGTERM. */
+#define _GNU_SOURCE             /* cpu_set_t (--cpus) */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 
 #include "server.h"
 #include "backends.h"
+#include "cpus.h"
 #include "crash_report.h"
 #include "isolate.h"
 #include "recover.h"
@@ -29,6 +31,7 @@
 #define OPT_PAIR_SHORT_US 1014
 #define OPT_SIDE_BY_SIDE 1015
 #define OPT_PIPELINE_DEPTH 1016
+#define OPT_CPUS 1017
 #define OPT_WORKER_INPUT 1002
 #define OPT_WORKER_TENANT_BASE 1003
 #define OPT_WORKER_SETTINGS 1004
@@ -117,6 +120,9 @@ static void usage(FILE *f)
             "                       given %u times); tenants may ask for it themselves\n"
             "                       (KERNELET_ISOLATE=1)\n"
             "  --isolate-all        every tenant gets a worker and context of its own\n"
+            "  --cpus LIST          run the daemon's threads on these CPUs only (e.g. 0-7):\n"
+            "                       on a VM host the round trip of a launch waited for is\n"
+            "                       then steady (default: every CPU the process may use)\n"
             "  --spin-us N          while tenants' work is in flight, poll for news N us\n"
             "                       before sleeping (default 1000 with 4 cores or more,\n"
             "                       else 0; after news, at most 50): a launch waited for\n"
@@ -165,6 +171,8 @@ struct options {
     unsigned max_isolated;
     double isolate_rate;
     int spin_us;
+    bool have_cpus;
+    cpu_set_t cpus;
     int worker_fd;              /* a worker of the isolation tier: its tenant's connection */
     int worker_input;           /* and what the daemon had read of it; -1 when not a worker */
     uint64_t worker_tenant_base; /* added to its tenant's id (kserver_config.tenant_id_base) */
@@ -305,6 +313,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"max-isolated", required_argument, NULL, 'X'},
         {"isolate-rate", required_argument, NULL, OPT_ISOLATE_RATE},
         {"spin-us", required_argument, NULL, OPT_SPIN_US},
+        {"cpus", required_argument, NULL, OPT_CPUS},
         {"worker-fd", required_argument, NULL, OPT_WORKER_FD},
         {"worker-input", required_argument, NULL, OPT_WORKER_INPUT},
         {"worker-tenant-base", required_argument, NULL, OPT_WORKER_TENANT_BASE},
@@ -400,6 +409,15 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case 'N': o->no_fence = true; break;
         case OPT_FENCE_FAULTS: o->fence_faults = true; break;
+        case OPT_CPUS: {
+            char why[160];
+            if (kd_cpus_parse(optarg, &o->cpus, why, sizeof(why)) != 0) {
+                fprintf(stderr, "kerneletd: %s\n", why);
+                return -1;
+            }
+            o->have_cpus = true;
+            break;
+        }
         case 'I':
             if (o->n_isolate_names == KD_MAX_ISOLATE_NAMES || !*optarg ||
                 strlen(optarg) >= KERNELET_NAME_MAX)
@@ -639,6 +657,11 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0) {
         usage(stderr);
         return 2;
+    }
+    /* before any thread starts: the backend's, the server's and the driver's inherit it */
+    if (o.have_cpus && kd_cpus_apply(&o.cpus, err, sizeof(err)) != 0) {
+        fprintf(stderr, "kerneletd: %s\n", err);
+        return 1;
     }
     kd_isolation_init(&iso, argv);
     dev.opts = &o.backend;
