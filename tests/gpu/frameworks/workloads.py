@@ -118,6 +118,40 @@ def torch_graph():
     return float(b.abs().sum()), ms
 
 
+def torch_fft():
+    """cuFFT (its fatbin, plans and kernels) through torch.fft."""
+    torch = torch_env()
+    t = torch.arange(1 << 16, device="cuda", dtype=torch.float32) / (1 << 16)
+    x = (t * 440.0 * 6.283185307).sin() + 0.5 * (t * 1000.0 * 6.283185307).cos()
+    out, ms = timed(lambda: torch.fft.rfft(x).abs(), sync=torch.cuda.synchronize)
+    return float(out.sum()), ms
+
+
+def torch_nccl():
+    """NCCL's single-GPU path: a process group of one rank, all_reduce and broadcast."""
+    import os
+    import tempfile
+    import torch.distributed as dist
+    torch = torch_env()
+    store = os.path.join(tempfile.mkdtemp(prefix="kernelet-nccl-"), "store")
+    dist.init_process_group("nccl", init_method=f"file://{store}", rank=0, world_size=1)
+    try:
+        x = torch.arange(1 << 16, device="cuda", dtype=torch.float32)
+
+        def step():
+            y = x.clone()
+            dist.all_reduce(y)
+            dist.broadcast(y, src=0)
+            return y
+        out, ms = timed(step, sync=torch.cuda.synchronize)
+        return float(out.sum()), ms
+    finally:
+        dist.destroy_process_group()
+        if os.path.exists(store):      # the store may remove its file itself
+            os.unlink(store)
+        os.rmdir(os.path.dirname(store))
+
+
 def cupy_elementwise():
     import cupy as cp
     x = cp.arange(1 << 20, dtype=cp.float32) / (1 << 20)
@@ -182,6 +216,8 @@ WORKLOADS = {
     "torch_mlp": (torch_mlp, 1e-4),
     "torch_compile": (torch_compile, 1e-4),
     "torch_graph": (torch_graph, 1e-4),
+    "torch_fft": (torch_fft, 1e-4),
+    "torch_nccl": (torch_nccl, 1e-6),
     "cupy_elementwise": (cupy_elementwise, 1e-5),
     "cupy_reduce": (cupy_reduce, 1e-9),
     "cupy_rawkernel": (cupy_rawkernel, 1e-6),
