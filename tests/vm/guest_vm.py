@@ -183,6 +183,18 @@ class GuestVM:
         return found
 
 
+def start_kerneletd(kerneletd, sock, args, log):
+    """kerneletd --socket sock with args, its output to log; returns once the socket is
+    there or the daemon ended (a test then checks which)."""
+    proc = subprocess.Popen([kerneletd, "--socket", sock, *args], stdout=log,
+                            stderr=subprocess.STDOUT)
+    for _ in range(200):
+        if os.path.exists(sock) or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    return proc
+
+
 class TAP:
     """Collects named checks and prints them as TAP."""
 

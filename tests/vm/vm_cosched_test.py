@@ -13,25 +13,13 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from guest_vm import TAP  # noqa: E402
+from guest_vm import TAP, start_kerneletd  # noqa: E402
 from vm_programs import VMFiles, run_in_vms  # noqa: E402
 
 PROGRAMS = [("tea", ["--blocks=1048576", "--repeat=10"]),
             ("pc", ["--bits=14", "--threads=1048576", "--steps=4", "--repeat=10"])]
-
-
-def start_daemon(kerneletd, sock, profiles, log):
-    proc = subprocess.Popen([kerneletd, "--socket", sock, "--backend", "emu", "--policy",
-                             "kernelet", "--pair-short-us", "0", "--profiles", profiles],
-                            stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(200):
-        if os.path.exists(sock) or proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    return proc
 
 
 def pairs(ctl, sock):
@@ -50,7 +38,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="kernelet-vmpair-") as tmp:
         sock = os.path.join(tmp, "kerneletd.sock")
         with open(os.path.join(tmp, "kerneletd.log"), "w") as log:
-            daemon = start_daemon(kerneletd, sock, profiles, log)
+            daemon = start_kerneletd(kerneletd, sock, [
+                "--backend", "emu", "--policy", "kernelet", "--pair-short-us", "0",
+                "--profiles", profiles], log)
             tap.check("kerneletd started", daemon.poll() is None and os.path.exists(sock))
             results = run_in_vms(VMFiles(qemu, kernel, initrd), sock, PROGRAMS, memory=512)
             for prog, out, rc, go_ns in results:

@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from guest_vm import TAP, GuestVM
+from guest_vm import TAP, GuestVM, start_kerneletd
 
 LIMIT = int(os.environ.get("KERNELET_VM_LIMIT", "400"))
 BENCH = "/opt/kernelet/bench"
@@ -80,13 +80,7 @@ def daemon_args():
 
 
 def start_daemon(kerneletd, sock, log):
-    proc = subprocess.Popen([kerneletd, "--socket", sock, "--backend", "emu", *daemon_args()],
-                            stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(200):
-        if os.path.exists(sock) or proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    return proc
+    return start_kerneletd(kerneletd, sock, ["--backend", "emu", *daemon_args()], log)
 
 
 def device(sock, vm_id):
