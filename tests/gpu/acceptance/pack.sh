@@ -39,5 +39,6 @@ cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/ac
    tests/gpu/acceptance/figures.sh tests/gpu/acceptance/pairs.sh tests/gpu/acceptance/fence.sh \
    tests/gpu/acceptance/recover.sh tests/gpu/acceptance/contain.sh tests/gpu/acceptance/round.sh \
    tests/libcuda/check_printf.py \
-   tests/gpu/libcuda/run_proto_bench.sh tests/gpu/libcuda/placement.sh "$dest/"
+   tests/gpu/libcuda/run_proto_bench.sh tests/gpu/libcuda/placement.sh \
+   tests/gpu/bench/characterise.sh tests/gpu/bench/ncu_table.py "$dest/"
 du -sh "$dest"

@@ -4,6 +4,8 @@
 # Nsight Compute (ncu) for instructions, cycles, DRAM traffic, occupancy, registers and
 # shared memory. Writes OUT/<kernel>.result, OUT/<kernel>.csv, OUT/metrics.txt and
 # OUT/table.md (made by ncu_table.py). Needs ncu and permission to read GPU counters.
+# NCU_CLOCK=none profiles at the clocks the GPU runs at on its own (ncu's default, base,
+# locks the SM clock to its base frequency: memory-bound kernels then idle fewer cycles).
 #   characterise.sh BENCH_BUILD_DIR OUT [program options, e.g. --small]
 set -u
 bin=${1:?usage: characterise.sh BENCH_BUILD_DIR OUT [options]}
@@ -66,7 +68,8 @@ for p in pc sad spmv st mm mriq bs tea; do
     "$bin/$p" "$@" > "$out/$p.result" 2> "$out/$p.err" || status=1
     cat "$out/$p.result"
     # One launch profiled: skip the warm-up launch, take the first timed one.
-    "$ncu" --csv --page raw --print-units base --metrics "$metrics" -k "$entry" \
+    "$ncu" --csv --page raw --print-units base --clock-control "${NCU_CLOCK:-base}" \
+        --metrics "$metrics" -k "$entry" \
         --launch-skip 1 --launch-count 1 --log-file "$out/$p.csv" \
         "$bin/$p" "$@" --repeat=1 > /dev/null 2>> "$out/$p.err" || status=1
 done
