@@ -1,12 +1,15 @@
 /* A kernel that never ends, for the kernel time limit (not a compatibility program: run
  * natively it never returns). Through kerneletd with a per-tenant kernel time limit the
  * launch must end with cudaErrorLaunchTimeout, soon after the limit:
- *   runaway [BLOCKS] [counted|function]   prints RESULT name=runaway status=NAME seconds=S
+ *   runaway [BLOCKS] [counted|function|recursion]
+ *                                         prints RESULT name=runaway status=NAME seconds=S
  * and exits 0 when the status is cudaErrorLaunchTimeout. `counted` spins in a counted
  * loop (an induction variable stepped towards a bound it never meets), whose cancel poll
  * the fencing pass strip-mines, instead of a loop on a flag; `function` spins in such a
  * loop inside a device function that is not inlined (the pass passes it the cancel
- * word's address). */
+ * word's address); `recursion` has no loop at all: a device function that calls itself
+ * twice down to a depth of 30, 2^30 calls a thread (seconds natively), which the pass
+ * makes poll where the recursion is entered. */
 #include <time.h>
 
 #include "compat.h"
@@ -43,6 +46,19 @@ __global__ void function_spin(unsigned start, unsigned end, int *count)
     count[blockIdx.x * blockDim.x + threadIdx.x] = (int)spin_function(start, end);
 }
 
+/* 2^depth calls and no loop; the result depends on every leaf so that none is folded. */
+__device__ __noinline__ unsigned spin_tree(unsigned depth, unsigned seed)
+{
+    if (depth == 0)
+        return seed * 2654435761u;
+    return spin_tree(depth - 1, seed + 1) ^ spin_tree(depth - 1, seed * 3 + 7);
+}
+
+__global__ void recursion_spin(unsigned depth, int *count)
+{
+    count[blockIdx.x * blockDim.x + threadIdx.x] = (int)spin_tree(depth, threadIdx.x);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -56,8 +72,9 @@ int main(int argc, char **argv)
     int *stop, *count;
     bool counted = argc > 2 && !strcmp(argv[2], "counted");
     bool function = argc > 2 && !strcmp(argv[2], "function");
-    if (blocks < 1 || blocks > 1 << 20 || (argc > 2 && !counted && !function)) {
-        fprintf(stderr, "usage: runaway [BLOCKS] [counted|function]\n");
+    bool recursion = argc > 2 && !strcmp(argv[2], "recursion");
+    if (blocks < 1 || blocks > 1 << 20 || (argc > 2 && !counted && !function && !recursion)) {
+        fprintf(stderr, "usage: runaway [BLOCKS] [counted|function|recursion]\n");
         return 2;
     }
     CHECK(cudaMalloc((void **)&stop, sizeof(int)));
@@ -68,6 +85,8 @@ int main(int argc, char **argv)
         counted_spin<<<blocks, 128>>>(0, (unsigned)blocks | 1u, count);
     else if (function)
         function_spin<<<blocks, 128>>>(0, (unsigned)blocks | 1u, count);
+    else if (recursion)
+        recursion_spin<<<blocks, 128>>>(30, count);
     else
         spin<<<blocks, 128>>>(stop, count);
     cudaError_t sync = cudaDeviceSynchronize();

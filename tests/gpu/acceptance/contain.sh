@@ -7,7 +7,8 @@
 #   1. runaway: a kernel that never ends must end with cudaErrorLaunchTimeout soon after the
 #      limit (the watchdog raises the tenant's cancel word, the kernel's loop polls it),
 #      once spinning on a flag (a counting poll), once in a counted loop (strip-mined) and
-#      once in such a loop inside a device function that is not inlined; and, under a
+#      once in such a loop inside a device function that is not inlined, once in a
+#      recursion with no loop (2^30 calls a thread, polled where it is entered); and, under a
 #      second daemon without a limit, one whose limit the operator lowers while it runs;
 #   2. device_assert: a device assert must give cudaErrorAssert (the fencing pass turned it
 #      into a fault word and an exit);
@@ -61,6 +62,8 @@ tenant "$carry/compat/runaway" $blocks counted >"$work/runaway-counted.txt" 2>&1
 row "runaway, counted loop" $? "$(grep '^RESULT' "$work/runaway-counted.txt" || tail -1 "$work/runaway-counted.txt")"
 tenant "$carry/compat/runaway" $blocks function >"$work/runaway-function.txt" 2>&1
 row "runaway, in a device function" $? "$(grep '^RESULT' "$work/runaway-function.txt" || tail -1 "$work/runaway-function.txt")"
+tenant "$carry/compat/runaway" $blocks recursion >"$work/runaway-recursion.txt" 2>&1
+row "runaway, a recursion with no loop" $? "$(grep '^RESULT' "$work/runaway-recursion.txt" || tail -1 "$work/runaway-recursion.txt")"
 # a limit lowered while the kernel runs: a second daemon with no limit, whose runaway
 # tenant the operator then gives 0.5 s (kernelet-ctl set); it must end soon after
 lsock=$work/l.sock
