@@ -33,3 +33,22 @@ uint64_t kw_total_blocks(const kw_instance *inst)
         return 0;
     return (uint64_t)inst->grid[0] * inst->grid[1] * inst->grid[2];
 }
+
+size_t kw_pack_args(const kw_instance *inst, const uint64_t dev[], unsigned char *out)
+{
+    size_t off = 0;
+    for (unsigned a = 0; a < inst->n_args; a++) {
+        const kw_arg *arg = &inst->args[a];
+        size_t size = arg->kind == KW_ARG_U32 || arg->kind == KW_ARG_F32 ? 4 : 8;
+        off = (off + size - 1) / size * size;
+        switch (arg->kind) {
+        case KW_ARG_BUFFER: memcpy(out + off, &dev[arg->value.buffer], 8); break;
+        case KW_ARG_U32: memcpy(out + off, &arg->value.u32, 4); break;
+        case KW_ARG_U64: memcpy(out + off, &arg->value.u64, 8); break;
+        case KW_ARG_F32: memcpy(out + off, &arg->value.f32, 4); break;
+        case KW_ARG_F64: memcpy(out + off, &arg->value.f64, 8); break;
+        }
+        off += size;
+    }
+    return off;
+}

@@ -102,6 +102,12 @@ const kw_kernel *kw_find(const char *name);
 /* Total number of thread blocks of an instance's launch (product of grid). */
 uint64_t kw_total_blocks(const kw_instance *inst);
 
+/* Packs the instance's arguments, buffers as dev[i] (the device address of buffers[i]),
+ * each at its natural alignment: the parameter block of CU_LAUNCH_PARAM_BUFFER_POINTER.
+ * out: room for 8 x KW_MAX_ARGS bytes. Returns its size, up to the end of the last
+ * argument (what the entry takes; no padding after it). */
+size_t kw_pack_args(const kw_instance *inst, const uint64_t dev[], unsigned char *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,11 +48,6 @@ char *bc_sliced_ptx(const char *ptx, size_t len, size_t *out_len, char *msg, siz
 char *bc_kernel_ptx(const kw_kernel *k, const char *dir, size_t *len, char *msg,
                     size_t msglen);
 
-/* Packs the instance's arguments (buffers as dev[]) with natural alignment, padded to 8
- * bytes as a C struct would be (the backend must drop the padding the driver does not
- * want); returns the size. out: at least 8 x KW_MAX_ARGS bytes. */
-size_t bc_pack_args(const kw_instance *in, const kbackend_devptr dev[], unsigned char *out);
-
 /* ---- a benchmark workload through the backend ---- */
 
 typedef struct bc_run {

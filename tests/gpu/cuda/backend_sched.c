@@ -67,7 +67,7 @@ static int setup(ksched *s, const char *dir, sched_tenant *t, int *failed)
         if (submit(s, t, &op, failed))
             return 1;
     }
-    t->params_size = bc_pack_args(&t->in, t->dev, t->params);
+    t->params_size = kw_pack_args(&t->in, t->dev, t->params);
     return 0;
 }
 

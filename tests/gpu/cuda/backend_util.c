@@ -79,25 +79,6 @@ static int wait_one(bc_waiter *w, unsigned *count, bc_ticket *t, int rc, const k
     return t->status != 0;
 }
 
-size_t bc_pack_args(const kw_instance *in, const kbackend_devptr dev[], unsigned char *out)
-{
-    size_t off = 0;
-    for (unsigned a = 0; a < in->n_args; a++) {
-        const kw_arg *arg = &in->args[a];
-        size_t size = arg->kind == KW_ARG_U32 || arg->kind == KW_ARG_F32 ? 4 : 8;
-        off = (off + size - 1) / size * size;
-        switch (arg->kind) {
-        case KW_ARG_BUFFER: memcpy(out + off, &dev[arg->value.buffer], 8); break;
-        case KW_ARG_U32: memcpy(out + off, &arg->value.u32, 4); break;
-        case KW_ARG_U64: memcpy(out + off, &arg->value.u64, 8); break;
-        case KW_ARG_F32: memcpy(out + off, &arg->value.f32, 4); break;
-        case KW_ARG_F64: memcpy(out + off, &arg->value.f64, 8); break;
-        }
-        off += size;
-    }
-    return (off + 7) / 8 * 8;
-}
-
 char *bc_kernel_ptx(const kw_kernel *k, const char *dir, size_t *len, char *msg,
                     size_t msglen)
 {
@@ -170,7 +151,7 @@ int bc_prepare(bc_run *r, kbackend be, const kw_kernel *k, const char *dir, kw_s
     r->total = kw_total_blocks(&r->in);
     if (load_module(r, dir, msg, msglen) || copy_inputs(r, msg, msglen))
         return 1;
-    r->params_size = bc_pack_args(&r->in, r->dev, r->params);
+    r->params_size = kw_pack_args(&r->in, r->dev, r->params);
     return 0;
 }
 
