@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernelet/workload.h"
 #include "ksched.h"
 
 #define BENCH_KERNELS 8
@@ -26,7 +27,10 @@ typedef struct bench_workload {
 } bench_workload;
 
 typedef struct bench_options {
-    const char *backend;
+    const char *backend;    /* sim (times only), emu or cuda (real data, every output
+                               verified) */
+    const char *ptx_dir;    /* emu, cuda: the bench kernels' PTX (the build's bench/) */
+    int small;              /* emu, cuda: the kernels at their small sizes */
     unsigned workloads;     /* bit i: bench_workloads()[i] */
     unsigned policies;      /* bit p: ksched_policy p */
     unsigned instances;     /* per kernel */
@@ -69,6 +73,7 @@ typedef struct bench_result {
     double slowdown[BENCH_KERNELS];   /* mean turnaround / alone time, per kernel */
     double slowdown_max[BENCH_KERNELS];   /* the worst instance's */
     unsigned failed;            /* instances that did not complete */
+    unsigned wrong;             /* kernels whose output differed from the CPU's (emu, cuda) */
     unsigned block_errors;      /* instances whose blocks did not run exactly once */
     ksched_stats stats;
 } bench_result;
@@ -92,6 +97,32 @@ int bench_module_text(const bench_backend *b, const bench_kernel *k, char **text
                       char *msg, size_t msglen);
 /* Blocks of launch tag ran exactly once (1), not (0), or cannot be known (-1). */
 int bench_backend_blocks_once(const bench_backend *b, uint64_t tag, uint64_t total);
+/* Whether the backend computes (emu): launches then need real data. */
+int bench_backend_computes(const bench_backend *b);
+/* The backends built in, "sim, emu". */
+const char *bench_backends_built(void);
+
+/* bench_data.c: one instance of a benchmark kernel in a tenant's device memory. */
+typedef struct bench_data {
+    const kw_kernel *kernel;
+    kw_instance in;
+    int have_instance;
+    kbackend_devptr dev[KW_MAX_BUFFERS];
+    unsigned n_dev;
+    unsigned char params[8 * KW_MAX_ARGS];
+    size_t params_size;
+} bench_data;
+/* Seeded inputs of kernel bk (small or default size) copied into device memory of the
+ * tenant, and the launch's parameter block; 0, or -1 with msg (free it either way). */
+int bench_data_create(ksched *s, uint32_t tenant, const bench_kernel *bk, int small,
+                      bench_data *d, char *msg, size_t len);
+/* Copies the outputs back and checks them against the CPU reference; 0 or -1 with msg. */
+int bench_data_verify(ksched *s, uint32_t tenant, bench_data *d, char *msg, size_t len);
+void bench_data_free(ksched *s, uint32_t tenant, bench_data *d);
+/* The kernel's PTX from dir with its sliced variant (kptx_slice_module); malloc'd, or
+ * NULL with msg. */
+char *bench_data_ptx(const char *dir, const bench_kernel *bk, size_t *len, char *msg,
+                     size_t msglen);
 
 /* bench_progress.c */
 typedef struct bench_progress bench_progress;

@@ -1,17 +1,22 @@
-/* The executor backends the harness runs on. Only the sim is built into the harness so
- * far; a backend that computes real data (cuda, emu) plugs in here: it creates its
- * kbackend, gives the module text (the bench PTX with the slicer's variants) and
- * sets computes_data so that the harness verifies every output. */
+/* The executor backends the harness runs on: the sim (model-timed, no data), and where
+ * built the emulator (emu), which computes: its kernels are the bench PTX with the
+ * slicer's variants, and the run gives them real data and verifies every output
+ * (bench_data.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 #include "sim.h"
+#ifdef KERNELET_BENCH_HAVE_EMU
+#include "emu_backend.h"
+#endif
 
 struct bench_backend {
     const char *name;
     ksim *sim;
+    kbackend be;            /* a computing backend's, destroyed with it */
+    const char *ptx_dir;
 };
 
 static int sim_new(const bench_options *o, const ksched_profile_cache *profiles,
@@ -38,21 +43,49 @@ static int sim_new(const bench_options *o, const ksched_profile_cache *profiles,
     return 0;
 }
 
+const char *bench_backends_built(void)
+{
+#ifdef KERNELET_BENCH_HAVE_EMU
+    return "sim, emu";
+#else
+    return "sim";
+#endif
+}
+
+static int computing_new(const bench_options *o, bench_backend *b, kbackend *be, char *msg,
+                         size_t len)
+{
+#ifdef KERNELET_BENCH_HAVE_EMU
+    if (!strcmp(o->backend, "emu")) {
+        b->name = "emu";
+        b->ptx_dir = o->ptx_dir;
+        if (kd_emu_backend_open(&b->be, KBACKEND_WINDOW_DEFAULT, msg, len))
+            return -1;
+        *be = b->be;
+        return 0;
+    }
+#endif
+    snprintf(msg, len, "backend '%s' is not built into kernelet-bench (available: %s)",
+             o->backend, bench_backends_built());
+    return -1;
+}
+
 int bench_backend_new(const bench_options *o, const ksched_profile_cache *profiles,
                       bench_backend **out, kbackend *be, char *msg, size_t len)
 {
-    if (strcmp(o->backend, "sim")) {
-        snprintf(msg, len, "backend '%s' is not built into kernelet-bench (available: sim)",
-                 o->backend);
-        return -1;
-    }
     bench_backend *b = calloc(1, sizeof(*b));
     if (!b) {
         snprintf(msg, len, "out of memory");
         return -1;
     }
-    b->name = "sim";
-    if (sim_new(o, profiles, b, be, msg, len)) {
+    int rc;
+    if (!strcmp(o->backend, "sim")) {
+        b->name = "sim";
+        rc = sim_new(o, profiles, b, be, msg, len);
+    } else {
+        rc = computing_new(o, b, be, msg, len);
+    }
+    if (rc) {
         bench_backend_free(b);
         return -1;
     }
@@ -65,13 +98,23 @@ void bench_backend_free(bench_backend *b)
     if (!b)
         return;
     ksim_free(b->sim);
+    if (b->be.ops)
+        b->be.ops->destroy(b->be.state);
     free(b);
+}
+
+int bench_backend_computes(const bench_backend *b)
+{
+    return b->be.ops != NULL;
 }
 
 int bench_module_text(const bench_backend *b, const bench_kernel *k, char **text, size_t *len,
                       char *msg, size_t msglen)
 {
-    (void)b;
+    if (bench_backend_computes(b)) {
+        *text = bench_data_ptx(b->ptx_dir, k, len, msg, msglen);
+        return *text ? 0 : -1;
+    }
     /* the sim reads only the entry names */
     size_t cap = 2 * strlen(k->entry) + 64;
     char *t = malloc(cap);

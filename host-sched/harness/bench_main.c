@@ -13,6 +13,9 @@
 #ifndef KERNELET_PROFILES_DIR
 #define KERNELET_PROFILES_DIR "."
 #endif
+#ifndef KERNELET_BENCH_PTX_DIR
+#define KERNELET_BENCH_PTX_DIR "."
+#endif
 
 static void usage(FILE *f)
 {
@@ -21,7 +24,10 @@ static void usage(FILE *f)
     ksched_config_default(&c);
     fprintf(f,
         "usage: kernelet-bench [options]\n"
-        "  --backend NAME        executor backend (sim; default sim)\n"
+        "  --backend NAME        executor backend: %s (default sim); emu computes: every\n"
+        "                        kernel's output is checked against the CPU's\n"
+        "  --ptx-dir DIR         emu: the bench kernels' PTX (default %s)\n"
+        "  --small               emu: the kernels at their small sizes\n"
         "  --workload LIST       CI,MI,MIX,ALL or all (default all)\n"
         "  --policy LIST         %s or all (default all)\n"
         "  --instances N         instances of each kernel (default 1000)\n"
@@ -39,6 +45,7 @@ static void usage(FILE *f)
         "  --out DIR             results folder (default kernelet-bench-results)\n"
         "  --no-plots            CSV only\n"
         "  --quiet               no progress on stderr\n",
+        bench_backends_built(), KERNELET_BENCH_PTX_DIR,
         ksched_policy_list(policies, sizeof(policies), ","), KERNELET_PROFILES_DIR, c.aging);
 }
 
@@ -99,6 +106,7 @@ static void defaults(bench_options *o, char *profiles, size_t len)
                          .gpu = "H100", .a0 = 0.92, .alpha_p = 0.4, .alpha_m = 0.1,
                          .depth = 2, .launch_latency_ns = 5000, .stream_gap_ns = 1000,
                          .out_dir = "kernelet-bench-results", .plots = 1, .progress = 1,
+                         .ptx_dir = KERNELET_BENCH_PTX_DIR,
                          .aging = c.aging};
 }
 
@@ -110,6 +118,8 @@ static int apply(bench_options *o, int argc, char **argv, int *i)
         return o->plots = 0, 0;
     if (!strcmp(opt, "--quiet"))
         return o->progress = 0, 0;
+    if (!strcmp(opt, "--small"))
+        return o->small = 1, 0;
     if (*i + 1 >= argc)
         return -1;
     const char *v = argv[++*i];
@@ -123,6 +133,8 @@ static int apply(bench_options *o, int argc, char **argv, int *i)
         return o->backend = v, 0;
     if (!strcmp(opt, "--profiles"))
         return o->profiles = v, 0;
+    if (!strcmp(opt, "--ptx-dir"))
+        return o->ptx_dir = v, 0;
     if (!strcmp(opt, "--out"))
         return o->out_dir = v, 0;
     if (!strcmp(opt, "--gpu"))
@@ -201,8 +213,10 @@ static int run_all(const bench_options *o, const ksched_profile_cache *profiles,
                 if (rc)
                     fprintf(stderr, "kernelet-bench: %s %s: %s\n", wl->name,
                             ksched_policy_name((ksched_policy)p), msg);
-                else
-                    n++;
+                else if (res[n++].wrong)
+                    fprintf(stderr, "kernelet-bench: %s %s: %u kernels' outputs differ from "
+                            "the CPU's: %s\n", wl->name, ksched_policy_name((ksched_policy)p),
+                            res[n - 1].wrong, msg);
                 done += na;
             }
         free(arr);
@@ -249,10 +263,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "kernelet-bench: %s\n", msg);
         rc = -1;
     }
+    unsigned checked = 0, wrong = 0;
     for (size_t i = 0; i < n; i++) {
-        rc |= res[i].failed || res[i].block_errors ? -1 : 0;
+        rc |= res[i].failed || res[i].block_errors || res[i].wrong ? -1 : 0;
+        checked += res[i].wl->n;
+        wrong += res[i].wrong;
         bench_result_free(&res[i]);
     }
+    if (n && strcmp(o.backend, "sim"))
+        printf("outputs against the CPU's: %u kernels' outputs checked in %zu runs, %u differ\n",
+               checked, n, wrong);
     free(res);
     ksched_profile_cache_free(profiles);
     return rc ? 1 : 0;

@@ -1,5 +1,7 @@
-/* One run of the harness: a fresh backend and scheduler, one tenant per application
- * (kernel), every arrival on a stream of its own at its time, then the figures. */
+/* One run of the harness: a fresh backend and scheduler, one tenant holding every
+ * application (kernel), every arrival on a stream of its own at its time, then the
+ * figures; on a backend that computes, each application's launches work on real data
+ * (bench_data.c), checked after the run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@ typedef struct run_ctx {
     bench_progress *prog;
     uint64_t base, done;
     char label[48];
+    char failure[200];      /* the first failed launch's message */
 } run_ctx;
 
 typedef struct slot {
@@ -25,10 +28,14 @@ typedef struct setup {
     ksched *s;
     uint32_t tenant;
     uint32_t function[BENCH_KERNELS];
+    int small;                          /* the kernels' small sizes (computing backends) */
+    bench_data data[BENCH_KERNELS];     /* a computing backend's, per kernel */
 } setup;
 
 static void teardown(setup *st)
 {
+    for (unsigned k = 0; k < BENCH_KERNELS && st->s; k++)
+        bench_data_free(st->s, st->tenant, &st->data[k]);
     ksched_free(st->s);
     bench_backend_free(st->bb);
 }
@@ -47,9 +54,13 @@ static int add_app(setup *st, unsigned k, char *msg, size_t len)
     if (!rc)
         rc = ksched_function_get(st->s, st->tenant, module, bk->entry, &st->function[k], NULL,
                                  &e);
-    if (rc)
+    if (rc) {
         snprintf(msg, len, "%s: %s", bk->name, e.msg);
-    return rc ? -1 : 0;
+        return -1;
+    }
+    return bench_backend_computes(st->bb) ? bench_data_create(st->s, st->tenant, bk, st->small,
+                                                              &st->data[k], msg, len)
+                                          : 0;
 }
 
 static int make_setup(const bench_options *o, const ksched_profile_cache *profiles,
@@ -57,6 +68,7 @@ static int make_setup(const bench_options *o, const ksched_profile_cache *profil
                       setup *st, char *msg, size_t len)
 {
     memset(st, 0, sizeof(*st));
+    st->small = o->small;
     if (bench_backend_new(o, profiles, &st->bb, &st->be, msg, len))
         return -1;
     ksched_config cfg;
@@ -93,6 +105,8 @@ static void on_done(void *user, const ksched_op_result *r)
     sl->inst->end_ns = r->end_ns;
     sl->inst->status = r->status;
     run_ctx *c = sl->ctx;
+    if (r->status && !c->failure[0])
+        snprintf(c->failure, sizeof(c->failure), "%s", r->msg && *r->msg ? r->msg : "failed");
     c->done++;
     bench_progress_step(c->prog, c->base + c->done, c->label);
 }
@@ -100,10 +114,16 @@ static void on_done(void *user, const ksched_op_result *r)
 static int submit(setup *st, unsigned k, slot *sl, char *msg, size_t len)
 {
     const bench_kernel *bk = &bench_kernels()[k];
+    const bench_data *d = &st->data[k];
     ksched_op op = {.kind = KSCHED_OP_LAUNCH};
     op.u.launch.function = st->function[k];
-    memcpy(op.u.launch.grid, bk->grid, sizeof(bk->grid));
-    memcpy(op.u.launch.block, bk->block, sizeof(bk->block));
+    memcpy(op.u.launch.grid, d->kernel ? d->in.grid : bk->grid, sizeof(bk->grid));
+    memcpy(op.u.launch.block, d->kernel ? d->in.block : bk->block, sizeof(bk->block));
+    if (d->kernel) {
+        op.u.launch.smem = d->in.dynamic_shared_bytes;
+        op.u.launch.params = d->params;
+        op.u.launch.params_size = d->params_size;
+    }
     ksched_err e;
     uint32_t stream;
     int rc = ksched_stream_create(st->s, st->tenant, &stream, &e);
@@ -114,6 +134,21 @@ static int submit(setup *st, unsigned k, slot *sl, char *msg, size_t len)
     if (rc)
         snprintf(msg, len, "submit %s: %s", bk->name, e.msg);
     return rc;
+}
+
+/* A computing backend's outputs against the CPU: how many kernels differ; msg names the
+ * first. */
+static unsigned wrong_outputs(setup *st, const bench_workload *wl, char *msg, size_t len)
+{
+    unsigned wrong = 0;
+    for (unsigned i = 0; i < wl->n && bench_backend_computes(st->bb); i++) {
+        char why[256];
+        if (bench_data_verify(st->s, st->tenant, &st->data[wl->kernel[i]], why, sizeof(why))) {
+            if (!wrong++)
+                snprintf(msg, len, "%s", why);
+        }
+    }
+    return wrong;
 }
 
 static void summarise(const setup *st, const double alone_ns[], bench_result *r)
@@ -132,7 +167,9 @@ static void summarise(const setup *st, const double alone_ns[], bench_result *r)
         }
         if (x->end_ns > last)
             last = x->end_ns;
-        if (bench_backend_blocks_once(st->bb, x->op, kbackend_grid_blocks(bk->grid)) == 0)
+        const unsigned *grid = st->data[x->kernel].kernel ? st->data[x->kernel].in.grid
+                                                          : bk->grid;
+        if (bench_backend_blocks_once(st->bb, x->op, kbackend_grid_blocks(grid)) == 0)
             r->block_errors++;
         double slowdown = (double)(x->end_ns - x->arrival_ns) / alone_ns[x->kernel];
         sum[x->kernel] += slowdown;
@@ -184,8 +221,12 @@ int bench_run(const bench_options *o, const ksched_profile_cache *profiles,
         snprintf(msg, len, "run: %s", e.msg);
         rc = -1;
     }
-    if (!rc)
+    if (!rc) {
         summarise(&st, alone_ns, out);
+        out->wrong = wrong_outputs(&st, wl, msg, len);
+        if (out->failed)        /* a failed launch explains wrong outputs */
+            snprintf(msg, len, "%s", ctx.failure);
+    }
     teardown(&st);
     free(slots);
     if (rc) {
@@ -209,14 +250,18 @@ int bench_alone_times(const bench_options *o, const ksched_profile_cache *profil
         bench_arrival a = {.t_ns = 0, .kernel = k};
         bench_result r;
         double ones[BENCH_KERNELS] = {1, 1, 1, 1, 1, 1, 1, 1};
-        if (bench_run(o, profiles, &one, KSCHED_FIFO, o->seed, &a, 1, ones, NULL, 0, &r, msg,
-                      len))
+        char why[256] = "";
+        if (bench_run(o, profiles, &one, KSCHED_FIFO, o->seed, &a, 1, ones, NULL, 0, &r, why,
+                      sizeof(why))) {
+            snprintf(msg, len, "%s", why);
             return -1;
-        int ok = r.n == 1 && !r.failed && r.inst[0].end_ns > r.inst[0].start_ns;
+        }
+        int ok = r.n == 1 && !r.failed && !r.wrong && r.inst[0].end_ns > r.inst[0].start_ns;
         alone_ns[k] = ok ? (double)(r.inst[0].end_ns - r.inst[0].start_ns) : 0;
         bench_result_free(&r);
         if (!ok) {
-            snprintf(msg, len, "%s did not run alone", bench_kernels()[k].name);
+            snprintf(msg, len, "%s did not run alone: %s", bench_kernels()[k].name,
+                     why[0] ? why : "no time measured");
             return -1;
         }
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """kernelet-bench end to end on the sim: a small run of every workload and policy writes
 its tables, CSV files and (when gnuplot is present) plots; bad options are refused.
-Usage: test_bench_cli.py KERNELET_BENCH SCRATCH_DIR. Prints TAP."""
+With the bench PTX folder it also runs on the emulator (real data, outputs checked).
+Usage: test_bench_cli.py KERNELET_BENCH SCRATCH_DIR [BENCH_PTX_DIR]. Prints TAP."""
 import csv
 import os
 import shutil
@@ -71,6 +72,33 @@ for bad in (["--policy", "lottery"], ["--instances", "0"], ["--load", "-1"], ["-
 p = run("--backend", "cuda", "--instances", "5", "--no-plots", "--out", out)
 check("unknown backend fails with a message",
       p.returncode == 1 and "not built into kernelet-bench" in p.stderr, p.stderr[-500:])
+# emu computes: every kernel's output is checked against the CPU's (test_bench_cli.py
+# gets the bench PTX folder as its third argument where the emulator is built).
+ptx_dir = sys.argv[3] if len(sys.argv) > 3 else None
+if ptx_dir:
+    emu = ["--backend", "emu", "--small", "--instances", "2", "--workload", "MIX", "--policy",
+           "base,kernelet", "--no-plots", "--quiet", "--ptx-dir"]
+    p = run(*emu, ptx_dir, "--out", out)
+    check("emu: real data, every output equal to the CPU's",
+          p.returncode == 0 and "8 kernels' outputs checked in 2 runs, 0 differ" in p.stdout,
+          p.stdout[-300:] + p.stderr[-500:])
+    # the same with tea's PTX changed (one xor made an or): its outputs must differ
+    wrong = os.path.join(scratch, "bench-cli-wrong-ptx")
+    shutil.rmtree(wrong, ignore_errors=True)
+    os.makedirs(wrong)
+    for f in os.listdir(ptx_dir):
+        if f.endswith(".ptx"):
+            text = open(os.path.join(ptx_dir, f)).read()
+            if f == "tea.ptx":
+                text = text.replace("xor.b32", "or.b32", 1)
+            open(os.path.join(wrong, f), "w").write(text)
+    p = run(*emu, wrong, "--out", out)
+    check("emu: a kernel computing something else is caught",
+          p.returncode == 1 and "tea: output differs from the CPU's" in p.stderr,
+          p.stderr[-500:])
+    p = run(*emu, "/nonexistent", "--out", out)
+    check("emu: a missing PTX folder fails with a message",
+          p.returncode == 1 and "cannot read /nonexistent/" in p.stderr, p.stderr[-300:])
 p = run("--profiles", "/nonexistent.profiles")
 check("missing profile file", p.returncode == 2 and "nonexistent" in p.stderr)
 
