@@ -1,8 +1,6 @@
 /* Backends of kerneletd. sim (the scheduler's model-driven GPU) is always there; emu (the
  * PTX emulator) and cuda are compiled in when their libraries are (KERNELETD_HAVE_EMU,
  * KERNELETD_HAVE_CUDA). */
-#include <dlfcn.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +11,9 @@
 
 #ifdef KERNELETD_HAVE_EMU
 #include "emu_backend.h"
+#endif
+#ifdef KERNELETD_HAVE_CUDA
+#include "cuda_module.h"
 #endif
 
 /* Reads path into *cache (made on first use); a missing file is fine when optional. */
@@ -68,56 +69,12 @@ static int open_sim(const struct kd_backend_options *o, ksched_profile_cache *pr
 
 #ifdef KERNELETD_HAVE_CUDA
 /* The cuda backend is a module next to the daemon (KERNELETD_CUDA_MODULE overrides), so
- * that kerneletd starts on machines without NVIDIA's driver. */
-/* dlopen of path; when the file exists but does not load (NVIDIA's driver missing, say),
- * why goes to err. */
-static void *load(const char *path, char *err, size_t errlen)
-{
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-
-    if (!h && access(path, F_OK) == 0)
-        snprintf(err, errlen, "cuda: cannot load %s: %s", path, dlerror());
-    return h;
-}
-
+ * that kerneletd starts on machines without NVIDIA's driver (cuda_module.h). */
 static int open_cuda(const struct kd_backend_options *o, kbackend *out, char *err,
                      size_t errlen)
 {
-    int (*open_fn)(kbackend *, const char *, uint64_t, bool, char *, size_t);
-    const char *env = getenv("KERNELETD_CUDA_MODULE");
-    char path[PATH_MAX + 32], self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    void *h = NULL;
-
-    snprintf(err, errlen, "cuda: no kerneletd-cuda.so next to kerneletd or in %s",
-             KERNELETD_MODULE_DIR);
-    if (env && *env) {
-        snprintf(path, sizeof(path), "%s", env);
-        h = load(path, err, errlen);
-    }
-    if (!h && n > 0) {
-        self[n] = 0;
-        char *slash = strrchr(self, '/');
-        if (slash)
-            *slash = 0;
-        snprintf(path, sizeof(path), "%s/kerneletd-cuda.so", self);
-        h = load(path, err, errlen);
-    }
-    if (!h) {
-        snprintf(path, sizeof(path), "%s/kerneletd-cuda.so", KERNELETD_MODULE_DIR);
-        h = load(path, err, errlen);
-    }
-    if (!h)
-        return -1;
-    *(void **)&open_fn = dlsym(h, "kd_cuda_backend_open");
-    if (!open_fn) {
-        snprintf(err, errlen, "cuda: %s has no kd_cuda_backend_open", path);
-        dlclose(h);
-        return -1;
-    }
-    /* The module stays loaded for the life of the daemon. */
-    return open_fn(out, o->calibration_dir ? o->calibration_dir : KERNELETD_CALIBRATION_DIR,
-                   o->window_bytes, o->end_on_unstoppable, err, errlen);
+    return kbackend_cuda_module_open(out, o->calibration_dir, o->window_bytes,
+                                     o->end_on_unstoppable, err, errlen);
 }
 #endif
 

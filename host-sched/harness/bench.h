@@ -97,9 +97,9 @@ int bench_module_text(const bench_backend *b, const bench_kernel *k, char **text
                       char *msg, size_t msglen);
 /* Blocks of launch tag ran exactly once (1), not (0), or cannot be known (-1). */
 int bench_backend_blocks_once(const bench_backend *b, uint64_t tag, uint64_t total);
-/* Whether the backend computes (emu): launches then need real data. */
+/* Whether the backend computes (emu, cuda): launches then need real data. */
 int bench_backend_computes(const bench_backend *b);
-/* The backends built in, "sim, emu". */
+/* The backends built in, "sim, emu, cuda". */
 const char *bench_backends_built(void);
 
 /* bench_data.c: one instance of a benchmark kernel in a tenant's device memory. */

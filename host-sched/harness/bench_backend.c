@@ -1,7 +1,7 @@
 /* The executor backends the harness runs on: the sim (model-timed, no data), and where
- * built the emulator (emu), which computes: its kernels are the bench PTX with the
- * slicer's variants, and the run gives them real data and verifies every output
- * (bench_data.c). */
+ * built the emulator (emu) and the GPU (cuda, through kerneletd's module), which compute:
+ * their kernels are the bench PTX with the slicer's variants, and the run gives them real
+ * data and verifies every output (bench_data.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +10,9 @@
 #include "sim.h"
 #ifdef KERNELET_BENCH_HAVE_EMU
 #include "emu_backend.h"
+#endif
+#ifdef KERNELET_BENCH_HAVE_CUDA
+#include "cuda_module.h"
 #endif
 
 struct bench_backend {
@@ -45,29 +48,37 @@ static int sim_new(const bench_options *o, const ksched_profile_cache *profiles,
 
 const char *bench_backends_built(void)
 {
+    return "sim"
 #ifdef KERNELET_BENCH_HAVE_EMU
-    return "sim, emu";
-#else
-    return "sim";
+           ", emu"
 #endif
+#ifdef KERNELET_BENCH_HAVE_CUDA
+           ", cuda"
+#endif
+        ;
 }
 
 static int computing_new(const bench_options *o, bench_backend *b, kbackend *be, char *msg,
                          size_t len)
 {
+    int rc = -2;
 #ifdef KERNELET_BENCH_HAVE_EMU
-    if (!strcmp(o->backend, "emu")) {
-        b->name = "emu";
-        b->ptx_dir = o->ptx_dir;
-        if (kd_emu_backend_open(&b->be, KBACKEND_WINDOW_DEFAULT, msg, len))
-            return -1;
-        *be = b->be;
-        return 0;
-    }
+    if (!strcmp(o->backend, "emu"))
+        rc = kd_emu_backend_open(&b->be, KBACKEND_WINDOW_DEFAULT, msg, len);
 #endif
-    snprintf(msg, len, "backend '%s' is not built into kernelet-bench (available: %s)",
-             o->backend, bench_backends_built());
-    return -1;
+#ifdef KERNELET_BENCH_HAVE_CUDA
+    if (!strcmp(o->backend, "cuda"))
+        rc = kbackend_cuda_module_open(&b->be, NULL, KBACKEND_WINDOW_DEFAULT, false, msg, len);
+#endif
+    if (rc == -2)
+        snprintf(msg, len, "backend '%s' is not built into kernelet-bench (available: %s)",
+                 o->backend, bench_backends_built());
+    if (rc)
+        return -1;
+    b->name = o->backend;
+    b->ptx_dir = o->ptx_dir;
+    *be = b->be;
+    return 0;
 }
 
 int bench_backend_new(const bench_options *o, const ksched_profile_cache *profiles,

@@ -24,10 +24,10 @@ static void usage(FILE *f)
     ksched_config_default(&c);
     fprintf(f,
         "usage: kernelet-bench [options]\n"
-        "  --backend NAME        executor backend: %s (default sim); emu computes: every\n"
-        "                        kernel's output is checked against the CPU's\n"
-        "  --ptx-dir DIR         emu: the bench kernels' PTX (default %s)\n"
-        "  --small               emu: the kernels at their small sizes\n"
+        "  --backend NAME        executor backend: %s (default sim); emu and cuda\n"
+        "                        compute: every kernel's output is checked against the CPU's\n"
+        "  --ptx-dir DIR         emu, cuda: the bench kernels' PTX (default %s)\n"
+        "  --small               emu, cuda: the kernels at their small sizes\n"
         "  --workload LIST       CI,MI,MIX,ALL or all (default all)\n"
         "  --policy LIST         %s or all (default all)\n"
         "  --instances N         instances of each kernel (default 1000)\n"

@@ -69,9 +69,16 @@ for bad in (["--policy", "lottery"], ["--instances", "0"], ["--load", "-1"], ["-
             ["--workload", "CI,XX"], ["--gpu", "K80"], ["--seed"]):
     p = run(*bad)
     check(f"refuses {' '.join(bad)}", p.returncode == 2 and "usage" in p.stderr)
-p = run("--backend", "cuda", "--instances", "5", "--no-plots", "--out", out)
+p = run("--backend", "nosuch", "--instances", "5", "--no-plots", "--out", out)
 check("unknown backend fails with a message",
       p.returncode == 1 and "not built into kernelet-bench" in p.stderr, p.stderr[-500:])
+# cuda on a machine without NVIDIA's driver or GPU: a clear message, no crash (on a GPU
+# machine it runs: tests/gpu)
+if not os.path.exists("/dev/nvidiactl"):
+    p = run("--backend", "cuda", "--instances", "1", "--no-plots", "--out", out)
+    check("cuda without a GPU fails with a message",
+          p.returncode == 1 and ("cuda:" in p.stderr or "not built into" in p.stderr),
+          p.stderr[-500:])
 # emu computes: every kernel's output is checked against the CPU's (test_bench_cli.py
 # gets the bench PTX folder as its third argument where the emulator is built).
 ptx_dir = sys.argv[3] if len(sys.argv) > 3 else None

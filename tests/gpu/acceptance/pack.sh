@@ -22,7 +22,8 @@ scripts/device-pack "$dest" "$build/host-sched/daemon/kerneletd" \
     "$build/host-sched/daemon/kerneletd-cuda.so" "$build/host-sched/daemon/kernelet-ctl" \
     "$build/tests/gpu/cuda/backend-check" "$build/tests/gpu/cuda/profile-kernels" \
     "$build/host-sched/backends/cuda/kernelet-cuda-calibrate" "$build/model/model-mem-probe" \
-    "$build/guest-driver/libcuda/kernelet-proto-bench" "$build/tests/gpu/ptx/ptx-slice-gpu" >/dev/null
+    "$build/guest-driver/libcuda/kernelet-proto-bench" "$build/tests/gpu/ptx/ptx-slice-gpu" \
+    "$build/host-sched/harness/kernelet-bench" >/dev/null
 mkdir -p "$dest/libcuda" "$dest/bench/ptx" "$dest/corpus"
 cp "$build/guest-driver/libcuda/libcuda.so.1" "$dest/libcuda/"
 for p in $progs burn stream; do cp "$build/bench/$p" "$dest/bench/"; done
