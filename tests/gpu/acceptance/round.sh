@@ -7,7 +7,9 @@
 # fenced and unfenced), pairs:MIXES:REPEATS:MODES (pairs.sh with SWEEP=0; MODES uses ','
 # as pairs.sh does), streams:OPTS;OPTS... (compat/streams_concurrent natively, with 32
 # hardware queues, and through a kerneletd started with each set of options),
-# proto:OPTS;OPTS... (kernelet-proto-bench natively and through kerneletd with each).
+# proto:OPTS;OPTS... (kernelet-proto-bench natively and through kerneletd with each),
+# bench:OPTS (kernelet-bench on the backend, real data, every output checked, with OPTS,
+# e.g. "bench:--instances 50 --workload all --policy fifo,base,kernelet").
 # BACKEND=emu tries the round without a GPU.
 set -u
 carry=$(cd "${1:?usage: round.sh CARRY_DIR OUT_DIR STEP...}" && pwd)
@@ -62,8 +64,15 @@ for step in "$@"; do
         SWEEP=0 timeout 500 sh "$carry/pairs.sh" "$carry" "$work" "$mixes" "$repeats" "$modes" ;;
     streams:*) streams_step "${step#streams:}" ;;
     proto:*) proto_step "${step#proto:}" ;;
+    bench:*)
+        # shellcheck disable=SC2086
+        LD_LIBRARY_PATH="$carry/lib:/usr/local/cuda/extras/CUPTI/lib64:/usr/local/cuda/lib64" \
+            timeout 500 "$carry/bin/kernelet-bench" --backend "$backend" \
+            --ptx-dir "$carry/bench/ptx" --out "$work/bench" --quiet ${step#bench:}
+        echo "kernelet-bench exit $?" ;;
     *) echo "round.sh: unknown step $step" ;;
-    esac 2>&1 | tee -a "$out/round.txt" | grep -E '^\||^==|failed|passed|RESULT|round trip|rate' || true
+    esac 2>&1 | tee -a "$out/round.txt" |
+        grep -E '^\||^==|failed|passed|RESULT|round trip|rate|^(fifo|base|kernelet|opt) |outputs|kernelet-bench' || true
 done
 pkill -9 kerneletd 2>/dev/null
 tar -C "$out" -czf "$out/round.tar.gz" round && rm -rf "$work"
