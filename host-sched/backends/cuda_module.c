@@ -33,8 +33,9 @@ static void own_folder(char *out, size_t len)
 static void *find_module(char *path, size_t pathlen, char *err, size_t errlen)
 {
     char self[PATH_MAX];
+    /* the build tree last: an installed program must not take a build's module */
     const char *candidates[4] = {getenv("KERNELETD_CUDA_MODULE"), NULL,
-                                 KERNELET_CUDA_MODULE_BUILD_DIR, KERNELET_CUDA_MODULE_DIR};
+                                 KERNELET_CUDA_MODULE_DIR, KERNELET_CUDA_MODULE_BUILD_DIR};
     own_folder(self, sizeof(self));
     candidates[1] = self[0] ? self : NULL;
     snprintf(err, errlen, "cuda: no kerneletd-cuda.so next to this program or in %s",

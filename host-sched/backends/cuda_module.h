@@ -11,7 +11,7 @@
 #include "kernelet/executor.h"
 
 /* Loads kerneletd-cuda.so from $KERNELETD_CUDA_MODULE, else next to the running program,
- * else next to kerneletd in the build tree, else from the install's module folder, and
+ * else from the install's module folder, else next to kerneletd in the build tree, and
  * opens the backend (calibration_dir NULL: the built-in calibrations). 0, or -1 with the
  * reason in err (no module, NVIDIA's driver missing, no GPU). The module stays loaded. */
 int kbackend_cuda_module_open(kbackend *out, const char *calibration_dir,
