@@ -1,6 +1,7 @@
-/* Something that cannot work across a VM (IPC memory handles between processes): the call
- * fails with an error, never a crash, and the program goes on to use the GPU normally.
- * (Its test also checks that kerneletd's log names the entry point.) */
+/* Something that cannot work across a VM (IPC memory handles between processes), and a
+ * private driver table nobody offers: each call fails with an error, never a crash, and
+ * the program goes on to use the GPU normally. (Its tests also check that kerneletd's log
+ * names the entry point and the table.) */
 #include "compat.h"
 
 __global__ void negate(int *v, int n)
@@ -22,6 +23,15 @@ int main(void)
     cudaError_t e = cudaIpcGetMemHandle(&handle, d);
     EXPECT(e != cudaSuccess, "an IPC handle for memory of a shared GPU");
     printf("cudaIpcGetMemHandle: %s\n", cudaGetErrorName(e));
+    (void)cudaGetLastError();
+    /* a table of the driver's that does not exist anywhere */
+    const cudaUUID_t made_up = {{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, (char)0x88,
+                                 (char)0x99, (char)0xaa, (char)0xbb, (char)0xcc, (char)0xdd,
+                                 (char)0xee, (char)0xff}};
+    const void *table = NULL;
+    e = cudaGetExportTable(&table, &made_up);
+    EXPECT(e != cudaSuccess && !table, "a made-up export table");
+    printf("cudaGetExportTable: %s\n", cudaGetErrorName(e));
     (void)cudaGetLastError();
 
     CHECK(cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice));

@@ -7,6 +7,8 @@
  *
  * A table whose first slot is a size holds its length in bytes there.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -457,6 +459,42 @@ static const struct {
      "BLASLT_KEYED", blaslt_keyed_table},
 };
 
+/* cudart asks every program's driver for this table and goes on without it: not worth a
+ * line in the daemon's log for every tenant. */
+static const uint8_t probed_by_cudart[16] = {0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e,
+                                             0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9};
+
+#define MAX_UNKNOWN_TABLES 16
+
+/* A table we do not offer, named once in kerneletd's log (a library that cannot do without
+ * one, cuFFT's, then fails with an error of its own that names nothing): the names live
+ * here, as the note's dedup keeps pointers. */
+static void note_unknown_table(const uint8_t u[16])
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char names[MAX_UNKNOWN_TABLES][64];
+    static unsigned n;
+    char name[64];
+    const char *noted = NULL;
+
+    if (memcmp(u, probed_by_cudart, 16) == 0)
+        return;
+    snprintf(name, sizeof(name), "cuGetExportTable(%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+             "%02x%02x%02x%02x%02x%02x)", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8],
+             u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    pthread_mutex_lock(&lock);
+    unsigned i = 0;
+    while (i < n && strcmp(names[i], name) != 0)
+        i++;
+    if (i == n && n < MAX_UNKNOWN_TABLES) {
+        memcpy(names[n], name, sizeof(name));
+        noted = names[n++];
+    }
+    pthread_mutex_unlock(&lock);
+    if (noted)
+        kcu_unsupported(noted);
+}
+
 CUresult kcu_export_table(const void **table, const CUuuid *id)
 {
     const uint8_t *u;
@@ -473,6 +511,7 @@ CUresult kcu_export_table(const void **table, const CUuuid *id)
     kcu_log("cuGetExportTable: unknown table %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
             "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8],
             u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    note_unknown_table(u);
     *table = NULL;
     return CUDA_ERROR_NOT_FOUND;
 }
