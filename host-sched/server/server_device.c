@@ -90,6 +90,11 @@ void ks_device_describe(const kbackend_device_info *info, struct kernelet_device
     set(d, A_SHARED_PER_SM, info->smem_per_sm);
     set(d, A_SHARED_OPTIN, info->max_smem_per_block);
     set(d, A_CLOCK_RATE, (uint64_t)(info->clock_mhz * 1000.0));
+    if (info->pci_known) {  /* the real GPU's place: NVML on the host finds it there */
+        d->attrs[A_PCI_DOMAIN] = (int32_t)(info->pci_domain & 0x7fffffff);
+        d->attrs[A_PCI_BUS] = (int32_t)(info->pci_bus & 0xff);
+        d->attrs[A_PCI_DEVICE] = (int32_t)(info->pci_device & 0x1f);
+    }
     /* what the backend runs: cuBLASLt picks cluster kernels only where the device says so */
     d->attrs[A_COOPERATIVE] = d->attrs[A_CLUSTER_LAUNCH] = info->launch_attrs ? 1 : 0;
 }

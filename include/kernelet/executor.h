@@ -135,6 +135,10 @@ typedef struct kbackend_device_info {
     unsigned lanes;              /* launch lanes offered, >= 1 */
     uint64_t slice_overhead_ns;  /* extra time one more launch in a busy lane costs (for
                                     the minimum slice size rule); 0 = unknown */
+    int pci_known;               /* 1: pci_* say where the GPU sits on the host's PCI bus
+                                    (tenants on the host find it there with NVML, as NCCL
+                                    does); 0: a device of no PCI location (emu, sim) */
+    unsigned pci_domain, pci_bus, pci_device;
     int wave_launches;           /* 1: a slice held to max_blocks_per_sm runs as one launch
                                     per wave of that many blocks on every SM, each paying
                                     slice_overhead_ns (what a pair's co-run rate loses to

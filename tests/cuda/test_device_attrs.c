@@ -38,12 +38,26 @@ static void test_h100(void)
     g_assert_cmpuint(lim.max_block[2], ==, 64);
     g_assert_cmpuint(lim.max_grid[0], ==, 2147483647u);
     g_assert_cmpuint(lim.max_grid[1], ==, 65535);
+    /* its place on the PCI bus, bus 0x18 of domain 0 (0 is a valid domain) */
+    g_assert_cmpint(in.pci_known, ==, 1);
+    g_assert_cmpuint(in.pci_domain, ==, 0);
+    g_assert_cmpuint(in.pci_bus, ==, 0x18);
     /* the model accepts this description as an H100 */
     kmodel_gpu g;
     g_strlcpy(in.name, "NVIDIA H100 80GB HBM3", sizeof(in.name));
     g_assert_cmpint(kbackend_device_gpu(&in, &g, NULL), ==, 0);
     g_assert_cmpuint(g.sms, ==, 132);
     g_assert_cmpfloat(g.peak_ipc, ==, kmodel_gpu_lookup("H100")->peak_ipc);
+}
+
+/* A driver without PCI attributes: the device still opens, with no PCI place. */
+static void test_no_pci(void)
+{
+    fake f = {.missing = CU_DEVICE_ATTRIBUTE_PCI_BUS_ID};
+    kbackend_device_info in = {0};
+    kcuda_limits lim = {0};
+    g_assert_cmpint(kcuda_device_attrs(h100_attr, &f, &in, &lim, NULL), ==, 0);
+    g_assert_cmpint(in.pci_known, ==, 0);
 }
 
 static void test_missing_attribute(void)
@@ -61,5 +75,6 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cuda/device-attrs/h100", test_h100);
     g_test_add_func("/cuda/device-attrs/missing", test_missing_attribute);
+    g_test_add_func("/cuda/device-attrs/no-pci", test_no_pci);
     return g_test_run();
 }

@@ -62,6 +62,21 @@ static void fill(const int v[A_COUNT], kbackend_device_info *info, kcuda_limits 
     }
 }
 
+/* Where the GPU sits on the PCI bus, when the driver says (0 is a valid bus and domain). */
+static void pci_location(kcuda_attr_fn get, void *user, kbackend_device_info *info)
+{
+    int dom, bus, dev;
+    info->pci_known = !get(user, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, &dom) &&
+                      !get(user, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, &bus) &&
+                      !get(user, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, &dev) && dom >= 0 &&
+                      bus >= 0 && dev >= 0;
+    if (info->pci_known) {
+        info->pci_domain = (unsigned)dom;
+        info->pci_bus = (unsigned)bus;
+        info->pci_device = (unsigned)dev;
+    }
+}
+
 int kcuda_device_attrs(kcuda_attr_fn get, void *user, kbackend_device_info *info,
                        kcuda_limits *lim, kbackend_error *err)
 {
@@ -76,5 +91,6 @@ int kcuda_device_attrs(kcuda_attr_fn get, void *user, kbackend_device_info *info
                               bad ? "unavailable" : "not positive");
     }
     fill(v, info, lim);
+    pci_location(get, user, info);
     return 0;
 }

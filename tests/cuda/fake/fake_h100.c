@@ -24,6 +24,9 @@ int fake_h100_attribute(CUdevice_attribute a, int *v)
         {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 65535},
         {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 65535},
         {CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 1},
+        {CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0},
+        {CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0x18},
+        {CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0},
     };
     for (unsigned i = 0; i < sizeof(table) / sizeof(table[0]); i++)
         if (table[i].a == a) {
