@@ -1,6 +1,8 @@
 /* The registry of benchmark kernels (kw_kernels, kw_find) and kw_total_blocks. */
 #include "kernelet/workload.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const kw_kernel kw_pc, kw_sad, kw_spmv, kw_st, kw_mm, kw_mriq, kw_bs, kw_tea;
@@ -51,4 +53,26 @@ size_t kw_pack_args(const kw_instance *inst, const uint64_t dev[], unsigned char
         off += size;
     }
     return off;
+}
+
+char *kw_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *s = NULL;
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
+        s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    fclose(f);
+    if (s) {
+        s[n] = '\0';
+        if (len)
+            *len = (size_t)n;
+    }
+    return s;
 }

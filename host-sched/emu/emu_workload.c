@@ -7,28 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *emu_wl_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *s = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
-        s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s) {
-        s[n] = '\0';
-        if (len)
-            *len = (size_t)n;
-    }
-    return s;
-}
-
 static int load_module(emu_wl *w, const char *text, size_t len, bool sliced, kemu_error *err)
 {
     if (!sliced)
@@ -81,7 +59,7 @@ int emu_wl_prepare(emu_wl *w, kemu_device *dev, const char *ptx_dir, const kw_in
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", ptx_dir, in->kernel->ptx_file);
     size_t len = 0;
-    char *text = emu_wl_read_file(path, &len);
+    char *text = kw_read_file(path, &len);
     if (!text) {
         snprintf(err->message, sizeof err->message, "cannot read %.300s", path);
         return err->code = KEMU_EINVAL;

@@ -21,9 +21,6 @@ typedef struct emu_wl {
     size_t param_bytes;
 } emu_wl;
 
-/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL on failure. */
-char *emu_wl_read_file(const char *path, size_t *len);
-
 /* Loads in's kernel from ptx_dir (with its sliced variant when sliced) and uploads its
  * buffers. */
 int emu_wl_prepare(emu_wl *w, kemu_device *dev, const char *ptx_dir, const kw_instance *in,

@@ -114,15 +114,9 @@ char *bench_data_ptx(const char *dir, const bench_kernel *bk, size_t *len, char 
     const kw_kernel *k = kw_find(bk->name);
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", dir, k ? k->ptx_file : "?");
-    FILE *f = k ? fopen(path, "rb") : NULL;
-    char *ptx = NULL, *text = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (ptx = malloc((size_t)n)) && fread(ptx, 1, (size_t)n, f) != (size_t)n)
-        n = -1;
-    if (f)
-        fclose(f);
-    if (!ptx || n <= 0) {
+    size_t n = 0;
+    char *ptx = k ? kw_read_file(path, &n) : NULL, *text = NULL;
+    if (!ptx || !n) {
         snprintf(msg, msglen, "cannot read %s (--ptx-dir)", path);
         free(ptx);
         return NULL;
@@ -130,7 +124,7 @@ char *bench_data_ptx(const char *dir, const bench_kernel *bk, size_t *len, char 
     /* the scheduler wants the kernel and its sliced variant in one module */
     kptx_module *m = NULL;
     kptx_error e = {0};
-    if (kptx_parse(ptx, (size_t)n, &m, &e) || kptx_slice_module(m, NULL, &e) ||
+    if (kptx_parse(ptx, n, &m, &e) || kptx_slice_module(m, NULL, &e) ||
         kptx_print(m, &text, len, &e)) {
         snprintf(msg, msglen, "%s: PTX: %.200s (line %u)", path, e.message, e.line);
         text = NULL;

@@ -102,6 +102,10 @@ const kw_kernel *kw_find(const char *name);
 /* Total number of thread blocks of an instance's launch (product of grid). */
 uint64_t kw_total_blocks(const kw_instance *inst);
 
+/* Reads a whole file (a kernel's PTX, say) into a NUL-terminated malloc'd buffer; *len
+ * (may be NULL) gets its size. NULL when it cannot be read. */
+char *kw_read_file(const char *path, size_t *len);
+
 /* Packs the instance's arguments, buffers as dev[i] (the device address of buffers[i]),
  * each at its natural alignment: the parameter block of CU_LAUNCH_PARAM_BUFFER_POINTER.
  * out: room for 8 x KW_MAX_ARGS bytes. Returns its size, up to the end of the last

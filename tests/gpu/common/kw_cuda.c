@@ -18,33 +18,11 @@ int kwc_failed(CUresult r, const char *what, char *msg, size_t msglen)
     return 1;
 }
 
-char *kwc_read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *s = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
-        s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) {
-        s[n] = '\0';
-        if (size)
-            *size = (size_t)n;
-    }
-    fclose(f);
-    return s;
-}
-
 static int load_module(kwc_run *r, const kw_kernel *k, const char *dir, char *msg, size_t msglen)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, k->ptx_file);
-    char *ptx = kwc_read_file(path, NULL);
+    char *ptx = kw_read_file(path, NULL);
     if (!ptx) {
         snprintf(msg, msglen, "cannot read %s", path);
         return 1;

@@ -49,7 +49,4 @@ void kwc_release(kwc_run *r);
 /* "name: what: CUDA_ERROR_X" into msg; returns 1 when r is an error, else 0. */
 int kwc_failed(CUresult r, const char *what, char *msg, size_t msglen);
 
-/* Reads a whole file into a NUL-terminated malloc'd buffer, or NULL. */
-char *kwc_read_file(const char *path, size_t *size);
-
 #endif

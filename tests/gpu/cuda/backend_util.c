@@ -85,7 +85,7 @@ char *bc_kernel_ptx(const kw_kernel *k, const char *dir, size_t *len, char *msg,
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", dir, k->ptx_file);
     size_t n;
-    char *ptx = kwc_read_file(path, &n);
+    char *ptx = kw_read_file(path, &n);
     if (!ptx) {
         snprintf(msg, msglen, "cannot read %s", path);
         return NULL;

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
     CHECK(cuDeviceGet(&dev, 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));
-    char *ptx = kwc_read_file(argv[1], NULL);
+    char *ptx = kw_read_file(argv[1], NULL);
     if (!ptx) {
         fprintf(stderr, "fence-probe: cannot read %s\n", argv[1]);
         return 1;

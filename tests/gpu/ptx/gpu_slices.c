@@ -23,7 +23,7 @@ bool sliced_module_load(const char *path, sliced_module *sm)
 {
     memset(sm, 0, sizeof *sm);
     size_t len;
-    char *text = kwc_read_file(path, &len);
+    char *text = kw_read_file(path, &len);
     if (!text) {
         fprintf(stderr, "%s: cannot read\n", path);
         return false;
