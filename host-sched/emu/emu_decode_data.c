@@ -266,6 +266,17 @@ static int dec_createpolicy(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_
     return emu_dst(cc, &ki->ops[0], &in->dst[0]);
 }
 
+/* stacksave: the stack pointer of the lane's call depth (emu_ops_move.c). */
+static int dec_stacksave(emu_cc *cc, const kptx_instr *ki, emu_mods *ml, emu_insn *in)
+{
+    in->type = (uint8_t)emu_mods_type(ml);
+    if (ki->n_ops != 1 || (in->type != EMU_T_U64 && in->type != EMU_T_U32))
+        return emu_unsupported(cc, "this form of stacksave");
+    in->fn = emu_op_move("stacksave", (emu_type)in->type);
+    in->n_dst = 1;
+    return emu_dst(cc, &ki->ops[0], &in->dst[0]);
+}
+
 emu_decoder emu_decoder_data(const char *opcode)
 {
     static const struct {
@@ -276,7 +287,7 @@ emu_decoder emu_decoder_data(const char *opcode)
         {"ld", dec_ldst}, {"ldu", dec_ldst}, {"st", dec_ldst}, {"atom", dec_atom},
         {"red", dec_atom}, {"prefetch", dec_hint}, {"prefetchu", dec_hint},
         {"discard", dec_hint}, {"applypriority", dec_hint},
-        {"createpolicy", dec_createpolicy}, {"cp", dec_cp},
+        {"createpolicy", dec_createpolicy}, {"cp", dec_cp}, {"stacksave", dec_stacksave},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(opcode, table[i].name) == 0)

@@ -32,7 +32,8 @@
 #define EMU_NO_PC UINT32_MAX
 #define EMU_BARRIERS 16u
 #define EMU_MAX_RECURSION 1024u          /* calls deep, with recursion */
-#define EMU_SAVE_STACK_BYTES (32u << 10) /* per thread, for recursive invocations */
+#define EMU_STACK_ENTRY 0x240u           /* stacksave: the kernel's frame, below the top */
+#define EMU_SAVE_STACK_BYTES KEMU_STACK_BYTES /* per thread, for recursive invocations */
 
 /* Generic-address windows (each 4 GiB) and the device's global range. */
 #define EMU_SHARED_WINDOW 0x0000100000000000ull

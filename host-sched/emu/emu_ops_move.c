@@ -3,6 +3,7 @@
  * (prefetch, nanosleep, ...) or that order memory (membar, fence). Also the copy of
  * return values after a call. */
 #include "emu_ops.h"
+#include "kernelet/ptx.h"
 
 #include <string.h>
 #include <time.h>
@@ -58,6 +59,19 @@ static int read_clock(emu_warp *w, const emu_insn *in, uint32_t mask)
     if (in->type == EMU_T_U32 || in->type == EMU_T_B32)
         v &= 0xffffffffu;
     EMU_FOR_LANES(mask, l, d[l] = v);
+    return 0;
+}
+
+/* stacksave: the lane's stack pointer, as on the H100, whose stacks start just below
+ * KPTX_STACK_TOP and grow down (tests/gpu/ptx/stack_probe.c): here less what the lane's
+ * recursive invocations have saved (KEMU_STACK_BYTES at most), so that the fencing pass's
+ * stack guard sees the emulator's own stack fill. */
+static int stack_save(emu_warp *w, const emu_insn *in, uint32_t mask)
+{
+    EMU_DST;
+    (void)in;
+    const uint32_t *saved = w->blk->save_sp ? w->blk->save_sp + w->thread0 : NULL;
+    EMU_FOR_LANES(mask, l, d[l] = KPTX_STACK_TOP - EMU_STACK_ENTRY - (saved ? saved[l] : 0));
     return 0;
 }
 
@@ -165,6 +179,7 @@ emu_fn emu_op_move(const char *op, emu_type t)
     } table[] = {
         {"mov", mov}, {"mov.pack", mov_pack}, {"mov.unpack", mov_unpack},
         {"clock", read_clock}, {"cvta", cvta}, {"isspacep", isspacep},
+        {"stacksave", stack_save},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(op, table[i].name) == 0)

@@ -20,13 +20,14 @@ typedef struct options {
     const char *cmd, *file, *out;
     long index;         /* -1: not given */
     bool fence;         /* --fence */
+    unsigned long stack; /* --stack-bytes: the fence's stack guard for this stack size */
 } options;
 
 static int usage(void)
 {
     fprintf(stderr, "usage: kernelet-ptx info FILE [--index I]\n"
-                    "       kernelet-ptx slice FILE -o OUT [--index I] [--fence]\n"
-                    "       kernelet-ptx print FILE [-o OUT] [--index I] [--fence]\n");
+                    "       kernelet-ptx slice FILE -o OUT [--index I] [--fence [--stack-bytes N]]\n"
+                    "       kernelet-ptx print FILE [-o OUT] [--index I] [--fence [--stack-bytes N]]\n");
     return 2;
 }
 
@@ -40,6 +41,11 @@ static int parse_args(int argc, char **argv, options *o)
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--fence") == 0) {
             o->fence = true;
+        } else if (strcmp(argv[i], "--stack-bytes") == 0 && i + 1 < argc) {
+            char *end;
+            o->stack = strtoul(argv[++i], &end, 10);
+            if (*end || argv[i][0] == '-')
+                return -1;
         } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
             o->out = argv[++i];
         } else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc) {
@@ -178,7 +184,8 @@ static int run_ptx(const options *o, const char *text, size_t len, const char *w
         rc = print_info(m);
     } else {
         unsigned n = 0, fenced = 0;
-        if (o->fence && kptx_fence_module(m, 0, &fenced, &err)) {
+        const kptx_fence_opts fo = {.stack_bytes = o->stack};
+        if (o->fence && kptx_fence_module_opts(m, &fo, &fenced, &err)) {
             fprintf(stderr, "%s: %s\n", what, err.message);
             rc = 1;
         }

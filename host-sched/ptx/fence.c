@@ -63,6 +63,8 @@ typedef struct fencer {
     const kptx_function *fn;        /* the one being fenced */
     bool device_fn;                 /* fn is such a device function, not an entry */
     bool poll_on_entry;             /* fn is a cycle head (callgraph.c): it polls as it starts */
+    uint64_t stack_guard;           /* the module's stack guard (fence_stack.c), 0: none */
+    bool guard_stack;               /* fn is on a cycle of calls: it checks the guard */
     kptx_label_index labels;        /* fn's labels */
     kptx_counted_loop *loops;       /* fn's counted loops: their polls are strip-mined */
     kptx_loop_names *loop_names;    /* each one's registers and labels */
@@ -414,6 +416,18 @@ static void declare(fencer *f, kptx_stmt_vec *sv)
         declare_reg(f, sv, ".pred", f->oob, 0);
 }
 
+/* A function on a cycle of calls ends its thread with KPTX_FAULT_STACK when its frame lies
+ * below the module's stack guard (fence_stack.c): the recursion stops a margin short of
+ * overflowing the stack, which would end the context. */
+static void emit_stack_check(fencer *f, kptx_stmt_vec *sv)
+{
+    kptx_operand sp = kptx_reg_operand(f->reg[R_ADDR]);
+    kptx_rw_emit(&f->rw, sv, "stacksave", ".u64", 1, &sp);
+    emit3(f, sv, "setp", ".lt.u64", kptx_reg_operand(f->poll), sp,
+          kptx_int_operand((int64_t)f->stack_guard));
+    emit_fault_if(f, sv, f->poll, false, KPTX_FAULT_STACK);
+}
+
 /* The window and the control words' addresses into their registers (a device function's
  * control words only); no back-edge yet.
  *
@@ -436,13 +450,15 @@ static void load_params(fencer *f, kptx_stmt_vec *sv)
     emit2(f, sv, "mov", ".u32", kptx_reg_operand(f->creg[C_COUNT]), kptx_int_operand(0));
     if (f->poll_on_entry)
         emit_cancel_check(f, sv);
+    if (f->guard_stack)
+        emit_stack_check(f, sv);
 }
 
 static size_t body_bound(const kptx_function *fn, unsigned n_loops)
 {
-    /* declarations (at most 10), the prologue (an entry's 5, a device function's 3 and a
-     * cycle head's poll 3), and what each one may add */
-    size_t n = fn->n_stmts + 16 + (size_t)n_loops * (PER_LOOP + 1);
+    /* declarations (at most 10), the prologue (an entry's 5, a device function's 3, a
+     * cycle head's poll 3 and the stack check 5), and what each one may add */
+    size_t n = fn->n_stmts + 21 + (size_t)n_loops * (PER_LOOP + 1);
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_INSTR)
             n += PER_ACCESS * fn->stmts[i].u.instr.n_ops + PER_CONTROL;
@@ -556,7 +572,7 @@ static kptx_var *controlled_params(fencer *f, const kptx_function *fn)
 
 /* A device function that takes the control words: its declaration, and its body rewritten
  * as an entry's (polls, faults; it touches no global memory, fence_check.c). */
-static void control_device_fn(fencer *f, kptx_function *fn, bool cycle_head)
+static void control_device_fn(fencer *f, kptx_function *fn, const kptx_fn_facts *facts)
 {
     kptx_function out = *fn;
     if (!(out.params = controlled_params(f, fn)))
@@ -564,9 +580,10 @@ static void control_device_fn(fencer *f, kptx_function *fn, bool cycle_head)
     out.n_params = fn->n_params + 2;
     if (fn->has_body) {
         f->device_fn = true;
-        f->poll_on_entry = cycle_head;
+        f->poll_on_entry = facts->cycle_head;
+        f->guard_stack = facts->recursive && f->stack_guard;
         fence_body(f, &out, fn);
-        f->device_fn = f->poll_on_entry = false;
+        f->device_fn = f->poll_on_entry = f->guard_stack = false;
     }
     if (!f->rw.oom)
         *fn = out;
@@ -620,10 +637,18 @@ static unsigned plan(const kptx_module *m, const kptx_analysis *an, unsigned fla
 
 int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_error *err)
 {
+    const kptx_fence_opts o = {.flags = flags};
+    return kptx_fence_module_opts(m, &o, n_fenced, err);
+}
+
+int kptx_fence_module_opts(kptx_module *m, const kptx_fence_opts *o, unsigned *n_fenced,
+                           kptx_error *err)
+{
     if (n_fenced)
         *n_fenced = 0;
-    if (!m)
-        return kptx_fail(err, KPTX_EINVAL, 0, 0, "NULL module");
+    if (!m || !o)
+        return kptx_fail(err, KPTX_EINVAL, 0, 0, "NULL argument");
+    unsigned flags = o->flags;
     const kptx_analysis *an = kptx_module_analysis(m, err);
     if (!an)
         return KPTX_ENOMEM;
@@ -632,6 +657,8 @@ int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_e
     bool *fence = calloc(an->n_fns ? an->n_fns : 1, sizeof *fence);
     bool *ctl = calloc(an->n_fns ? an->n_fns : 1, sizeof *ctl);
     int rc = !fence || !ctl ? KPTX_ENOMEM : setup_names(&f);
+    if (!rc)
+        rc = kptx_stack_guard(an, o->stack_bytes, &f.stack_guard);
     unsigned count = rc ? 0 : plan(m, an, flags, fence, ctl, &rc);
     f.ctl = ctl;
     for (unsigned i = 0; !rc && count && i < m->n_items; i++) {
@@ -642,7 +669,7 @@ int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_e
         if (k >= 0 && it->u.fn.is_entry && it->u.fn.has_body && fence[k])
             fence_entry(&f, &it->u.fn);
         else if (k >= 0 && !it->u.fn.is_entry && ctl[k])
-            control_device_fn(&f, &it->u.fn, an->facts[k].cycle_head); /* and declarations */
+            control_device_fn(&f, &it->u.fn, &an->facts[k]); /* and declarations */
     }
     free(fence);
     free(ctl);

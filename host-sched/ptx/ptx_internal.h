@@ -288,6 +288,10 @@ void kptx_module_forget_analysis(kptx_module *m);
 /* The direct-call graph's cycles: facts' recursive and cycle_head, order and scc_end, in
  * time and memory linear in functions and calls (callgraph.c); KPTX_ENOMEM. */
 int kptx_find_cycles(kptx_analysis *an);
+/* The stack pointer below which a function on a cycle of calls ends its thread with
+ * KPTX_FAULT_STACK, for threads whose stack is stack_bytes (fence_stack.c); 0 when the
+ * module has no recursion or stack_bytes is 0 (no guard). KPTX_ENOMEM. */
+int kptx_stack_guard(const kptx_analysis *an, uint64_t stack_bytes, uint64_t *guard);
 /* Index of the function named name, or -1. */
 int kptx_analysis_find(const kptx_analysis *an, const char *name);
 /* Marks in reach[] (n_fns entries, zeroed by the caller) every function reachable from

@@ -26,6 +26,11 @@
 extern "C" {
 #endif
 
+/* Bytes of each thread's call stack: the invocations of recursive functions are saved
+ * there, and stacksave reads KPTX_STACK_TOP less a kernel's frame and what is saved, as
+ * on a GPU whose stack grows down from there (tests/gpu/ptx/stack_probe.c). */
+#define KEMU_STACK_BYTES (32u << 10)
+
 /* Error codes (negative); 0 is success. */
 enum {
     KEMU_OK = 0,

@@ -315,16 +315,31 @@ int kptx_slice_name(const char *entry, char *buf, size_t buflen);
  * when the launch completes. A device function that loops, recurses, traps or asserts gets
  * the two words' addresses as two more parameters on every direct call; a recursion reads
  * the cancel word on every call of a function where a cycle of calls is entered
- * (docs/PTX.md). */
+ * (docs/PTX.md). With a stack size given (kptx_fence_opts.stack_bytes), every function on
+ * a cycle of calls checks its stack pointer as it starts and writes KPTX_FAULT_STACK and
+ * ends the thread when the recursion is about to overflow the stack, which on the GPU
+ * would end the context (fence_stack.c). */
 #define KPTX_CANCEL_POLL_PERIOD 1024u
-enum { KPTX_FAULT_NONE = 0, KPTX_FAULT_TRAP = 1, KPTX_FAULT_ASSERT = 2, KPTX_FAULT_ADDRESS = 3 };
+enum {
+    KPTX_FAULT_NONE = 0,
+    KPTX_FAULT_TRAP = 1,
+    KPTX_FAULT_ASSERT = 2,
+    KPTX_FAULT_ADDRESS = 3,
+    KPTX_FAULT_STACK = 4,
+};
 
-/* What a fault code means, for messages: "trap", "assert triggered", "illegal address". */
+/* Where a thread's call stack starts in its local window (it grows down): PTX's
+ * stacksave reads addresses below this on the H100 (tests/gpu/ptx/stack_probe.c). */
+#define KPTX_STACK_TOP ((uint64_t)1 << 24)
+
+/* What a fault code means, for messages: "trap", "assert triggered", "illegal address",
+ * "stack overflow". */
 static inline const char *kptx_fault_name(uint32_t fault)
 {
     return fault == KPTX_FAULT_ASSERT ? "assert triggered"
            : fault == KPTX_FAULT_ADDRESS ? "illegal address (outside the tenant's memory)"
-                                         : "trap";
+           : fault == KPTX_FAULT_STACK ? "stack overflow (a recursion deeper than the stack)"
+                                       : "trap";
 }
 
 /* Offset of the window base in the parameter block of a fenced entry whose own parameters
@@ -361,6 +376,18 @@ int kptx_fence_verdict(const kptx_module *m, const char *name, unsigned flags, c
  * gets how many were fenced. Fence a module once, before kptx_slice_module (whose variants
  * then inherit the fence and put their four parameters after the window's). */
 int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_error *err);
+
+/* How to fence: the flags (KPTX_FENCE_*) and the size of each thread's call stack in
+ * bytes (the context's CU_LIMIT_STACK_SIZE), for the stack guard of recursive functions;
+ * 0: no guard (a backend that bounds recursion itself). */
+typedef struct kptx_fence_opts {
+    unsigned flags;
+    uint64_t stack_bytes;
+} kptx_fence_opts;
+
+/* kptx_fence_module with the stack guard (kptx_fence_opts). */
+int kptx_fence_module_opts(kptx_module *m, const kptx_fence_opts *o, unsigned *n_fenced,
+                           kptx_error *err);
 
 /* ---- Relocating module variables --------------------------------------------------- */
 

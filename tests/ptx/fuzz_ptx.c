@@ -70,8 +70,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* what the daemon does: printf records, fence, then slice; the result must parse
      * again (the printf pass refuses nothing here that it did not refuse before) */
     (void)kptx_printf_module(m2, KPTX_PRINTF_ENTRIES_ONLY, NULL, NULL);
-    (void)kptx_fence_module(m2, KPTX_FENCE_VARS_OUTSIDE | KPTX_FENCE_VARS_RELOCATED, NULL,
-                            NULL);
+    const kptx_fence_opts cuda = {.flags = KPTX_FENCE_VARS_OUTSIDE | KPTX_FENCE_VARS_RELOCATED,
+                                  .stack_bytes = 4096};   /* the cuda backend's default */
+    (void)kptx_fence_module_opts(m2, &cuda, NULL, NULL);
     relocate(m2);
     (void)kptx_printf_module(m, 0, NULL, NULL);
     (void)kptx_fence_module(m, 0, NULL, NULL);

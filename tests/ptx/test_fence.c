@@ -432,14 +432,15 @@ static const char fn_control_ptx[] =
     "  mov.u32 %r2, 6;\n  st.global.u32 [%rd1+4], %r2;\n  ret;\n}\n";
 
 /* The kernels of ptx fenced with flags (the fencing pass's), n of them, in the window. */
-static void control_open_ptx(control_fixture *f, const char *ptx, unsigned flags, unsigned want)
+static void control_open_opts(control_fixture *f, const char *ptx, const kptx_fence_opts *o,
+                              unsigned want)
 {
     kemu_error e = {0};
     f->dev = test_emu_windows(WINDOW, &f->win, &f->other);
     kptx_module *m = test_parse(ptx);
     kptx_error err = {0};
     unsigned n = 0;
-    g_assert_cmpint(kptx_fence_module(m, flags, &n, &err), ==, 0);
+    g_assert_cmpint(kptx_fence_module_opts(m, o, &n, &err), ==, 0);
     g_assert_cmpuint(n, ==, want);
     char *text = test_print(m, NULL);
     g_assert_cmpint(kemu_module_load_in(f->dev, &f->win, text, strlen(text), &f->mod, &e), ==, 0);
@@ -449,6 +450,12 @@ static void control_open_ptx(control_fixture *f, const char *ptx, unsigned flags
     f->ctl = alloc_in(f->dev, &f->other, 0);
     uint32_t zero[2] = {0, 0};
     g_assert_cmpint(kemu_memcpy_htod(f->dev, f->ctl, zero, sizeof zero, &e), ==, 0);
+}
+
+static void control_open_ptx(control_fixture *f, const char *ptx, unsigned flags, unsigned want)
+{
+    const kptx_fence_opts o = {.flags = flags};
+    control_open_opts(f, ptx, &o, want);
 }
 
 static void control_open_flags(control_fixture *f, unsigned flags)
@@ -814,6 +821,66 @@ static void test_recursion_cancel(void)
     kemu_device_destroy(f.dev);
 }
 
+/* The stacksave instructions of fn. */
+static unsigned stack_checks(const kptx_function *fn)
+{
+    return count(fn, "stacksave", NULL);
+}
+
+/* With a stack size, each function on a cycle of calls (rsum, msum_a, msum_b, tree,
+ * forever) checks its stack pointer once as it starts; dbl and the entries, which recurse
+ * nowhere, do not; without one, nothing does. */
+static void test_recursion_stack_shape(void)
+{
+    for (int with = 0; with < 2; with++) {
+        kptx_module *m = test_parse(recursion_ptx);
+        kptx_error err = {0};
+        const kptx_fence_opts o = {.stack_bytes = with ? 4096 : 0};
+        g_assert_cmpint(kptx_fence_module_opts(m, &o, NULL, &err), ==, 0);
+        const char *recursive[] = {"rsum", "msum_a", "msum_b", "tree", "forever"};
+        for (unsigned i = 0; i < G_N_ELEMENTS(recursive); i++)
+            g_assert_cmpuint(stack_checks(entry_of(m, recursive[i])), ==, with ? 1 : 0);
+        const char *flat[] = {"dbl", "rsum_k", "msum_k", "tree_k", "deep_k"};
+        for (unsigned i = 0; i < G_N_ELEMENTS(flat); i++)
+            g_assert_cmpuint(stack_checks(entry_of(m, flat[i])), ==, 0);
+        char *text = test_print(m, NULL);
+        test_assert_reprints(text);
+        free(text);
+        kptx_module_free(m);
+    }
+}
+
+/* The stack guard ends a recursion that would overflow the stack with KPTX_FAULT_STACK in
+ * the fault word, before the emulator's own call stack gives out (KEMU_ERESOURCES without
+ * it, test_recursion_cancel), and leaves a recursion that fits alone: with the
+ * emulator's stack, forever() stops, rsum(150) and tree(40) (only 40 deep: into the
+ * instruction budget) run as before; with 2 KiB, rsum(150) is stopped too. */
+static void test_recursion_stack_guard(void)
+{
+    control_fixture f;
+    kptx_fence_opts o = {.stack_bytes = KEMU_STACK_BYTES};
+    control_open_opts(&f, recursion_ptx, &o, 4);
+    set_word(&f, f.out + 4, 0);
+    g_assert_cmpint(run_controlled(&f, "deep_k", 0, true, 1u << 24), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.out), ==, 1);
+    g_assert_cmpuint(get_word(&f, f.out + 4), ==, 0);     /* it ended in the recursion */
+    g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_STACK);
+    set_word(&f, f.ctl + 4, 0);
+    g_assert_cmpint(run_controlled(&f, "rsum_k", 150, true, 0), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.out), ==, 150u * 151u / 2u);
+    g_assert_cmpint(run_controlled(&f, "tree_k", 40, true, 1u << 20), ==, KEMU_ELIMIT);
+    g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_NONE);
+    kemu_device_destroy(f.dev);
+
+    o.stack_bytes = 2 << 10;
+    control_open_opts(&f, recursion_ptx, &o, 4);
+    set_word(&f, f.out, 12345);
+    g_assert_cmpint(run_controlled(&f, "rsum_k", 150, true, 0), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.out), ==, 12345);     /* no sum: it ended in rsum */
+    g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_STACK);
+    kemu_device_destroy(f.dev);
+}
+
 /* A tenant's module whose calls make a chain of n functions (f0 calls f1, ...), declared
  * in order so that a fixpoint over the edges would take a pass per function; the last
  * one ends in a loop, or calls f0 (a cycle of n), or calls itself. Its entry k calls f0,
@@ -930,6 +997,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ptx/fence/control/recursion-shape", test_recursion_shape);
     g_test_add_func("/ptx/fence/control/recursion-runs", test_recursion_runs);
     g_test_add_func("/ptx/fence/control/recursion-cancel", test_recursion_cancel);
+    g_test_add_func("/ptx/fence/control/recursion-stack-shape", test_recursion_stack_shape);
+    g_test_add_func("/ptx/fence/control/recursion-stack-guard", test_recursion_stack_guard);
     g_test_add_func("/ptx/fence/control/recursion-hostile", test_recursion_hostile);
     return g_test_run();
 }

@@ -1,0 +1,107 @@
+/* The stack guard of fenced recursion (kernelet/ptx.h, "Control"). A recursion that runs
+ * too deep overflows its thread's call stack, and on the GPU that is an illegal address
+ * that ends the context, and with it every tenant's work (an H100 lost it to a tenant's
+ * runaway recursion, docs/perf/isolation.md). So every function on a cycle of calls reads
+ * its stack pointer as it starts (stacksave, after its own frame is made) and ends its
+ * thread with KPTX_FAULT_STACK when the pointer is below the guard.
+ *
+ * On the H100 each thread's stack is the top of its 16 MiB local window and grows down
+ * (tests/gpu/ptx/stack_probe.c: a kernel without locals starts at 0xfffdc0, a frame of 64
+ * local bytes takes 96); what the context's CU_LIMIT_STACK_SIZE of L bytes gives it ends
+ * no higher than KPTX_STACK_TOP - L (a probe at 2 KiB ran past that end unharmed). The
+ * guard lies a margin above that end: below a function that passed its check, its callees
+ * make their frames, and a frame's register saves are written before the callee's own
+ * check could run; the margin holds the deepest chain of frames that leaves the cycle
+ * (acyclic calls, bounded) plus the largest frame on it. ptxas decides the frames; each
+ * is counted as its .local and .param declarations plus KPTX_FRAME_SLACK for what it
+ * saves and spills. */
+#include <stdlib.h>
+
+#include "ptx_internal.h"
+
+/* What a frame may hold beyond its declared variables: saved registers, spills. */
+#define KPTX_FRAME_SLACK 256u
+
+/* Bytes of .local and .param variables a body declares (call sequences' included). */
+static uint64_t declared_frame_bytes(const kptx_function *fn)
+{
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        if (s->kind != KPTX_STMT_VAR ||
+            (s->u.var.space != KPTX_SPACE_LOCAL && s->u.var.space != KPTX_SPACE_PARAM))
+            continue;
+        uint64_t size = 0;
+        unsigned align = 1;
+        kptx_var_size_align(&s->u.var, &size, &align);
+        bytes += size + align;
+    }
+    return bytes;
+}
+
+static uint64_t frame_bytes(const kptx_function *fn)
+{
+    return KPTX_FRAME_SLACK + (fn && fn->has_body ? declared_frame_bytes(fn) : 0);
+}
+
+/* The deepest stack a call of any function of the module can need below the caller's
+ * frame, counting a cycle's functions once each: in the call graph's order (callees
+ * first), a function's depth is its frame plus its deepest callee outside its cycle, and
+ * a recursive function gets its cycle's largest frame on top (the next call's, made
+ * before that call's check). */
+static int stack_margin(const kptx_analysis *an, uint64_t *margin)
+{
+    uint64_t *depth = calloc(an->n_fns ? an->n_fns : 1, sizeof *depth);
+    unsigned *comp = calloc(an->n_fns ? an->n_fns : 1, sizeof *comp);
+    if (!depth || !comp) {
+        free(depth);
+        free(comp);
+        return KPTX_ENOMEM;
+    }
+    uint64_t deepest = 0;
+    for (unsigned k = 0; k < an->n_fns; k = an->scc_end[k]) {
+        unsigned end = an->scc_end[k];
+        uint64_t below = 0, largest = 0;
+        for (unsigned j = k; j < end; j++)
+            comp[an->order[j]] = k + 1;
+        for (unsigned j = k; j < end; j++) {
+            unsigned f = an->order[j];
+            uint64_t frame = frame_bytes(an->facts[f].fn);
+            largest = frame > largest ? frame : largest;
+            for (unsigned e = an->edge_start[f]; e < an->edge_start[f + 1]; e++) {
+                unsigned c = an->callee[e];
+                if (comp[c] != k + 1 && depth[c] > below)
+                    below = depth[c];
+            }
+        }
+        for (unsigned j = k; j < end; j++) {
+            unsigned f = an->order[j];
+            depth[f] = frame_bytes(an->facts[f].fn) + below +
+                       (an->facts[f].recursive ? largest : 0);
+            deepest = depth[f] > deepest ? depth[f] : deepest;
+        }
+    }
+    free(depth);
+    free(comp);
+    *margin = deepest + KPTX_FRAME_SLACK;
+    return 0;
+}
+
+int kptx_stack_guard(const kptx_analysis *an, uint64_t stack_bytes, uint64_t *guard)
+{
+    *guard = 0;
+    bool recursion = false;
+    for (unsigned i = 0; i < an->n_fns && !recursion; i++)
+        recursion = an->facts[i].recursive;
+    if (!stack_bytes || !recursion)
+        return 0;
+    uint64_t margin;
+    int rc = stack_margin(an, &margin);
+    if (rc)
+        return rc;
+    if (stack_bytes > KPTX_STACK_TOP)
+        stack_bytes = KPTX_STACK_TOP;
+    /* a stack smaller than the margin stops every recursive call at once */
+    *guard = margin >= stack_bytes ? KPTX_STACK_TOP : KPTX_STACK_TOP - stack_bytes + margin;
+    return 0;
+}
