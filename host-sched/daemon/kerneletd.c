@@ -711,6 +711,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "kerneletd: serving %s on %s (backend %s, policy %s)\n",
                 cfg.device.name, o.socket, dev.backend.ops->name,
                 ksched_policy_name(dev.scfg.policy));
+    if (cfg.device.stack_bytes && !cfg.adopt)
+        fprintf(stderr, "kerneletd: each GPU thread's call stack: %llu bytes (a fenced "
+                "recursion deeper than that ends with a launch failure)\n",
+                (unsigned long long)cfg.device.stack_bytes);
     rc = kserver_run(srv) == 0 ? 0 : 1;
     running = NULL;
     /* Workers account to this server: they end before it is freed. */

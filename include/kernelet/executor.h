@@ -154,6 +154,9 @@ typedef struct kbackend_device_info {
                                     domain's relocatable .global variables into its window
                                     (kptx_reloc_* in kernelet/ptx.h), so kernels using
                                     those can be fenced (KPTX_FENCE_VARS_RELOCATED) */
+    uint64_t stack_bytes;        /* each thread's call stack (CU_LIMIT_STACK_SIZE): fenced
+                                    recursion ends its thread a margin before it would
+                                    overflow it (kptx_fence_opts); 0 = no such guard */
     int launch_attrs;            /* 1: runs thread-block cluster and cooperative launches
                                     (kbackend_slice.cluster, .cooperative) */
     double a0;                   /* the model's bandwidth factor a0 (measured / peak

@@ -196,6 +196,12 @@ static void test_device_and_calibration(void)
     g_assert_cmpuint(in.sms, ==, 132);
     g_assert_cmpuint(in.lanes, ==, LANES);
     g_assert_false(in.virtual_time);
+    /* the context's stack raised from the driver's 1024 to the default, and reported for
+     * the fencing pass's stack guard */
+    fake_stats fs;
+    fake_driver_stats(&fs);
+    g_assert_cmpuint(fs.stack_bytes, ==, 4096);
+    g_assert_cmpuint(in.stack_bytes, ==, 4096);
     g_assert_cmpuint(in.slice_overhead_ns, ==, 2500);      /* from the file, not measured */
     g_assert_nonnull(in.model_gpu);
     g_assert_cmpfloat(in.model_gpu->mem_latency_cycles, ==, 400);
@@ -1372,7 +1378,8 @@ static void test_unfenced_past_limit(void)
 
 static const char control_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
     ".visible .entry spin(.param .u64 cancel, .param .u64 fault)\n{\n    ret;\n}\n"
-    ".visible .entry asserts(.param .u64 cancel, .param .u64 fault)\n{\n    ret;\n}\n";
+    ".visible .entry asserts(.param .u64 cancel, .param .u64 fault)\n{\n    ret;\n}\n"
+    ".visible .entry overflows(.param .u64 cancel, .param .u64 fault)\n{\n    ret;\n}\n";
 
 /* fn of domain on lane with the domain's control words as its parameters. */
 static void launch_controlled(const kbackend *be, kbackend_function *fn, uint32_t domain,
@@ -1444,10 +1451,18 @@ static void test_control_words(void)
     waiter_wait(&w, 3);
     g_assert_nonnull(strstr(w.last_msg, "device assert"));   /* its own fault, not a cancel */
 
+    /* the stack guard's fault fails the launch as the others do, named in the message */
+    kbackend_function *overflows;
+    g_assert_cmpint(be.ops->function_get(be.state, mod, "overflows", &overflows, NULL, &e), ==, 0);
+    launch_controlled(&be, overflows, 1, 0, 0, &t);
+    waiter_wait(&w, 4);
+    g_assert_cmpint(w.last_status, ==, KBACKEND_ELAUNCH);
+    g_assert_nonnull(strstr(w.last_msg, "stack overflow"));
+
     /* the daemon stops: a spin without a limit ends, and nothing new is taken */
     launch_controlled(&be, spin, 2, 0, 0, &t);
     be.ops->cancel_all(be.state);
-    waiter_wait(&w, 4);
+    waiter_wait(&w, 5);
     g_assert_cmpint(w.last_status, ==, KBACKEND_ELAUNCH);
     kbackend_slice s = {.fn = stall, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1,
                         .params = &(uint32_t){0}, .params_size = 4, .lane = 1};

@@ -298,7 +298,7 @@ int kcuda_control_settle(kcuda *kc, const kcuda_job *job, int fired, int status,
     kcuda_control_launch_end(kc->control, job->domain, &fault, &cancelled);
     if (status)
         return status;
-    if (fault == KPTX_FAULT_ASSERT || fault == KPTX_FAULT_TRAP || fault == KPTX_FAULT_ADDRESS) {
+    if (fault != KPTX_FAULT_NONE) {     /* any code a fenced kernel writes ends its launch */
         snprintf(msg, len, "%s: device %s (the launch ended; the context is intact)",
                  job->fn->name, kptx_fault_name(fault));
         if (kc->cfg.note) {     /* at most once per tenant context: the error is sticky */

@@ -117,6 +117,13 @@ typedef struct kcuda_config {
     unsigned max_spinners;       /* at most this many completion threads poll at once; the
                                     others sleep in the driver. Default a quarter of the
                                     host's cores; KERNELET_CUDA_SPINNERS=N sets it */
+    unsigned stack_bytes;        /* each thread's call stack (CU_LIMIT_STACK_SIZE) when the
+                                    driver's is smaller: fenced recursion stops a margin
+                                    short of its end (kptx_fence_opts), and the fence's two
+                                    extra parameters make frames larger than natively.
+                                    Default 4096 (the driver's is 1024), reserving 4 KiB
+                                    for every thread the GPU can hold (1.1 GB on an H100);
+                                    KERNELET_CUDA_STACK_BYTES=N sets it */
     unsigned idle_spin_us;       /* a completion thread polls for its next job this long
                                     after one before it sleeps: its wake-up after a launch
                                     cost 15-20 us of a launch's round trip on the H100

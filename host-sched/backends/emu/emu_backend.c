@@ -308,6 +308,9 @@ static int emu_device_info(void *state, kbackend_device_info *out, kbackend_erro
     out->mem_bandwidth_gbs = 3350;
     out->total_mem = total;
     out->lanes = 4;
+    /* the fencing pass's guard ends a runaway recursion before the emulator's stack fills,
+     * as on the GPU */
+    out->stack_bytes = KEMU_STACK_BYTES;
     return 0;
 }
 

@@ -219,6 +219,27 @@ EXPORT CUresult cuCtxSynchronize(void)
     LOCKED(waited());
 }
 
+/* The stack size only (the one limit the backend sets), 1024 as the driver's default. */
+EXPORT CUresult cuCtxGetLimit(size_t *value, CUlimit limit)
+{
+    if (!value || limit != CU_LIMIT_STACK_SIZE)
+        return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    pthread_mutex_lock(&g.lock);
+    *value = g.stats.stack_bytes ? g.stats.stack_bytes : 1024;
+    pthread_mutex_unlock(&g.lock);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    if (limit != CU_LIMIT_STACK_SIZE)
+        return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    pthread_mutex_lock(&g.lock);
+    g.stats.stack_bytes = value;
+    pthread_mutex_unlock(&g.lock);
+    return CUDA_SUCCESS;
+}
+
 /* ---- streams and events ---------------------------------------------------------------- */
 
 EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags)
@@ -871,14 +892,15 @@ static void run(const struct CUfunc_st *f, const unsigned char *b, uint64_t bloc
 /* The kernels of the control words (kernelet/ptx.h, "Control"), both taking (.u64 cancel,
  * .u64 fault) as a fenced kernel gets them (their sliced variants too): spin holds its
  * stream until the cancel word is set, as a fenced loop that never ends would; asserts
- * writes the assert's fault code. */
+ * writes the assert's fault code, overflows the stack guard's. */
 static void control(const struct CUfunc_st *f, const unsigned char *b, CUstream s)
 {
     bool sliced;
     size_t base = base_length(f, &sliced);
     bool spin = base == 4 && !strncmp(f->name, "spin", 4);
     bool asserts = base == 7 && !strncmp(f->name, "asserts", 7);
-    if ((!spin && !asserts) || f->info.n_params < 2 || f->info.params[0].size != 8 ||
+    bool overflows = base == 9 && !strncmp(f->name, "overflows", 9);
+    if ((!spin && !asserts && !overflows) || f->info.n_params < 2 || f->info.params[0].size != 8 ||
         f->info.params[1].size != 8)
         return;
     uint64_t cancel = u64_at(b, f->info.params[0].offset);
@@ -887,7 +909,8 @@ static void control(const struct CUfunc_st *f, const unsigned char *b, CUstream 
         s->busy_until = UINT64_MAX;
         s->cancel = (const volatile uint32_t *)(uintptr_t)cancel;
     } else {
-        __atomic_store_n((uint32_t *)(uintptr_t)fault, (uint32_t)KPTX_FAULT_ASSERT,
+        __atomic_store_n((uint32_t *)(uintptr_t)fault,
+                         (uint32_t)(asserts ? KPTX_FAULT_ASSERT : KPTX_FAULT_STACK),
                          __ATOMIC_SEQ_CST);
     }
 }

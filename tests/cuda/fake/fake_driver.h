@@ -61,6 +61,7 @@ typedef struct fake_stats {
     unsigned last_cluster[3];   /* of the last cuLaunchKernelEx */
     unsigned last_cooperative;
     unsigned last_register_flags;
+    size_t stack_bytes;         /* CU_LIMIT_STACK_SIZE (the driver's 1024 until set) */
 } fake_stats;
 
 /* Exported by the fake library for the tests that link it. */
