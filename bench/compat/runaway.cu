@@ -1,15 +1,18 @@
 /* A kernel that never ends, for the kernel time limit (not a compatibility program: run
  * natively it never returns). Through kerneletd with a per-tenant kernel time limit the
  * launch must end with cudaErrorLaunchTimeout, soon after the limit:
- *   runaway [BLOCKS] [counted|function|recursion]
+ *   runaway [BLOCKS] [counted|function|recursion|deep]
  *                                         prints RESULT name=runaway status=NAME seconds=S
- * and exits 0 when the status is cudaErrorLaunchTimeout. `counted` spins in a counted
+ * and exits 0 when the status is cudaErrorLaunchTimeout (deep: cudaErrorLaunchFailure). `counted` spins in a counted
  * loop (an induction variable stepped towards a bound it never meets), whose cancel poll
  * the fencing pass strip-mines, instead of a loop on a flag; `function` spins in such a
  * loop inside a device function that is not inlined (the pass passes it the cancel
  * word's address); `recursion` has no loop at all: a device function that calls itself
  * twice down to a depth of 30, 2^30 calls a thread (seconds natively), which the pass
- * makes poll where the recursion is entered. */
+ * makes poll where the recursion is entered. `deep` recurses without end, one call
+ * deeper each time: natively the thread's stack overflows (the context is lost);
+ * through kerneletd the fencing pass's stack guard ends it first, and the launch fails
+ * as natively (cudaErrorLaunchFailure) with the context, and every other tenant, intact. */
 #include <time.h>
 
 #include "compat.h"
@@ -54,6 +57,21 @@ __device__ __noinline__ unsigned spin_tree(unsigned depth, unsigned seed)
     return spin_tree(depth - 1, seed + 1) ^ spin_tree(depth - 1, seed * 3 + 7);
 }
 
+/* One call deeper each time, never returning (n comes back to 0 only after 2^32 calls
+ * deep). Two calls, as in spin_tree: one call and an addition after it, the compiler
+ * made a loop of (an accumulator) on the H100, which never touched the stack. */
+__device__ __noinline__ unsigned dive(unsigned n, unsigned seed)
+{
+    if (n == 0)
+        return seed;
+    return dive(n + 1, seed * 3 + 1) ^ dive(n + 1, seed + 7);
+}
+
+__global__ void deep_spin(int *count)
+{
+    count[blockIdx.x * blockDim.x + threadIdx.x] = (int)dive(1, threadIdx.x);
+}
+
 __global__ void recursion_spin(unsigned depth, int *count)
 {
     count[blockIdx.x * blockDim.x + threadIdx.x] = (int)spin_tree(depth, threadIdx.x);
@@ -73,8 +91,10 @@ int main(int argc, char **argv)
     bool counted = argc > 2 && !strcmp(argv[2], "counted");
     bool function = argc > 2 && !strcmp(argv[2], "function");
     bool recursion = argc > 2 && !strcmp(argv[2], "recursion");
-    if (blocks < 1 || blocks > 1 << 20 || (argc > 2 && !counted && !function && !recursion)) {
-        fprintf(stderr, "usage: runaway [BLOCKS] [counted|function|recursion]\n");
+    bool deep = argc > 2 && !strcmp(argv[2], "deep");
+    if (blocks < 1 || blocks > 1 << 20 ||
+        (argc > 2 && !counted && !function && !recursion && !deep)) {
+        fprintf(stderr, "usage: runaway [BLOCKS] [counted|function|recursion|deep]\n");
         return 2;
     }
     CHECK(cudaMalloc((void **)&stop, sizeof(int)));
@@ -87,9 +107,11 @@ int main(int argc, char **argv)
         function_spin<<<blocks, 128>>>(0, (unsigned)blocks | 1u, count);
     else if (recursion)
         recursion_spin<<<blocks, 128>>>(30, count);
+    else if (deep)
+        deep_spin<<<blocks, 128>>>(count);
     else
         spin<<<blocks, 128>>>(stop, count);
     cudaError_t sync = cudaDeviceSynchronize();
     printf("RESULT name=runaway status=%s seconds=%.3f\n", cudaGetErrorName(sync), now_s() - t0);
-    return sync == cudaErrorLaunchTimeout ? 0 : 1;
+    return sync == (deep ? cudaErrorLaunchFailure : cudaErrorLaunchTimeout) ? 0 : 1;
 }

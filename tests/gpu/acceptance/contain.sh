@@ -8,7 +8,10 @@
 #      limit (the watchdog raises the tenant's cancel word, the kernel's loop polls it),
 #      once spinning on a flag (a counting poll), once in a counted loop (strip-mined) and
 #      once in such a loop inside a device function that is not inlined, once in a
-#      recursion with no loop (2^30 calls a thread, polled where it is entered); and, under a
+#      recursion with no loop (2^30 calls a thread, polled where it is entered); a recursion
+#      without end must fail (cudaErrorLaunchFailure, as natively; or the limit's timeout
+#      where its profiled first launch outlasts the limit), stopped by the stack guard
+#      before the thread's stack overflows, which would lose the context; and, under a
 #      second daemon without a limit, one whose limit the operator lowers while it runs;
 #   2. device_assert: a device assert must give cudaErrorAssert (the fencing pass turned it
 #      into a fault word and an exit);
@@ -64,6 +67,11 @@ tenant "$carry/compat/runaway" $blocks function >"$work/runaway-function.txt" 2>
 row "runaway, in a device function" $? "$(grep '^RESULT' "$work/runaway-function.txt" || tail -1 "$work/runaway-function.txt")"
 tenant "$carry/compat/runaway" $blocks recursion >"$work/runaway-recursion.txt" 2>&1
 row "runaway, a recursion with no loop" $? "$(grep '^RESULT' "$work/runaway-recursion.txt" || tail -1 "$work/runaway-recursion.txt")"
+# the launch fails (its first launch, profiled under CUPTI's kernel replay, may instead
+# run into the time limit: 2.4 s on the H100); the last row checks the context was kept
+tenant "$carry/compat/runaway" $blocks deep >"$work/runaway-deep.txt" 2>&1
+grep -Eq '^RESULT .*status=cudaErrorLaunch(Failure|Timeout) ' "$work/runaway-deep.txt"
+row "runaway, a recursion past the stack" $? "$(grep '^RESULT' "$work/runaway-deep.txt" || tail -1 "$work/runaway-deep.txt")"
 # a limit lowered while the kernel runs: a second daemon with no limit, whose runaway
 # tenant the operator then gives 0.5 s (kernelet-ctl set); it must end soon after
 lsock=$work/l.sock
