@@ -11,7 +11,7 @@ need() { [ -e "$build/$1" ] || { echo "pack.sh: $build/$1 is missing: meson comp
 progs="pc sad spmv st mm mriq bs tea"
 for f in host-sched/daemon/kerneletd host-sched/daemon/kerneletd-cuda.so \
          host-sched/daemon/kernelet-ctl guest-driver/libcuda/libcuda.so.1 \
-         tests/gpu/cuda/backend-check tests/gpu/cuda/profile-kernels \
+         tests/gpu/cuda/backend-check tests/gpu/cuda/profile-kernels tests/gpu/cuda/driver-rates tests/gpu/ptx/stack-probe \
          host-sched/backends/cuda/kernelet-cuda-calibrate model/model-mem-probe bench/burn bench/stream \
          guest-driver/libcuda/kernelet-proto-bench tests/gpu/ptx/ptx-slice-gpu; do
     need "$f"
@@ -23,7 +23,8 @@ scripts/device-pack "$dest" "$build/host-sched/daemon/kerneletd" \
     "$build/tests/gpu/cuda/backend-check" "$build/tests/gpu/cuda/profile-kernels" \
     "$build/host-sched/backends/cuda/kernelet-cuda-calibrate" "$build/model/model-mem-probe" \
     "$build/guest-driver/libcuda/kernelet-proto-bench" "$build/tests/gpu/ptx/ptx-slice-gpu" \
-    "$build/host-sched/harness/kernelet-bench" >/dev/null
+    "$build/host-sched/harness/kernelet-bench" "$build/tests/gpu/cuda/driver-rates" \
+    "$build/tests/gpu/ptx/stack-probe" >/dev/null
 mkdir -p "$dest/libcuda" "$dest/bench/ptx" "$dest/corpus"
 cp "$build/guest-driver/libcuda/libcuda.so.1" "$dest/libcuda/"
 for p in $progs burn stream; do cp "$build/bench/$p" "$dest/bench/"; done

@@ -9,7 +9,9 @@
 # hardware queues, and through a kerneletd started with each set of options),
 # proto:OPTS;OPTS... (kernelet-proto-bench natively and through kerneletd with each),
 # bench:OPTS (kernelet-bench on the backend, real data, every output checked, with OPTS,
-# e.g. "bench:--instances 50 --workload all --policy fifo,base,kernelet").
+# e.g. "bench:--instances 50 --workload all --policy fifo,base,kernelet"), driver (the
+# driver's own cost of the calls the cuda backend makes per launch: driver-rates), stack
+# (what stacksave reads at each depth of a recursion: stack-probe).
 # BACKEND=emu tries the round without a GPU.
 set -u
 carry=$(cd "${1:?usage: round.sh CARRY_DIR OUT_DIR STEP...}" && pwd)
@@ -70,6 +72,8 @@ for step in "$@"; do
             timeout 500 "$carry/bin/kernelet-bench" --backend "$backend" \
             --ptx-dir "$carry/bench/ptx" --out "$work/bench" --quiet ${step#bench:}
         echo "kernelet-bench exit $?" ;;
+    driver) timeout 300 "$carry/bin/driver-rates" ;;
+    stack) timeout 60 "$carry/bin/stack-probe" | sed 's/^/| /' ;;
     *) echo "round.sh: unknown step $step" ;;
     esac 2>&1 | tee -a "$out/round.txt" |
         grep -E '^\||^==|failed|passed|RESULT|round trip|rate|^(fifo|base|kernelet|opt) |outputs|kernelet-bench' || true
