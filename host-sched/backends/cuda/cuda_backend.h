@@ -100,6 +100,9 @@ typedef struct kcuda_config {
                                     memory management API; default KBACKEND_WINDOW_DEFAULT;
                                     0: none (every allocation from cuMemAlloc; kernels
                                     cannot be fenced) */
+    int profile_times;           /* 1 (KERNELET_LATENCY=1 in the environment): each profile
+                                    tells cfg.note how long opening the profiler, the
+                                    profiled launch and closing it took */
     int keep_profiler;           /* 0 (default): the profiler is closed after each profile
                                     and opened afresh for the next; 1
                                     (KERNELET_CUDA_PROFILER=keep): the range profiler stays

@@ -140,6 +140,19 @@ static void poll_replay_cancel(kcuda *kc, kcuda_job *job)
         memcpy(slot, &host, sizeof(host));
 }
 
+/* Where a profile's time went (kcuda_config.profile_times): t = start, profiler open,
+ * launch measured, end. */
+static void note_times(kcuda *kc, const kcuda_job *job, size_t passes, const uint64_t t[4])
+{
+    if (!kc->cfg.profile_times || !kc->cfg.note)
+        return;
+    char note[MSG_LEN + 128];
+    snprintf(note, sizeof(note), "profile of %.120s: open %.1f ms, profiled launch %.1f ms "
+             "(%zu passes), the rest %.1f ms", job->fn->name, (double)(t[1] - t[0]) / 1e6,
+             (double)(t[2] - t[1]) / 1e6, passes, (double)(t[3] - t[2]) / 1e6);
+    kc->cfg.note(kc->cfg.note_user, note);
+}
+
 /* On the exclusive thread: wait for the device to drain, measure, let the rest go. */
 void kcuda_run_profile(kcuda *kc, kcuda_job *job)
 {
@@ -153,6 +166,7 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
         snprintf(msg, sizeof(msg), "context lost before the profile ran");
     if (!status)
         status = open_profiler(kc, msg, sizeof(msg));
+    uint64_t opened = kcuda_now();
     kprof_counters c;
     if (!status) {
         pthread_mutex_lock(&kc->lock);
@@ -184,6 +198,8 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
                      "launch (while profiled)", job->fn->name, (double)limit_ns / 1e9);
         }
     }
+    uint64_t measured = kcuda_now();
+    size_t passes = kprof_passes(kc->prof);     /* before the profiler is closed */
     status = kcuda_control_settle(kc, job, 0, status, msg, sizeof(msg));
     kprof_profile p;
     if (!status && kprof_characterise(&c, &kc->gpu, &p) != KPROF_OK) {
@@ -197,6 +213,7 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
         kc->prof = NULL;
     }
     uint64_t end = kcuda_now();
+    note_times(kc, job, passes, (uint64_t[]){start, opened, measured, end});
     pthread_mutex_lock(&kc->lock);
     kc->stats.profiles += status == 0;
     pthread_mutex_unlock(&kc->lock);

@@ -30,6 +30,7 @@ struct kprof {
     CUpti_Profiler_Host_Object *host;
     uint8_t *config;
     size_t config_size;
+    size_t passes;                      /* kernel replays per measurement, 0: unknown */
     size_t counter_data_size;
 };
 
@@ -144,7 +145,17 @@ static int build_config(kprof *p, const char *chip, const uint8_t *avail, char *
     im.configImageSize = p->config_size;
     im.pConfigImage = p->config;
     CUPTI_TRY(cuptiProfilerHostGetConfigImage(&im), "config image");
+    CUpti_Profiler_Host_GetNumOfPasses_Params np = {};
+    np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
+    np.configImageSize = p->config_size;
+    np.pConfigImage = p->config;
+    p->passes = cuptiProfilerHostGetNumOfPasses(&np) == CUPTI_SUCCESS ? np.numOfPasses : 0;
     return KPROF_OK;
+}
+
+size_t kprof_passes(const kprof *p)
+{
+    return p ? p->passes : 0;
 }
 
 static int counter_data_size(kprof *p, char *msg, size_t msglen)

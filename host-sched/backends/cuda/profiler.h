@@ -43,6 +43,9 @@ size_t kprof_describe(const kprof *p, char *buf, size_t len);
 int kprof_each_base_metric(kprof *p, void (*fn)(const char *name, void *ctx), void *ctx,
                            char *msg, size_t msglen);
 
+/* How many passes (kernel replays) a measurement takes; 0 when CUPTI did not say. */
+size_t kprof_passes(const kprof *p);
+
 void kprof_close(kprof *p);
 
 #ifdef __cplusplus
