@@ -233,6 +233,7 @@ static void kcuda_free_state(kcuda *kc)
     kcuda_queues_stop(kc);
     if (kc->prof)
         kprof_close(kc->prof);
+    kprof_setup_free(kc->prof_setup);
     if (kc->ctx_retained) {
         cuCtxSetCurrent(kc->ctx);
         kcuda_measure_release(kc);

@@ -185,6 +185,7 @@ struct kcuda {
 
     /* used by the exclusive thread only */
     kprof *prof;
+    kprof_setup *prof_setup;    /* the metrics' configuration, kept between profiles */
     int prof_failed;
     char prof_msg[MSG_LEN];
 };

@@ -83,7 +83,7 @@ static int open_profiler(kcuda *kc, char *msg, size_t msglen)
 {
     if (kc->prof)
         return 0;
-    if (kprof_open(kc->ctx, kc->cfg.device, &kc->prof, msg, msglen) == KPROF_OK)
+    if (kprof_open(kc->ctx, kc->cfg.device, &kc->prof_setup, &kc->prof, msg, msglen) == KPROF_OK)
         return 0;
     pthread_mutex_lock(&kc->lock);
     kc->prof_failed = 1;
@@ -142,14 +142,17 @@ static void poll_replay_cancel(kcuda *kc, kcuda_job *job)
 
 /* Where a profile's time went (kcuda_config.profile_times): t = start, profiler open,
  * launch measured, end. */
-static void note_times(kcuda *kc, const kcuda_job *job, size_t passes, const uint64_t t[4])
+static void note_times(kcuda *kc, const kcuda_job *job, size_t passes,
+                       const double stages[KPROF_OPEN_STAGES], const uint64_t t[4])
 {
     if (!kc->cfg.profile_times || !kc->cfg.note)
         return;
-    char note[MSG_LEN + 128];
-    snprintf(note, sizeof(note), "profile of %.120s: open %.1f ms, profiled launch %.1f ms "
-             "(%zu passes), the rest %.1f ms", job->fn->name, (double)(t[1] - t[0]) / 1e6,
-             (double)(t[2] - t[1]) / 1e6, passes, (double)(t[3] - t[2]) / 1e6);
+    char note[MSG_LEN + 256];
+    snprintf(note, sizeof(note), "profile of %.120s: open %.1f ms (enable %.1f, counters "
+             "%.1f, configuration %.1f, counter data %.1f), profiled launch %.1f ms (%zu "
+             "passes), the rest %.1f ms", job->fn->name, (double)(t[1] - t[0]) / 1e6,
+             stages[0], stages[1], stages[2], stages[3], (double)(t[2] - t[1]) / 1e6, passes,
+             (double)(t[3] - t[2]) / 1e6);
     kc->cfg.note(kc->cfg.note_user, note);
 }
 
@@ -200,6 +203,8 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
     }
     uint64_t measured = kcuda_now();
     size_t passes = kprof_passes(kc->prof);     /* before the profiler is closed */
+    double stages[KPROF_OPEN_STAGES];
+    kprof_open_stages(kc->prof, stages);
     status = kcuda_control_settle(kc, job, 0, status, msg, sizeof(msg));
     kprof_profile p;
     if (!status && kprof_characterise(&c, &kc->gpu, &p) != KPROF_OK) {
@@ -213,7 +218,7 @@ void kcuda_run_profile(kcuda *kc, kcuda_job *job)
         kc->prof = NULL;
     }
     uint64_t end = kcuda_now();
-    note_times(kc, job, passes, (uint64_t[]){start, opened, measured, end});
+    note_times(kc, job, passes, stages, (uint64_t[]){start, opened, measured, end});
     pthread_mutex_lock(&kc->lock);
     kc->stats.profiles += status == 0;
     pthread_mutex_unlock(&kc->lock);

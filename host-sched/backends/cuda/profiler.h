@@ -24,9 +24,17 @@ extern "C" {
 #endif
 
 typedef struct kprof kprof;
+typedef struct kprof_setup kprof_setup;
 
-/* Sets up counter collection on ctx (device ordinal `device`). */
-int kprof_open(CUcontext ctx, int device, kprof **out, char *msg, size_t msglen);
+/* Sets up counter collection on ctx (device ordinal `device`). With keep, the metrics'
+ * configuration (which needs no context) is made once into *keep, for the caller to pass
+ * to later opens of the same device and to free with kprof_setup_free; NULL: made and
+ * freed with this profiler. */
+int kprof_open(CUcontext ctx, int device, kprof_setup **keep, kprof **out, char *msg,
+               size_t msglen);
+
+/* Frees a configuration kept by kprof_open (NULL is fine). */
+void kprof_setup_free(kprof_setup *s);
 
 /* Launches f once on the context's NULL stream under the profiler, waits for it and fills
  * *out. params and extra as for cuLaunchKernel (one of them, or neither for a kernel
@@ -42,6 +50,12 @@ size_t kprof_describe(const kprof *p, char *buf, size_t len);
 /* Calls fn with every base metric name the chip offers (for finding names on a new GPU). */
 int kprof_each_base_metric(kprof *p, void (*fn)(const char *name, void *ctx), void *ctx,
                            char *msg, size_t msglen);
+
+/* Milliseconds kprof_open spent enabling the range profiler on the context, reading the
+ * counters' availability, building the metrics' configuration (these two 0 with a kept
+ * one) and sizing the counter data (all 0 for NULL). */
+#define KPROF_OPEN_STAGES 4
+void kprof_open_stages(const kprof *p, double ms[KPROF_OPEN_STAGES]);
 
 /* How many passes (kernel replays) a measurement takes; 0 when CUPTI did not say. */
 size_t kprof_passes(const kprof *p);

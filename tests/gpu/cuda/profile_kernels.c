@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     }
     kprof *kp;
     char msg[256];
-    if (kprof_open(ctx, 0, &kp, msg, sizeof msg) != KPROF_OK) {
+    if (kprof_open(ctx, 0, NULL, &kp, msg, sizeof msg) != KPROF_OK) {
         fprintf(stderr, "profiler: %s\n", msg);
         return 1;
     }
