@@ -1481,7 +1481,7 @@ static void test_control_trial(void)
     kbackend be = open_backend_cfg(&cfg);
     kbackend_error e = {0};
     size_t len;
-    char *text = sliced_text_of(control_ptx, 2, &len);
+    char *text = sliced_text_of(control_ptx, 3, &len);
     kbackend_module *mod;
     kbackend_function *asserts;
     g_assert_cmpint(be.ops->module_load_ptx(be.state, 1, text, len, &mod, &e), ==, 0);
