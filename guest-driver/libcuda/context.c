@@ -44,6 +44,9 @@ CUresult kcu_ctx_require(struct kcu_ctx **out)
     return *out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* The cuda backend's default stack per GPU thread (KERNELET_CUDA_STACK_BYTES). */
+#define KCU_DAEMON_STACK_BYTES 4096u
+
 static struct kcu_ctx *ctx_new(int device, unsigned flags, bool primary)
 {
     struct kcu_ctx *x = calloc(1, sizeof(*x));
@@ -439,6 +442,12 @@ CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value)
         return r;
     if ((unsigned)limit >= 16)
         return CUDA_ERROR_INVALID_VALUE;
+    /* The GPU threads' stack is kerneletd's, one for every tenant (the cuda backend's
+     * KERNELET_CUDA_STACK_BYTES, 4 KiB), and a fenced recursion deeper than it ends with
+     * a launch failure: a program that asks for more is told so in the operator's log. */
+    if (limit == CU_LIMIT_STACK_SIZE && value > KCU_DAEMON_STACK_BYTES)
+        kcu_note_daemon("cuCtxSetLimit(CU_LIMIT_STACK_SIZE) above 4096 bytes (the program "
+                        "keeps its value; the GPU threads' stack is kerneletd's)");
     x->limits[limit] = value;
     return CUDA_SUCCESS;
 }

@@ -34,6 +34,9 @@ bool kcu_debug(void);
 void kcu_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* What every unimplemented entry point returns (and logs, named, when debugging). */
 int kcu_unsupported(const char *name);
+/* The line kcu_unsupported puts in kerneletd's log ("NAME: not supported"), once per
+ * name (a static string), for what the library answers but cannot fully honour. */
+void kcu_note_daemon(const char *name);
 /* CLOCK_MONOTONIC in ns. */
 uint64_t kcu_now_ns(void);
 /* KERNELET_STATS=1: synchronous requests are tallied by opcode and printed at exit

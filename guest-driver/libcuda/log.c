@@ -58,7 +58,7 @@ static bool first_time(const char *name)
 
 /* One line in kerneletd's log per unsupported entry point a program calls: the operator
  * sees why a tenant's program failed. Best effort: the answer does not matter. */
-static void note_daemon(const char *name)
+void kcu_note_daemon(const char *name)
 {
     struct kernelet_note n = {.kind = KERNELET_NOTE_UNSUPPORTED};
     char text[KERNELET_MAX_NOTE];
@@ -77,6 +77,6 @@ static void note_daemon(const char *name)
 int kcu_unsupported(const char *name)
 {
     kcu_log("%s: not supported", name);
-    note_daemon(name);
+    kcu_note_daemon(name);
     return CUDA_ERROR_NOT_SUPPORTED;
 }
