@@ -32,7 +32,10 @@ cp "$build/tests/gpu/tenants/pair-sweep" "$build/tests/gpu/tenants/pair-probe" "
 cp "$build"/tests/gpu/tenants/tenant-*-sliced.ptx "$dest/bench/ptx/"
 cp "$build"/bench/*.ptx "$dest/bench/ptx/"
 mkdir -p "$dest/compat"
-for p in vector_add grids fault device_assert printf runaway steal streams_concurrent; do cp "$build/bench/compat/$p" "$dest/compat/"; done
+# every compatibility program (bench/compat/meson.build), runaway and steal included
+for f in "$build"/bench/compat/*; do
+    [ -f "$f" ] && [ -x "$f" ] && cp "$f" "$dest/compat/"
+done
 cp "$build"/tests/ptx/*.ptx "$dest/corpus/"
 cp -r host-sched/backends/cuda/calibration "$dest/calibration"
 cp tests/gpu/cuda/bench_h100.tsv host-sched/profiles/h100-bench.profiles "$dest/"

@@ -11,7 +11,9 @@
 # bench:OPTS (kernelet-bench on the backend, real data, every output checked, with OPTS,
 # e.g. "bench:--instances 50 --workload all --policy fifo,base,kernelet"), driver (the
 # driver's own cost of the calls the cuda backend makes per launch: driver-rates), stack
-# (what stacksave reads at each depth of a recursion: stack-probe).
+# (what stacksave reads at each depth of a recursion: stack-probe), compat:OPTS (every
+# compatibility program natively and through a kerneletd started with OPTS, each with
+# what it printed last).
 # BACKEND=emu tries the round without a GPU.
 set -u
 carry=$(cd "${1:?usage: round.sh CARRY_DIR OUT_DIR STEP...}" && pwd)
@@ -47,6 +49,25 @@ streams_step() {
     done
 }
 
+# A program's verdict: its PASS/FAIL/UNSUPPORTED/SASS-ONLY line, else its last line.
+verdict() {
+    out=$("$@" 2>&1)
+    line=$(printf '%s\n' "$out" | grep -E '^(PASS|FAIL|UNSUPPORTED|SASS-ONLY)' | head -1)
+    printf '%s\n' "${line:-$(printf '%s\n' "$out" | tail -1)}" | cut -c1-80
+}
+
+# Every compatibility program but the two that need a partner or never end natively.
+compat_step() {
+    echo "| program | native | kerneletd $1 |"; echo "|---|---|---|"
+    for prog in "$carry"/compat/*; do
+        name=${prog##*/}
+        case $name in runaway|steal) continue ;; esac
+        native=-
+        [ "$backend" = cuda ] && native=$(verdict timeout 60 "$prog")
+        echo "| $name | $native | $(verdict through "$1" "$prog") |"
+    done
+}
+
 proto_step() {
     echo "$1" | tr ';' '\n' | while read -r opts; do
         echo "| kerneletd $opts |"
@@ -66,6 +87,7 @@ for step in "$@"; do
         SWEEP=0 timeout 500 sh "$carry/pairs.sh" "$carry" "$work" "$mixes" "$repeats" "$modes" ;;
     streams:*) streams_step "${step#streams:}" ;;
     proto:*) proto_step "${step#proto:}" ;;
+    compat:*) compat_step "${step#compat:}" ;;
     bench:*)
         # shellcheck disable=SC2086
         LD_LIBRARY_PATH="$carry/lib:/usr/local/cuda/extras/CUPTI/lib64:/usr/local/cuda/lib64" \
