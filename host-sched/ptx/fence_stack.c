@@ -11,8 +11,9 @@
  * no higher than KPTX_STACK_TOP - L (a probe at 2 KiB ran past that end unharmed). The
  * guard lies a margin above that end: below a function that passed its check, its callees
  * make their frames, and a frame's register saves are written before the callee's own
- * check could run; the margin holds the deepest chain of frames that leaves the cycle
- * (acyclic calls, bounded) plus the largest frame on it. ptxas decides the frames; each
+ * check could run; the margin holds the larger of the cycle's largest frame and the
+ * deepest chain of frames a call that leaves the cycle can make (bounded: it ends, or
+ * enters a cycle that checks). ptxas decides the frames; each
  * is counted as its .local and .param declarations plus KPTX_FRAME_SLACK for what it
  * saves and spills. */
 #include <stdlib.h>
@@ -44,11 +45,14 @@ static uint64_t frame_bytes(const kptx_function *fn)
     return KPTX_FRAME_SLACK + (fn && fn->has_body ? declared_frame_bytes(fn) : 0);
 }
 
-/* The deepest stack a call of any function of the module can need below the caller's
- * frame, counting a cycle's functions once each: in the call graph's order (callees
- * first), a function's depth is its frame plus its deepest callee outside its cycle, and
- * a recursive function gets its cycle's largest frame on top (the next call's, made
- * before that call's check). */
+/* The most stack that can be used below a recursive function that passed its check,
+ * before the next check: the next call of its cycle makes a frame (at most the cycle's
+ * largest) and saves registers in it before that call checks; a call that leaves the
+ * cycle runs a chain of frames that ends, or that enters another cycle, whose first frame
+ * is the last before a check. In the call graph's order (callees first), depth[f] is what
+ * a call of f can take: its frame plus its deepest callee's, or for a recursive f its
+ * frame alone. Functions no recursion calls do not count: a deep chain of them elsewhere
+ * in the module must not leave the recursion no room. */
 static int stack_margin(const kptx_analysis *an, uint64_t *margin)
 {
     uint64_t *depth = calloc(an->n_fns ? an->n_fns : 1, sizeof *depth);
@@ -58,9 +62,10 @@ static int stack_margin(const kptx_analysis *an, uint64_t *margin)
         free(comp);
         return KPTX_ENOMEM;
     }
-    uint64_t deepest = 0;
+    uint64_t need = 0;
     for (unsigned k = 0; k < an->n_fns; k = an->scc_end[k]) {
         unsigned end = an->scc_end[k];
+        bool recursive = an->facts[an->order[k]].recursive;   /* the cycle's all are */
         uint64_t below = 0, largest = 0;
         for (unsigned j = k; j < end; j++)
             comp[an->order[j]] = k + 1;
@@ -76,14 +81,16 @@ static int stack_margin(const kptx_analysis *an, uint64_t *margin)
         }
         for (unsigned j = k; j < end; j++) {
             unsigned f = an->order[j];
-            depth[f] = frame_bytes(an->facts[f].fn) + below +
-                       (an->facts[f].recursive ? largest : 0);
-            deepest = depth[f] > deepest ? depth[f] : deepest;
+            depth[f] = frame_bytes(an->facts[f].fn) + (recursive ? 0 : below);
+        }
+        if (recursive) {
+            uint64_t here = below > largest ? below : largest;
+            need = here > need ? here : need;
         }
     }
     free(depth);
     free(comp);
-    *margin = deepest + KPTX_FRAME_SLACK;
+    *margin = need + KPTX_FRAME_SLACK;
     return 0;
 }
 

@@ -881,6 +881,29 @@ static void test_recursion_stack_guard(void)
     kemu_device_destroy(f.dev);
 }
 
+/* The guard's margin counts only what a recursion can call: recursion_ptx with one more
+ * entry whose device function has 64 KiB of locals (more than the whole stack) still runs
+ * rsum(10) under a 4 KiB stack; counting that function would stop every recursive call. */
+static void test_recursion_stack_margin(void)
+{
+    char *text = g_strdup_printf("%s"
+        ".func big(.param .b64 p)\n{\n  .local .align 8 .b8 buf[65536];\n"
+        "  .reg .b64 %%a;\n  .reg .b32 %%v;\n  mov.u64 %%a, buf;\n"
+        "  ld.local.u32 %%v, [%%a];\n  ret;\n}\n"
+        ".visible .entry big_k(.param .u64 out)\n{\n"
+        "  {\n  .param .b64 a;\n  st.param.b64 [a], 0;\n  call.uni big, (a);\n  }\n"
+        "  ret;\n}\n", recursion_ptx);
+    control_fixture f;
+    kptx_fence_opts o = {.stack_bytes = 4096};
+    control_open_opts(&f, text, &o, 5);
+    set_word(&f, f.out, 12345);
+    g_assert_cmpint(run_controlled(&f, "rsum_k", 10, true, 0), ==, 0);
+    g_assert_cmpuint(get_word(&f, f.out), ==, 55);
+    g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_NONE);
+    kemu_device_destroy(f.dev);
+    g_free(text);
+}
+
 /* A tenant's module whose calls make a chain of n functions (f0 calls f1, ...), declared
  * in order so that a fixpoint over the edges would take a pass per function; the last
  * one ends in a loop, or calls f0 (a cycle of n), or calls itself. Its entry k calls f0,
@@ -999,6 +1022,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptx/fence/control/recursion-cancel", test_recursion_cancel);
     g_test_add_func("/ptx/fence/control/recursion-stack-shape", test_recursion_stack_shape);
     g_test_add_func("/ptx/fence/control/recursion-stack-guard", test_recursion_stack_guard);
+    g_test_add_func("/ptx/fence/control/recursion-stack-margin", test_recursion_stack_margin);
     g_test_add_func("/ptx/fence/control/recursion-hostile", test_recursion_hostile);
     return g_test_run();
 }
