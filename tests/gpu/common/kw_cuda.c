@@ -18,6 +18,15 @@ int kwc_failed(CUresult r, const char *what, char *msg, size_t msglen)
     return 1;
 }
 
+void kwc_or_exit(CUresult r, const char *prog, const char *what)
+{
+    char msg[256];
+    if (!kwc_failed(r, what, msg, sizeof msg))
+        return;
+    fprintf(stderr, "%s: %s\n", prog, msg);
+    exit(1);
+}
+
 static int load_module(kwc_run *r, const kw_kernel *k, const char *dir, char *msg, size_t msglen)
 {
     char path[4096];

@@ -49,4 +49,7 @@ void kwc_release(kwc_run *r);
 /* "name: what: CUDA_ERROR_X" into msg; returns 1 when r is an error, else 0. */
 int kwc_failed(CUresult r, const char *what, char *msg, size_t msglen);
 
+/* For the GPU tools: prints "prog: what: CUDA_ERROR_X" and exits 1 when r is an error. */
+void kwc_or_exit(CUresult r, const char *prog, const char *what);
+
 #endif

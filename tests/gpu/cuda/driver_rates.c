@@ -9,12 +9,16 @@
  * launches per second of host time. Sync rows: launch, then wait for that launch, repeated;
  * the median round trip. "polled" rows add a second thread that queries the oldest
  * outstanding end event a microsecond apart, as kerneletd's completion thread does. */
+#include "kw_cuda.h"
+
 #include <cuda.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define CHECK(call, what) kwc_or_exit((call), "driver-rates", (what))
 
 #define RING 1024
 #define REPEATS 3
@@ -39,16 +43,6 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static void check(CUresult r, const char *what)
-{
-    if (r == CUDA_SUCCESS)
-        return;
-    const char *name = "?";
-    cuGetErrorName(r, &name);
-    fprintf(stderr, "driver-rates: %s: %s\n", what, name);
-    exit(1);
-}
-
 /* The ways of launching one kernel; each is what one kerneletd configuration does. */
 enum way { LAUNCH_ONLY, WITH_END, WITH_START_END };
 
@@ -56,10 +50,10 @@ static void launch_one(rates *R, enum way w, long i, int nstreams)
 {
     CUstream s = R->streams[i % nstreams];
     if (w == WITH_START_END)
-        check(cuEventRecord(R->start[i % RING], s), "cuEventRecord");
-    check(cuLaunchKernel(R->fn, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel");
+        CHECK(cuEventRecord(R->start[i % RING], s), "cuEventRecord");
+    CHECK(cuLaunchKernel(R->fn, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel");
     if (w != LAUNCH_ONLY)
-        check(cuEventRecord(R->end[i % RING], s), "cuEventRecord");
+        CHECK(cuEventRecord(R->end[i % RING], s), "cuEventRecord");
     __atomic_store_n(&R->issued, i + 1, __ATOMIC_RELEASE);
 }
 
@@ -81,7 +75,7 @@ static void *poller(void *arg)
 static double async_rate(rates *R, enum way w, long n, int nstreams, int polled)
 {
     CUcontext ctx;
-    check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+    CHECK(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
     pthread_t th;
     R->issued = 0;
     R->stop = 0;
@@ -91,10 +85,10 @@ static double async_rate(rates *R, enum way w, long n, int nstreams, int polled)
     for (long i = 0; i < n; i++) {
         /* The ring's events are recorded again only after their previous launch ended. */
         if (i >= RING && w != LAUNCH_ONLY)
-            check(cuEventSynchronize(R->end[(i - RING) % RING]), "cuEventSynchronize");
+            CHECK(cuEventSynchronize(R->end[(i - RING) % RING]), "cuEventSynchronize");
         launch_one(R, w, i, nstreams);
     }
-    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    CHECK(cuCtxSynchronize(), "cuCtxSynchronize");
     double t = now_s() - t0;
     __atomic_store_n(&R->stop, 1, __ATOMIC_RELEASE);
     if (polled)
@@ -117,12 +111,12 @@ static double sync_trip_us(rates *R, enum way w, int how)
         double t0 = now_s();
         launch_one(R, w, i, 1);
         if (how == 0)
-            check(cuStreamSynchronize(R->streams[0]), "cuStreamSynchronize");
+            CHECK(cuStreamSynchronize(R->streams[0]), "cuStreamSynchronize");
         else if (how == 1)
             while (cuEventQuery(R->end[i % RING]) == CUDA_ERROR_NOT_READY) {
             }
         else
-            check(cuEventSynchronize(R->end[i % RING]), "cuEventSynchronize");
+            CHECK(cuEventSynchronize(R->end[i % RING]), "cuEventSynchronize");
         t[i] = (now_s() - t0) * 1e6;
     }
     qsort(t, SYNC_TRIPS, sizeof(t[0]), cmp_double);
@@ -134,8 +128,8 @@ static void make_events(rates *R, unsigned flags)
     for (int i = 0; i < RING; i++) {
         if (R->start[i])
             cuEventDestroy(R->start[i]), cuEventDestroy(R->end[i]);
-        check(cuEventCreate(&R->start[i], flags), "cuEventCreate");
-        check(cuEventCreate(&R->end[i], flags), "cuEventCreate");
+        CHECK(cuEventCreate(&R->start[i], flags), "cuEventCreate");
+        CHECK(cuEventCreate(&R->end[i], flags), "cuEventCreate");
     }
     R->timing_flags = flags;
 }
@@ -161,15 +155,15 @@ int main(int argc, char **argv)
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
-    check(cuInit(0), "cuInit");
-    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-    check(cuDevicePrimaryCtxSetFlags(dev, CU_CTX_SCHED_SPIN), "cuDevicePrimaryCtxSetFlags");
-    check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    check(cuModuleLoadData(&mod, nop_ptx), "cuModuleLoadData");
-    check(cuModuleGetFunction(&R.fn, mod, "nop"), "cuModuleGetFunction");
+    CHECK(cuInit(0), "cuInit");
+    CHECK(cuDeviceGet(&dev, 0), "cuDeviceGet");
+    CHECK(cuDevicePrimaryCtxSetFlags(dev, CU_CTX_SCHED_SPIN), "cuDevicePrimaryCtxSetFlags");
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    CHECK(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    CHECK(cuModuleLoadData(&mod, nop_ptx), "cuModuleLoadData");
+    CHECK(cuModuleGetFunction(&R.fn, mod, "nop"), "cuModuleGetFunction");
     for (int i = 0; i < 4; i++)
-        check(cuStreamCreate(&R.streams[i], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        CHECK(cuStreamCreate(&R.streams[i], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 
     printf("| kind | calls per launch | events | streams | polled | median /s | best /s |\n");
     printf("|---|---|---|---|---|---|---|\n");

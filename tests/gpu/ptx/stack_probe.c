@@ -2,10 +2,14 @@
  * stop a runaway recursion before it overflows the thread's stack (docs/perf/isolation.md).
  * A tool for GPU rounds, not a test: prints the context's stack limit and, for each depth
  * of a recursion of a function with a 64-byte frame, the stack pointer stacksave gives. */
+#include "kw_cuda.h"
+
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#define CHECK(call, what) kwc_or_exit((call), "stack-probe", (what))
 
 #define DEPTH 64
 
@@ -55,16 +59,6 @@ static const char probe_ptx[] =
     "\tst.param.u32 [p1], 0;\n\tcall (rv), rec0, (p0, p1);\n\tld.param.b32 %v, [rv];\n\t}\n"
     "\tst.global.u32 [%o+512], %v;\n\tret;\n}\n";
 
-static void check(CUresult r, const char *what)
-{
-    if (r == CUDA_SUCCESS)
-        return;
-    const char *name = "?";
-    cuGetErrorName(r, &name);
-    fprintf(stderr, "stack-probe: %s: %s\n", what, name);
-    exit(1);
-}
-
 /* Runs the probe once with stack limit LIMIT (0: the context's) and guard LOW; prints what
  * it saw and returns the stack pointer at depth 0 (0 on a failed launch). */
 static unsigned long long run(CUfunction fn, size_t limit, unsigned long long low)
@@ -72,18 +66,18 @@ static unsigned long long run(CUfunction fn, size_t limit, unsigned long long lo
     CUdeviceptr out;
     unsigned long long host[131] = {0};
     size_t stack = 0, free0 = 0, free1 = 0, total = 0;
-    check(cuMemGetInfo(&free0, &total), "cuMemGetInfo");
+    CHECK(cuMemGetInfo(&free0, &total), "cuMemGetInfo");
     if (limit)
-        check(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, limit), "cuCtxSetLimit");
-    check(cuMemGetInfo(&free1, &total), "cuMemGetInfo");
+        CHECK(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, limit), "cuCtxSetLimit");
+    CHECK(cuMemGetInfo(&free1, &total), "cuMemGetInfo");
     if (free1 != free0)
         printf("stack limit %zu: device memory free %+.1f MiB\n", limit,
                ((double)free1 - (double)free0) / 1048576.0);
-    check(cuCtxGetLimit(&stack, CU_LIMIT_STACK_SIZE), "cuCtxGetLimit");
-    check(cuMemAlloc(&out, sizeof(host)), "cuMemAlloc");
-    check(cuMemcpyHtoD(out, host, sizeof(host)), "cuMemcpyHtoD");
+    CHECK(cuCtxGetLimit(&stack, CU_LIMIT_STACK_SIZE), "cuCtxGetLimit");
+    CHECK(cuMemAlloc(&out, sizeof(host)), "cuMemAlloc");
+    CHECK(cuMemcpyHtoD(out, host, sizeof(host)), "cuMemcpyHtoD");
     void *args[] = {&out, &low};
-    check(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
+    CHECK(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
     CUresult r = cuCtxSynchronize();
     const char *name = "?";
     cuGetErrorName(r, &name);
@@ -91,7 +85,7 @@ static unsigned long long run(CUfunction fn, size_t limit, unsigned long long lo
         printf("stack limit %zu, guard %#llx: %s\n", stack, low, name);
         return 0;
     }
-    check(cuMemcpyDtoH(host, out, sizeof(host)), "cuMemcpyDtoH");
+    CHECK(cuMemcpyDtoH(host, out, sizeof(host)), "cuMemcpyDtoH");
     printf("stack limit %zu, guard %#llx: %s, kernel's stacksave %#llx, stopped by the guard "
            "at depth %llu\n", stack, low, name, host[130], host[128] & 0xffffffffull);
     for (int d = 0; d < 64; d += d < 4 ? 1 : 15)
@@ -116,24 +110,24 @@ static int run_fenced(const char *path, const char *entry)
     CUmodule mod;
     CUfunction fn;
     CUdeviceptr out, words;
-    check(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 4096), "cuCtxSetLimit");
-    check(cuModuleLoadData(&mod, text), "cuModuleLoadData");
-    check(cuModuleGetFunction(&fn, mod, entry), "cuModuleGetFunction");
-    check(cuMemAlloc(&out, 528 * 128 * 4), "cuMemAlloc");
-    check(cuMemAlloc(&words, 8), "cuMemAlloc");
-    check(cuMemsetD8(words, 0, 8), "cuMemsetD8");
+    CHECK(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 4096), "cuCtxSetLimit");
+    CHECK(cuModuleLoadData(&mod, text), "cuModuleLoadData");
+    CHECK(cuModuleGetFunction(&fn, mod, entry), "cuModuleGetFunction");
+    CHECK(cuMemAlloc(&out, 528 * 128 * 4), "cuMemAlloc");
+    CHECK(cuMemAlloc(&words, 8), "cuMemAlloc");
+    CHECK(cuMemsetD8(words, 0, 8), "cuMemsetD8");
     unsigned long long base = 0, mask = ~0ull, cancel = words, fault = words + 4;
     void *args[] = {&out, &base, &mask, &cancel, &fault};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    check(cuLaunchKernel(fn, 528, 1, 1, 128, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
+    CHECK(cuLaunchKernel(fn, 528, 1, 1, 128, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
     CUresult r = cuCtxSynchronize();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     const char *name = "?";
     cuGetErrorName(r, &name);
     unsigned w[2] = {0, 0};
     if (r == CUDA_SUCCESS)
-        check(cuMemcpyDtoH(w, words, 8), "cuMemcpyDtoH");
+        CHECK(cuMemcpyDtoH(w, words, 8), "cuMemcpyDtoH");
     printf("%s: %s in %.3f s, cancel word %u, fault word %u\n", entry, name,
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9, w[0], w[1]);
     return r != CUDA_SUCCESS;
@@ -145,28 +139,28 @@ int main(int argc, char **argv)
     CUcontext ctx;
     CUmodule mod;
     CUfunction fn;
-    check(cuInit(0), "cuInit");
-    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-    check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    CHECK(cuInit(0), "cuInit");
+    CHECK(cuDeviceGet(&dev, 0), "cuDeviceGet");
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    CHECK(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     if (argc == 3)
         return run_fenced(argv[1], argv[2]);
-    check(cuModuleLoadData(&mod, probe_ptx), "cuModuleLoadData");
-    check(cuModuleGetFunction(&fn, mod, "probe"), "cuModuleGetFunction");
+    CHECK(cuModuleLoadData(&mod, probe_ptx), "cuModuleLoadData");
+    CHECK(cuModuleGetFunction(&fn, mod, "probe"), "cuModuleGetFunction");
     int local = 0;
-    check(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn), "cuFuncGetAttribute");
+    CHECK(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn), "cuFuncGetAttribute");
     printf("kernel local size %d bytes\n", local);
     /* a function without a frame of its own: does its stack pointer move? */
     CUfunction fn0;
     CUdeviceptr out0;
     unsigned long long sp0[65] = {0};
-    check(cuModuleGetFunction(&fn0, mod, "probe0"), "cuModuleGetFunction");
-    check(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 32768), "cuCtxSetLimit");
-    check(cuMemAlloc(&out0, sizeof(sp0)), "cuMemAlloc");
+    CHECK(cuModuleGetFunction(&fn0, mod, "probe0"), "cuModuleGetFunction");
+    CHECK(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 32768), "cuCtxSetLimit");
+    CHECK(cuMemAlloc(&out0, sizeof(sp0)), "cuMemAlloc");
     void *args0[] = {&out0};
-    check(cuLaunchKernel(fn0, 1, 1, 1, 1, 1, 1, 0, NULL, args0, NULL), "cuLaunchKernel");
-    check(cuCtxSynchronize(), "cuCtxSynchronize");
-    check(cuMemcpyDtoH(sp0, out0, sizeof(sp0)), "cuMemcpyDtoH");
+    CHECK(cuLaunchKernel(fn0, 1, 1, 1, 1, 1, 1, 0, NULL, args0, NULL), "cuLaunchKernel");
+    CHECK(cuCtxSynchronize(), "cuCtxSynchronize");
+    CHECK(cuMemcpyDtoH(sp0, out0, sizeof(sp0)), "cuMemcpyDtoH");
     for (int d = 0; d < 64; d += d < 4 ? 1 : 15)
         printf("no frame, depth %2d: stacksave %#llx\n", d, sp0[d]);
     /* 64 frames fit in 32 KiB: where the stack starts and which way it grows */
