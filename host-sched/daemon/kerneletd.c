@@ -19,6 +19,7 @@
 #include "cpus.h"
 #include "crash_report.h"
 #include "isolate.h"
+#include "kernelet/ptx.h"
 #include "recover.h"
 
 #define DEFAULT_SOCKET "/run/kernelet/kerneletd.sock"
@@ -712,9 +713,11 @@ int main(int argc, char **argv)
                 cfg.device.name, o.socket, dev.backend.ops->name,
                 ksched_policy_name(dev.scfg.policy));
     if (cfg.device.stack_bytes && !cfg.adopt)
-        fprintf(stderr, "kerneletd: each GPU thread's call stack: %llu bytes (a fenced "
-                "recursion deeper than that ends with a launch failure)\n",
-                (unsigned long long)cfg.device.stack_bytes);
+        fprintf(stderr, "kerneletd: each GPU thread's call stack: %llu bytes down from "
+                "%#llx (a fenced recursion deeper than that ends with a launch failure)\n",
+                (unsigned long long)cfg.device.stack_bytes,
+                (unsigned long long)(cfg.device.stack_top ? cfg.device.stack_top
+                                                          : KPTX_STACK_TOP));
     rc = kserver_run(srv) == 0 ? 0 : 1;
     running = NULL;
     /* Workers account to this server: they end before it is freed. */

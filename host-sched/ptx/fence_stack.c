@@ -94,7 +94,8 @@ static int stack_margin(const kptx_analysis *an, uint64_t *margin)
     return 0;
 }
 
-int kptx_stack_guard(const kptx_analysis *an, uint64_t stack_bytes, uint64_t *guard)
+int kptx_stack_guard(const kptx_analysis *an, uint64_t stack_bytes, uint64_t top,
+                     uint64_t *guard)
 {
     *guard = 0;
     bool recursion = false;
@@ -106,9 +107,11 @@ int kptx_stack_guard(const kptx_analysis *an, uint64_t stack_bytes, uint64_t *gu
     int rc = stack_margin(an, &margin);
     if (rc)
         return rc;
-    if (stack_bytes > KPTX_STACK_TOP)
-        stack_bytes = KPTX_STACK_TOP;
+    if (!top)
+        top = KPTX_STACK_TOP;
+    if (stack_bytes > top)
+        stack_bytes = top;
     /* a stack smaller than the margin stops every recursive call at once */
-    *guard = margin >= stack_bytes ? KPTX_STACK_TOP : KPTX_STACK_TOP - stack_bytes + margin;
+    *guard = margin >= stack_bytes ? top : top - stack_bytes + margin;
     return 0;
 }

@@ -42,7 +42,8 @@ int ks_fence_module(const struct ks_conn *c, kptx_module *m, struct ks_module *m
         if (why[0] && !(mod->entries[i].unfenced = strdup(why)))
             return -1;
     }
-    kptx_fence_opts opts = {.flags = flags, .stack_bytes = dev->stack_bytes};
+    kptx_fence_opts opts = {.flags = flags, .stack_bytes = dev->stack_bytes,
+                            .stack_top = dev->stack_top};
     return kptx_fence_module_opts(m, &opts, NULL, &perr) == 0 ? 0 : -1;
 }
 

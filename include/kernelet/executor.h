@@ -157,6 +157,8 @@ typedef struct kbackend_device_info {
     uint64_t stack_bytes;        /* each thread's call stack (CU_LIMIT_STACK_SIZE): fenced
                                     recursion ends its thread a margin before it would
                                     overflow it (kptx_fence_opts); 0 = no such guard */
+    uint64_t stack_top;          /* where a thread's stack starts, as the guard counts it
+                                    (kptx_fence_opts.stack_top); 0 = KPTX_STACK_TOP */
     int launch_attrs;            /* 1: runs thread-block cluster and cooperative launches
                                     (kbackend_slice.cluster, .cooperative) */
     double a0;                   /* the model's bandwidth factor a0 (measured / peak

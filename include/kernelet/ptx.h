@@ -383,6 +383,7 @@ int kptx_fence_module(kptx_module *m, unsigned flags, unsigned *n_fenced, kptx_e
 typedef struct kptx_fence_opts {
     unsigned flags;
     uint64_t stack_bytes;
+    uint64_t stack_top;         /* where the stack starts (it grows down); 0: KPTX_STACK_TOP */
 } kptx_fence_opts;
 
 /* kptx_fence_module with the stack guard (kptx_fence_opts). */

@@ -202,6 +202,7 @@ static void test_device_and_calibration(void)
     fake_driver_stats(&fs);
     g_assert_cmpuint(fs.stack_bytes, ==, 4096);
     g_assert_cmpuint(in.stack_bytes, ==, 4096);
+    g_assert_cmpuint(in.stack_top, ==, 0x1000000);  /* 0xfffdc0 read, rounded up */
     g_assert_cmpuint(in.slice_overhead_ns, ==, 2500);      /* from the file, not measured */
     g_assert_nonnull(in.model_gpu);
     g_assert_cmpfloat(in.model_gpu->mem_latency_cycles, ==, 400);
@@ -234,6 +235,19 @@ static void test_overhead_measured(void)
     g_assert_cmpuint(in.slice_overhead_ns, >=, FAKE_LAUNCH_NS - 1);
     g_assert_cmpuint(in.slice_overhead_ns, <=, FAKE_LAUNCH_NS + 1);
     be.ops->destroy(be.state);
+}
+
+/* Where stacks start is measured, not assumed: a GPU whose threads' stacks start at
+ * 0x7ff000 gets a guard counted from 0x800000. */
+static void test_stack_top_measured(void)
+{
+    fake_driver_set_stack_top(0x7ff000);
+    kbackend be = open_backend(NULL);
+    kbackend_device_info in;
+    g_assert_cmpint(be.ops->device_info(be.state, &in, NULL), ==, 0);
+    g_assert_cmpuint(in.stack_top, ==, 0x800000);
+    be.ops->destroy(be.state);
+    fake_driver_set_stack_top(0);
 }
 
 static void test_memory(void)
@@ -1631,6 +1645,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/module-variables", test_module_variables);
     g_test_add_func("/cuda/backend-fake/launch-whole-and-slices", test_launch_whole_and_slices);
     g_test_add_func("/cuda/backend-fake/launch-attrs", test_launch_attrs);
+    g_test_add_func("/cuda/backend-fake/stack-top-measured", test_stack_top_measured);
     g_test_add_func("/cuda/backend-fake/capped-slice-waves", test_capped_slice_waves);
     g_test_add_func("/cuda/backend-fake/trial", test_trial);
     g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);

@@ -850,6 +850,39 @@ static void test_recursion_stack_shape(void)
     }
 }
 
+/* The guard a function compares its stack pointer with (the setp after its stacksave). */
+static int64_t guard_of(const kptx_function *fn)
+{
+    for (unsigned i = 0; i + 1 < fn->n_stmts; i++) {
+        const kptx_stmt *s = &fn->stmts[i], *n = &fn->stmts[i + 1];
+        if (s->kind == KPTX_STMT_INSTR && !strcmp(s->u.instr.opcode, "stacksave") &&
+            n->kind == KPTX_STMT_INSTR && !strcmp(n->u.instr.opcode, "setp") &&
+            n->u.instr.n_ops == 3 && n->u.instr.ops[2].kind == KPTX_OPND_INT)
+            return n->u.instr.ops[2].value;
+    }
+    g_assert_not_reached();
+    return 0;
+}
+
+/* The guard lies within the stack, below its top by less than its size: at the H100's top
+ * by default, at the one the backend measured when it says one. */
+static void test_recursion_stack_top(void)
+{
+    const uint64_t tops[] = {0, (uint64_t)1 << 23};
+    for (unsigned i = 0; i < G_N_ELEMENTS(tops); i++) {
+        kptx_module *m = test_parse(recursion_ptx);
+        kptx_error err = {0};
+        const kptx_fence_opts o = {.stack_bytes = 4096, .stack_top = tops[i]};
+        g_assert_cmpint(kptx_fence_module_opts(m, &o, NULL, &err), ==, 0);
+        int64_t top = (int64_t)(tops[i] ? tops[i] : KPTX_STACK_TOP);
+        int64_t guard = guard_of(entry_of(m, "rsum"));
+        g_assert_cmpint(guard, <, top);
+        g_assert_cmpint(guard, >, top - 4096);
+        g_assert_cmpint(guard_of(entry_of(m, "msum_b")), ==, guard);  /* one per module */
+        kptx_module_free(m);
+    }
+}
+
 /* The stack guard ends a recursion that would overflow the stack with KPTX_FAULT_STACK in
  * the fault word, before the emulator's own call stack gives out (KEMU_ERESOURCES without
  * it, test_recursion_cancel), and leaves a recursion that fits alone: with the
@@ -1023,6 +1056,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptx/fence/control/recursion-stack-shape", test_recursion_stack_shape);
     g_test_add_func("/ptx/fence/control/recursion-stack-guard", test_recursion_stack_guard);
     g_test_add_func("/ptx/fence/control/recursion-stack-margin", test_recursion_stack_margin);
+    g_test_add_func("/ptx/fence/control/recursion-stack-top", test_recursion_stack_top);
     g_test_add_func("/ptx/fence/control/recursion-hostile", test_recursion_hostile);
     return g_test_run();
 }

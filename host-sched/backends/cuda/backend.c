@@ -190,19 +190,6 @@ static int model_and_calibration(kcuda *kc, kbackend_error *err)
     return 0;
 }
 
-/* Each thread's stack: at least cfg.stack_bytes, and what it is goes to the fencing pass's
- * stack guard (device_info.stack_bytes). */
-static CUresult set_stack(kcuda *kc)
-{
-    size_t have = 0;
-    CUresult r = cuCtxGetLimit(&have, CU_LIMIT_STACK_SIZE);
-    if (r == CUDA_SUCCESS && have < kc->cfg.stack_bytes &&
-        (r = cuCtxSetLimit(CU_LIMIT_STACK_SIZE, kc->cfg.stack_bytes)) == CUDA_SUCCESS)
-        r = cuCtxGetLimit(&have, CU_LIMIT_STACK_SIZE);
-    kc->info.stack_bytes = r == CUDA_SUCCESS ? have : 0;
-    return r;
-}
-
 /* Freed memory stays in the pool for the next allocation instead of going back to the
  * driver at every synchronisation. */
 static int setup_memory(kcuda *kc, kbackend_error *err)
@@ -220,7 +207,7 @@ static int setup_memory(kcuda *kc, kbackend_error *err)
     kc->info.module_vars_outside = 1;
     kc->info.module_vars_relocated = kc->cfg.window_bytes != 0;
     kc->info.launch_attrs = 1;
-    if ((r = set_stack(kc)) != CUDA_SUCCESS)
+    if ((r = kcuda_stack_setup(kc)) != CUDA_SUCCESS)
         return kcuda_cu_fail(err, r, "cuCtxSetLimit (stack size)");
     if (!kc->cfg.window_bytes)
         return 0;

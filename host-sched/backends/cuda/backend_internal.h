@@ -195,6 +195,9 @@ uint64_t kcuda_now(void);
 int kcuda_cu_fail(kbackend_error *err, CUresult r, const char *what);     /* code from r */
 int kcuda_cu_fail_as(kbackend_error *err, int code, CUresult r, const char *what);
 int kcuda_bind(kcuda *kc, kbackend_error *err);
+/* Raises each thread's stack to cfg.stack_bytes and says its size and top in kc->info
+ * (stack.c); the driver's error when the size cannot be set. */
+CUresult kcuda_stack_setup(kcuda *kc);
 int kcuda_refuse_if_broken(kcuda *kc, kbackend_error *err);   /* call with the lock held */
 
 /* queue.c */

@@ -64,7 +64,15 @@ static struct {
     struct CUmemPoolHandle_st pool;
     fake_stats stats;
     char *last_ptx;         /* the text of the last PTX module loaded */
+    uint64_t stack_top;     /* what stacksave reads in an entry (0: the H100's 0xfffdc0) */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+EXPORT void fake_driver_set_stack_top(uint64_t sp)
+{
+    pthread_mutex_lock(&g.lock);
+    g.stack_top = sp;
+    pthread_mutex_unlock(&g.lock);
+}
 
 EXPORT void fake_driver_stats(fake_stats *out)
 {
@@ -925,6 +933,16 @@ static void stall(const struct CUfunc_st *f, const unsigned char *b, CUstream s)
     s->cancel = NULL;
 }
 
+/* kcuda_stack_top(.u64 out): stores what stacksave would read in an entry, as the
+ * backend's probe of where stacks start (stack.c) expects. */
+static void stack_top(const struct CUfunc_st *f, const unsigned char *b)
+{
+    if (strcmp(f->name, "kcuda_stack_top") || f->info.n_params != 1)
+        return;
+    uint64_t sp = g.stack_top ? g.stack_top : 0xfffdc0u;
+    memcpy((void *)(uintptr_t)u64_at(b, f->info.params[0].offset), &sp, sizeof(sp));
+}
+
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                CUstream s, void **params, void **extra)
@@ -943,6 +961,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
         run(f, b, blocks);
         stall(f, b, stream_of(s));
         control(f, b, stream_of(s));
+        stack_top(f, b);
         stream_of(s)->now += FAKE_LAUNCH_NS + FAKE_BLOCK_NS * (double)blocks;
         g.stats.launches++;
         g.stats.last_grid[0] = gx;

@@ -65,6 +65,8 @@ typedef struct fake_stats {
 } fake_stats;
 
 /* Exported by the fake library for the tests that link it. */
+/* What the backend's probe of where stacks start reads (0: the H100's 0xfffdc0). */
+void fake_driver_set_stack_top(uint64_t sp);
 void fake_driver_stats(fake_stats *out);
 /* The next n cuEventQuery calls answer CUDA_ERROR_NOT_READY (work still running, as far as
  * a poller can tell); a cuEventSynchronize ends that. */
