@@ -28,7 +28,7 @@ static void usage(FILE *f)
         "                        compute: every kernel's output is checked against the CPU's\n"
         "  --ptx-dir DIR         emu, cuda: the bench kernels' PTX (default %s)\n"
         "  --small               emu, cuda: the kernels at their small sizes\n"
-        "  --workload LIST       CI,MI,MIX,ALL or all (default all)\n"
+        "  --workload LIST       CI,MI,MIX,ALL or all, every one (default all)\n"
         "  --policy LIST         %s or all (default all)\n"
         "  --instances N         instances of each kernel (default 1000)\n"
         "  --seed N              arrivals and mc (default 1)\n"
@@ -71,10 +71,11 @@ static int parse_double(const char *s, double min, double max, double *out)
     return 0;
 }
 
-/* Comma-separated names into a bit set; "all" sets every bit of n. */
+/* Comma-separated names (any case) into a bit set; "all", in lower case, sets every bit
+ * of n: "ALL" is the workload of all eight kernels, not every workload. */
 static int parse_set(const char *list, const char *const *names, unsigned n, unsigned *out)
 {
-    if (!strcasecmp(list, "all")) {
+    if (!strcmp(list, "all")) {
         *out = (1u << n) - 1;
         return 0;
     }

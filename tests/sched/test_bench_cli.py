@@ -58,6 +58,10 @@ lines = p.stdout.splitlines()
 check("policy and workload subsets", p.returncode == 0 and "== CI" not in p.stdout
       and any(x.startswith("kernelet ") for x in lines)
       and not any(x.startswith("fifo ") for x in lines), p.stderr[-500:])
+p = run("--instances", "5", "--policy", "base", "--workload", "ALL", "--no-plots", "--quiet",
+        "--out", out)
+check("ALL is the mix of all eight kernels, not every mix", p.returncode == 0
+      and "== ALL" in p.stdout and "== CI" not in p.stdout, p.stdout[-500:])
 p = run("--instances", "5", "--workload", "MIX", "--policy", "base", "--no-plots", "--out", out)
 check("progress lines on a non-terminal stderr", "progress 100%" in p.stderr, p.stderr[-500:])
 p = run("--instances", "5", "--workload", "MI", "--policy", "kernelet", "--aging", "0",
