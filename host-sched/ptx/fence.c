@@ -658,7 +658,7 @@ int kptx_fence_module_opts(kptx_module *m, const kptx_fence_opts *o, unsigned *n
     bool *ctl = calloc(an->n_fns ? an->n_fns : 1, sizeof *ctl);
     int rc = !fence || !ctl ? KPTX_ENOMEM : setup_names(&f);
     if (!rc)
-        rc = kptx_stack_guard(an, o->stack_bytes, o->stack_top, &f.stack_guard);
+        rc = kptx_stack_guard(m, an, o->stack_bytes, o->stack_top, &f.stack_guard);
     unsigned count = rc ? 0 : plan(m, an, flags, fence, ctl, &rc);
     f.ctl = ctl;
     for (unsigned i = 0; !rc && count && i < m->n_items; i++) {

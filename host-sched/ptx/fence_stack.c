@@ -13,10 +13,12 @@
  * make their frames, and a frame's register saves are written before the callee's own
  * check could run; the margin holds the larger of the cycle's largest frame and the
  * deepest chain of frames a call that leaves the cycle can make (bounded: it ends, or
- * enters a cycle that checks). ptxas decides the frames; each
+ * enters a cycle that checks). Modules older than PTX ISA 7.3 or sm_52, which cannot use
+ * stacksave, stay unguarded. ptxas decides the frames; each
  * is counted as its .local and .param declarations plus KPTX_FRAME_SLACK for what it
  * saves and spills. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ptx_internal.h"
 
@@ -94,10 +96,23 @@ static int stack_margin(const kptx_analysis *an, uint64_t *margin)
     return 0;
 }
 
-int kptx_stack_guard(const kptx_analysis *an, uint64_t stack_bytes, uint64_t top,
-                     uint64_t *guard)
+/* Whether the module may use stacksave: PTX ISA 7.3 and a target of sm_52 or later. An
+ * older module keeps its recursion unguarded rather than fail to load. */
+static bool can_stacksave(const kptx_module *m)
+{
+    unsigned arch = 0;
+    if (m->target && strncmp(m->target, "sm_", 3) == 0)
+        arch = (unsigned)strtoul(m->target + 3, NULL, 10);
+    bool isa = m->version_major > 7 || (m->version_major == 7 && m->version_minor >= 3);
+    return isa && arch >= 52;
+}
+
+int kptx_stack_guard(const kptx_module *m, const kptx_analysis *an, uint64_t stack_bytes,
+                     uint64_t top, uint64_t *guard)
 {
     *guard = 0;
+    if (!can_stacksave(m))
+        return 0;
     bool recursion = false;
     for (unsigned i = 0; i < an->n_fns && !recursion; i++)
         recursion = an->facts[i].recursive;

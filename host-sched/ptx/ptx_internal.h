@@ -290,9 +290,10 @@ void kptx_module_forget_analysis(kptx_module *m);
 int kptx_find_cycles(kptx_analysis *an);
 /* The stack pointer below which a function on a cycle of calls ends its thread with
  * KPTX_FAULT_STACK, for threads whose stack is stack_bytes from top down (fence_stack.c);
- * 0 when the module has no recursion or stack_bytes is 0 (no guard). KPTX_ENOMEM. */
-int kptx_stack_guard(const kptx_analysis *an, uint64_t stack_bytes, uint64_t top,
-                     uint64_t *guard);
+ * 0 when m has no recursion, cannot use stacksave (PTX ISA before 7.3, or a target before
+ * sm_52) or stack_bytes is 0: no guard. KPTX_ENOMEM. */
+int kptx_stack_guard(const kptx_module *m, const kptx_analysis *an, uint64_t stack_bytes,
+                     uint64_t top, uint64_t *guard);
 /* Index of the function named name, or -1. */
 int kptx_analysis_find(const kptx_analysis *an, const char *name);
 /* Marks in reach[] (n_fns entries, zeroed by the caller) every function reachable from

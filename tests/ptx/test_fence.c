@@ -821,6 +821,13 @@ static void test_recursion_cancel(void)
     kemu_device_destroy(f.dev);
 }
 
+/* recursion_ptx as PTX ISA 7.8 (stacksave needs 7.3): the stack guard's modules. */
+static char *recursion_ptx_78(void)
+{
+    const char *rest = strchr(recursion_ptx, '\n');
+    return g_strdup_printf(".version 7.8%s", rest);
+}
+
 /* The stacksave instructions of fn. */
 static unsigned stack_checks(const kptx_function *fn)
 {
@@ -832,8 +839,9 @@ static unsigned stack_checks(const kptx_function *fn)
  * nowhere, do not; without one, nothing does. */
 static void test_recursion_stack_shape(void)
 {
+    char *ptx78 = recursion_ptx_78();
     for (int with = 0; with < 2; with++) {
-        kptx_module *m = test_parse(recursion_ptx);
+        kptx_module *m = test_parse(ptx78);
         kptx_error err = {0};
         const kptx_fence_opts o = {.stack_bytes = with ? 4096 : 0};
         g_assert_cmpint(kptx_fence_module_opts(m, &o, NULL, &err), ==, 0);
@@ -848,6 +856,15 @@ static void test_recursion_stack_shape(void)
         free(text);
         kptx_module_free(m);
     }
+    g_free(ptx78);
+    /* PTX ISA 7.0 has no stacksave: such a module stays unguarded rather than fail to load */
+    kptx_module *m = test_parse(recursion_ptx);
+    kptx_error err = {0};
+    const kptx_fence_opts o = {.stack_bytes = 4096};
+    g_assert_cmpint(kptx_fence_module_opts(m, &o, NULL, &err), ==, 0);
+    g_assert_cmpuint(stack_checks(entry_of(m, "rsum")), ==, 0);
+    g_assert_cmpuint(count(entry_of(m, "rsum"), "ld", ".volatile"), ==, 1);   /* still polls */
+    kptx_module_free(m);
 }
 
 /* The guard a function compares its stack pointer with (the setp after its stacksave). */
@@ -869,8 +886,9 @@ static int64_t guard_of(const kptx_function *fn)
 static void test_recursion_stack_top(void)
 {
     const uint64_t tops[] = {0, (uint64_t)1 << 23};
+    char *ptx78 = recursion_ptx_78();
     for (unsigned i = 0; i < G_N_ELEMENTS(tops); i++) {
-        kptx_module *m = test_parse(recursion_ptx);
+        kptx_module *m = test_parse(ptx78);
         kptx_error err = {0};
         const kptx_fence_opts o = {.stack_bytes = 4096, .stack_top = tops[i]};
         g_assert_cmpint(kptx_fence_module_opts(m, &o, NULL, &err), ==, 0);
@@ -881,6 +899,7 @@ static void test_recursion_stack_top(void)
         g_assert_cmpint(guard_of(entry_of(m, "msum_b")), ==, guard);  /* one per module */
         kptx_module_free(m);
     }
+    g_free(ptx78);
 }
 
 /* The stack guard ends a recursion that would overflow the stack with KPTX_FAULT_STACK in
@@ -892,7 +911,8 @@ static void test_recursion_stack_guard(void)
 {
     control_fixture f;
     kptx_fence_opts o = {.stack_bytes = KEMU_STACK_BYTES};
-    control_open_opts(&f, recursion_ptx, &o, 4);
+    char *ptx78 = recursion_ptx_78();
+    control_open_opts(&f, ptx78, &o, 4);
     set_word(&f, f.out + 4, 0);
     g_assert_cmpint(run_controlled(&f, "deep_k", 0, true, 1u << 24), ==, 0);
     g_assert_cmpuint(get_word(&f, f.out), ==, 1);
@@ -906,12 +926,13 @@ static void test_recursion_stack_guard(void)
     kemu_device_destroy(f.dev);
 
     o.stack_bytes = 2 << 10;
-    control_open_opts(&f, recursion_ptx, &o, 4);
+    control_open_opts(&f, ptx78, &o, 4);
     set_word(&f, f.out, 12345);
     g_assert_cmpint(run_controlled(&f, "rsum_k", 150, true, 0), ==, 0);
     g_assert_cmpuint(get_word(&f, f.out), ==, 12345);     /* no sum: it ended in rsum */
     g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_STACK);
     kemu_device_destroy(f.dev);
+    g_free(ptx78);
 }
 
 /* The guard's margin counts only what a recursion can call: recursion_ptx with one more
@@ -919,13 +940,14 @@ static void test_recursion_stack_guard(void)
  * rsum(10) under a 4 KiB stack; counting that function would stop every recursive call. */
 static void test_recursion_stack_margin(void)
 {
+    char *ptx78 = recursion_ptx_78();
     char *text = g_strdup_printf("%s"
         ".func big(.param .b64 p)\n{\n  .local .align 8 .b8 buf[65536];\n"
         "  .reg .b64 %%a;\n  .reg .b32 %%v;\n  mov.u64 %%a, buf;\n"
         "  ld.local.u32 %%v, [%%a];\n  ret;\n}\n"
         ".visible .entry big_k(.param .u64 out)\n{\n"
         "  {\n  .param .b64 a;\n  st.param.b64 [a], 0;\n  call.uni big, (a);\n  }\n"
-        "  ret;\n}\n", recursion_ptx);
+        "  ret;\n}\n", ptx78);
     control_fixture f;
     kptx_fence_opts o = {.stack_bytes = 4096};
     control_open_opts(&f, text, &o, 5);
@@ -935,6 +957,7 @@ static void test_recursion_stack_margin(void)
     g_assert_cmpuint(get_word(&f, f.ctl + 4), ==, KPTX_FAULT_NONE);
     kemu_device_destroy(f.dev);
     g_free(text);
+    g_free(ptx78);
 }
 
 /* A tenant's module whose calls make a chain of n functions (f0 calls f1, ...), declared
