@@ -79,10 +79,16 @@ static int open_cuda(const struct kd_backend_options *o, kbackend *out, char *er
 #endif
 
 #ifdef KERNELETD_HAVE_EMU
+static void emu_note(void *user, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "kerneletd: emu: %s\n", msg);
+}
+
 static int open_emu(const struct kd_backend_options *o, kbackend *out, char *err,
                     size_t errlen)
 {
-    return kd_emu_backend_open(out, o->window_bytes, err, errlen);
+    return kd_emu_backend_open(out, o->window_bytes, emu_note, NULL, err, errlen);
 }
 #endif
 

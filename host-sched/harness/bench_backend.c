@@ -64,7 +64,7 @@ static int computing_new(const bench_options *o, bench_backend *b, kbackend *be,
     int rc = -2;
 #ifdef KERNELET_BENCH_HAVE_EMU
     if (!strcmp(o->backend, "emu"))
-        rc = kd_emu_backend_open(&b->be, KBACKEND_WINDOW_DEFAULT, msg, len);
+        rc = kd_emu_backend_open(&b->be, KBACKEND_WINDOW_DEFAULT, NULL, NULL, msg, len);
 #endif
 #ifdef KERNELET_BENCH_HAVE_CUDA
     if (!strcmp(o->backend, "cuda"))

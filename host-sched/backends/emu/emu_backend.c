@@ -33,6 +33,7 @@ struct job {
     uint8_t value;
     kbackend_slice slice;          /* params point at the copy below */
     void *params;
+    char tenant[64];               /* the slice's tenant, for the operator's log */
     kbackend_done_fn done;
     void *user;
 };
@@ -50,6 +51,8 @@ struct emu_backend {
     volatile int stop_launch;      /* the running launch's stop flag (the emulator polls
                                       it): set by cancel_all or the watchdog */
     struct emu_watchdog *watchdog; /* the tenants' kernel time limits */
+    kd_emu_note_fn note;           /* tells the operator of a fenced kernel's fault */
+    void *note_user;
     kbackend_windows *windows;     /* the upper half of the emulator's addresses, one
                                       window per domain; domain 0 has the lower half */
     emu_control *control;          /* the domains' control words, in the lower half */
@@ -150,6 +153,12 @@ static int run_checked_launch(struct emu_backend *b, struct job *j, kemu_error *
     kemu_function_info_get((const kemu_function *)j->slice.fn, &info);
     snprintf(e->message, sizeof(e->message), "%s: device %s (the launch ended; the device "
              "goes on)", info.name, kptx_fault_name(fault));
+    if (b->note) {
+        char note[sizeof(e->message) + 96];
+        snprintf(note, sizeof(note), "tenant '%s': %s", j->tenant[0] ? j->tenant : "?",
+                 e->message);
+        b->note(b->note_user, note);
+    }
     return KEMU_ETRAP;
 }
 
@@ -678,7 +687,8 @@ static int emu_launch(void *state, const kbackend_slice *s, kbackend_done_fn don
         memcpy(j->params, s->params, s->params_size);
     }
     j->slice.params = j->params;
-    j->slice.tenant = NULL; /* valid only during the call; the emulator does not log */
+    snprintf(j->tenant, sizeof(j->tenant), "%s", s->tenant ? s->tenant : "");
+    j->slice.tenant = NULL; /* valid only during the call: j->tenant is the copy */
     return submit(state, j);
 }
 
@@ -712,7 +722,8 @@ static const kbackend_ops emu_ops = {
     .vmm_unmap = emu_vmm_unmap,
 };
 
-int kd_emu_backend_open(kbackend *out, uint64_t window_bytes, char *err, size_t errlen)
+int kd_emu_backend_open(kbackend *out, uint64_t window_bytes, kd_emu_note_fn note,
+                        void *note_user, char *err, size_t errlen)
 {
     struct emu_backend *b = calloc(1, sizeof(*b));
     kemu_error e = {0};
@@ -723,6 +734,8 @@ int kd_emu_backend_open(kbackend *out, uint64_t window_bytes, char *err, size_t 
         snprintf(err, errlen, "emu: out of memory");
         return -1;
     }
+    b->note = note;
+    b->note_user = note_user;
     kemu_mem_span(&base, &size);
     if (kbackend_windows_new(base + size / 2, size / 2,
                              window_bytes ? window_bytes : KBACKEND_WINDOW_DEFAULT,
