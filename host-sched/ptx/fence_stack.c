@@ -18,7 +18,6 @@
  * is counted as its .local and .param declarations plus KPTX_FRAME_SLACK for what it
  * saves and spills. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "ptx_internal.h"
 
@@ -73,18 +72,16 @@ static int stack_margin(const kptx_analysis *an, uint64_t *margin)
             comp[an->order[j]] = k + 1;
         for (unsigned j = k; j < end; j++) {
             unsigned f = an->order[j];
-            uint64_t frame = frame_bytes(an->facts[f].fn);
-            largest = frame > largest ? frame : largest;
+            depth[f] = frame_bytes(an->facts[f].fn);    /* its frame; below comes after */
+            largest = depth[f] > largest ? depth[f] : largest;
             for (unsigned e = an->edge_start[f]; e < an->edge_start[f + 1]; e++) {
-                unsigned c = an->callee[e];
+                unsigned c = an->callee[e];     /* earlier components only: final */
                 if (comp[c] != k + 1 && depth[c] > below)
                     below = depth[c];
             }
         }
-        for (unsigned j = k; j < end; j++) {
-            unsigned f = an->order[j];
-            depth[f] = frame_bytes(an->facts[f].fn) + (recursive ? 0 : below);
-        }
+        for (unsigned j = k; j < end && !recursive; j++)
+            depth[an->order[j]] += below;
         if (recursive) {
             uint64_t here = below > largest ? below : largest;
             need = here > need ? here : need;
@@ -100,11 +97,8 @@ static int stack_margin(const kptx_analysis *an, uint64_t *margin)
  * older module keeps its recursion unguarded rather than fail to load. */
 static bool can_stacksave(const kptx_module *m)
 {
-    unsigned arch = 0;
-    if (m->target && strncmp(m->target, "sm_", 3) == 0)
-        arch = (unsigned)strtoul(m->target + 3, NULL, 10);
     bool isa = m->version_major > 7 || (m->version_major == 7 && m->version_minor >= 3);
-    return isa && arch >= 52;
+    return isa && kptx_target_sm(m) >= 52;
 }
 
 int kptx_stack_guard(const kptx_module *m, const kptx_analysis *an, uint64_t stack_bytes,

@@ -303,6 +303,8 @@ void kptx_reachable(const kptx_analysis *an, unsigned root, bool *reach);
  * special registers read by it and everything it calls. */
 int kptx_entry_verdict(const kptx_module *m, const kptx_analysis *an, unsigned root,
                        uint32_t *sregs, char *why, size_t why_len);
+/* The number of the module's ".target sm_NN" (75 for sm_75), 0 for another target. */
+unsigned kptx_target_sm(const kptx_module *m);
 /* Bytes of kernel parameters the module's target and PTX version allow. */
 uint32_t kptx_param_limit(const kptx_module *m);
 /* Which KPTX_GRID_* value a special register operand name is, or -1. */

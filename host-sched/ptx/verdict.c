@@ -74,11 +74,16 @@ static void judge_perf(const kptx_function *fn, char *why, size_t len)
     }
 }
 
+unsigned kptx_target_sm(const kptx_module *m)
+{
+    if (m->target && strncmp(m->target, "sm_", 3) == 0)
+        return (unsigned)strtoul(m->target + 3, NULL, 10);
+    return 0;
+}
+
 uint32_t kptx_param_limit(const kptx_module *m)
 {
-    unsigned arch = 0;
-    if (m->target && strncmp(m->target, "sm_", 3) == 0)
-        arch = (unsigned)strtoul(m->target + 3, NULL, 10);
+    unsigned arch = kptx_target_sm(m);
     bool big = arch >= 70 && (m->version_major > 8 || (m->version_major == 8 && m->version_minor >= 1));
     return big ? PARAM_LIMIT_NEW : PARAM_LIMIT_OLD;
 }

@@ -43,7 +43,7 @@ void kcuda_config_default(kcuda_config *c)
     const char *prof = getenv("KERNELET_CUDA_PROFILER");
     c->keep_profiler = prof && !strcmp(prof, "keep");
     const char *latency = getenv("KERNELET_LATENCY");
-    c->profile_times = latency && strcmp(latency, "0") != 0;
+    c->profile_times = latency && *latency && *latency != '0';    /* as the server reads it */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c->spin_us = env_unsigned("KERNELET_CUDA_SPIN_US", 100000, cores >= 4 ? 1000 : 0);
     c->idle_spin_us = env_unsigned("KERNELET_CUDA_IDLE_SPIN_US", 100000, cores >= 4 ? 50 : 0);
