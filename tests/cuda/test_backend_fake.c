@@ -1036,7 +1036,12 @@ static void on_timed(void *user, const kbackend_completion *c)
 /* Six slices queued in one lane: the events recorded for them, and their times. */
 static unsigned run_six_slices(int timed_events, timed_ticket t[6], waiter *w)
 {
-    kbackend be = open_backend_timed(NULL, timed_events);
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.timed_events = timed_events;
+    cfg.shared_end_max = 1;     /* each its own event (shared ones: test_shared_end_events) */
+    kbackend be = open_backend_cfg(&cfg);
     kernels k = load_kernels(&be);
     kbackend_devptr counts;
     kbackend_error e = {0};
@@ -1226,6 +1231,76 @@ static void launch_stall(const kbackend *be, kbackend_function *fn, unsigned lan
                         .time_limit_ns = limit_ns, .tenant = tenant, .domain = domain};
     kbackend_error e = {0};
     g_assert_cmpint(be->ops->launch(be->state, &s, on_done, t, &e), ==, 0);
+}
+
+/* A burst of count launches on lane 0 behind a stall of ms, of domain per launch, under
+ * limit_ns; the end events recorded for the burst (not the stall's). */
+static unsigned burst_behind_stall(const kbackend *be, const kernels *k, kbackend_function *stall,
+                                   unsigned n, const uint32_t *domains, uint64_t limit_ns,
+                                   kbackend_devptr counts)
+{
+    waiter w;
+    waiter_init(&w);
+    ticket ts = {&w, 0, 0}, t[32];
+    g_assert_cmpuint(n, <=, 32);
+    /* a limit that keeps its own end event (under 20 x 8 x 10 s), never reached */
+    launch_stall(be, stall, 0, 100, 1000000000000ull, "staller", 0, &ts);
+    fake_stats before, after;
+    fake_driver_stats(&before);
+    count_params p = {.counts = counts};
+    kbackend_slice s = count_launch(k, (const unsigned[3]){4, 1, 1}, &p);
+    kbackend_error e = {0};
+    for (unsigned i = 0; i < n; i++) {
+        t[i] = (ticket){&w, 0, i + 1};
+        s.domain = domains[i];
+        s.time_limit_ns = limit_ns;
+        g_assert_cmpint(be->ops->launch(be->state, &s, on_done, &t[i], &e), ==, 0);
+    }
+    fake_driver_stats(&after);
+    unsigned at_issue = after.event_records - before.event_records;
+    waiter_wait(&w, n + 1);
+    fake_driver_stats(&after);
+    g_assert_cmpuint(w.failed, ==, 0);
+    g_assert_true(w.order_ok);
+    g_assert_true(w.times_ok);
+    g_test_message("%u launches: %u end events at issue, %u in all", n, at_issue,
+                   after.event_records - before.event_records);
+    return after.event_records - before.event_records;
+}
+
+/* Short launches queued in a lane share end events: at most shared_end_max of one tenant
+ * per event, none across tenants; each still completes in order and runs its blocks; a
+ * kernel never seen, or one under a tight time limit, has its own. */
+static void test_shared_end_events(void)
+{
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.lanes = LANES;
+    cfg.shared_end_max = 8;
+    cfg.shared_end_short_ns = 10000000000ull;   /* a loaded machine's wake-ups count short */
+    kbackend be = open_backend_cfg(&cfg);
+    kernels k = load_kernels(&be);
+    kbackend_module *mod;
+    kbackend_function *stall = load_stall(&be, &mod);
+    kbackend_devptr counts;
+    kbackend_error e = {0};
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 0, 16, &counts, &e), ==, 0);
+    uint32_t one[32], pairs[32];
+    for (unsigned i = 0; i < 32; i++) {
+        one[i] = 1;
+        pairs[i] = 1 + (i / 4) % 2;     /* four of tenant 1, four of tenant 2, ... */
+    }
+    /* never seen before: each its own */
+    g_assert_cmpuint(burst_behind_stall(&be, &k, stall, 3, one, 0, counts), ==, 3);
+    g_assert_cmpuint(burst_behind_stall(&be, &k, stall, 20, one, 0, counts), ==, 3);
+    g_assert_cmpuint(burst_behind_stall(&be, &k, stall, 16, pairs, 0, counts), ==, 4);
+    g_assert_cmpuint(burst_behind_stall(&be, &k, stall, 4, one, 1000000, counts), ==, 4);
+    uint32_t *c = read_counts(&be, counts, 4);
+    for (unsigned i = 0; i < 4; i++)
+        g_assert_cmpuint(c[i], ==, 3 + 20 + 16 + 4);
+    g_free(c);
+    g_assert_cmpint(be.ops->module_unload(be.state, mod, &e), ==, 0);
+    be.ops->destroy(be.state);
 }
 
 /* cfg's notes, and the kernels it cannot stop, go to n. */
@@ -1650,6 +1725,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/trial", test_trial);
     g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);
     g_test_add_func("/cuda/backend-fake/completion-events", test_completion_events);
+    g_test_add_func("/cuda/backend-fake/shared-end-events", test_shared_end_events);
     g_test_add_func("/cuda/backend-fake/completion-spin", test_completion_spin);
     g_test_add_func("/cuda/backend-fake/profile-refusals", test_profile_refusals);
     g_test_add_func("/cuda/backend-fake/profile-whole-without-counters",

@@ -48,6 +48,8 @@ void kcuda_config_default(kcuda_config *c)
     c->spin_us = env_unsigned("KERNELET_CUDA_SPIN_US", 100000, cores >= 4 ? 1000 : 0);
     c->idle_spin_us = env_unsigned("KERNELET_CUDA_IDLE_SPIN_US", 100000, cores >= 4 ? 50 : 0);
     c->stack_bytes = env_unsigned("KERNELET_CUDA_STACK_BYTES", 1u << 20, 4096);
+    c->shared_end_short_ns = 200000;
+    c->shared_end_max = c->timed_events ? 1 : env_unsigned("KERNELET_CUDA_SHARED_ENDS", 1024, 16);
     c->max_spinners = env_unsigned("KERNELET_CUDA_SPINNERS", 1024,
                                    cores >= 4 ? (unsigned)(cores / 4) : 0);
 }

@@ -41,6 +41,8 @@ struct kbackend_function {
     kcuda_param_layout layout;
     kbackend_func_info info;
     unsigned dyn_smem_limit;    /* dynamic shared memory it is set up for */
+    uint64_t recent_ns;         /* how long its last waited-for launch took (atomic; 0:
+                                   none yet): short ones may share an end event */
     struct kbackend_function *next;
 };
 
@@ -79,6 +81,9 @@ typedef struct kcuda_job {
     void *user;
     CUevent start, end;         /* start only with timed_events */
     int issued;                 /* on the device: its end event will complete */
+    int shared_end;             /* issued without its end event: a later job's end, recorded
+                                   when its lane's thread comes to wait, ends it too */
+    uint64_t seq;               /* its place in its queue (from 1) */
     int status;                 /* a KBACKEND_E* code when it failed before reaching the device */
     char msg[MSG_LEN];
     uint64_t issued_ns;         /* when it went to the device (submission until then) */
@@ -115,6 +120,9 @@ typedef struct kcuda_queue {
     pthread_cond_t wake;
     kcuda_job *head, *tail;
     uint64_t last_end_ns;       /* when its thread saw its last job end (host clock) */
+    uint64_t next_seq;          /* the next job's seq */
+    uint64_t ended_until;       /* jobs up to this seq were seen ended by a shared end event */
+    CUresult ended_r;           /* ... with this result (its thread's own, no lock) */
 } kcuda_queue;
 
 typedef struct kcuda_watchdog kcuda_watchdog;

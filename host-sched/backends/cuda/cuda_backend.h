@@ -93,6 +93,16 @@ typedef struct kcuda_config {
                                     timing events before and after every job. Timing
                                     events between two slices of a pair cost the pair
                                     most of its gain on an H100 (docs/perf/scheduling.md) */
+    unsigned shared_end_max;     /* at most this many launches of one tenant queued in a
+                                    lane share one end event (1: each has its own). A
+                                    short kernel (its last run took at most
+                                    shared_end_short_ns) is issued without one; its lane's
+                                    thread records one when it comes to wait, after the
+                                    lane's last launch, and that event ends them all: the
+                                    driver's floor for a launch with an event is half its
+                                    rate without (docs/perf/transport.md). Default 16 (1
+                                    with timed_events); KERNELET_CUDA_SHARED_ENDS=N sets it */
+    uint64_t shared_end_short_ns; /* "short" above: default 200 us */
     int carveout;                /* every function's preferred shared-memory carveout, in
                                     percent; -1 (default): the driver's choice per kernel.
                                     KERNELET_CUDA_CARVEOUT=N in the environment sets it */

@@ -96,6 +96,19 @@ CUresult kcuda_allow_smem_locked(struct kbackend_function *fn, unsigned smem)
     return r;
 }
 
+/* Whether job may go without its end event (kcuda_config.shared_end_max): its kernel ran
+ * short last time, and the jobs that share an event, each that short, would have to run
+ * twenty times longer than seen to reach the tenant's time limit together (the watchdog
+ * times a shared event's first job until the event ends). */
+static int may_share_end(const kcuda *kc, const kcuda_job *job)
+{
+    uint64_t recent = __atomic_load_n(&job->fn->recent_ns, __ATOMIC_RELAXED);
+    uint64_t short_ns = kc->cfg.shared_end_short_ns;
+    uint64_t together = 20ull * kc->cfg.shared_end_max * short_ns;
+    return kc->cfg.shared_end_max > 1 && !job->start && recent && recent <= short_ns &&
+           (!job->time_limit_ns || job->time_limit_ns >= together);
+}
+
 int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kbackend_error *err)
 {
     struct kbackend_function *fn = (struct kbackend_function *)job->fn;   /* the backend's own */
@@ -119,7 +132,8 @@ int kcuda_issue_launch(kcuda *kc, kcuda_job *job, CUstream stream, kbackend_erro
                 : cuLaunchKernel(fn->f, g[0], g[1], g[2], b[0], b[1], b[2], job->smem, stream,
                                  NULL, size ? extra : NULL);
     }
-    if (r == CUDA_SUCCESS) {
+    job->shared_end = r == CUDA_SUCCESS && may_share_end(kc, job);
+    if (r == CUDA_SUCCESS && !job->shared_end) {
         what = "cuEventRecord";
         r = cuEventRecord(job->end, stream);
     }

@@ -76,6 +76,7 @@ static void push_locked(kcuda *kc, kcuda_job *job)
 {
     kcuda_queue *q = &kc->queues[job->queue];
     job->next = NULL;
+    job->seq = ++q->next_seq;
     if (q->tail)
         q->tail->next = job;
     else    /* a spinning completion thread reads it without the lock (spin_for_job) */
@@ -287,6 +288,52 @@ static CUresult wait_event(kcuda *kc, CUevent ev)
     return r == CUDA_ERROR_NOT_READY ? cuEventSynchronize(ev) : r;
 }
 
+/* With kc->lock held: records the end event that ends job and the launches queued behind
+ * it on its lane without one of their own, of its tenant, at most shared_end_max in all, on
+ * the last of them (the stream is in issue order, and issues take the lock). */
+static CUresult share_end_locked(kcuda *kc, kcuda_queue *q, kcuda_job *job, CUevent *ev,
+                                 uint64_t *until)
+{
+    kcuda_job *last = job;
+    unsigned n = 1;
+    for (kcuda_job *j = q->head; j && n < kc->cfg.shared_end_max; j = j->next, n++) {
+        if (j->kind != JOB_LAUNCH || !j->shared_end || j->domain != job->domain)
+            break;
+        last = j;
+    }
+    *ev = last->end;
+    *until = last->seq;
+    CUresult r = cuEventRecord(last->end, q->stream);
+    if (r == CUDA_SUCCESS)
+        last->shared_end = 0;    /* its own event now, and the one the others wait for */
+    return r;
+}
+
+/* Waits for the end of an issued job: its own event, or one it shares with the launches
+ * issued after it (recorded now, if no earlier wait did). *waited: 0 when an earlier job's
+ * wait already saw it end. */
+static CUresult wait_end(kcuda *kc, kcuda_queue *q, kcuda_job *job, int *waited)
+{
+    *waited = 0;
+    if (job->seq <= q->ended_until)
+        return q->ended_r;
+    *waited = 1;
+    if (!job->shared_end)
+        return wait_event(kc, job->end);
+    CUevent ev;
+    uint64_t until;
+    pthread_mutex_lock(&kc->lock);
+    CUresult r = share_end_locked(kc, q, job, &ev, &until);
+    if (r != CUDA_SUCCESS && kcuda_error_is_sticky(r))
+        kcuda_mark_broken_locked(kc, r, "cuEventRecord");
+    pthread_mutex_unlock(&kc->lock);
+    if (r == CUDA_SUCCESS)
+        r = wait_event(kc, ev);
+    q->ended_until = until;
+    q->ended_r = r;
+    return r;
+}
+
 /* The launch ran past its tenant's time limit (limit_ns: the one in force at its end):
  * the watchdog saw it, or it ended between the deadline and the watchdog's wake-up. */
 static int timed_out(const kcuda_job *job, int fired, uint64_t limit_ns, uint64_t start,
@@ -302,11 +349,14 @@ static void finish_job(kcuda *kc, kcuda_queue *q, kcuda_job *job)
         kcuda_issue_copy(kc, job, q->stream);
     if (job->issued)
         kcuda_watchdog_arm(kc, q->index, job, could_start_ns(q, job));
-    CUresult r = job->issued ? wait_event(kc, job->end) : CUDA_SUCCESS;
+    int waited = 0;
+    CUresult r = job->issued ? wait_end(kc, q, job, &waited) : CUDA_SUCCESS;
     uint64_t limit_ns = job->time_limit_ns;
     int fired = kcuda_watchdog_disarm(kc, q->index, &limit_ns);
     uint64_t start, end;
     job_times(q, job, r, &start, &end);
+    if (waited && job->kind == JOB_LAUNCH && r == CUDA_SUCCESS)
+        __atomic_store_n((uint64_t *)&job->fn->recent_ns, end - start, __ATOMIC_RELAXED);
     if (r == CUDA_SUCCESS)
         kcuda_timeline_note(kc, job);
     char msg[2 * MSG_LEN];
