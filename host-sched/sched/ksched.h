@@ -162,6 +162,13 @@ typedef struct ksched_config {
     int device_a0;              /* 1 (default): model.latency.a0 is replaced by the a0 the
                                    backend's device_info reports (calibrated cuda, sim),
                                    when it reports one; 0: model's a0 as given */
+    int lazy_pairs;             /* kernelet: 0 (default) = a class's pairs with the other
+                                   profiled classes are evaluated by the model when it gets
+                                   its profile, by the thread that drives the scheduler
+                                   with the lock released, so that decisions find them
+                                   cached (the paper's offline pre-execution); 1 = only
+                                   when a decision first meets the pair. The same pairs
+                                   and splits are chosen either way */
 } ksched_config;
 
 /* Fills c with the defaults listed in ksched_config. */
@@ -440,7 +447,14 @@ typedef struct ksched_stats {
     uint64_t decisions;           /* policy decisions taken */
     uint64_t decision_ns_total;   /* wall time spent in them (CLOCK_MONOTONIC) */
     uint64_t decision_ns_max;
-    uint64_t pairs_evaluated;     /* model or trial evaluations (cache misses) */
+    uint64_t pairs_evaluated;     /* model or trial evaluations inside decisions (cache
+                                     misses), counted in decision_ns_total */
+    uint64_t pairs_precomputed;   /* model evaluations of pairs of classes made outside
+                                     decisions, when a class got its profile */
+    uint64_t precompute_ns_total; /* wall time of those, the lock released, ... */
+    uint64_t precompute_ns_max;   /* ... the longest pass (its pairs together) ... */
+    uint64_t precompute_locked_ns; /* ... and the time the passes held the lock (finding
+                                     the due pairs, storing the results) */
     uint64_t pairs_pruned;        /* over all decisions */
     uint64_t widenings;           /* decisions that had to widen alpha_p, alpha_m */
     uint64_t coschedules;         /* decisions that paired two kernels */

@@ -64,6 +64,7 @@ void sched_class_set_profile(ksched *s, sched_class *c, const kbackend_profile *
     c->block_ns = sched_class_block_ns(s, c);
     c->min_slice = sched_class_min_slice(s, c);
     c->profiled = 1;
+    sched_precompute_mark(s, c);    /* its pairs, evaluated before a decision needs them */
 }
 
 sched_class *sched_class_of(ksched *s, sched_function *f, const ksched_op *op,

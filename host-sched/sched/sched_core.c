@@ -87,6 +87,10 @@ static int attach_backend(ksched *s, const kbackend *be, ksched_err *err)
     if (rc)
         return ksched_fail(err, rc == KMODEL_ENOMEM ? KSCHED_ENOMEM : KSCHED_EINVAL,
                            "model: %s", msg);
+    /* the evaluations made outside decisions get a context of their own (sched_precompute.c);
+       without one, decisions make them all */
+    if (kmodel_ctx_new(&s->pre_model, &s->gpu, &s->cfg.model, NULL, 0))
+        s->pre_model = NULL;
     s->n_lanes = s->dev.lanes;
     s->lanes = calloc(s->n_lanes, sizeof(*s->lanes));
     return s->lanes ? 0 : ksched_fail(err, KSCHED_ENOMEM, "out of memory");
@@ -152,6 +156,7 @@ int ksched_new(ksched **out, const kbackend *backend, const ksched_config *cfg,
     s->aging_next_ns = UINT64_MAX;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->cq_lock, NULL);
+    pthread_mutex_init(&s->pre_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);   /* deadlines are backend ns */
@@ -196,9 +201,11 @@ void ksched_free(ksched *s)
     }
     ksched_profile_cache_free(s->profiles);
     kmodel_ctx_free(s->model);
+    kmodel_ctx_free(s->pre_model);
     free(s->lanes);
     pthread_cond_destroy(&s->cq_cond);
     pthread_mutex_destroy(&s->cq_lock);
+    pthread_mutex_destroy(&s->pre_lock);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -214,6 +221,7 @@ int ksched_set_policy(ksched *s, ksched_policy p, ksched_err *err)
     s->cfg.policy = p;
     s->plan.kind = PLAN_NONE;
     s->dirty = 1;
+    sched_precompute_mark_all(s);   /* kernelet's pairs, evaluated before it decides */
     pthread_mutex_unlock(&s->lock);
     sched_kick(s);
     return 0;

@@ -277,7 +277,7 @@ static int run_plan(ksched *s)
     return a || b;
 }
 
-static uint64_t mono_ns(void)
+uint64_t sched_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -286,11 +286,11 @@ static uint64_t mono_ns(void)
 
 static void decide(ksched *s, const sched_policy *p)
 {
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = sched_mono_ns();
     s->aging_next_ns = UINT64_MAX;      /* the kernelet policy sets it again */
     sched_tune_close(s);                /* the policy starts the next interval, if any */
     p->decide(s, s->policy_state[s->cfg.policy]);
-    uint64_t dt = mono_ns() - t0;
+    uint64_t dt = sched_mono_ns() - t0;
     s->stats.decisions++;
     s->stats.decision_ns_total += dt;
     if (dt > s->stats.decision_ns_max)
@@ -301,7 +301,7 @@ static void decide(ksched *s, const sched_policy *p)
 void sched_run_whole(ksched *s, unsigned lanes)
 {
     for (;;) {
-        uint64_t t0 = mono_ns();
+        uint64_t t0 = sched_mono_ns();
         sched_kernel *k = sched_oldest_eligible(s, 0);
         int lane = -1, pinned = k ? sched_kernel_lane(k) : -1;
         if (pinned >= 0 && s->lanes[pinned].in_flight < s->cfg.pipeline_depth)
@@ -312,7 +312,7 @@ void sched_run_whole(ksched *s, unsigned lanes)
                 lane = (int)l;
         if (lane < 0)
             return;
-        uint64_t dt = mono_ns() - t0;
+        uint64_t dt = sched_mono_ns() - t0;
         s->stats.decisions++;
         s->stats.decision_ns_total += dt;
         if (dt > s->stats.decision_ns_max)

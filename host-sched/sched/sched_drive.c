@@ -35,7 +35,7 @@ int sched_submitted(ksched *s)
         return 1;
     /* the submitter's own callbacks stay with the dispatcher: the caller may hold locks
      * of its own that they take */
-    return sched_pump(s, &err) != 0 || s->notify_head != NULL;
+    return sched_pump(s, &err, 0) != 0 || s->notify_head != NULL;
 }
 
 void ksched_hold(ksched *s)
@@ -72,9 +72,14 @@ static int drive_completion_here(ksched *s)
     int here = drive_here_ok(s);
     if (here) {
         ksched_err err;
-        if (sched_pump(s, &err) == 0)
+        /* due pair evaluations are the dispatcher's: this thread delivers the backend's
+           other completions */
+        here = sched_pump(s, &err, 0) == 0;
+        if (here)
             run_notifications(s);
-        here = !s->notify_head;
+        else
+            sched_kick(s);
+        here = here && !s->notify_head;
     }
     pthread_mutex_unlock(&s->lock);
     return here;
@@ -134,8 +139,7 @@ static sched_sub *take_completions(ksched *s)
     return list;
 }
 
-/* With the lock held: completions, stream heads, decisions, launches, removals. */
-int sched_pump(ksched *s, ksched_err *err)
+int sched_pump(ksched *s, ksched_err *err, int may_unlock)
 {
     (void)err;
     for (;;) {
@@ -153,6 +157,11 @@ int sched_pump(ksched *s, ksched_err *err)
             list = n;
         }
         sched_streams_start(s);
+        if (s->n_pairs_due) {       /* a class got its profile: evaluate its pairs first */
+            if (!may_unlock)
+                return 1;
+            sched_precompute(s);
+        }
         sched_dispatch(s);
         /* launches started here (pipelined behind those just dispatched) go out this round */
         int started = sched_streams_start(s);
@@ -240,7 +249,7 @@ static int advance(ksched *s, uint64_t until, ksched_err *err)
     if (rc > 0)
         return 1;
     if (until != UINT64_MAX) {      /* the clock stands at until: take what it brought */
-        rc = sched_pump(s, err);
+        rc = sched_pump(s, err, 1);
         if (!rc)
             run_notifications(s);
         return rc;
@@ -255,7 +264,7 @@ static int advance(ksched *s, uint64_t until, ksched_err *err)
  * when there may be more to do, 0 when idle or the deadline passed, or an error. */
 static int step(ksched *s, uint64_t until, ksched_err *err)
 {
-    int rc = sched_pump(s, err);
+    int rc = sched_pump(s, err, 1);
     if (rc)
         return rc;
     if (run_notifications(s))

@@ -145,6 +145,9 @@ typedef struct sched_class {
                                    this); 0 when the model has no rate */
     struct sched_kernel *head, *tail;  /* pending kernels of the class, oldest first */
     unsigned n_pending;
+    int pairs_due;              /* profiled, and its pairs with the other profiled classes
+                                   are still to be evaluated outside decisions
+                                   (sched_precompute.c) */
 } sched_class;
 
 typedef struct sched_kernel {
@@ -272,6 +275,11 @@ struct ksched {
     unsigned n_classes;
     size_t cap_classes;
     pair_entry **pairs;         /* hash buckets by (a, b, policy) */
+    unsigned n_pairs_due;       /* classes with pairs_due set */
+    /* The model evaluations made outside decisions, with the lock released: their own
+       model context (a context is one thread's), taken by one thread at a time. */
+    pthread_mutex_t pre_lock;
+    kmodel_ctx *pre_model;
     size_t n_pair_buckets;
     sched_lane *lanes;
     unsigned n_lanes;
@@ -376,13 +384,42 @@ uint64_t sched_class_min_slice(ksched *s, const sched_class *c);
 double sched_class_block_ns(ksched *s, const sched_class *c);
 
 /* sched_pairs.c: pair evaluations cached per pair of classes */
+/* What the model's evaluation of a pair of classes reads besides the two kernels. */
+typedef struct sched_model_in {
+    kmodel_ctx *model;
+    const kbackend_device_info *dev;
+    const kmodel_gpu *gpu;
+} sched_model_in;
+
+/* The model's verdict on a pair: whether it fits, its balanced split, CP, wave times. */
+typedef struct pair_eval {
+    int fits;
+    unsigned bps[2];
+    double wave_ns[2];
+    double cp;
+} pair_eval;
+
+sched_model_in sched_model_in_of(ksched *s);
+/* Evaluates kernels a, b at their balanced split (kmodel_balanced, CP as the backend runs
+ * the pair); reads nothing of the scheduler, so it may run without its lock. */
+void sched_pair_eval(const sched_model_in *in, const kmodel_kernel *a,
+                     const kmodel_kernel *b, pair_eval *out);
+/* The cached entry of (a, b, policy), class indices a < b; NULL when none. */
+pair_entry *sched_pair_find(const ksched *s, unsigned a, unsigned b, int policy);
+/* The kernelet entry of a pair of classes, evaluated now when missing (in a decision:
+ * counted in stats.pairs_evaluated). */
 pair_entry *sched_pair_model(ksched *s, sched_class *a, sched_class *b);
+/* Caches r as the kernelet entry of classes a < b unless one exists: 1 when stored, 0 when
+ * one existed, -1 out of memory. */
+int sched_pair_model_put(ksched *s, unsigned a, unsigned b, const pair_eval *r);
 const pair_entry *sched_pair_trial(ksched *s, sched_kernel *a, sched_kernel *b);
 int sched_full_splits(ksched *s, const sched_class *a, const sched_class *b,
                       unsigned (*out)[2], unsigned cap);
 void sched_pairs_free(ksched *s);
 
 /* sched_decide.c: eligibility and the dispatch loop shared by the policies */
+/* CLOCK_MONOTONIC in ns: what decisions (and evaluations outside them) are timed with. */
+uint64_t sched_mono_ns(void);
 void sched_dispatch(ksched *s);
 unsigned sched_backlogged_tenants(const ksched *s);
 sched_kernel *sched_oldest_eligible(ksched *s, int need_profile);
@@ -436,7 +473,20 @@ int sched_profiles_wanted(const ksched *s);
 sched_kernel *sched_overdue(ksched *s, sched_kernel **c, unsigned n);
 
 
+/* sched_precompute.c: the kernelet policy's pair evaluations made when a class gets its
+ * profile, outside decisions and with the lock released */
+/* Class c was just profiled: its pairs are due (under the kernelet policy, unless
+ * cfg.lazy_pairs). */
+void sched_precompute_mark(ksched *s, sched_class *c);
+/* Every profiled class's pairs are due (the policy became kernelet). */
+void sched_precompute_mark_all(ksched *s);
+/* Evaluates the due pairs; called with the lock held, releases it while the model runs. */
+void sched_precompute(ksched *s);
+
 /* sched_drive.c */
-int sched_pump(ksched *s, ksched_err *err);
+/* With the lock held: completions, stream heads, decisions, launches, removals. With
+ * may_unlock, due pair evaluations run first with the lock released; without it, a round
+ * that has some returns 1 before deciding, for the dispatcher to take over. */
+int sched_pump(ksched *s, ksched_err *err, int may_unlock);
 
 #endif

@@ -12,7 +12,7 @@ static size_t bucket(unsigned a, unsigned b, int policy)
     return ((size_t)a * 2654435761u ^ (size_t)b * 40503u ^ (size_t)policy) % BUCKETS;
 }
 
-static pair_entry *lookup(ksched *s, unsigned a, unsigned b, int policy)
+pair_entry *sched_pair_find(const ksched *s, unsigned a, unsigned b, int policy)
 {
     if (!s->pairs)
         return NULL;
@@ -33,7 +33,6 @@ static pair_entry *insert(ksched *s, unsigned a, unsigned b, int policy)
     *e = (pair_entry){.a = a, .b = b, .policy = policy, .tune = {.chosen = -1},
                       .next = s->pairs[h]};
     s->pairs[h] = e;
-    s->stats.pairs_evaluated++;
     return e;
 }
 
@@ -53,45 +52,83 @@ void sched_pairs_free(ksched *s)
 
 /* One wave of k at bps blocks per SM running at ipc (warp instructions per cycle per SM):
  * every SM runs bps blocks of insts_per_warp * warps_per_block instructions each. */
-static double wave_time(const ksched *s, const kmodel_kernel *k, unsigned bps, double ipc)
+static double wave_time(const kmodel_gpu *gpu, const kmodel_kernel *k, unsigned bps,
+                        double ipc)
 {
     double cycles = k->insts_per_warp * k->warps_per_block * bps / ipc;
-    return ipc > 0 ? cycles / s->gpu.clock_mhz * 1000.0 : 0;
+    return ipc > 0 ? cycles / gpu->clock_mhz * 1000.0 : 0;
 }
 
 /* The pair's CP as the backend runs it: where a capped slice goes out as one launch per
  * wave, each launch's cost comes off both kernels' co-run rates (kmodel_launch_cp); on
  * the H100 this turns the paper's CP of >= 0 for all 28 pairs of the bench kernels into
  * the right sign on 27 (docs/perf/model.md). */
-static double backend_cp(ksched *s, const sched_class *a, const sched_class *b,
-                         const kmodel_pair_result *r)
+static double backend_cp(const sched_model_in *in, const kmodel_kernel *a,
+                         const kmodel_kernel *b, const kmodel_pair_result *r)
 {
     double cp;
-    if (!s->dev.wave_launches || !s->dev.slice_overhead_ns ||
-        kmodel_launch_cp(s->model, &a->k, &b->k, r, (double)s->dev.slice_overhead_ns, NULL,
-                         &cp))
+    if (!in->dev->wave_launches || !in->dev->slice_overhead_ns ||
+        kmodel_launch_cp(in->model, a, b, r, (double)in->dev->slice_overhead_ns, NULL, &cp))
         return r->cp;
     return cp;
+}
+
+sched_model_in sched_model_in_of(ksched *s)
+{
+    return (sched_model_in){.model = s->model, .dev = &s->dev, .gpu = &s->gpu};
+}
+
+void sched_pair_eval(const sched_model_in *in, const kmodel_kernel *a,
+                     const kmodel_kernel *b, pair_eval *out)
+{
+    kmodel_pair_result r;
+    *out = (pair_eval){.fits = kmodel_balanced(in->model, a, b, &r) == 0};
+    if (!out->fits)
+        return;
+    out->bps[0] = r.blocks[0];
+    out->bps[1] = r.blocks[1];
+    out->cp = backend_cp(in, a, b, &r);
+    out->wave_ns[0] = wave_time(in->gpu, a, r.blocks[0], r.ipc[0]);
+    out->wave_ns[1] = wave_time(in->gpu, b, r.blocks[1], r.ipc[1]);
+}
+
+static void entry_set(pair_entry *e, const pair_eval *r)
+{
+    e->fits = r->fits;
+    if (!r->fits)
+        return;
+    for (int i = 0; i < 2; i++) {
+        e->bps[i] = r->bps[i];
+        e->wave_ns[i] = r->wave_ns[i];
+    }
+    e->cp = r->cp;
 }
 
 pair_entry *sched_pair_model(ksched *s, sched_class *x, sched_class *y)
 {
     sched_class *a = x->index < y->index ? x : y, *b = a == x ? y : x;
-    pair_entry *e = lookup(s, a->index, b->index, KSCHED_KERNELET);
+    pair_entry *e = sched_pair_find(s, a->index, b->index, KSCHED_KERNELET);
     if (e)
         return e;
     if (!(e = insert(s, a->index, b->index, KSCHED_KERNELET)))
         return NULL;
-    kmodel_pair_result r;
-    e->fits = kmodel_balanced(s->model, &a->k, &b->k, &r) == 0;
-    if (e->fits) {
-        e->bps[0] = r.blocks[0];
-        e->bps[1] = r.blocks[1];
-        e->cp = backend_cp(s, a, b, &r);
-        e->wave_ns[0] = wave_time(s, &a->k, r.blocks[0], r.ipc[0]);
-        e->wave_ns[1] = wave_time(s, &b->k, r.blocks[1], r.ipc[1]);
-    }
+    s->stats.pairs_evaluated++;
+    pair_eval r;
+    sched_model_in in = sched_model_in_of(s);
+    sched_pair_eval(&in, &a->k, &b->k, &r);
+    entry_set(e, &r);
     return e;
+}
+
+int sched_pair_model_put(ksched *s, unsigned a, unsigned b, const pair_eval *r)
+{
+    if (sched_pair_find(s, a, b, KSCHED_KERNELET))
+        return 0;
+    pair_entry *e = insert(s, a, b, KSCHED_KERNELET);
+    if (!e)
+        return -1;
+    entry_set(e, r);
+    return 1;
 }
 
 int sched_model_waves(ksched *s, const sched_class *a, const sched_class *b,
@@ -101,10 +138,12 @@ int sched_model_waves(ksched *s, const sched_class *a, const sched_class *b,
     int rc = kmodel_pair(s->model, &a->k, bps[0], &b->k, bps[1], &r);
     if (rc)
         return rc;
-    wave_ns[0] = wave_time(s, &a->k, bps[0], r.ipc[0]);
-    wave_ns[1] = wave_time(s, &b->k, bps[1], r.ipc[1]);
-    if (cp)
-        *cp = backend_cp(s, a, b, &r);
+    wave_ns[0] = wave_time(&s->gpu, &a->k, bps[0], r.ipc[0]);
+    wave_ns[1] = wave_time(&s->gpu, &b->k, bps[1], r.ipc[1]);
+    if (cp) {
+        sched_model_in in = sched_model_in_of(s);
+        *cp = backend_cp(&in, &a->k, &b->k, &r);
+    }
     return 0;
 }
 
@@ -158,11 +197,12 @@ const pair_entry *sched_pair_trial(ksched *s, sched_kernel *kx, sched_kernel *ky
 {
     sched_kernel *ka = kx->cls->index < ky->cls->index ? kx : ky, *kb = ka == kx ? ky : kx;
     sched_class *a = ka->cls, *b = kb->cls;
-    pair_entry *e = lookup(s, a->index, b->index, KSCHED_OPT);
+    pair_entry *e = sched_pair_find(s, a->index, b->index, KSCHED_OPT);
     if (e)
         return e;
     if (!(e = insert(s, a->index, b->index, KSCHED_OPT)))
         return NULL;
+    s->stats.pairs_evaluated++;
     unsigned splits[64][2];
     int n = sched_full_splits(s, a, b, splits, 64);
     kbackend_trial t;

@@ -35,7 +35,10 @@ static inline void tenv_standard_kernels(tenv *t)
     g_assert_cmpint(ksim_add_kernel(t->sim, "mid", &mid, NULL), ==, 0);
 }
 
-static inline tenv *tenv_new(const ksched_config *cfg, const ksim_config *sc)
+/* A sim with the standard kernels and a scheduler on it that starts with the profiles
+ * (may be NULL). */
+static inline tenv *tenv_new_profiled(const ksched_config *cfg, const ksim_config *sc,
+                                      const ksched_profile_cache *profiles)
 {
     tenv *t = g_new0(tenv, 1);
     ksched_err e = {0};
@@ -43,9 +46,14 @@ static inline tenv *tenv_new(const ksched_config *cfg, const ksim_config *sc)
         g_error("ksim_new: %s", e.msg);
     ksim_backend(t->sim, &t->be);
     tenv_standard_kernels(t);
-    if (ksched_new(&t->s, &t->be, cfg, NULL, &e))
+    if (ksched_new(&t->s, &t->be, cfg, profiles, &e))
         g_error("ksched_new: %s", e.msg);
     return t;
+}
+
+static inline tenv *tenv_new(const ksched_config *cfg, const ksim_config *sc)
+{
+    return tenv_new_profiled(cfg, sc, NULL);
 }
 
 static inline tenv *tenv_policy(ksched_policy p)
