@@ -148,6 +148,8 @@ typedef struct sched_class {
     int pairs_due;              /* profiled, and its pairs with the other profiled classes
                                    are still to be evaluated outside decisions
                                    (sched_precompute.c) */
+    int pairs_evaluating;       /* ... and being evaluated now, the lock released: until
+                                   they are stored a decision does not pair the class */
 } sched_class;
 
 typedef struct sched_kernel {
@@ -407,7 +409,8 @@ void sched_pair_eval(const sched_model_in *in, const kmodel_kernel *a,
 /* The cached entry of (a, b, policy), class indices a < b; NULL when none. */
 pair_entry *sched_pair_find(const ksched *s, unsigned a, unsigned b, int policy);
 /* The kernelet entry of a pair of classes, evaluated now when missing (in a decision:
- * counted in stats.pairs_evaluated). */
+ * counted in stats.pairs_evaluated); NULL while another thread evaluates the class's pairs
+ * outside decisions (sched_precompute.c), or out of memory. */
 pair_entry *sched_pair_model(ksched *s, sched_class *a, sched_class *b);
 /* Caches r as the kernelet entry of classes a < b unless one exists: 1 when stored, 0 when
  * one existed, -1 out of memory. */

@@ -110,6 +110,8 @@ pair_entry *sched_pair_model(ksched *s, sched_class *x, sched_class *y)
     pair_entry *e = sched_pair_find(s, a->index, b->index, KSCHED_KERNELET);
     if (e)
         return e;
+    if (a->pairs_evaluating || b->pairs_evaluating)
+        return NULL;    /* being evaluated outside decisions: not paired until then */
     if (!(e = insert(s, a->index, b->index, KSCHED_KERNELET)))
         return NULL;
     s->stats.pairs_evaluated++;

@@ -5,9 +5,12 @@
  * other profiled class are evaluated when it gets its profile, a rare event (a CUPTI
  * profile holds the GPU for ~0.3 s), by the thread that drives the scheduler, before it
  * decides and with the scheduler's lock released: other threads may submit and launch
- * meanwhile. A decision that still meets a missing pair (another thread decided first,
- * or more pairs were due than one pass takes) evaluates it itself, as before; the entry is
- * the same either way (sched_pair_eval), so the choices are too. */
+ * meanwhile. Their decisions do not pair a class whose pairs are being evaluated (it runs
+ * alone until they are stored: a decision never waits for the model), and a decision that
+ * meets another missing pair (more pairs were due than one pass takes) evaluates it itself,
+ * as before; the entry is the same either way (sched_pair_eval), so once stored the
+ * choices are too. Where one thread drives the scheduler (the harness, the sim) no decision
+ * falls in the window, and the schedule is exactly the lazy one. */
 #include <stdlib.h>
 
 #include "sched_internal.h"
@@ -68,6 +71,7 @@ static unsigned collect(ksched *s, job *jobs)
         if (!c->pairs_due || collect_class(s, c, jobs, &n))
             continue;
         c->pairs_due = 0;
+        c->pairs_evaluating = 1;
         s->n_pairs_due--;
     }
     return n;
@@ -86,6 +90,8 @@ static void store(ksched *s, const job *jobs, unsigned n)
     for (unsigned i = 0; i < n; i++)
         if (sched_pair_model_put(s, jobs[i].a, jobs[i].b, &jobs[i].r) > 0)
             s->stats.pairs_precomputed++;
+    for (unsigned i = 0; i < s->n_classes; i++)
+        s->classes[i]->pairs_evaluating = 0;
 }
 
 static void account(ksched *s, uint64_t locked_ns, uint64_t model_ns)
