@@ -5,7 +5,8 @@
  * faults (KEMU_EMISALIGNED); fenced, it reaches the aligned address below it in the
  * tenant's own window (redirect), or ends the thread with KPTX_FAULT_MISALIGNED and
  * touches nothing (KPTX_FENCE_TRAP); an aligned address computes exactly what the
- * original does. Also what the pass writes: one mask per width, computed once. */
+ * original does. Also what the pass writes (one mask per width, computed once), and that
+ * ptxas takes it (with --ptxas PATH). */
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,9 @@
 #include "kernelet/ptx.h"
 #include "emu_window_util.h"
 #include "ptx_test_util.h"
+#include "ptxas_util.h"
+
+static const char *ptxas_path;  /* --ptxas PATH: the fenced modules must assemble */
 
 #define HEAD ".version 7.0\n.target sm_70\n.address_size 64\n"
 #define WINDOW (16ull << 20)
@@ -43,7 +47,7 @@ static const form forms[] = {
     {"st_v2_u32", 8, 0, "mov.u32 %r1, 17;\n mov.u32 %r2, 18;\n"
                         " st.global.v2.u32 [%rd1], {%r1, %r2};"},
     {"st_v4_u32", 16, -4, "mov.u32 %r1, 17;\n mov.u32 %r2, 18;\n"
-                          " st.global.v4.u32 [%rd1-4], {%r1, %r2, %r1, %r2};"},
+                          " st.global.v4.u32 [%rd1+-4], {%r1, %r2, %r1, %r2};"},
     {"atom_u32", 4, 0, "atom.global.add.u32 %r1, [%rd1], 5;\n st.global.u32 [%rd2], %r1;"},
     {"atom_cas_b64", 8, 0, "atom.global.cas.b64 %rd3, [%rd1], 0, 7;\n"
                            " st.global.u64 [%rd2], %rd3;"},
@@ -162,6 +166,29 @@ static void test_align_verdict(void)
     g_assert_cmpint(kptx_fence_verdict(m, "k", 0, why, sizeof why, &err), ==, 0);
     g_assert_nonnull(strstr(why, "does not cover"));
     kptx_module_free(m);
+}
+
+/* The forms, as written and fenced both ways, assemble (sm_90: vectors of two u64). */
+static void test_align_assembles(void)
+{
+    if (!ptxas_path) {
+        g_test_skip("no ptxas");
+        return;
+    }
+    for (unsigned k = 0; k < 3; k++) {
+        char *ptx = forms_ptx(), *log = NULL;
+        kptx_module *m = k ? fenced(k == 1 ? 0 : KPTX_FENCE_TRAP) : test_parse(ptx);
+        size_t len;
+        char *text = test_print(m, &len);
+        GBytes *cubin = NULL;
+        if (!ptxas_run(ptxas_path, text, len, "sm_90", false, false, &cubin, &log))
+            g_error("ptxas: %s\n%s", log, text);
+        g_bytes_unref(cubin);
+        g_free(log);
+        free(text);
+        g_free(ptx);
+        kptx_module_free(m);
+    }
 }
 
 /* ---- run in the emulator ---- */
@@ -338,9 +365,13 @@ static void test_align_fault_name(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--ptxas") == 0)
+            ptxas_path = argv[i + 1];
     g_test_add_func("/ptx/fence/align/shape", test_align_shape);
     g_test_add_func("/ptx/fence/align/shape-trap", test_align_shape_trap);
     g_test_add_func("/ptx/fence/align/verdict", test_align_verdict);
+    g_test_add_func("/ptx/fence/align/assembles", test_align_assembles);
     g_test_add_func("/ptx/fence/align/runs", test_align_runs);
     g_test_add_func("/ptx/fence/align/fault-name", test_align_fault_name);
     return g_test_run();
