@@ -176,15 +176,11 @@ static void test_align_assembles(void)
         return;
     }
     for (unsigned k = 0; k < 3; k++) {
-        char *ptx = forms_ptx(), *log = NULL;
+        char *ptx = forms_ptx();
         kptx_module *m = k ? fenced(k == 1 ? 0 : KPTX_FENCE_TRAP) : test_parse(ptx);
         size_t len;
         char *text = test_print(m, &len);
-        GBytes *cubin = NULL;
-        if (!ptxas_run(ptxas_path, text, len, "sm_90", false, false, &cubin, &log))
-            g_error("ptxas: %s\n%s", log, text);
-        g_bytes_unref(cubin);
-        g_free(log);
+        ptxas_assert_assembles(ptxas_path, text, len, "sm_90", false);
         free(text);
         g_free(ptx);
         kptx_module_free(m);
@@ -365,9 +361,7 @@ static void test_align_fault_name(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--ptxas") == 0)
-            ptxas_path = argv[i + 1];
+    ptxas_path = ptxas_arg(argc, argv);
     g_test_add_func("/ptx/fence/align/shape", test_align_shape);
     g_test_add_func("/ptx/fence/align/shape-trap", test_align_shape_trap);
     g_test_add_func("/ptx/fence/align/verdict", test_align_verdict);
