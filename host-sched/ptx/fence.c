@@ -2,11 +2,15 @@
  * tenant's address window (Guardian-style address masking; kernelet/ptx.h, "Fencing").
  * The entry loads the window's base and mask from its two new parameters once, into
  * registers no other code can name, and each access's address is computed as
- *   .global:  a = (addr & mask) | base
- *   generic:  a = isspacep.global(addr) ? (addr & mask) | base : addr
- * just before the access, which then uses [a]. Inside the window nothing changes, so a
- * kernel that stays in its own memory computes exactly what it did; an address outside is
- * redirected into the tenant's own window, never into another tenant's memory. Shared,
+ *   .global:  a = (addr & mask_w) | base
+ *   generic:  a = isspacep.global(addr) ? (addr & mask_w) | base : addr
+ * just before the access, which then uses [a]; mask_w is the mask with the access's
+ * alignment folded in (fence_align.c: w, its width in bytes). Inside the window nothing
+ * changes for an aligned address, so a kernel that stays in its own memory computes
+ * exactly what it did; an address outside is redirected into the tenant's own window,
+ * never into another tenant's memory, and a misaligned one (a fault that would end the
+ * shared context) to the aligned address below it. With KPTX_FENCE_TRAP such addresses
+ * end the thread with a fault code instead, and the access keeps its own address. Shared,
  * local, const and param accesses are left alone: they cannot reach global memory.
  *
  * The same pass gives the backend control of a running tenant kernel through two more
@@ -29,9 +33,9 @@
 
 #include "ptx_internal.h"
 
-/* Statements one access may add: address, isspacep, and, or, selp, and with
- * KPTX_FENCE_TRAP the check, its guard and the fault's three. */
-#define PER_ACCESS 11
+/* Statements one access may add: address (two), isspacep, and, or, selp, and with
+ * KPTX_FENCE_TRAP the check, its guard, the misaligned test (three) and the fault's two. */
+#define PER_ACCESS 12
 /* Statements one instruction may add for control: the cancel poll of a back-edge, or the
  * fault store and exit that replace a trap or an assert. */
 #define PER_CONTROL 8
@@ -56,6 +60,7 @@ typedef struct fencer {
     const char *loop_reg;           /* the counted loops' inner bounds: loop_reg<k>_<width> */
     const char *oob;                /* KPTX_FENCE_TRAP: the access left the window */
     bool trap;                      /* KPTX_FENCE_TRAP */
+    kptx_align_masks align;         /* the masks per access width; the entry's widths */
     const kptx_analysis *an;
     const bool *ctl;                /* per analysed function: a device function given the
                                        control words (fence_calls.c) */
@@ -137,38 +142,71 @@ static const char *address_of(fencer *f, kptx_stmt_vec *sv, const kptx_function 
 static void guard(kptx_stmt *c, const char *pred, bool negated);
 static void emit_fault_if(fencer *f, kptx_stmt_vec *sv, const char *pred, bool negated,
                           uint32_t code);
+static void emit_fault_word_if(fencer *f, kptx_stmt_vec *sv, const char *pred, bool negated);
 
-/* KPTX_FENCE_TRAP: an access whose address the mask changed (it was outside the window)
- * writes the illegal-address fault and ends the thread before it, as the GPU would fault;
- * only when the access itself runs (its guard g: the check is cleared when g says no). */
-static void trap_outside(fencer *f, kptx_stmt_vec *sv, kptx_operand fenced, kptx_operand raw,
-                         const kptx_instr *in)
+/* dst = (raw & mask_w) | base for an access of width bytes; a generic one first asks
+ * isspacep.global into the access predicate. */
+static void emit_masked(fencer *f, kptx_stmt_vec *sv, kptx_operand dst, kptx_operand raw,
+                        unsigned width, bool generic)
 {
-    kptx_operand oob = kptx_reg_operand(f->oob);
-    emit3(f, sv, "setp", ".ne.u64", oob, fenced, raw);
-    if (in->guard)
-        guard(emit3(f, sv, "setp", ".ne.u64", oob, raw, raw), in->guard, !in->guard_negated);
-    emit_fault_if(f, sv, f->oob, false, KPTX_FAULT_ADDRESS);
+    if (generic)
+        emit2(f, sv, "isspacep", ".global", kptx_reg_operand(f->pred), raw);
+    emit3(f, sv, "and", ".b64", dst, raw, kptx_reg_operand(kptx_align_mask(&f->align, width)));
+    emit3(f, sv, "or", ".b64", dst, dst, kptx_reg_operand(f->reg[R_BASE]));
 }
 
-/* Emits the fence of addr and returns the address operand that replaces it: [a]. */
+/* KPTX_FENCE_TRAP, an access of width bytes: when the mask would change its address (it
+ * is outside the window, or not aligned to width) it writes the fault, misaligned before
+ * outside, and ends the thread before the access, as the GPU would fault; only when the
+ * access itself runs (its guard g: the check is cleared when g says no). A generic address
+ * that is not global is not checked. */
+static void trap_outside(fencer *f, kptx_stmt_vec *sv, kptx_operand raw, unsigned width,
+                         bool generic, const kptx_instr *in)
+{
+    kptx_operand oob = kptx_reg_operand(f->oob), w = kptx_reg_operand(f->reg[R_WIN]);
+    emit_masked(f, sv, w, raw, width, generic);
+    if (generic) {
+        const kptx_operand ops[4] = {oob, w, raw, kptx_reg_operand(f->pred)};
+        kptx_rw_emit(&f->rw, sv, "setp", ".ne.and.u64", 4, ops);
+    } else {
+        emit3(f, sv, "setp", ".ne.u64", oob, w, raw);
+    }
+    if (in->guard)
+        guard(emit3(f, sv, "setp", ".ne.u64", oob, raw, raw), in->guard, !in->guard_negated);
+    if (width == 1) {
+        emit_fault_if(f, sv, f->oob, false, KPTX_FAULT_ADDRESS);
+        return;
+    }
+    /* Which fault. Not under the check's guard: only the fault's store uses the code, so
+     * ptxas can sink it onto the fault's path (ptxas 13.0, sm_90: 14 such accesses took 8
+     * SASS instructions more than one fault code would, and 104 more when guarded). */
+    kptx_operand q = kptx_reg_operand(f->poll), code = kptx_reg_operand(f->creg[C_WORD]);
+    emit3(f, sv, "and", ".b64", w, raw, kptx_int_operand(width - 1));
+    emit3(f, sv, "setp", ".ne.u64", q, w, kptx_int_operand(0));
+    const kptx_operand ops[4] = {code, kptx_int_operand(KPTX_FAULT_MISALIGNED),
+                                 kptx_int_operand(KPTX_FAULT_ADDRESS), q};
+    kptx_rw_emit(&f->rw, sv, "selp", ".u32", 4, ops);
+    emit_fault_word_if(f, sv, f->oob, false);
+}
+
+/* Emits the fence of addr, the address operand of in, and returns the address operand
+ * that replaces it: [a], or addr itself once KPTX_FENCE_TRAP checked it. */
 static kptx_operand fence_address(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
                                   const kptx_operand *addr, bool generic, const kptx_instr *in)
 {
+    unsigned width = kptx_access_width(in);
     kptx_operand a = kptx_reg_operand(f->reg[R_ADDR]), w = kptx_reg_operand(f->reg[R_WIN]);
     kptx_operand raw = kptx_reg_operand(address_of(f, sv, fn, addr, generic));
+    if (f->trap) {      /* it runs only where the mask would not change the address */
+        trap_outside(f, sv, raw, width, generic, in);
+        return *addr;
+    }
     kptx_operand *elem = kptx_rw_alloc(&f->rw, sizeof *elem);
-    kptx_operand dst = generic ? w : a;
-    if (generic)
-        emit2(f, sv, "isspacep", ".global", kptx_reg_operand(f->pred), raw);
-    emit3(f, sv, "and", ".b64", dst, raw, kptx_reg_operand(f->reg[R_MASK]));
-    emit3(f, sv, "or", ".b64", dst, dst, kptx_reg_operand(f->reg[R_BASE]));
+    emit_masked(f, sv, generic ? w : a, raw, width, generic);
     if (generic) {
         const kptx_operand ops[4] = {a, w, raw, kptx_reg_operand(f->pred)};
         kptx_rw_emit(&f->rw, sv, "selp", ".b64", 4, ops);
     }
-    if (f->trap)
-        trap_outside(f, sv, a, raw, in);
     if (elem)
         *elem = a;
     return (kptx_operand){.kind = KPTX_OPND_ADDRESS, .n_elems = elem ? 1 : 0, .elems = elem};
@@ -282,15 +320,23 @@ static void strip_mine(fencer *f, kptx_stmt_vec *sv, const kptx_stmt *s, unsigne
     kptx_loop_emit_tail(&f->rw, sv, f->fn->stmts[l->head].u.label, nm);
 }
 
+/* The fault code in the word register into the fault word, and the thread ends, under the
+ * guard pred (none: NULL). */
+static void emit_fault_word_if(fencer *f, kptx_stmt_vec *sv, const char *pred, bool negated)
+{
+    kptx_operand word = kptx_reg_operand(f->creg[C_WORD]);
+    guard(emit2(f, sv, "st", ".volatile.global.u32", reg_address(f, f->reg[R_FAULT]), word),
+          pred, negated);
+    guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), pred, negated);
+}
+
 /* code into the fault word, and the thread ends, under the guard pred (none: NULL). */
 static void emit_fault_if(fencer *f, kptx_stmt_vec *sv, const char *pred, bool negated,
                           uint32_t code)
 {
     kptx_operand word = kptx_reg_operand(f->creg[C_WORD]);
     guard(emit2(f, sv, "mov", ".u32", word, kptx_int_operand(code)), pred, negated);
-    guard(emit2(f, sv, "st", ".volatile.global.u32", reg_address(f, f->reg[R_FAULT]), word),
-          pred, negated);
-    guard(kptx_rw_emit(&f->rw, sv, "exit", "", 0, NULL), pred, negated);
+    emit_fault_word_if(f, sv, pred, negated);
 }
 
 /* A trap or assert: its fault code into the fault word, and the thread ends (under the
@@ -414,6 +460,7 @@ static void declare(fencer *f, kptx_stmt_vec *sv)
     }
     if (f->trap)
         declare_reg(f, sv, ".pred", f->oob, 0);
+    kptx_align_declare(&f->rw, sv, &f->align);
 }
 
 /* A function on a cycle of calls ends its thread with KPTX_FAULT_STACK when its frame lies
@@ -447,6 +494,7 @@ static void load_params(fencer *f, kptx_stmt_vec *sv)
     for (unsigned i = f->device_fn ? R_CANCEL - R_BASE : 0; i < KPTX_FENCE_EXTRA_PARAMS; i++)
         emit2(f, sv, "ld", ".param.u64", kptx_reg_operand(f->reg[R_BASE + i]),
               kptx_rw_addr(&f->rw, f->param[i], 0));
+    kptx_align_prologue(&f->rw, sv, &f->align);    /* an entry's masks per width */
     emit2(f, sv, "mov", ".u32", kptx_reg_operand(f->creg[C_COUNT]), kptx_int_operand(0));
     if (f->poll_on_entry)
         emit_cancel_check(f, sv);
@@ -456,9 +504,10 @@ static void load_params(fencer *f, kptx_stmt_vec *sv)
 
 static size_t body_bound(const kptx_function *fn, unsigned n_loops)
 {
-    /* declarations (at most 10), the prologue (an entry's 5, a device function's 3, a
-     * cycle head's poll 3 and the stack check 5), and what each one may add */
-    size_t n = fn->n_stmts + 21 + (size_t)n_loops * (PER_LOOP + 1);
+    /* declarations (at most 10 and a mask per width), the prologue (an entry's 5 and a
+     * mask per width, a device function's 3, a cycle head's poll 3 and the stack check 5),
+     * and what each one may add */
+    size_t n = fn->n_stmts + 21 + 2 * KPTX_ALIGN_SLOTS + (size_t)n_loops * (PER_LOOP + 1);
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_INSTR)
             n += PER_ACCESS * fn->stmts[i].u.instr.n_ops + PER_CONTROL;
@@ -551,7 +600,9 @@ static void fence_entry(fencer *f, kptx_function *fn)
                                                   .name = f->param[i], .offset = off,
                                                   .size = 8};
     out.param_bytes = off;
+    kptx_align_scan(&f->align, f->m, fn);
     fence_body(f, &out, fn);
+    f->align.used = 0;      /* device functions touch no global memory: no masks */
     if (!f->rw.oom)
         *fn = out;
 }
@@ -615,6 +666,7 @@ static int setup_names(fencer *f)
         if (i < N_CREGS && creg)
             f->creg[i] = kptx_rw_name(&f->rw, creg, num);
     }
+    kptx_align_setup(&f->rw, &f->align, f->prefix, f->reg[R_MASK]);
     return f->rw.oom ? KPTX_ENOMEM : 0;
 }
 

@@ -57,6 +57,20 @@ static bool bases_known(const kptx_module *m, const kptx_function *fn, const kpt
     return true;
 }
 
+unsigned kptx_access_width(const kptx_instr *in)
+{
+    unsigned size = 0, vec = 1;
+    for (unsigned i = 0; i < in->n_mods; i++) {
+        const char *mod = in->mods[i];
+        if (!strcmp(mod, ".v2") || !strcmp(mod, ".v4") || !strcmp(mod, ".v8"))
+            vec = (unsigned)(mod[2] - '0');
+        else if (kptx_type_size(mod))
+            size = kptx_type_size(mod);
+    }
+    unsigned width = size * vec;
+    return width && width <= KPTX_ACCESS_MAX && !(width & (width - 1)) ? width : 0;
+}
+
 kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn,
                                    const kptx_instr *in)
 {
@@ -75,7 +89,8 @@ kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn
         return global || !other ? KPTX_FENCE_NEVER : KPTX_FENCE_NONE;
     if (other && !global)
         return KPTX_FENCE_NONE;
-    if (!bases_known(m, fn, in, !global))
+    /* the mask aligns the address to the access's width: one it cannot tell is refused */
+    if (!bases_known(m, fn, in, !global) || !kptx_access_width(in))
         return KPTX_FENCE_NEVER;
     return global ? KPTX_FENCE_GLOBAL : KPTX_FENCE_GENERIC;
 }

@@ -366,6 +366,11 @@ typedef enum kptx_fence_kind {
 /* The kind of in, an instruction of fn in m. */
 kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn,
                                    const kptx_instr *in);
+/* The bytes an ld/ldu/st/atom/red moves (its type's size times its vector count): the
+ * alignment the GPU requires of its address (a misaligned one is a sticky fault that ends
+ * the context). 0 when it is not a power of two up to KPTX_ACCESS_MAX or has no type. */
+#define KPTX_ACCESS_MAX 128u
+unsigned kptx_access_width(const kptx_instr *in);
 /* State space of the variable sym as fn sees it (its body's declarations, then the
  * module's), KPTX_SPACE_NONE when sym is no variable. */
 kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, const char *sym);
@@ -386,6 +391,25 @@ int kptx_plan_controlled(const kptx_analysis *an, bool *fence, bool *ctl, unsign
 /* Why entry root (an index of an) cannot be fenced, into why ("" when it can). */
 void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,
                       unsigned flags, char *why, size_t len);
+
+/* The fence's masks per access width (fence_align.c): slot k holds the register of the
+ * mask for accesses of 2^k bytes (slot 0: the window mask itself, for single bytes). */
+#define KPTX_ALIGN_SLOTS 8u     /* widths 1 to KPTX_ACCESS_MAX */
+typedef struct kptx_align_masks {
+    const char *reg[KPTX_ALIGN_SLOTS];
+    unsigned used;              /* bit k: the function has a fenced access of 2^k bytes, k > 0 */
+} kptx_align_masks;
+/* Names the registers (the pass's prefix; the window mask's register); no use yet. */
+void kptx_align_setup(kptx_rw *rw, kptx_align_masks *am, const char *prefix,
+                      const char *window_mask);
+/* The widths of fn's fenced accesses, into am->used. */
+void kptx_align_scan(kptx_align_masks *am, const kptx_module *m, const kptx_function *fn);
+/* The register of the mask for an access of width bytes. */
+const char *kptx_align_mask(const kptx_align_masks *am, unsigned width);
+/* Declarations of the used masks' registers; their values (the window mask's register
+ * loaded first), for the prologue. */
+void kptx_align_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_align_masks *am);
+void kptx_align_prologue(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_align_masks *am);
 
 /* What a transformation adds to a body it rewrites (kptx_rw_body). */
 typedef struct kptx_body_hooks {

@@ -299,8 +299,10 @@ int kptx_slice_name(const char *entry, char *buf, size_t buflen);
 /* Fencing confines a kernel's global memory accesses to its tenant's address window: a
  * power-of-two sized, size-aligned range [base, base + size). Every global (and generic,
  * when isspacep.global holds) address a fenced entry uses becomes
- * (addr & mask) | base, mask = size - 1, so an address inside the window is unchanged and
- * one outside lands inside it. A fenced entry takes four more .u64 parameters after its
+ * (addr & mask) | base, mask = (size - 1) & ~(width - 1) for an access of width bytes
+ * (its type's size times its vector count), so an aligned address inside the window is
+ * unchanged and any other lands inside it, aligned: a misaligned access, which on the GPU
+ * is a sticky fault that ends the shared context, never runs. A fenced entry takes four more .u64 parameters after its
  * own, at the next multiple of 8: the window's base, its mask, then the addresses of the
  * tenant's cancel word and fault word (both .u32, outside every window; see Control). */
 #define KPTX_FENCE_EXTRA_PARAMS 4
@@ -326,6 +328,7 @@ enum {
     KPTX_FAULT_ASSERT = 2,
     KPTX_FAULT_ADDRESS = 3,
     KPTX_FAULT_STACK = 4,
+    KPTX_FAULT_MISALIGNED = 5,  /* KPTX_FENCE_TRAP: an address not aligned to its access */
 };
 
 /* Where a thread's call stack starts in its local window (it grows down): PTX's
@@ -333,13 +336,15 @@ enum {
 #define KPTX_STACK_TOP ((uint64_t)1 << 24)
 
 /* What a fault code means, for messages: "trap", "assert triggered", "illegal address",
- * "stack overflow". */
+ * "stack overflow", "misaligned address" (the server answers a launch failed with
+ * "misaligned" in its message CUDA_ERROR_MISALIGNED_ADDRESS, as natively). */
 static inline const char *kptx_fault_name(uint32_t fault)
 {
     return fault == KPTX_FAULT_ASSERT ? "assert triggered"
            : fault == KPTX_FAULT_ADDRESS ? "illegal address (outside the tenant's memory)"
            : fault == KPTX_FAULT_STACK ? "stack overflow (a recursion deeper than the stack)"
-                                       : "trap";
+           : fault == KPTX_FAULT_MISALIGNED ? "misaligned address (not aligned to its access)"
+                                            : "trap";
 }
 
 /* Offset of the window base in the parameter block of a fenced entry whose own parameters
@@ -361,8 +366,10 @@ enum {
     KPTX_FENCE_VARS_RELOCATED = 1u << 1,
     /* An access outside the window is not redirected but ends its thread with
      * KPTX_FAULT_ADDRESS in the fault word (the launch then fails as with an illegal
-     * address on the GPU): programs see their out-of-bounds accesses as natively, at the
-     * cost of a compare per access. Without it they are redirected into the window. */
+     * address on the GPU), and one not aligned to its width with KPTX_FAULT_MISALIGNED
+     * (as with a misaligned address): programs see their out-of-bounds and misaligned
+     * accesses as natively, at the cost of a compare per access. Without it they are
+     * redirected into the window, to the address aligned down to the access's width. */
     KPTX_FENCE_TRAP = 1u << 2,
 };
 

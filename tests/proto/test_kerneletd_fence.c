@@ -103,9 +103,10 @@ static unsigned victim_intact(struct client *a, uint64_t pa)
     return n;
 }
 
-/* Tenant B runs entry on A's pointer; how many of A's secret words B got in its buffer.
- * B's buffer is its first allocation, where a fenced pointer to A's first one lands. */
-static unsigned attack(const char *socket, uint64_t pa, const char *entry)
+/* Tenant B runs entry on A's pointer; how many of A's secret words B got in its buffer,
+ * and in *st the launch's status. B's buffer is its first allocation, where a fenced
+ * pointer to A's first one lands. */
+static unsigned attack(const char *socket, uint64_t pa, const char *entry, int *st)
 {
     struct client b;
     struct kernelet_function f;
@@ -118,9 +119,9 @@ static unsigned attack(const char *socket, uint64_t pa, const char *entry)
     uint64_t fn = client_function(&b, client_module_ptx(&b, steal_ptx), entry, &f, params);
     g_assert_cmpuint(fn, !=, 0);
     uint64_t args[2] = {pa, out};
-    int st = client_launches(&b, fn, args, sizeof(args), 1, THREADS, true);
+    *st = client_launches(&b, fn, args, sizeof(args), 1, THREADS, true);
     /* fenced, the kernel works on B's own buffer: it completes (a fault would be fine too) */
-    g_assert_true(st == KERNELET_ST_OK || st == KERNELET_ST_CUDA);
+    g_assert_true(*st == KERNELET_ST_OK || *st == KERNELET_ST_CUDA);
     uint32_t r = client_region(&b, WORDS * 4, (void **)&buf);
     g_assert_cmpint(client_copy(&b, KERNELET_COPY_DTOH, r, 0, out, WORDS * 4, NULL, 0, true),
                     ==, KERNELET_ST_OK);
@@ -130,7 +131,9 @@ static unsigned attack(const char *socket, uint64_t pa, const char *entry)
     return stolen;
 }
 
-static void run_attack(const char *entry, const char *const *opts, bool fenced)
+/* B's kernel gets A's pointer plus skew bytes (2: misaligned for its 4-byte accesses). */
+static void run_attack_at(const char *entry, const char *const *opts, bool fenced,
+                          uint64_t skew)
 {
     struct daemon d;
     struct client a;
@@ -139,11 +142,14 @@ static void run_attack(const char *entry, const char *const *opts, bool fenced)
 
     daemon_start(&d, kerneletd, opts);
     victim_open(&a, d.socket, &pa);
-    unsigned stolen = attack(d.socket, pa, entry);
+    int st;
+    unsigned stolen = attack(d.socket, pa + skew, entry, &st);
     unsigned intact = victim_intact(&a, pa);
     g_test_message("%s, %s: %u of %u secret words stolen, %u intact", entry,
                    fenced ? "fenced" : "--no-fence", stolen, WORDS, intact);
     if (fenced) {
+        if (skew)       /* redirected to aligned words: no misaligned-address fault */
+            g_assert_cmpint(st, ==, KERNELET_ST_OK);
         g_assert_cmpuint(stolen, ==, 0);
         g_assert_cmpuint(intact, ==, WORDS);
     } else {            /* the attack works without the fence: the test can fail */
@@ -156,6 +162,11 @@ static void run_attack(const char *entry, const char *const *opts, bool fenced)
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
 }
 
+static void run_attack(const char *entry, const char *const *opts, bool fenced)
+{
+    run_attack_at(entry, opts, fenced, 0);
+}
+
 static void test_global(void)
 {
     run_attack("steal_global", NULL, true);
@@ -166,9 +177,10 @@ static void test_generic(void)
     run_attack("steal_generic", NULL, true);
 }
 
-/* Tenant B's launch of entry on A's pointer fails with CUDA error cuda; A's words are
- * intact, and the daemon and a bystander go on. */
-static void refused_attack(const char *const *opts, const char *entry, uint32_t cuda)
+/* Tenant B's launch of entry on A's pointer (plus skew bytes) fails with CUDA error
+ * cuda; A's words are intact, and the daemon and a bystander go on. */
+static void refused_attack_at(const char *const *opts, const char *entry, uint64_t skew,
+                              uint32_t cuda)
 {
     struct daemon d;
     struct client a, b;
@@ -182,7 +194,7 @@ static void refused_attack(const char *const *opts, const char *entry, uint32_t 
     g_assert_true(client_open_path(&b, d.socket, "attacker", false));
     uint64_t out = client_alloc(&b, WORDS * 4);
     uint64_t fn = client_function(&b, client_module_ptx(&b, steal_ptx), entry, &f, params);
-    uint64_t args[2] = {pa, out};
+    uint64_t args[2] = {pa + skew, out};
     g_assert_cmpint(client_launches(&b, fn, args, sizeof(args), 1, THREADS, true), ==,
                     KERNELET_ST_CUDA);
     g_assert_cmpuint(b.cuda, ==, cuda);
@@ -192,6 +204,11 @@ static void refused_attack(const char *const *opts, const char *entry, uint32_t 
     g_assert_true(tenant_round_trip(d.socket, "bystander"));
     client_close(&a);
     g_assert_cmpint(daemon_stop(&d, 10.0, &took), ==, 0);
+}
+
+static void refused_attack(const char *const *opts, const char *entry, uint32_t cuda)
+{
+    refused_attack_at(opts, entry, 0, cuda);
 }
 
 /* A module that brings the sliced variant of a fenceable kernel: the daemon would launch
@@ -216,6 +233,18 @@ static void test_faults(void)
     const char *opts[] = {"--fence-faults", NULL};
 
     refused_attack(opts, "steal_generic", 700 /* CUDA_ERROR_ILLEGAL_ADDRESS */);
+}
+
+/* A misaligned pointer, which on a GPU is a sticky fault that ends the shared context:
+ * fenced, B's kernel runs on the aligned words of its own window (stealing nothing); with
+ * --fence-faults its launch fails with CUDA_ERROR_MISALIGNED_ADDRESS, as natively. */
+static void test_misaligned(void)
+{
+    const char *opts[] = {"--fence-faults", NULL};
+
+    run_attack_at("steal_global", NULL, true, 2);
+    run_attack_at("steal_generic", NULL, true, 2);
+    refused_attack_at(opts, "steal_global", 2, 716 /* CUDA_ERROR_MISALIGNED_ADDRESS */);
 }
 
 /* A kernel the pass cannot fence is refused with CUDA_ERROR_NOT_SUPPORTED and one log
@@ -277,6 +306,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kerneletd/fence/generic", test_generic);
     g_test_add_func("/kerneletd/fence/no-fence", test_no_fence);
     g_test_add_func("/kerneletd/fence/faults", test_faults);
+    g_test_add_func("/kerneletd/fence/misaligned", test_misaligned);
     g_test_add_func("/kerneletd/fence/own-variant", test_own_variant);
     g_test_add_func("/kerneletd/fence/unfenceable", test_unfenceable);
     g_test_add_func("/kerneletd/fence/bad-options", test_bad_options);

@@ -6,6 +6,25 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *ptxas_arg(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--ptxas") == 0)
+            return argv[i + 1];
+    return NULL;
+}
+
+void ptxas_assert_assembles(const char *ptxas, const char *ptx, size_t len, const char *arch,
+                            bool extra_c)
+{
+    GBytes *cubin = NULL;
+    char *log = NULL;
+    if (!ptxas_run(ptxas, ptx, len, arch, extra_c, false, &cubin, &log))
+        g_error("ptxas: %s\n%s", log, ptx);
+    g_bytes_unref(cubin);
+    g_free(log);
+}
+
 bool ptxas_run(const char *ptxas, const char *ptx, size_t len, const char *arch, bool extra_c,
                bool verbose, GBytes **cubin, char **log)
 {

@@ -13,6 +13,14 @@
 bool ptxas_run(const char *ptxas, const char *ptx, size_t len, const char *arch, bool extra_c,
                bool verbose, GBytes **cubin, char **log);
 
+/* The path after --ptxas among a test's arguments, or NULL. */
+const char *ptxas_arg(int argc, char **argv);
+
+/* Fails the test with ptxas's errors and the text unless ptx (len bytes) assembles for
+ * arch (extra_c: as ptxas_run). */
+void ptxas_assert_assembles(const char *ptxas, const char *ptx, size_t len, const char *arch,
+                            bool extra_c);
+
 /* Compares two cubins. Without line information they must be identical. With it, ptxas
  * embeds the PTX text (.nv_debug_ptx_txt) and maps SASS to PTX line numbers
  * (.nv_debug_line_sass): those two sections are allowed to differ, every other section

@@ -426,13 +426,9 @@ static void test_assembles(void)
             g_assert_cmpuint(n, ==, 1);
         }
         size_t len;
-        char *text = test_print(m, &len), *log = NULL;
-        GBytes *cubin = NULL;
+        char *text = test_print(m, &len);
         /* shout's call of vprintf stays when fenced: a relocatable object then */
-        if (!ptxas_run(ptxas_path, text, len, "sm_75", fenced, false, &cubin, &log))
-            g_error("ptxas: %s\n%s", log, text);
-        g_bytes_unref(cubin);
-        g_free(log);
+        ptxas_assert_assembles(ptxas_path, text, len, "sm_75", fenced);
         free(text);
         kptx_module_free(m);
     }
@@ -441,9 +437,7 @@ static void test_assembles(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--ptxas") == 0)
-            ptxas_path = argv[i + 1];
+    ptxas_path = ptxas_arg(argc, argv);
     g_test_add_func("/ptx/printf/layouts", test_layouts);
     g_test_add_func("/ptx/printf/spec-offsets", test_spec_offsets);
     g_test_add_func("/ptx/printf/rewrite", test_rewrite);
