@@ -3,9 +3,11 @@
  *   steal victim FILE   fills a buffer with a secret, writes its device address to FILE,
  *                       waits for FILE.done, checks its buffer is unchanged:
  *                       RESULT name=victim intact=yes|no
- *   steal thief FILE    allocates a buffer of the same size, then runs a kernel given the
- *                       victim's address that copies the words it finds there into its
- *                       own buffer and overwrites them; counts the secret words it got:
+ *   steal thief FILE [OFFSET]
+ *                       allocates a buffer of the same size, then runs a kernel given the
+ *                       victim's address (plus OFFSET bytes: 2 makes every word access
+ *                       misaligned) that copies the words it finds there into its own
+ *                       buffer and overwrites them; counts the secret words it got:
  *                       RESULT name=thief stolen=N status=NAME, and creates FILE.done
  * Each exits 0 when the other tenant stayed out (intact, nothing stolen). Natively the
  * address means nothing in the thief's context (a fault); through kerneletd the fence
@@ -49,7 +51,7 @@ static int victim(const char *file)
     return changed ? 1 : 0;
 }
 
-static int thief(const char *file)
+static int thief(const char *file, unsigned long long offset)
 {
     unsigned long long addr = 0;
     unsigned *mine, *h = (unsigned *)calloc(WORDS, sizeof(unsigned));
@@ -66,7 +68,7 @@ static int thief(const char *file)
     EXPECT(addr != 0, "no address in %s", file);
     CHECK(cudaMalloc((void **)&mine, WORDS * sizeof(unsigned)));
     CHECK(cudaMemset(mine, 0, WORDS * sizeof(unsigned)));
-    grab<<<WORDS / 256, 256>>>((unsigned *)(uintptr_t)addr, mine);
+    grab<<<WORDS / 256, 256>>>((unsigned *)(uintptr_t)(addr + offset), mine);
     cudaError_t st = cudaDeviceSynchronize();
     unsigned stolen = 0;
     if (st == cudaSuccess && cudaMemcpy(h, mine, WORDS * sizeof(unsigned),
@@ -85,8 +87,8 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "victim"))
         return victim(argv[2]);
-    if (argc == 3 && !strcmp(argv[1], "thief"))
-        return thief(argv[2]);
-    fprintf(stderr, "usage: steal victim|thief FILE\n");
+    if ((argc == 3 || argc == 4) && !strcmp(argv[1], "thief"))
+        return thief(argv[2], argc == 4 ? strtoull(argv[3], NULL, 0) : 0);
+    fprintf(stderr, "usage: steal victim FILE | steal thief FILE [OFFSET]\n");
     return 2;
 }
