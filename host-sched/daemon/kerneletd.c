@@ -33,6 +33,7 @@
 #define OPT_SIDE_BY_SIDE 1015
 #define OPT_PIPELINE_DEPTH 1016
 #define OPT_CPUS 1017
+#define OPT_WHOLE_DEPTH 1018
 #define OPT_WORKER_INPUT 1002
 #define OPT_WORKER_TENANT_BASE 1003
 #define OPT_WORKER_SETTINGS 1004
@@ -79,6 +80,8 @@ static void usage(FILE *f)
             "                       backend has lanes; the scheduler library's default is 2)\n"
             "  --pipeline-depth N   launches queued in one lane ahead of its running one\n"
             "                       (default 2)\n"
+            "  --whole-depth N      the same for kernels run whole (default 16: a burst of\n"
+            "                       them shares end events; slices keep --pipeline-depth)\n"
             "  --pair-tune          kernelet: each pair of kernels tries a few ways of slicing\n"
             "                       and launching on its real work and keeps the fastest\n"
             "                       measured, or stops pairing when none gains\n"
@@ -165,6 +168,7 @@ struct options {
     int pair_short_us;                /* -1: default */
     int side_by_side;                 /* -1: default */
     int pipeline_depth;               /* -1: default */
+    int whole_depth;                  /* -1: default */
     int pair_tune;
     const char *isolate_names[KD_MAX_ISOLATE_NAMES];
     unsigned n_isolate_names;
@@ -296,6 +300,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"pair-short-us", required_argument, NULL, OPT_PAIR_SHORT_US},
         {"side-by-side", required_argument, NULL, OPT_SIDE_BY_SIDE},
         {"pipeline-depth", required_argument, NULL, OPT_PIPELINE_DEPTH},
+        {"whole-depth", required_argument, NULL, OPT_WHOLE_DEPTH},
         {"calibration", required_argument, NULL, 'C'},
         {"max-connections", required_argument, NULL, 'c'},
         {"max-connections-per-user", required_argument, NULL, 'U'},
@@ -333,6 +338,7 @@ static int parse(int argc, char **argv, struct options *o)
                           .policy = "kernelet", .admin_uid = getuid(), .pair_waves = -1,
                           .pair_min_us = -1, .lone_slice_us = -1,
                           .pair_short_us = -1, .side_by_side = -1, .pipeline_depth = -1,
+                          .whole_depth = -1,
                           .max_isolated = 8, .isolate_rate = 4,
                           .spin_us = -1,
                           .worker_fd = -1,
@@ -372,6 +378,10 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case OPT_PIPELINE_DEPTH:
             if (parse_int_in(optarg, 1, 64, &o->pipeline_depth) != 0)
+                return -1;
+            break;
+        case OPT_WHOLE_DEPTH:
+            if (parse_int_in(optarg, 1, 64, &o->whole_depth) != 0)
                 return -1;
             break;
         case OPT_LONE_SLICE_US:
@@ -575,6 +585,12 @@ static int sched_config(const struct options *o, struct kserver_tally *tally, ks
     c->base_lanes = o->side_by_side > 0 ? (unsigned)o->side_by_side : 64;
     if (o->pipeline_depth > 0)
         c->pipeline_depth = (unsigned)o->pipeline_depth;
+    /* Up to 16 whole launches of a lane share one end event on the cuda backend: a
+     * program's async launches went from 61k to 92-99k a second on the H100 at 16, where 2
+     * gave no gain; pairs and the paper's mixes ran as fast or faster (docs/perf/
+     * transport.md). Slices keep pipeline_depth, so that a lone kernel's slices leave room
+     * for a partner (libcuda-two-tenants-cosched formed no pair at 16). */
+    c->whole_depth = o->whole_depth > 0 ? (unsigned)o->whole_depth : 16;
     if (ksched_policy_parse(o->policy, &c->policy) == 0)
         return 0;
     fprintf(stderr, "kerneletd: unknown policy '%s'\n", o->policy);

@@ -44,6 +44,8 @@ static int config_check(const ksched_config *c, ksched_err *err)
         return ksched_fail(err, KSCHED_EINVAL, "pair_split must be two values in [1, 64] or none");
     if (!c->pipeline_depth || c->pipeline_depth > 64)
         return ksched_fail(err, KSCHED_EINVAL, "pipeline_depth must be in [1, 64]");
+    if (c->whole_depth > 64)
+        return ksched_fail(err, KSCHED_EINVAL, "whole_depth must be in [0, 64]");
     if (c->pair_min_ns > 1000000000ull)
         return ksched_fail(err, KSCHED_EINVAL, "pair_min_ns must be at most 1 s");
     if (c->pair_waves > 64)

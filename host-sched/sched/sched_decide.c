@@ -300,14 +300,15 @@ static void decide(ksched *s, const sched_policy *p)
 
 void sched_run_whole(ksched *s, unsigned lanes)
 {
+    unsigned depth = s->cfg.whole_depth ? s->cfg.whole_depth : s->cfg.pipeline_depth;
     for (;;) {
         uint64_t t0 = sched_mono_ns();
         sched_kernel *k = sched_oldest_eligible(s, 0);
         int lane = -1, pinned = k ? sched_kernel_lane(k) : -1;
-        if (pinned >= 0 && s->lanes[pinned].in_flight < s->cfg.pipeline_depth)
+        if (pinned >= 0 && s->lanes[pinned].in_flight < depth)
             lane = pinned;      /* behind its stream predecessor, wherever that runs */
         for (unsigned l = 0; k && pinned < 0 && l < lanes && l < s->n_lanes; l++)
-            if (s->lanes[l].in_flight < s->cfg.pipeline_depth &&
+            if (s->lanes[l].in_flight < depth &&
                 (lane < 0 || s->lanes[l].in_flight < s->lanes[lane].in_flight))
                 lane = (int)l;
         if (lane < 0)

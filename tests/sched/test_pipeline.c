@@ -60,6 +60,64 @@ static void test_one_stream(gconstpointer data)
     tenv_free(t);
 }
 
+/* The most slices one lane held at once, from the trace. */
+typedef struct {
+    unsigned out[8], most;
+} lane_depth;
+
+static void on_lane_trace(void *user, const ksched_trace *t)
+{
+    lane_depth *d = user;
+    if (t->lane >= 8)
+        return;
+    if (t->kind == KSCHED_TRACE_SLICE && ++d->out[t->lane] > d->most)
+        d->most = d->out[t->lane];
+    else if (t->kind == KSCHED_TRACE_SLICE_DONE)
+        d->out[t->lane]--;
+}
+
+/* The most whole launches of one stream (fifo) a lane held at once, with whole_depth. */
+static unsigned most_in_lane(unsigned whole_depth)
+{
+    lane_depth d = {0};
+    ksched_config c;
+    ksched_config_default(&c);
+    c.policy = KSCHED_FIFO;
+    c.whole_depth = whole_depth;
+    c.trace = on_lane_trace;
+    c.trace_user = &d;
+    tenv *t = tenv_new(&c, NULL);
+    uint32_t a = tenv_tenant(t, "a"), fn;
+    const char *entries[] = {"comp"};
+    tenv_functions(t, a, entries, 1, 1, &fn);
+    rec r[N];
+    memset(r, 0, sizeof r);
+    for (unsigned i = 0; i < N; i++) {
+        ksched_op op = launch_op(fn, GRID, 1, BLOCK);
+        tenv_submit(t, a, 0, &op, rec_done, &r[i]);
+    }
+    tenv_run(t);
+    for (unsigned i = 0; i < N; i++)
+        g_assert_cmpint(r[i].r.status, ==, 0);
+    tenv_free(t);
+    return d.most;
+}
+
+/* Whole kernels queue whole_depth deep in a lane (pipeline_depth when 0); slices keep
+ * pipeline_depth (test_one_stream, kernelet). */
+static void test_whole_depth(void)
+{
+    ksched_config c;
+    ksched_config_default(&c);
+    g_assert_cmpuint(most_in_lane(0), ==, c.pipeline_depth);
+    g_assert_cmpuint(most_in_lane(7), ==, 7);
+    c.whole_depth = 65;
+    ksched *s;
+    ksched_err e = {0};
+    g_assert_cmpint(ksched_new(&s, NULL, &c, NULL, &e), !=, 0);
+    g_assert_nonnull(strstr(e.msg, "whole_depth"));
+}
+
 /* Two tenants of complementary kernels, each a stream of launches: pairs still form, and
  * each stream's order holds. */
 static void test_two_tenants_pair(void)
@@ -193,6 +251,7 @@ int main(int argc, char **argv)
     g_test_add_data_func("/pipeline/profiles/kernelet", GINT_TO_POINTER(KSCHED_KERNELET),
                          test_profiles_for_pairing);
     g_test_add_func("/pipeline/two-tenants-pair", test_two_tenants_pair);
+    g_test_add_func("/pipeline/whole-depth", test_whole_depth);
     g_test_add_func("/pipeline/copy-waits", test_copy_waits);
     g_test_add_func("/pipeline/remove-while-pipelined", test_remove_while_pipelined);
     return g_test_run();
