@@ -229,6 +229,53 @@ bool kptx_calls_assert(const kptx_instr *in)
     return target && !strcmp(target, "__assertfail");
 }
 
+/* Whether a call through a function pointer can close a cycle of calls among what root
+ * reaches: some reachable function whose address is taken reaches, by direct calls, one
+ * that calls through a pointer (which may call it back). The stack guard and the cancel
+ * polls see direct cycles only, so such a recursion would run unguarded past the stack.
+ * One walk from all of them at once, linear in the module's calls; the name of the
+ * function it started from goes to *via. Without memory: assumed. */
+static bool may_recurse_indirectly(const kptx_analysis *an, const bool *reach,
+                                   const char **via)
+{
+    unsigned *stack = malloc((an->n_fns + 1) * sizeof *stack);
+    unsigned *from = malloc((an->n_fns + 1) * sizeof *from);
+    bool *seen = calloc(an->n_fns + 1, sizeof *seen), found = false;
+    *via = "a function";
+    if (!stack || !from || !seen) {
+        free(stack);
+        free(from);
+        free(seen);
+        return true;
+    }
+    unsigned sp = 0;
+    for (unsigned i = 0; i < an->n_fns; i++)
+        if (reach[i] && an->facts[i].address_taken && !an->facts[i].fn->is_entry) {
+            seen[i] = true;
+            from[i] = i;
+            stack[sp++] = i;
+        }
+    while (sp && !found) {
+        unsigned f = stack[--sp];
+        if (an->facts[f].indirect_calls) {
+            found = true;
+            *via = an->facts[from[f]].fn->name;
+        }
+        for (unsigned e = an->edge_start[f]; e < an->edge_start[f + 1]; e++) {
+            unsigned c = an->callee[e];
+            if (!seen[c]) {
+                seen[c] = true;
+                from[c] = from[f];
+                stack[sp++] = c;
+            }
+        }
+    }
+    free(stack);
+    free(from);
+    free(seen);
+    return found;
+}
+
 /* Everything root can call: a device function that touches global memory is not fenced
  * (the window would have to be passed to it), and an external one cannot be looked at. */
 static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigned root,
@@ -237,6 +284,13 @@ static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigne
     bool indirect = false;      /* some call may go through a function pointer */
     for (unsigned i = 0; i < an->n_fns; i++)
         indirect |= (reach[i] || i == root) && an->facts[i].indirect_calls;
+    const char *via;
+    if (indirect && may_recurse_indirectly(an, reach, &via)) {
+        snprintf(why, len, "may recurse through function pointers (%s can be called through "
+                 "one and reaches a call through one): the stack guard sees direct calls "
+                 "only", via);
+        return;
+    }
     for (unsigned i = 0; i < an->n_fns && !why[0]; i++) {
         const kptx_function *f = an->facts[i].fn;
         bool touches;

@@ -109,7 +109,9 @@ uint32_t ks_fence_params(struct ks_conn *c, const void *params, uint32_t size, v
         return KS_CUDA_OUT_OF_MEMORY;
     memcpy(p, params, size);
     fence[0] = w.base;
-    fence[1] = w.size - 1;
+    /* the part of the window that is mapped (a hole would be a fault in the shared
+     * context): it only grows, so a kernel launched with it stays inside */
+    fence[1] = (w.reach && w.reach <= w.size ? w.reach : w.size) - 1;
     if (ks_kernels_unconfined(c)) {
         /* Alone in its context, the tenant's kernels keep the fence's control words but
          * not its window: they may reach all that the context holds, which is the

@@ -99,12 +99,16 @@ enum {
 typedef uint64_t kbackend_devptr;
 
 /* A domain's address window: [base, base + size), size a power of two, base a multiple of
- * it. A fenced kernel's addresses become (addr & (size - 1)) | base. cancel and fault are
+ * it. A fenced kernel's addresses become (addr & (reach - 1)) | base, with reach the
+ * power of two (at most size) below which every address is mapped now (the backend's
+ * allocations, and where it has none a sink of the domain's own: an unmapped address
+ * would be a device fault), or size where reach is 0. cancel and fault are
  * the device addresses of the domain's control words (.u32 each, outside every window,
  * kernelet/ptx.h "Control"), which its fenced kernels take as parameters too; 0 where the
  * backend runs no kernel code (sim). */
 typedef struct kbackend_window {
     uint64_t base, size;
+    uint64_t reach;               /* 0: size */
     uint64_t cancel, fault;
 } kbackend_window;
 

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "control.h"
 #include "fake/fake_driver.h"
@@ -522,6 +523,80 @@ static void test_windows(void)
     be.ops->destroy(be.state);
 }
 
+/* Whether the fake device's memory at p can be read (the fake's device memory is host
+ * memory; an unmapped address of a window is inaccessible): write() says EFAULT rather
+ * than fault. */
+static int readable(kbackend_devptr p)
+{
+    int fd[2];
+    g_assert_cmpint(pipe(fd), ==, 0);
+    char c;
+    int ok = write(fd[1], (const void *)(uintptr_t)p, 1) == 1 && read(fd[0], &c, 1) == 1;
+    close(fd[0]);
+    close(fd[1]);
+    return ok;
+}
+
+/* Every granule of [base, base + bytes) is mapped. */
+static void assert_mapped(kbackend_devptr base, uint64_t bytes)
+{
+    for (uint64_t off = 0; off < bytes; off += 1u << 20)
+        g_assert_true(readable(base + off));
+}
+
+/* A window's reach, where its fenced kernels' addresses are confined, is mapped all
+ * through: allocations, and the domain's own sink in the holes between and after them, so
+ * that a made-up address inside it cannot fault; it grows by powers of two with the
+ * allocations and keeps its size when they are freed. The sink is the domain's own. */
+static void test_window_reach(void)
+{
+    kcuda_config cfg;
+    windowed_config(&cfg);
+    kbackend be = open_backend_cfg(&cfg);
+    kbackend_error e = {0};
+    kbackend_window w, w2;
+    kbackend_devptr a, b, c;
+    g_assert_cmpint(be.ops->domain_window(be.state, 1, &w, &e), ==, 0);
+    g_assert_cmpuint(w.reach, ==, 2u << 20);            /* nothing allocated: the sink */
+    assert_mapped(w.base, w.reach);
+    g_assert_false(readable(w.base + w.reach));
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 1u << 20, &a, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 3u << 20, &b, &e), ==, 0);
+    g_assert_cmpuint(a, ==, w.base);
+    g_assert_cmpuint(b, ==, w.base + (2u << 20));       /* [2, 6) MiB: reach 8 MiB */
+    g_assert_cmpint(be.ops->domain_window(be.state, 1, &w, &e), ==, 0);
+    g_assert_cmpuint(w.reach, ==, 8u << 20);
+    assert_mapped(w.base, w.reach);
+    g_assert_false(readable(w.base + w.reach));
+    g_assert_cmpint(be.ops->mem_free(be.state, a, &e), ==, 0);
+    g_assert_cmpint(be.ops->domain_window(be.state, 1, &w, &e), ==, 0);
+    g_assert_cmpuint(w.reach, ==, 8u << 20);
+    assert_mapped(w.base, w.reach);
+    /* the freed granule and the tail are the same sink; another domain's is not (volatile:
+     * the compiler cannot know that two addresses alias) */
+    volatile uint8_t *head = (volatile uint8_t *)(uintptr_t)w.base;
+    volatile uint8_t *tail = (volatile uint8_t *)(uintptr_t)(w.base + (6u << 20));
+    *head = 0x77;
+    g_assert_cmpuint(*tail, ==, 0x77);
+    g_assert_cmpint(be.ops->domain_window(be.state, 2, &w2, &e), ==, 0);
+    g_assert_cmpuint(*(volatile const uint8_t *)(uintptr_t)w2.base, !=, 0x77);
+    /* an allocation where the sink was gets fresh cleared memory, the sink stays */
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 4096, &c, &e), ==, 0);
+    g_assert_cmpuint(c, ==, w.base);
+    g_assert_cmpuint(*head, ==, 0);
+    g_assert_cmpuint(*tail, ==, 0x77);
+    g_assert_cmpint(be.ops->mem_free(be.state, b, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_free(be.state, c, &e), ==, 0);
+    be.ops->domain_release(be.state, 1);
+    be.ops->domain_release(be.state, 2);
+    fake_vmm_stats vs;
+    fake_vmm_get_stats(&vs);
+    g_assert_cmpuint(vs.reservations, ==, 0);
+    g_assert_cmpuint(vs.mappings, ==, 0);
+    g_assert_cmpuint(vs.handles, ==, 0);
+    be.ops->destroy(be.state);
+}
+
 static void test_modules(void)
 {
     kbackend be = open_backend(NULL);
@@ -777,7 +852,9 @@ static void test_module_variables_window(void)
     for (uint32_t d = 0; d <= 2; d++)
         g_assert_cmpint(be.ops->module_unload(st, m[d], &e), ==, 0);
     fake_vmm_get_stats(&after);
-    g_assert_cmpuint(before.mappings - after.mappings, ==, 2);
+    /* the two blocks' memory goes back (their addresses get the window's sink) */
+    g_assert_cmpuint(before.handles - after.handles, ==, 2);
+    g_assert_cmpuint(before.mappings, ==, after.mappings);
     for (uint32_t d = 1; d <= 2; d++)
         be.ops->domain_release(st, d);
     fake_vmm_get_stats(&after);
@@ -1713,6 +1790,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/time-limit-lowered", test_time_limit_lowered);
     g_test_add_func("/cuda/backend-fake/tensor-map", test_tensor_map);
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
+    g_test_add_func("/cuda/backend-fake/window-reach", test_window_reach);
     g_test_add_func("/cuda/backend-fake/control-words", test_control_words);
     g_test_add_func("/cuda/backend-fake/control-word-places", test_control_word_places);
     g_test_add_func("/cuda/backend-fake/control-trial", test_control_trial);

@@ -86,6 +86,13 @@ static const verdict_case verdicts[] = {
     {"mov.u64 %rd1, quiet;\n  {\n  .param .b64 pa;\n  st.param.b64 [pa], %rd1;\n"
      "  prot: .callprototype _ (.param .b64 _);\n  call.uni %rd1, (pa), prot;\n"
      "  call.uni again, (pa);\n  }", "which loops, recurses, traps or asserts"},
+    /* a recursion through a function pointer (pong calls what it is given, here itself)
+     * is not seen by the stack guard: refused; a pointer to a function that makes no
+     * call through one cannot close a cycle: fenceable */
+    {"mov.u64 %rd1, pong;\n  {\n  .param .b64 pa;\n  st.param.b64 [pa], %rd1;\n"
+     "  call.uni pong, (pa);\n  }", "may recurse through function pointers (pong"},
+    {"mov.u64 %rd1, quiet;\n  {\n  .param .b64 pa;\n  st.param.b64 [pa], %rd1;\n"
+     "  call.uni pong, (pa);\n  }", NULL},
     /* cooperative groups' grid barrier lives in the driver's launch workspace */
     {"mov.u32 %r1, %envreg1;", "%envreg (line"},
     {"mov.u32 %r1, %nctaid.x;", NULL},
@@ -111,6 +118,10 @@ static void test_verdicts(void)
             ".func forward(.param .u64 q)\n{\n  .reg .b32 %%v;\n  mov.u32 %%v, 1;\n"
             "  bra.uni LATER;\nLATER:\n  ret;\n}\n"
             ".func again(.param .u64 q)\n{\n  call.uni again, (q);\n  ret;\n}\n"
+            ".func pong(.param .u64 q)\n{\n  .reg .b64 %%a;\n  ld.param.u64 %%a, [q];\n"
+            "  {\n  .param .b64 pa;\n  st.param.b64 [pa], %%a;\n"
+            "  prot: .callprototype _ (.param .b64 _);\n  call.uni %%a, (pa), prot;\n  }\n"
+            "  ret;\n}\n"
             ".visible .entry k(.param .u64 p)\n{\n"
             "  .reg .b32 %%r<5>;\n  .reg .b64 %%rd<2>;\n  ld.param.u64 %%rd1, [p];\n"
             "  %s\n  ret;\n}\n", verdicts[i].body);

@@ -1,6 +1,7 @@
 /* Address windows of domains with the CUDA virtual memory management API (see
  * vmm_windows.h). Inside a window, allocations are placed first fit between the chunks
- * mapped there (a window holds one tenant's memory only, so reuse stays within it). */
+ * mapped there (a window holds one tenant's memory only, so reuse stays within it), and
+ * the window's sink fills the rest of its reach (window_sink.h). */
 #include "vmm_windows.h"
 
 #include <pthread.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "backend_internal.h"
+#include "window_sink.h"
 
 typedef struct chunk {
     krange r;                       /* mapped part of the window, granularity-rounded */
@@ -18,6 +20,7 @@ typedef struct window {
     uint32_t domain;
     CUdeviceptr base;
     krange_table chunks;            /* chunk, sorted by address */
+    kcuda_sink sink;                /* over the reach's holes */
 } window;
 
 struct kcuda_windows {
@@ -68,6 +71,7 @@ static void drop_window(kcuda_windows *w, size_t i)
     for (size_t k = 0; k < krange_count(&win->chunks); k++)
         unmap(krange_at(&win->chunks, k));
     krange_table_clear(&win->chunks);
+    kcuda_sink_free(&win->sink);
     cuMemAddressFree(win->base, w->size);
     w->v[i] = w->v[--w->n];
 }
@@ -114,8 +118,14 @@ static int window_of(kcuda_windows *w, uint32_t domain, window **out, kbackend_e
     }
     if (r != CUDA_SUCCESS)
         return kcuda_cu_fail_as(err, KBACKEND_EDEVMEM, r, "cuMemAddressReserve of a window");
-    window *win = &w->v[w->n++];
+    window *win = &w->v[w->n];
     *win = (window){.domain = domain, .base = base};
+    if ((r = kcuda_sink_init(&win->sink, &w->prop, w->granularity, base, w->size)) !=
+        CUDA_SUCCESS) {
+        cuMemAddressFree(base, w->size);
+        return kcuda_cu_fail_as(err, KBACKEND_EDEVMEM, r, "the sink of a window");
+    }
+    w->n++;
     krange_table_init(&win->chunks, sizeof(chunk));
     *out = win;
     return 0;
@@ -128,7 +138,7 @@ int kcuda_windows_get(kcuda_windows *w, uint32_t domain, kbackend_window *out,
     pthread_mutex_lock(&w->lock);
     int rc = window_of(w, domain, &win, err);
     if (!rc)
-        *out = (kbackend_window){.base = win->base, .size = w->size};
+        *out = (kbackend_window){.base = win->base, .size = w->size, .reach = win->sink.reach};
     pthread_mutex_unlock(&w->lock);
     return rc;
 }
@@ -150,6 +160,23 @@ static CUresult map(const kcuda_windows *w, CUdeviceptr p, uint64_t span,
         cuMemUnmap(p, span);
         cuMemRelease(*h);
     }
+    return r;
+}
+
+/* Memory of span bytes at p of win, in place of the sink there, the reach grown to hold it;
+ * on failure the window is as it was. */
+static CUresult place(const kcuda_windows *w, window *win, CUdeviceptr p, uint64_t span,
+                      CUmemGenericAllocationHandle *h)
+{
+    kcuda_sink_uncover(&win->sink, p, span);
+    CUresult r = map(w, p, span, h);
+    if (r == CUDA_SUCCESS &&
+        (r = kcuda_sink_grow(&win->sink, &w->prop, p + span, p, span)) != CUDA_SUCCESS) {
+        cuMemUnmap(p, span);
+        cuMemRelease(*h);
+    }
+    if (r != CUDA_SUCCESS)
+        kcuda_sink_cover(&win->sink, &w->prop, p, span);
     return r;
 }
 
@@ -175,12 +202,13 @@ int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, CUdev
         rc = kbackend_fail(err, KBACKEND_EDEVMEM, "the address window of domain %u is full",
                            domain);
     chunk c = {.r = {.base = p, .size = span}};
-    CUresult r = rc ? CUDA_SUCCESS : map(w, p, span, &c.h);
+    CUresult r = rc ? CUDA_SUCCESS : place(w, win, p, span, &c.h);
     if (r != CUDA_SUCCESS)
         rc = kcuda_cu_fail(err, r, "mapping memory into a window");
     chunk *slot = rc ? NULL : krange_insert(&win->chunks, p, span);
     if (!rc && !slot) {
         unmap(&c);
+        kcuda_sink_cover(&win->sink, &w->prop, p, span);
         rc = kbackend_fail(err, KBACKEND_ENOMEM, "out of memory");
     }
     if (slot) {
@@ -203,8 +231,11 @@ int kcuda_windows_release_ptr(kcuda_windows *w, CUdeviceptr p)
             continue;
         chunk *c = krange_exact(&win->chunks, p);
         if (c) {
+            krange r = c->r;
             unmap(c);
             krange_remove(&win->chunks, c);
+            /* the reach keeps its size: fenced kernels may have it as their mask */
+            kcuda_sink_cover(&win->sink, &w->prop, r.base, r.size);
         }
         found = 1;
     }

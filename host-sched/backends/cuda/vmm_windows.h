@@ -2,7 +2,10 @@
  * memory management API: each domain's window is one reservation of window_bytes of
  * device addresses aligned to its size (cuMemAddressReserve), and each allocation of the
  * domain is physical memory (cuMemCreate) mapped into a free part of it (cuMemMap,
- * cuMemSetAccess), in multiples of the allocation granularity. The driver places module
+ * cuMemSetAccess), in multiples of the allocation granularity; the window's reach (the
+ * power of two its fenced kernels' mask covers) has the domain's sink wherever it holds no
+ * allocation (window_sink.h), so that no address a fenced kernel makes is unmapped. The
+ * driver places module
  * variables outside the windows; module_reloc.c moves a domain's .global ones into its
  * window (kbackend_device_info.module_vars_relocated).
  * Thread-safe (its own lock): frees come from the caller and from the queue threads. */

@@ -18,7 +18,8 @@
 #   3. printf: device printf on the tenant's stdout, checked by check_printf.py;
 #   4. steal: a tenant's kernel given another tenant's device address (two processes)
 #      must get none of its words and change none, also with the address 2 bytes off
-#      (every word access misaligned: natively a sticky error, fenced it is aligned);
+#      (every word access misaligned: natively a sticky error, fenced it is aligned), and
+#      1 GiB off (fenced into a part of the thief's window that holds no allocation);
 # then the bystander must verify, vector_add and tea must run and verify afterwards, and
 # the daemon must never have lost its context (one "serving" line in its log: no restart).
 # Prints a table of what each saw; everything lands in OUT_DIR/contain.tar.gz.
@@ -120,6 +121,15 @@ tenant "$carry/compat/steal" thief "$addr" 2 >"$work/thief-2.txt" 2>&1
 row "steal, misaligned: thief" $? "$(grep '^RESULT' "$work/thief-2.txt" || tail -1 "$work/thief-2.txt")"
 wait "$vi"
 row "steal, misaligned: victim" $? "$(grep '^RESULT' "$work/victim-2.txt" || tail -1 "$work/victim-2.txt")"
+# and 1 GiB past it: fenced into the thief's window, past its allocations (a hole there
+# was an illegal address that lost the shared context; now the window's sink is there)
+addr=$work/victim-address-3
+tenant "$carry/compat/steal" victim "$addr" >"$work/victim-3.txt" 2>&1 &
+vi=$!
+tenant "$carry/compat/steal" thief "$addr" 0x40000000 >"$work/thief-3.txt" 2>&1
+row "steal, into a hole of its window: thief" $? "$(grep '^RESULT' "$work/thief-3.txt" || tail -1 "$work/thief-3.txt")"
+wait "$vi"
+row "steal, into a hole of its window: victim" $? "$(grep '^RESULT' "$work/victim-3.txt" || tail -1 "$work/victim-3.txt")"
 wait "$by"
 row bystander $? "$(grep -o 'verified=[a-z]*' "$work/bystander.txt" | tail -1) $(grep -v '^\[kernelet' "$work/bystander.txt" | tail -1 | cut -c1-80)"
 grep -E 'lost|protocol|malformed|failed' "$work/bystander.txt" | head -5
