@@ -18,6 +18,23 @@ static tenv *env(ksched_policy p)
     return tenv_new(&c, NULL);
 }
 
+/* Tenant "a" submits N launches of comp on its stream 0, each recorded in r (and its op id
+ * in ids when not NULL); the tenant's id. */
+static uint32_t submit_one_stream(tenv *t, rec *r, uint64_t *ids)
+{
+    uint32_t a = tenv_tenant(t, "a"), fn;
+    const char *entries[] = {"comp"};
+    tenv_functions(t, a, entries, 1, 1, &fn);
+    memset(r, 0, N * sizeof(*r));
+    for (unsigned i = 0; i < N; i++) {
+        ksched_op op = launch_op(fn, GRID, 1, BLOCK);
+        uint64_t id = tenv_submit(t, a, 0, &op, rec_done, &r[i]);
+        if (ids)
+            ids[i] = id;
+    }
+    return a;
+}
+
 /* Launches of one stream end in order, each starting after its predecessor ended and,
  * pipelined, no later than the sim's stream gap after it. */
 static void assert_back_to_back(const rec *r, unsigned n, uint64_t max_gap)
@@ -38,16 +55,9 @@ static void test_one_stream(gconstpointer data)
 {
     ksched_policy p = GPOINTER_TO_INT(data);
     tenv *t = env(p);
-    uint32_t a = tenv_tenant(t, "a"), fn;
-    const char *entries[] = {"comp"};
-    tenv_functions(t, a, entries, 1, 1, &fn);
     rec r[N];
     uint64_t ids[N];
-    memset(r, 0, sizeof r);
-    for (unsigned i = 0; i < N; i++) {
-        ksched_op op = launch_op(fn, GRID, 1, BLOCK);
-        ids[i] = tenv_submit(t, a, 0, &op, rec_done, &r[i]);
-    }
+    submit_one_stream(t, r, ids);
     tenv_run(t);
     ksim_config sc;
     ksim_config_default(&sc);
@@ -87,15 +97,8 @@ static unsigned most_in_lane(unsigned whole_depth)
     c.trace = on_lane_trace;
     c.trace_user = &d;
     tenv *t = tenv_new(&c, NULL);
-    uint32_t a = tenv_tenant(t, "a"), fn;
-    const char *entries[] = {"comp"};
-    tenv_functions(t, a, entries, 1, 1, &fn);
     rec r[N];
-    memset(r, 0, sizeof r);
-    for (unsigned i = 0; i < N; i++) {
-        ksched_op op = launch_op(fn, GRID, 1, BLOCK);
-        tenv_submit(t, a, 0, &op, rec_done, &r[i]);
-    }
+    submit_one_stream(t, r, NULL);
     tenv_run(t);
     for (unsigned i = 0; i < N; i++)
         g_assert_cmpint(r[i].r.status, ==, 0);
@@ -176,15 +179,8 @@ static void test_copy_waits(void)
 static void test_remove_while_pipelined(void)
 {
     tenv *t = env(KSCHED_FIFO);
-    uint32_t a = tenv_tenant(t, "a"), fn;
-    const char *entries[] = {"comp"};
-    tenv_functions(t, a, entries, 1, 1, &fn);
     rec r[N];
-    memset(r, 0, sizeof r);
-    for (unsigned i = 0; i < N; i++) {
-        ksched_op op = launch_op(fn, GRID, 1, BLOCK);
-        tenv_submit(t, a, 0, &op, rec_done, &r[i]);
-    }
+    uint32_t a = submit_one_stream(t, r, NULL);
     /* on until the second launch is handed out behind the first (pipelined) */
     ksched_err e = {0};
     ksched_stats st;

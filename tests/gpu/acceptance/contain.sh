@@ -105,31 +105,23 @@ rc=$?
 python3 "$carry/check_printf.py" "$work/printf.txt" >"$work/printf-check.txt" 2>&1
 [ $rc = 0 ] && rc=$?
 row printf $rc "$(wc -l <"$work/printf.txt") lines; check: $(tail -1 "$work/printf-check.txt")"
-addr=$work/victim-address
-tenant "$carry/compat/steal" victim "$addr" >"$work/victim.txt" 2>&1 &
-vi=$!
-tenant "$carry/compat/steal" thief "$addr" >"$work/thief.txt" 2>&1
-row "steal: thief" $? "$(grep '^RESULT' "$work/thief.txt" || tail -1 "$work/thief.txt")"
-wait "$vi"
-row "steal: victim" $? "$(grep '^RESULT' "$work/victim.txt" || tail -1 "$work/victim.txt")"
-# the same with every word access misaligned (natively a sticky misaligned-address error):
-# the fence aligns it into the thief's own window
-addr=$work/victim-address-2
-tenant "$carry/compat/steal" victim "$addr" >"$work/victim-2.txt" 2>&1 &
-vi=$!
-tenant "$carry/compat/steal" thief "$addr" 2 >"$work/thief-2.txt" 2>&1
-row "steal, misaligned: thief" $? "$(grep '^RESULT' "$work/thief-2.txt" || tail -1 "$work/thief-2.txt")"
-wait "$vi"
-row "steal, misaligned: victim" $? "$(grep '^RESULT' "$work/victim-2.txt" || tail -1 "$work/victim-2.txt")"
-# and 1 GiB past it: fenced into the thief's window, past its allocations (a hole there
-# was an illegal address that lost the shared context; now the window's sink is there)
-addr=$work/victim-address-3
-tenant "$carry/compat/steal" victim "$addr" >"$work/victim-3.txt" 2>&1 &
-vi=$!
-tenant "$carry/compat/steal" thief "$addr" 0x40000000 >"$work/thief-3.txt" 2>&1
-row "steal, into a hole of its window: thief" $? "$(grep '^RESULT' "$work/thief-3.txt" || tail -1 "$work/thief-3.txt")"
-wait "$vi"
-row "steal, into a hole of its window: victim" $? "$(grep '^RESULT' "$work/victim-3.txt" || tail -1 "$work/victim-3.txt")"
+# steal LABEL N [OFFSET]: a victim and a thief given the victim's address plus OFFSET
+steal() {
+    addr=$work/victim-address-$2
+    tenant "$carry/compat/steal" victim "$addr" >"$work/victim-$2.txt" 2>&1 &
+    vi=$!
+    tenant "$carry/compat/steal" thief "$addr" ${3:-} >"$work/thief-$2.txt" 2>&1
+    row "$1: thief" $? "$(grep '^RESULT' "$work/thief-$2.txt" || tail -1 "$work/thief-$2.txt")"
+    wait "$vi"
+    row "$1: victim" $? "$(grep '^RESULT' "$work/victim-$2.txt" || tail -1 "$work/victim-$2.txt")"
+}
+steal steal 1
+# every word access misaligned (natively a sticky misaligned-address error): the fence
+# aligns it into the thief's own window
+steal "steal, misaligned" 2 2
+# 1 GiB past it: fenced into the thief's window, past its allocations (a hole there was an
+# illegal address that lost the shared context; now the window's sink is there)
+steal "steal, into a hole of its window" 3 0x40000000
 wait "$by"
 row bystander $? "$(grep -o 'verified=[a-z]*' "$work/bystander.txt" | tail -1) $(grep -v '^\[kernelet' "$work/bystander.txt" | tail -1 | cut -c1-80)"
 grep -E 'lost|protocol|malformed|failed' "$work/bystander.txt" | head -5
