@@ -8,17 +8,50 @@ static size_t index_of(const kcuda_sink *s, CUdeviceptr p)
     return (size_t)((p - s->base) / s->granule);
 }
 
-/* The sink at granule i, readable and writable by the device. */
-static CUresult map_granule(kcuda_sink *s, const CUmemAllocationProp *prop, size_t i)
+/* The sink at granules [first, first + count), then readable and writable by the device
+ * with one access call for the whole run rather than one per granule (a tenant's reach of
+ * tens of GiB has thousands of granules); on failure none of them. */
+static CUresult map_run(kcuda_sink *s, const CUmemAllocationProp *prop, size_t first,
+                        size_t count)
 {
-    CUdeviceptr p = s->base + (CUdeviceptr)i * s->granule;
+    CUdeviceptr p = s->base + (CUdeviceptr)first * s->granule;
     CUmemAccessDesc access = {.location = prop->location,
                               .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    CUresult r = cuMemMap(p, s->granule, 0, s->h, 0);
-    if (r == CUDA_SUCCESS && (r = cuMemSetAccess(p, s->granule, &access, 1)) != CUDA_SUCCESS)
-        cuMemUnmap(p, s->granule);
+    CUresult r = CUDA_SUCCESS;
+    size_t i;
+    for (i = 0; i < count && r == CUDA_SUCCESS; i++)
+        r = cuMemMap(p + (CUdeviceptr)i * s->granule, s->granule, 0, s->h, 0);
     if (r == CUDA_SUCCESS)
-        s->mapped[i] = 1;
+        r = cuMemSetAccess(p, count * s->granule, &access, 1);
+    else
+        i--;        /* the one that failed is not mapped */
+    if (r != CUDA_SUCCESS) {
+        for (size_t k = 0; k < i; k++)
+            cuMemUnmap(p + (CUdeviceptr)k * s->granule, s->granule);
+        return r;
+    }
+    for (i = 0; i < count; i++)
+        s->mapped[first + i] = 1;
+    return CUDA_SUCCESS;
+}
+
+/* The sink at every granule of [from, to) that has nothing mapped, a run at a time. */
+static CUresult map_holes(kcuda_sink *s, const CUmemAllocationProp *prop, size_t from,
+                          size_t to, size_t skip_from, size_t skip_to)
+{
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = from; r == CUDA_SUCCESS && i < to;) {
+        if (s->mapped[i] || (i >= skip_from && i < skip_to)) {
+            i++;
+            continue;
+        }
+        size_t run = 1;
+        while (i + run < to && !s->mapped[i + run] &&
+               !(i + run >= skip_from && i + run < skip_to))
+            run++;
+        r = map_run(s, prop, i, run);
+        i += run;
+    }
     return r;
 }
 
@@ -37,7 +70,7 @@ CUresult kcuda_sink_init(kcuda_sink *s, const CUmemAllocationProp *prop, uint64_
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r = cuMemCreate(&s->h, granule, prop, 0);
     if (r == CUDA_SUCCESS)
-        r = map_granule(s, prop, 0);
+        r = map_run(s, prop, 0, 1);
     if (r != CUDA_SUCCESS) {
         kcuda_sink_free(s);
         return r;
@@ -67,13 +100,8 @@ void kcuda_sink_uncover(kcuda_sink *s, CUdeviceptr p, uint64_t span)
 CUresult kcuda_sink_cover(kcuda_sink *s, const CUmemAllocationProp *prop, CUdeviceptr p,
                           uint64_t span)
 {
-    CUresult r = CUDA_SUCCESS;
-    size_t end = index_of(s, s->base + s->reach);
-    for (size_t i = index_of(s, p); r == CUDA_SUCCESS && i < index_of(s, p + span) && i < end;
-         i++)
-        if (!s->mapped[i])
-            r = map_granule(s, prop, i);
-    return r;
+    size_t end = index_of(s, s->base + s->reach), to = index_of(s, p + span);
+    return map_holes(s, prop, index_of(s, p), to < end ? to : end, 0, 0);
 }
 
 static uint64_t pow2_at_least(uint64_t v)
@@ -91,13 +119,10 @@ CUresult kcuda_sink_grow(kcuda_sink *s, const CUmemAllocationProp *prop, CUdevic
     if (want <= s->reach)
         return CUDA_SUCCESS;
     size_t from = index_of(s, s->base + s->reach), to = index_of(s, s->base + want);
-    size_t skip_from = index_of(s, p), skip_to = index_of(s, p + span), i;
-    CUresult r = CUDA_SUCCESS;
-    for (i = from; r == CUDA_SUCCESS && i < to && i < s->n; i++)
-        if (i < skip_from || i >= skip_to)
-            r = map_granule(s, prop, i);
+    CUresult r = map_holes(s, prop, from, to < s->n ? to : s->n, index_of(s, p),
+                           index_of(s, p + span));
     if (r != CUDA_SUCCESS) {
-        for (size_t k = from; k < i; k++)
+        for (size_t k = from; k < to && k < s->n; k++)
             if (s->mapped[k])
                 unmap_granule(s, k);
         return r;
