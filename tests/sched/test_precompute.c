@@ -3,6 +3,7 @@
  * counted apart from them, and the schedule is exactly the one the decisions made when
  * they evaluated each pair themselves (ksched_config.lazy_pairs). */
 #include "profile.h"
+#include "sched_internal.h"     /* the window test below looks at one pair directly */
 #include "sched_test.h"
 
 #define N_NAMES 5
@@ -169,6 +170,34 @@ static void test_policy_switch(void)
     ksched_profile_cache_free(pc);
 }
 
+/* While another thread evaluates a class's pairs (with the lock released), a decision that
+ * meets one of them does not evaluate it too: the class is not paired until they are
+ * stored (sched_pair_model answers NULL, counting nothing); afterwards it evaluates as
+ * before. Classes profiled under base, whose kernelet pairs nobody evaluated yet. */
+static void test_window_not_paired(void)
+{
+    ksched_config c;
+    ksched_config_default(&c);
+    c.policy = KSCHED_BASE;
+    tenv *t = tenv_new_profiled(&c, NULL, NULL);
+    add_kernels(t);
+    workload(t);
+    ksched *s = t->s;
+    g_assert_cmpuint(s->n_classes, >=, 2);
+    sched_class *a = s->classes[0], *b = s->classes[1];
+    g_assert_null(sched_pair_find(s, a->index, b->index, KSCHED_KERNELET));
+    uint64_t before = s->stats.pairs_evaluated;
+    a->pairs_evaluating = 1;
+    g_assert_null(sched_pair_model(s, a, b));
+    g_assert_null(sched_pair_model(s, b, a));
+    g_assert_cmpuint(s->stats.pairs_evaluated, ==, before);
+    g_assert_null(sched_pair_find(s, a->index, b->index, KSCHED_KERNELET));
+    a->pairs_evaluating = 0;
+    g_assert_nonnull(sched_pair_model(s, a, b));
+    g_assert_cmpuint(s->stats.pairs_evaluated, ==, before + 1);
+    tenv_free(t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -176,5 +205,6 @@ int main(int argc, char **argv)
     g_test_add_func("/precompute/same-choices-online", test_same_choices_online);
     g_test_add_func("/precompute/same-choices-cached", test_same_choices_cached);
     g_test_add_func("/precompute/policy-switch", test_policy_switch);
+    g_test_add_func("/precompute/window-not-paired", test_window_not_paired);
     return g_test_run();
 }
