@@ -108,11 +108,11 @@ typedef struct ksched_config {
     double min_cp;              /* co-schedule only when the expected CP exceeds this;
                                    default 0 */
     unsigned pipeline_depth;    /* launches queued per lane; default 2 */
-    unsigned whole_depth;       /* the same for kernels run whole (fifo, base, and kernelet
-                                   where no pair gains); 0 (default): pipeline_depth. A
-                                   slice's depth stays pipeline_depth: deeper, a lone
-                                   kernel's slices would all be committed before a partner
-                                   could arrive */
+    unsigned whole_depth;       /* the same for kernels that go out whole (fifo, base, and
+                                   kernelet's whole and unsliced lone kernels); 0
+                                   (default): pipeline_depth. A slice's depth stays
+                                   pipeline_depth: deeper, a lone kernel's slices would all
+                                   be committed before a partner could arrive */
     unsigned pair_split[2];     /* kernelet: {0, 0} (default) = the model chooses each pair's
                                    blocks per SM; else the blocks per SM of the pair's more
                                    compute-bound kernel (higher PUR) and of the other, for

@@ -249,6 +249,9 @@ static int run_kernel(ksched *s, sched_plan *p, int i)
     int pinned = sched_kernel_lane(k);
     unsigned lane = pinned >= 0 ? (unsigned)pinned : p->lane[i];
     unsigned depth = p->depth[i] ? p->depth[i] : s->cfg.pipeline_depth;
+    /* a kernel that goes out whole commits no slices a partner could have shared */
+    if (!p->depth[i] && p->slice[i] >= k->total && s->cfg.whole_depth > depth)
+        depth = s->cfg.whole_depth;
     int launched = 0;
     while (k->in_class && p->budget[i] && s->lanes[lane].in_flight < depth) {
         uint64_t n = p->slice[i] < p->budget[i] ? p->slice[i] : p->budget[i];

@@ -86,13 +86,13 @@ static void on_lane_trace(void *user, const ksched_trace *t)
         d->out[t->lane]--;
 }
 
-/* The most whole launches of one stream (fifo) a lane held at once, with whole_depth. */
-static unsigned most_in_lane(unsigned whole_depth)
+/* The most launches of one stream a lane held at once under policy p, with whole_depth. */
+static unsigned most_in_lane(ksched_policy p, unsigned whole_depth)
 {
     lane_depth d = {0};
     ksched_config c;
     ksched_config_default(&c);
-    c.policy = KSCHED_FIFO;
+    c.policy = p;
     c.whole_depth = whole_depth;
     c.trace = on_lane_trace;
     c.trace_user = &d;
@@ -106,14 +106,17 @@ static unsigned most_in_lane(unsigned whole_depth)
     return d.most;
 }
 
-/* Whole kernels queue whole_depth deep in a lane (pipeline_depth when 0); slices keep
- * pipeline_depth (test_one_stream, kernelet). */
+/* Kernels that go out whole queue whole_depth deep in a lane (pipeline_depth when 0), under
+ * fifo and under kernelet alike; slices keep pipeline_depth (libcuda-two-tenants-cosched
+ * pairs sliced lone kernels). */
 static void test_whole_depth(void)
 {
     ksched_config c;
     ksched_config_default(&c);
-    g_assert_cmpuint(most_in_lane(0), ==, c.pipeline_depth);
-    g_assert_cmpuint(most_in_lane(7), ==, 7);
+    g_assert_cmpuint(most_in_lane(KSCHED_FIFO, 0), ==, c.pipeline_depth);
+    g_assert_cmpuint(most_in_lane(KSCHED_FIFO, 7), ==, 7);
+    /* kernelet's lone kernel of this stream goes out whole (no slices to share) */
+    g_assert_cmpuint(most_in_lane(KSCHED_KERNELET, 7), ==, 7);
     c.whole_depth = 65;
     ksched *s;
     ksched_err e = {0};
