@@ -282,6 +282,10 @@ struct ksched {
        model context (a context is one thread's), taken by one thread at a time. */
     pthread_mutex_t pre_lock;
     kmodel_ctx *pre_model;
+    /* Inside a policy's decide (sched_decide.c): the backend's launch calls made there are
+       timed apart, so that a decision's time is the deciding, as fifo's and base's are */
+    int deciding;
+    uint64_t decide_launch_ns;
     size_t n_pair_buckets;
     sched_lane *lanes;
     unsigned n_lanes;

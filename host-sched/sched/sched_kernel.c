@@ -170,7 +170,10 @@ int sched_kernel_launch(ksched *s, sched_kernel *k, uint64_t count, unsigned lan
     sl.lane = lane;
     sl.max_blocks_per_sm = cap;
     kbackend_error e = {0};
+    uint64_t t0 = s->deciding ? sched_mono_ns() : 0;
     int rc = s->be.ops->launch(s->be.state, &sl, sched_backend_done, sub, &e);
+    if (s->deciding)
+        s->decide_launch_ns += sched_mono_ns() - t0;
     if (rc) {
         free(sub);
         char msg[MSG_LEN];
