@@ -20,6 +20,12 @@ int kbackend_window_size_valid(uint64_t size)
     return size >= KBACKEND_WINDOW_MIN && size <= KBACKEND_WINDOW_MAX && !(size & (size - 1));
 }
 
+uint64_t kbackend_window_mask(const kbackend_window *w)
+{
+    uint64_t r = w->reach;
+    return (r && r <= w->size && !(r & (r - 1)) ? r : w->size) - 1;
+}
+
 int kbackend_windows_new(uint64_t span_base, uint64_t span_size, uint64_t window_size,
                          kbackend_windows **out, kbackend_error *err)
 {

@@ -111,7 +111,7 @@ uint32_t ks_fence_params(struct ks_conn *c, const void *params, uint32_t size, v
     fence[0] = w.base;
     /* the part of the window that is mapped (a hole would be a fault in the shared
      * context): it only grows, so a kernel launched with it stays inside */
-    fence[1] = (w.reach && w.reach <= w.size ? w.reach : w.size) - 1;
+    fence[1] = kbackend_window_mask(&w);
     if (ks_kernels_unconfined(c)) {
         /* Alone in its context, the tenant's kernels keep the fence's control words but
          * not its window: they may reach all that the context holds, which is the

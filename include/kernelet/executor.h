@@ -459,6 +459,10 @@ int kbackend_windows_get(kbackend_windows *w, uint32_t domain, kbackend_window *
 void kbackend_windows_release(kbackend_windows *w, uint32_t domain);
 /* Whether size is a window size kbackend_windows_new accepts. */
 int kbackend_window_size_valid(uint64_t size);
+/* The mask a fenced kernel of w's domain gets: its reach's (the part of the window that is
+ * mapped) when the backend gives one, a power of two no larger than the window, else the
+ * whole window's. */
+uint64_t kbackend_window_mask(const kbackend_window *w);
 
 #ifdef __cplusplus
 }

@@ -566,6 +566,7 @@ static void test_window_reach(void)
     g_assert_cmpuint(b, ==, w.base + (2u << 20));       /* [2, 6) MiB: reach 8 MiB */
     g_assert_cmpint(be.ops->domain_window(be.state, 1, &w, &e), ==, 0);
     g_assert_cmpuint(w.reach, ==, 8u << 20);
+    g_assert_cmpuint(kbackend_window_mask(&w), ==, (8u << 20) - 1);    /* the server's */
     assert_mapped(w.base, w.reach);
     g_assert_false(readable(w.base + w.reach));
     g_assert_cmpint(be.ops->mem_free(be.state, a, &e), ==, 0);

@@ -317,6 +317,16 @@ static void test_windows(void)
     g_assert_cmpuint(w1.base % w1.size, ==, 0);
     g_assert_true(w1.base + w1.size <= w2.base || w2.base + w2.size <= w1.base);
     g_assert_cmpint(be.ops->domain_window(be.state, 0, &again, &err), ==, KBACKEND_EINVAL);
+    /* no reach from the sim: the whole window's mask; a reach (a power of two inside the
+     * window) gives its own, anything else is not trusted */
+    g_assert_cmpuint(kbackend_window_mask(&w1), ==, w1.size - 1);
+    kbackend_window r = w1;
+    r.reach = 4u << 20;
+    g_assert_cmpuint(kbackend_window_mask(&r), ==, (4u << 20) - 1);
+    r.reach = 3u << 20;
+    g_assert_cmpuint(kbackend_window_mask(&r), ==, w1.size - 1);
+    r.reach = 2 * w1.size;
+    g_assert_cmpuint(kbackend_window_mask(&r), ==, w1.size - 1);
     for (uint32_t d = 1; d <= 2; d++) {
         const kbackend_window *w = d == 1 ? &w1 : &w2;
         g_assert_cmpint(be.ops->mem_alloc(be.state, d, 4 << 20, &p, NULL), ==, 0);
