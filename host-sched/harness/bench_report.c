@@ -39,8 +39,9 @@ static void print_table(const bench_result *res, size_t n, const bench_workload 
 {
     double fifo = mean_total(res, n, wl, KSCHED_FIFO), base = mean_total(res, n, wl, KSCHED_BASE);
     double opt = mean_total(res, n, wl, KSCHED_OPT);
-    printf("%-9s %3s %10s %11s %8s %8s %8s %9s %9s %9s\n", "policy", "run", "total ms",
-           "kernels/s", "vs base", "vs fifo", "from opt", "decisions", "mean us", "max us");
+    printf("%-9s %3s %10s %11s %8s %8s %8s %9s %9s %9s %7s %9s\n", "policy", "run",
+           "total ms", "kernels/s", "vs base", "vs fifo", "from opt", "decisions", "mean us",
+           "max us", "dec %", "model us");
     for (size_t i = 0; i < n; i++) {
         const bench_result *r = &res[i];
         if (r->wl != wl)
@@ -57,11 +58,14 @@ static void print_table(const bench_result *res, size_t n, const bench_workload 
         for (size_t j = 0; j < i; j++)
             run += res[j].wl == wl && res[j].policy == r->policy;
         const ksched_stats *s = &r->stats;
-        printf("%-9s %3u %10.3f %11.1f %8s %8s %8s %9llu %9.2f %9.2f%s\n",
+        /* dec %: all decisions against the makespan; model us: the pair evaluations made
+         * outside decisions (sched_precompute.c), which the decisions no longer include */
+        printf("%-9s %3u %10.3f %11.1f %8s %8s %8s %9llu %9.2f %9.2f %7.2f %9.1f%s\n",
                ksched_policy_name(r->policy), run, t / 1e6, r->throughput, vb, vf, vo,
                (unsigned long long)s->decisions,
                s->decisions ? s->decision_ns_total / 1e3 / s->decisions : 0,
-               s->decision_ns_max / 1e3,
+               s->decision_ns_max / 1e3, t > 0 ? s->decision_ns_total / t * 100 : 0,
+               s->precompute_ns_total / 1e3,
                r->failed || r->block_errors ? "  (failed or block errors!)" : "");
     }
 }
@@ -106,7 +110,8 @@ static int write_summary(const bench_options *o, const bench_result *res, size_t
         return -1;
     fprintf(f, "workload,policy,seed,kernels,total_ms,kernels_per_s,impr_base_pct,"
                "impr_fifo_pct,dist_opt_pct,decisions,decision_mean_us,decision_max_us,"
-               "coschedules,slices,widenings,failed,block_errors,aged\n");
+               "coschedules,slices,widenings,failed,block_errors,aged,pairs_precomputed,"
+               "precompute_us\n");
     for (size_t i = 0; i < n; i++) {
         const bench_result *r = &res[i];
         double t = (double)r->total_ns, base = mean_total(res, n, r->wl, KSCHED_BASE);
@@ -114,7 +119,7 @@ static int write_summary(const bench_options *o, const bench_result *res, size_t
         double opt = mean_total(res, n, r->wl, KSCHED_OPT);
         const ksched_stats *s = &r->stats;
         fprintf(f, "%s,%s,%llu,%zu,%.6f,%.3f,%.3f,%.3f,%.3f,%llu,%.4f,%.4f,%llu,%llu,%llu,%u,%u,"
-                   "%llu\n",
+                   "%llu,%llu,%.3f\n",
                 r->wl->name, ksched_policy_name(r->policy), (unsigned long long)r->seed, r->n,
                 t / 1e6, r->throughput, base > 0 ? (base / t - 1) * 100 : 0,
                 fifo > 0 ? (fifo / t - 1) * 100 : 0, opt > 0 ? (t / opt - 1) * 100 : 0,
@@ -122,7 +127,8 @@ static int write_summary(const bench_options *o, const bench_result *res, size_t
                 s->decisions ? s->decision_ns_total / 1e3 / s->decisions : 0,
                 s->decision_ns_max / 1e3, (unsigned long long)s->coschedules,
                 (unsigned long long)s->slices, (unsigned long long)s->widenings, r->failed,
-                r->block_errors, (unsigned long long)s->aged);
+                r->block_errors, (unsigned long long)s->aged,
+                (unsigned long long)s->pairs_precomputed, s->precompute_ns_total / 1e3);
     }
     return fclose(f) ? -1 : 0;
 }
