@@ -8,6 +8,23 @@ static size_t index_of(const kcuda_sink *s, CUdeviceptr p)
     return (size_t)((p - s->base) / s->granule);
 }
 
+/* Read-write access for the device to count granules of mappings from p: one call for the
+ * run (the driver's range may span several mappings), else one per granule. */
+static CUresult allow(const kcuda_sink *s, const CUmemAllocationProp *prop, CUdeviceptr p,
+                      size_t count)
+{
+    CUmemAccessDesc access = {.location = prop->location,
+                              .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUresult r = cuMemSetAccess(p, count * s->granule, &access, 1);
+    if (r == CUDA_SUCCESS || count == 1)
+        return r;
+    for (size_t k = 0; k < count; k++)
+        if ((r = cuMemSetAccess(p + (CUdeviceptr)k * s->granule, s->granule, &access, 1)) !=
+            CUDA_SUCCESS)
+            return r;
+    return CUDA_SUCCESS;
+}
+
 /* The sink at granules [first, first + count), then readable and writable by the device
  * with one access call for the whole run rather than one per granule (a tenant's reach of
  * tens of GiB has thousands of granules); on failure none of them. */
@@ -15,14 +32,12 @@ static CUresult map_run(kcuda_sink *s, const CUmemAllocationProp *prop, size_t f
                         size_t count)
 {
     CUdeviceptr p = s->base + (CUdeviceptr)first * s->granule;
-    CUmemAccessDesc access = {.location = prop->location,
-                              .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
     CUresult r = CUDA_SUCCESS;
     size_t i;
     for (i = 0; i < count && r == CUDA_SUCCESS; i++)
         r = cuMemMap(p + (CUdeviceptr)i * s->granule, s->granule, 0, s->h, 0);
     if (r == CUDA_SUCCESS)
-        r = cuMemSetAccess(p, count * s->granule, &access, 1);
+        r = allow(s, prop, p, count);
     else
         i--;        /* the one that failed is not mapped */
     if (r != CUDA_SUCCESS) {
