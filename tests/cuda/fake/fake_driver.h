@@ -83,6 +83,9 @@ typedef struct fake_vmm_stats {
 } fake_vmm_stats;
 
 void fake_vmm_get_stats(fake_vmm_stats *out);
+/* on: cuMemSetAccess takes one mapping at a time (its range exactly one cuMemMap's), as a
+ * stricter driver might; off (the default): any mapped range. */
+void fake_vmm_one_access_per_map(int on);
 
 
 #endif

@@ -14,10 +14,43 @@
 #define EXPORT __attribute__((visibility("default")))
 #define GRANULARITY ((size_t)2 << 20)
 
+#define MAX_MAPS 4096
+
 static struct {
     pthread_mutex_t lock;
     fake_vmm_stats stats;
+    int one_access_per_map;         /* fake_vmm_one_access_per_map */
+    struct { uintptr_t base; size_t size; } maps[MAX_MAPS];  /* with one_access_per_map */
+    unsigned n_maps;
 } v = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+EXPORT void fake_vmm_one_access_per_map(int on)
+{
+    pthread_mutex_lock(&v.lock);
+    v.one_access_per_map = on;
+    v.n_maps = 0;
+    pthread_mutex_unlock(&v.lock);
+}
+
+/* With one_access_per_map: [p, p + size) is exactly one mapping. */
+static int one_mapping(uintptr_t p, size_t size)
+{
+    int ok = !v.one_access_per_map;
+    for (unsigned i = 0; !ok && i < v.n_maps; i++)
+        ok = v.maps[i].base == p && v.maps[i].size == size;
+    return ok;
+}
+
+static void note_map(uintptr_t p, size_t size, int mapped)
+{
+    for (unsigned i = 0; i < v.n_maps; i++)
+        if (v.maps[i].base == p) {
+            v.maps[i] = v.maps[--v.n_maps];
+            break;
+        }
+    if (mapped && v.n_maps < MAX_MAPS)
+        v.maps[v.n_maps++].base = p, v.maps[v.n_maps - 1].size = size;
+}
 
 EXPORT void fake_vmm_get_stats(fake_vmm_stats *out)
 {
@@ -118,6 +151,9 @@ EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
     if (m == MAP_FAILED)
         return CUDA_ERROR_INVALID_VALUE;
     count(&v.stats.mappings, 1);
+    pthread_mutex_lock(&v.lock);
+    note_map((uintptr_t)ptr, size, 1);
+    pthread_mutex_unlock(&v.lock);
     return CUDA_SUCCESS;
 }
 
@@ -125,6 +161,11 @@ EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDe
                                size_t n)
 {
     if (!ptr || !desc || n != 1 || desc->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&v.lock);
+    int one = one_mapping((uintptr_t)ptr, size);
+    pthread_mutex_unlock(&v.lock);
+    if (!one)
         return CUDA_ERROR_INVALID_VALUE;
     int prot = desc->flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? PROT_READ | PROT_WRITE
                : desc->flags == CU_MEM_ACCESS_FLAGS_PROT_READ ? PROT_READ : PROT_NONE;
@@ -140,5 +181,8 @@ EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     if (!ptr || m == MAP_FAILED)
         return CUDA_ERROR_INVALID_VALUE;
     count(&v.stats.mappings, -1);
+    pthread_mutex_lock(&v.lock);
+    note_map((uintptr_t)ptr, size, 0);
+    pthread_mutex_unlock(&v.lock);
     return CUDA_SUCCESS;
 }
