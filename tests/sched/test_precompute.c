@@ -145,6 +145,19 @@ static void test_same_choices_cached(void)
     ksched_profile_cache_free(pc);
 }
 
+/* The workload run under base from the profiles (NULL: profiled on the run); the scheduler
+ * stays for the caller. */
+static tenv *base_run(const ksched_profile_cache *profiles)
+{
+    ksched_config c;
+    ksched_config_default(&c);
+    c.policy = KSCHED_BASE;
+    tenv *t = tenv_new_profiled(&c, NULL, profiles);
+    add_kernels(t);
+    workload(t);
+    return t;
+}
+
 /* Classes profiled under another policy get their pairs evaluated when kernelet takes
  * over, before its first decision. */
 static void test_policy_switch(void)
@@ -152,12 +165,7 @@ static void test_policy_switch(void)
     ksched_stats st;
     ksched_profile_cache *pc = NULL;
     g_string_free(run(1, NULL, &st, &pc), TRUE);
-    ksched_config c;
-    ksched_config_default(&c);
-    c.policy = KSCHED_BASE;
-    tenv *t = tenv_new_profiled(&c, NULL, pc);
-    add_kernels(t);
-    workload(t);
+    tenv *t = base_run(pc);
     ksched_get_stats(t->s, &st);
     g_assert_cmpuint(st.pairs_precomputed, ==, 0);   /* base pairs nothing */
     g_assert_cmpint(ksched_set_policy(t->s, KSCHED_KERNELET, NULL), ==, 0);
@@ -176,12 +184,7 @@ static void test_policy_switch(void)
  * before. Classes profiled under base, whose kernelet pairs nobody evaluated yet. */
 static void test_window_not_paired(void)
 {
-    ksched_config c;
-    ksched_config_default(&c);
-    c.policy = KSCHED_BASE;
-    tenv *t = tenv_new_profiled(&c, NULL, NULL);
-    add_kernels(t);
-    workload(t);
+    tenv *t = base_run(NULL);
     ksched *s = t->s;
     g_assert_cmpuint(s->n_classes, >=, 2);
     sched_class *a = s->classes[0], *b = s->classes[1];
