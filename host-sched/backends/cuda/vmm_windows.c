@@ -21,14 +21,20 @@ typedef struct window {
     CUdeviceptr base;
     krange_table chunks;            /* chunk, sorted by address */
     kcuda_sink sink;                /* over the reach's holes */
+    int busy;                       /* an allocation or free maps and unmaps in it, the lock
+                                       released: a window's mappings change one at a time */
 } window;
 
+/* The lock guards the table and each window's chunks; the driver calls that map memory and
+ * the sink run without it (a window marked busy meanwhile), so that one tenant's large
+ * allocation does not hold up the others' launches, which read their windows here. */
 struct kcuda_windows {
     pthread_mutex_t lock;
+    pthread_cond_t idle;            /* a window stopped being busy */
     CUmemAllocationProp prop;
     uint64_t size;                  /* of each window */
     size_t granularity;
-    window *v;
+    window **v;                     /* each its own allocation: stable while unlocked */
     size_t n, cap;
 };
 
@@ -54,6 +60,7 @@ int kcuda_windows_new(CUdevice dev, uint64_t window_bytes, kcuda_windows **out,
                                                  "granularity does not divide the window");
     }
     pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->idle, NULL);
     *out = w;
     return 0;
 }
@@ -67,12 +74,13 @@ static void unmap(const chunk *c)
 /* Unmaps every chunk of window i and gives its addresses back; removes it. */
 static void drop_window(kcuda_windows *w, size_t i)
 {
-    window *win = &w->v[i];
+    window *win = w->v[i];
     for (size_t k = 0; k < krange_count(&win->chunks); k++)
         unmap(krange_at(&win->chunks, k));
     krange_table_clear(&win->chunks);
     kcuda_sink_free(&win->sink);
     cuMemAddressFree(win->base, w->size);
+    free(win);
     w->v[i] = w->v[--w->n];
 }
 
@@ -83,6 +91,7 @@ void kcuda_windows_free(kcuda_windows *w)
     while (w->n)
         drop_window(w, w->n - 1);
     free(w->v);
+    pthread_cond_destroy(&w->idle);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }
@@ -90,9 +99,25 @@ void kcuda_windows_free(kcuda_windows *w)
 static window *find(kcuda_windows *w, uint32_t domain)
 {
     for (size_t i = 0; i < w->n; i++)
-        if (w->v[i].domain == domain)
-            return &w->v[i];
+        if (w->v[i]->domain == domain)
+            return w->v[i];
     return NULL;
+}
+
+/* With the lock held: the window holding address p, or NULL. */
+static window *holding(kcuda_windows *w, CUdeviceptr p)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (p >= w->v[i]->base && p - w->v[i]->base < w->size)
+            return w->v[i];
+    return NULL;
+}
+
+/* With the lock held: win is no longer busy, and whoever waits for one may go on. */
+static void settle(kcuda_windows *w, window *win)
+{
+    win->busy = 0;
+    pthread_cond_broadcast(&w->idle);
 }
 
 /* domain's window, reserved when it has none; called with the lock held. */
@@ -104,28 +129,33 @@ static int window_of(kcuda_windows *w, uint32_t domain, window **out, kbackend_e
         return 0;
     if (w->n == w->cap) {
         size_t cap = w->cap ? 2 * w->cap : 8;
-        window *v = realloc(w->v, cap * sizeof(*v));
+        window **v = realloc(w->v, cap * sizeof(*v));
         if (!v)
             return kbackend_fail(err, KBACKEND_ENOMEM, "out of memory");
         w->v = v;
         w->cap = cap;
     }
+    window *win = calloc(1, sizeof(*win));
+    if (!win)
+        return kbackend_fail(err, KBACKEND_ENOMEM, "out of memory");
     CUdeviceptr base = 0;
     CUresult r = cuMemAddressReserve(&base, w->size, w->size, 0, 0);
     if (r == CUDA_SUCCESS && base % w->size) {    /* the alignment is only a request */
         cuMemAddressFree(base, w->size);
         r = CUDA_ERROR_OUT_OF_MEMORY;
     }
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) {
+        free(win);
         return kcuda_cu_fail_as(err, KBACKEND_EDEVMEM, r, "cuMemAddressReserve of a window");
-    window *win = &w->v[w->n];
+    }
     *win = (window){.domain = domain, .base = base};
     if ((r = kcuda_sink_init(&win->sink, &w->prop, w->granularity, base, w->size)) !=
         CUDA_SUCCESS) {
         cuMemAddressFree(base, w->size);
+        free(win);
         return kcuda_cu_fail_as(err, KBACKEND_EDEVMEM, r, "the sink of a window");
     }
-    w->n++;
+    w->v[w->n++] = win;
     krange_table_init(&win->chunks, sizeof(chunk));
     *out = win;
     return 0;
@@ -138,7 +168,8 @@ int kcuda_windows_get(kcuda_windows *w, uint32_t domain, kbackend_window *out,
     pthread_mutex_lock(&w->lock);
     int rc = window_of(w, domain, &win, err);
     if (!rc)
-        *out = (kbackend_window){.base = win->base, .size = w->size, .reach = win->sink.reach};
+        *out = (kbackend_window){.base = win->base, .size = w->size,
+                                 .reach = kcuda_sink_reach(&win->sink)};
     pthread_mutex_unlock(&w->lock);
     return rc;
 }
@@ -185,6 +216,18 @@ uint64_t kcuda_windows_span(const kcuda_windows *w, uint64_t bytes)
     return (bytes + w->granularity - 1) / w->granularity * w->granularity;
 }
 
+/* With the lock held: domain's window (made when it has none) once no allocation or free
+ * is changing its mappings, then marked busy; the lock is released while waiting. */
+static int claim(kcuda_windows *w, uint32_t domain, window **out, kbackend_error *err)
+{
+    int rc;
+    while (!(rc = window_of(w, domain, out, err)) && (*out)->busy)
+        pthread_cond_wait(&w->idle, &w->lock);
+    if (!rc)
+        (*out)->busy = 1;
+    return rc;
+}
+
 int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, CUdeviceptr *out,
                         kbackend_error *err)
 {
@@ -195,52 +238,60 @@ int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, CUdev
                              (unsigned long long)bytes, (unsigned long long)w->size);
     uint64_t span = (bytes + w->granularity - 1) / w->granularity * w->granularity;
     pthread_mutex_lock(&w->lock);
-    int rc = window_of(w, domain, &win, err);
+    int rc = claim(w, domain, &win, err);
     uint64_t p = 0;
     if (!rc && krange_first_fit(&win->chunks, win->base, win->base + w->size, span,
-                                w->granularity, &p))
+                                w->granularity, &p)) {
+        settle(w, win);
         rc = kbackend_fail(err, KBACKEND_EDEVMEM, "the address window of domain %u is full",
                            domain);
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (rc)
+        return rc;
     chunk c = {.r = {.base = p, .size = span}};
-    CUresult r = rc ? CUDA_SUCCESS : place(w, win, p, span, &c.h);
-    if (r != CUDA_SUCCESS)
+    CUresult r = place(w, win, p, span, &c.h);     /* busy: nobody else maps in win */
+    pthread_mutex_lock(&w->lock);
+    chunk *slot = r == CUDA_SUCCESS ? krange_insert(&win->chunks, p, span) : NULL;
+    if (r != CUDA_SUCCESS) {
         rc = kcuda_cu_fail(err, r, "mapping memory into a window");
-    chunk *slot = rc ? NULL : krange_insert(&win->chunks, p, span);
-    if (!rc && !slot) {
+    } else if (!slot) {
         unmap(&c);
         kcuda_sink_cover(&win->sink, &w->prop, p, span);
         rc = kbackend_fail(err, KBACKEND_ENOMEM, "out of memory");
-    }
-    if (slot) {
+    } else {
         slot->h = c.h;
         *out = p;
     }
+    settle(w, win);
     pthread_mutex_unlock(&w->lock);
     return rc;
 }
 
 int kcuda_windows_release_ptr(kcuda_windows *w, CUdeviceptr p)
 {
-    int found = 0;
     if (!w)
         return 0;
     pthread_mutex_lock(&w->lock);
-    for (size_t i = 0; i < w->n && !found; i++) {
-        window *win = &w->v[i];
-        if (p < win->base || p - win->base >= w->size)
-            continue;
-        chunk *c = krange_exact(&win->chunks, p);
-        if (c) {
-            krange r = c->r;
-            unmap(c);
-            krange_remove(&win->chunks, c);
-            /* the reach keeps its size: fenced kernels may have it as their mask */
-            kcuda_sink_cover(&win->sink, &w->prop, r.base, r.size);
-        }
-        found = 1;
+    window *win;
+    while ((win = holding(w, p)) && win->busy)
+        pthread_cond_wait(&w->idle, &w->lock);
+    chunk *c = win ? krange_exact(&win->chunks, p) : NULL;
+    chunk gone = c ? *c : (chunk){0};
+    if (c) {
+        krange_remove(&win->chunks, c);
+        win->busy = 1;
     }
     pthread_mutex_unlock(&w->lock);
-    return found;
+    if (!c)
+        return win != NULL;
+    unmap(&gone);
+    /* the reach keeps its size: fenced kernels may have it as their mask */
+    kcuda_sink_cover(&win->sink, &w->prop, gone.r.base, gone.r.size);
+    pthread_mutex_lock(&w->lock);
+    settle(w, win);
+    pthread_mutex_unlock(&w->lock);
+    return 1;
 }
 
 void kcuda_windows_release(kcuda_windows *w, uint32_t domain)
@@ -248,8 +299,11 @@ void kcuda_windows_release(kcuda_windows *w, uint32_t domain)
     if (!w)
         return;
     pthread_mutex_lock(&w->lock);
-    window *win = find(w, domain);
-    if (win && !krange_count(&win->chunks))
-        drop_window(w, (size_t)(win - w->v));
+    window *win;
+    while ((win = find(w, domain)) && win->busy)
+        pthread_cond_wait(&w->idle, &w->lock);
+    for (size_t i = 0; win && i < w->n; i++)
+        if (w->v[i] == win && !krange_count(&win->chunks))
+            drop_window(w, i);
     pthread_mutex_unlock(&w->lock);
 }

@@ -90,7 +90,7 @@ CUresult kcuda_sink_init(kcuda_sink *s, const CUmemAllocationProp *prop, uint64_
         kcuda_sink_free(s);
         return r;
     }
-    s->reach = granule;
+    __atomic_store_n(&s->reach, granule, __ATOMIC_RELEASE);
     return CUDA_SUCCESS;
 }
 
@@ -142,6 +142,11 @@ CUresult kcuda_sink_grow(kcuda_sink *s, const CUmemAllocationProp *prop, CUdevic
                 unmap_granule(s, k);
         return r;
     }
-    s->reach = want;
+    __atomic_store_n(&s->reach, want, __ATOMIC_RELEASE);   /* all below it mapped now */
     return CUDA_SUCCESS;
+}
+
+uint64_t kcuda_sink_reach(const kcuda_sink *s)
+{
+    return __atomic_load_n(&s->reach, __ATOMIC_ACQUIRE);
 }

@@ -4,7 +4,8 @@
  * tenant's own memory or in its sink, never in an unmapped hole: on the GPU that would be
  * an illegal address, which ends the context that every tenant shares. The sink is the
  * domain's own (what one tenant writes there, no other tenant can read).
- * Not thread-safe: vmm_windows.c holds its lock around every call. */
+ * Not thread-safe but for kcuda_sink_reach: vmm_windows.c lets one thread at a time change
+ * a window's mappings. */
 #ifndef KERNELET_CUDA_WINDOW_SINK_H
 #define KERNELET_CUDA_WINDOW_SINK_H
 
@@ -31,6 +32,9 @@ void kcuda_sink_uncover(kcuda_sink *s, CUdeviceptr p, uint64_t span);
 /* Maps the sink over [p, p + span) inside the reach, where an allocation was. */
 CUresult kcuda_sink_cover(kcuda_sink *s, const CUmemAllocationProp *prop, CUdeviceptr p,
                           uint64_t span);
+/* The reach, read by any thread (the lock-free reader of vmm_windows.c): only ever grows,
+ * and a new value is published once everything below it is mapped. */
+uint64_t kcuda_sink_reach(const kcuda_sink *s);
 /* Extends the reach to the power of two that holds end (an allocation's end), the sink
  * over all of the new part but [p, p + span) (that allocation); on failure nothing changes. */
 CUresult kcuda_sink_grow(kcuda_sink *s, const CUmemAllocationProp *prop, CUdeviceptr end,
