@@ -86,6 +86,8 @@ void fake_vmm_get_stats(fake_vmm_stats *out);
 /* on: cuMemSetAccess takes one mapping at a time (its range exactly one cuMemMap's), as a
  * stricter driver might; off (the default): any mapped range. */
 void fake_vmm_one_access_per_map(int on);
+/* Every cuMemMap takes us microseconds more (0: none), as a real one takes time. */
+void fake_vmm_map_delay(unsigned us);
 
 
 #endif

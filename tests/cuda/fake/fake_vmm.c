@@ -20,9 +20,17 @@ static struct {
     pthread_mutex_t lock;
     fake_vmm_stats stats;
     int one_access_per_map;         /* fake_vmm_one_access_per_map */
+    unsigned map_delay_us;          /* fake_vmm_map_delay */
     struct { uintptr_t base; size_t size; } maps[MAX_MAPS];  /* with one_access_per_map */
     unsigned n_maps;
 } v = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+EXPORT void fake_vmm_map_delay(unsigned us)
+{
+    pthread_mutex_lock(&v.lock);
+    v.map_delay_us = us;
+    pthread_mutex_unlock(&v.lock);
+}
 
 EXPORT void fake_vmm_one_access_per_map(int on)
 {
@@ -146,6 +154,11 @@ EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 {
     if (!ptr || !handle || !size || size % GRANULARITY || ptr % GRANULARITY || offset || flags)
         return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&v.lock);
+    unsigned delay = v.map_delay_us;
+    pthread_mutex_unlock(&v.lock);
+    if (delay)
+        usleep(delay);
     void *m = mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED,
                    (int)(handle - 1), 0);
     if (m == MAP_FAILED)
