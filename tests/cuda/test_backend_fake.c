@@ -1442,6 +1442,43 @@ static void test_shared_end_events(void)
     be.ops->destroy(be.state);
 }
 
+/* An allocation while a kernel of its tenant runs does not reuse a hole of the reach (the
+ * sink would be unmapped for a moment under that kernel): it goes past the reach. With
+ * nothing running the hole is reused. */
+static void test_window_busy_no_remap(void)
+{
+    kcuda_config cfg;
+    windowed_config(&cfg);
+    kbackend be = open_backend_cfg(&cfg);
+    kbackend_error e = {0};
+    kbackend_window w;
+    kbackend_devptr a, b, c, d;
+    kbackend_module *mod;
+    kbackend_function *stall = load_stall(&be, &mod);
+    g_assert_cmpint(be.ops->domain_window(be.state, 1, &w, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 1u << 20, &a, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 1u << 20, &b, &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_free(be.state, a, &e), ==, 0);     /* a hole at the base */
+    g_assert_cmpint(be.ops->domain_window(be.state, 1, &w, &e), ==, 0);
+    g_assert_cmpuint(w.reach, ==, 4u << 20);
+    waiter wt;
+    waiter_init(&wt);
+    ticket t = {&wt, 0, 0};
+    launch_stall(&be, stall, 0, 300, 0, "runner", 1, &t);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 1u << 20, &c, &e), ==, 0);
+    g_assert_cmpuint(c, >=, w.base + w.reach);                    /* not into the hole */
+    g_assert_cmpint(be.ops->domain_window(be.state, 1, &w, &e), ==, 0);
+    assert_mapped(w.base, w.reach);
+    waiter_wait(&wt, 1);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 1u << 20, &d, &e), ==, 0);
+    g_assert_cmpuint(d, ==, w.base);                               /* quiet: the hole */
+    kbackend_devptr all[] = {b, c, d};
+    for (unsigned i = 0; i < 3; i++)
+        g_assert_cmpint(be.ops->mem_free(be.state, all[i], &e), ==, 0);
+    g_assert_cmpint(be.ops->module_unload(be.state, mod, &e), ==, 0);
+    be.ops->destroy(be.state);
+}
+
 /* cfg's notes, and the kernels it cannot stop, go to n. */
 static void notes_to(kcuda_config *cfg, notes *n)
 {
@@ -1852,6 +1889,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/tensor-map", test_tensor_map);
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
     g_test_add_func("/cuda/backend-fake/window-reach", test_window_reach);
+    g_test_add_func("/cuda/backend-fake/window-busy-no-remap", test_window_busy_no_remap);
     g_test_add_func("/cuda/backend-fake/window-alloc-not-blocking",
                     test_window_alloc_not_blocking);
     g_test_add_func("/cuda/backend-fake/control-words", test_control_words);

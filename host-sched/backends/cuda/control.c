@@ -226,6 +226,17 @@ void kcuda_control_launch_begin(kcuda_control *c, uint32_t domain)
     pthread_mutex_unlock(&c->lock);
 }
 
+int kcuda_control_busy(kcuda_control *c, uint32_t domain)
+{
+    if (!c || !domain)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    domain_words *d = find_locked(c, domain);
+    int busy = d && d->launches;
+    pthread_mutex_unlock(&c->lock);
+    return busy;
+}
+
 void kcuda_control_launch_end(kcuda_control *c, uint32_t domain, uint32_t *fault,
                               int *cancelled)
 {

@@ -36,6 +36,8 @@ void kcuda_control_release(kcuda_control *c, uint32_t domain);
 
 /* A launch of domain goes to the device. */
 void kcuda_control_launch_begin(kcuda_control *c, uint32_t domain);
+/* Whether a launch of domain is on the device or waiting to go there (begun, not ended). */
+int kcuda_control_busy(kcuda_control *c, uint32_t domain);
 /* A launch of domain is done: *fault gets the fault code its kernels wrote (then cleared),
  * *cancelled whether a cancel was raised while it ran; the cancel word is cleared once no
  * launch of the domain is left. */

@@ -51,7 +51,10 @@ static CUresult alloc_in_window(kcuda *kc, uint32_t domain, uint64_t bytes, CUde
                                 kbackend_error *err, int *rc)
 {
     CUresult r = CUDA_SUCCESS;
-    if ((*rc = kcuda_windows_alloc(kc->windows, domain, bytes, p, err)))
+    /* the scheduler holds its lock across the allocation, so no launch of the domain can
+     * start meanwhile: with none on the device, a hole of its reach may be reused */
+    int quiet = !kcuda_control_busy(kc->control, domain);
+    if ((*rc = kcuda_windows_alloc(kc->windows, domain, bytes, quiet, p, err)))
         return CUDA_SUCCESS;
     if ((r = kcuda_zero_now(kc, *p, kcuda_windows_span(kc->windows, bytes))) != CUDA_SUCCESS)
         kcuda_windows_release_ptr(kc->windows, *p);

@@ -39,7 +39,9 @@ static int fill_block(kcuda *kc, uint32_t domain, const kptx_reloc_plan *p, kcud
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     int rc = kptx_reloc_image(p, img, p->bytes, &pe)
                  ? kbackend_fail(err, KBACKEND_EMODULE, "module variables: %s", pe.message)
-                 : kcuda_windows_alloc(kc->windows, domain, p->bytes, &r->block, err);
+                 : kcuda_windows_alloc(kc->windows, domain, p->bytes,
+                                       !kcuda_control_busy(kc->control, domain), &r->block,
+                                       err);
     if (!rc) {
         /* all of the mapped span is the tenant's to read: none of the memory's past. On
          * the allocation stream and waited for: the lanes' streams are not ordered with

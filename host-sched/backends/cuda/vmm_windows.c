@@ -228,8 +228,19 @@ static int claim(kcuda_windows *w, uint32_t domain, window **out, kbackend_error
     return rc;
 }
 
-int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, CUdeviceptr *out,
-                        kbackend_error *err)
+/* With the lock held: where span bytes go in win, first fit; past the reach first unless
+ * may_remap (vmm_windows.h). 0, or -1 when the window is full. */
+static int place_at(const kcuda_windows *w, window *win, uint64_t span, int may_remap,
+                    uint64_t *p)
+{
+    uint64_t end = win->base + w->size, reach = win->base + kcuda_sink_reach(&win->sink);
+    if (!may_remap && !krange_first_fit(&win->chunks, reach, end, span, w->granularity, p))
+        return 0;
+    return krange_first_fit(&win->chunks, win->base, end, span, w->granularity, p) ? -1 : 0;
+}
+
+int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, int may_remap,
+                        CUdeviceptr *out, kbackend_error *err)
 {
     window *win;
     if (!bytes || bytes > w->size)
@@ -240,8 +251,7 @@ int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, CUdev
     pthread_mutex_lock(&w->lock);
     int rc = claim(w, domain, &win, err);
     uint64_t p = 0;
-    if (!rc && krange_first_fit(&win->chunks, win->base, win->base + w->size, span,
-                                w->granularity, &p)) {
+    if (!rc && place_at(w, win, span, may_remap, &p)) {
         settle(w, win);
         rc = kbackend_fail(err, KBACKEND_EDEVMEM, "the address window of domain %u is full",
                            domain);

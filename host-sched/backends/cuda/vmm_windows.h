@@ -27,9 +27,13 @@ void kcuda_windows_free(kcuda_windows *w);
 /* The window of domain (> 0), reserved on first use. */
 int kcuda_windows_get(kcuda_windows *w, uint32_t domain, kbackend_window *out,
                       kbackend_error *err);
-/* bytes of new device memory in domain's window (not cleared). */
-int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, CUdeviceptr *out,
-                        kbackend_error *err);
+/* bytes of new device memory in domain's window (not cleared). With may_remap 0 (a kernel
+ * of the domain may be running) it goes past the reach where there is room, so that no
+ * part of the reach is unmapped for a moment while the sink makes way for it (such a
+ * kernel could hit the gap and fault the shared context); only a window full past its
+ * reach falls back to a hole inside it. */
+int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, int may_remap,
+                        CUdeviceptr *out, kbackend_error *err);
 /* The bytes an allocation of bytes maps (rounded up to the allocation granularity): all
  * of them are reachable by the domain's fenced kernels. */
 uint64_t kcuda_windows_span(const kcuda_windows *w, uint64_t bytes);
