@@ -287,6 +287,15 @@ uint64_t sched_mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A decision that took dt ns, in the statistics. */
+static void count_decision(ksched *s, uint64_t dt)
+{
+    s->stats.decisions++;
+    s->stats.decision_ns_total += dt;
+    if (dt > s->stats.decision_ns_max)
+        s->stats.decision_ns_max = dt;
+}
+
 /* One decision of a plan policy, timed without the backend's launch calls it makes (kernelet
  * runs kernels as base from inside its decision: on the H100 those calls were most of its
  * decision time, where fifo's and base's launches are made after their choice is timed). */
@@ -300,11 +309,7 @@ static void decide(ksched *s, const sched_policy *p)
     p->decide(s, s->policy_state[s->cfg.policy]);
     s->deciding = 0;
     uint64_t elapsed = sched_mono_ns() - t0;
-    uint64_t dt = elapsed > s->decide_launch_ns ? elapsed - s->decide_launch_ns : 0;
-    s->stats.decisions++;
-    s->stats.decision_ns_total += dt;
-    if (dt > s->stats.decision_ns_max)
-        s->stats.decision_ns_max = dt;
+    count_decision(s, elapsed > s->decide_launch_ns ? elapsed - s->decide_launch_ns : 0);
     s->dirty = 0;
 }
 
@@ -323,13 +328,8 @@ void sched_run_whole(ksched *s, unsigned lanes)
                 lane = (int)l;
         if (lane < 0)
             return;
-        if (!s->deciding) {     /* inside a plan policy's decision: that one counts */
-            uint64_t dt = sched_mono_ns() - t0;
-            s->stats.decisions++;
-            s->stats.decision_ns_total += dt;
-            if (dt > s->stats.decision_ns_max)
-                s->stats.decision_ns_max = dt;
-        }
+        if (!s->deciding)       /* inside a plan policy's decision: that one counts */
+            count_decision(s, sched_mono_ns() - t0);
         s->stats.solo++;
         sched_kernel_launch(s, k, k->total - k->next, (unsigned)lane, 0);
     }

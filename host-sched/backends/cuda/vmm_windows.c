@@ -247,7 +247,7 @@ int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, int m
         return kbackend_fail(err, bytes ? KBACKEND_EDEVMEM : KBACKEND_EINVAL,
                              "allocation of %llu bytes in a window of %llu",
                              (unsigned long long)bytes, (unsigned long long)w->size);
-    uint64_t span = (bytes + w->granularity - 1) / w->granularity * w->granularity;
+    uint64_t span = kcuda_windows_span(w, bytes);
     pthread_mutex_lock(&w->lock);
     int rc = claim(w, domain, &win, err);
     uint64_t p = 0;

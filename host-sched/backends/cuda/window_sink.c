@@ -52,17 +52,16 @@ static CUresult map_run(kcuda_sink *s, const CUmemAllocationProp *prop, size_t f
 
 /* The sink at every granule of [from, to) that has nothing mapped, a run at a time. */
 static CUresult map_holes(kcuda_sink *s, const CUmemAllocationProp *prop, size_t from,
-                          size_t to, size_t skip_from, size_t skip_to)
+                          size_t to)
 {
     CUresult r = CUDA_SUCCESS;
     for (size_t i = from; r == CUDA_SUCCESS && i < to;) {
-        if (s->mapped[i] || (i >= skip_from && i < skip_to)) {
+        if (s->mapped[i]) {
             i++;
             continue;
         }
         size_t run = 1;
-        while (i + run < to && !s->mapped[i + run] &&
-               !(i + run >= skip_from && i + run < skip_to))
+        while (i + run < to && !s->mapped[i + run])
             run++;
         r = map_run(s, prop, i, run);
         i += run;
@@ -116,7 +115,13 @@ CUresult kcuda_sink_cover(kcuda_sink *s, const CUmemAllocationProp *prop, CUdevi
                           uint64_t span)
 {
     size_t end = index_of(s, s->base + s->reach), to = index_of(s, p + span);
-    return map_holes(s, prop, index_of(s, p), to < end ? to : end, 0, 0);
+    return map_holes(s, prop, index_of(s, p), to < end ? to : end);
+}
+
+/* v held to [lo, hi]. */
+static size_t within(size_t v, size_t lo, size_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
 }
 
 static uint64_t pow2_at_least(uint64_t v)
@@ -134,10 +139,13 @@ CUresult kcuda_sink_grow(kcuda_sink *s, const CUmemAllocationProp *prop, CUdevic
     if (want <= s->reach)
         return CUDA_SUCCESS;
     size_t from = index_of(s, s->base + s->reach), to = index_of(s, s->base + want);
-    CUresult r = map_holes(s, prop, from, to < s->n ? to : s->n, index_of(s, p),
-                           index_of(s, p + span));
+    to = to < s->n ? to : s->n;
+    /* the new part but the allocation [p, p + span): before it, then after it */
+    CUresult r = map_holes(s, prop, from, within(index_of(s, p), from, to));
+    if (r == CUDA_SUCCESS)
+        r = map_holes(s, prop, within(index_of(s, p + span), from, to), to);
     if (r != CUDA_SUCCESS) {
-        for (size_t k = from; k < to && k < s->n; k++)
+        for (size_t k = from; k < to; k++)
             if (s->mapped[k])
                 unmap_granule(s, k);
         return r;
