@@ -46,4 +46,5 @@ cp tests/gpu/tenants/kernelet-tenants tests/gpu/tenants/timeline.py tests/gpu/ac
    tests/libcuda/check_printf.py \
    tests/gpu/libcuda/run_proto_bench.sh tests/gpu/libcuda/placement.sh \
    tests/gpu/bench/characterise.sh tests/gpu/bench/ncu_table.py "$dest/"
+scripts/device-strip "$dest"
 du -sh "$dest"

@@ -41,4 +41,5 @@ for p in pc sad spmv st mm mriq bs tea; do cp "$build/bench/$p" "$dest/bench/"; 
 cp tests/gpu/acceptance/contain.sh tests/libcuda/check_printf.py "$dest/"
 # native results of an earlier round, for NATIVE=0 (tests/gpu/frameworks/native-h100.txt)
 [ -f tests/gpu/frameworks/native-h100.txt ] && cp tests/gpu/frameworks/native-h100.txt "$dest/native.txt"
+scripts/device-strip "$dest"
 du -sh "$dest"
