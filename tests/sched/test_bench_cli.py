@@ -175,7 +175,7 @@ p0 = run("--instances", "10", "--workload", "MIX", "--policy", "base,kernelet", 
 cut = [[line.split()[:5] for line in q.stdout.splitlines()] for q in (p0, p1)]
 check("--rounds 1 prints what no --rounds does (the per-run table)",
       p1.returncode == 0 and cut[0] == cut[1] and "policy    run   total ms" in p1.stdout
-      and "rounds" not in p1.stdout, p1.stdout[-800:])
+      and "policy    rounds" not in p1.stdout, p1.stdout[-800:])
 p = run("--instances", "5", "--workload", "MIX", "--policy", "base", "--rounds", "4",
         "--no-plots", "--out", out)
 prog = [x.split() for x in p.stderr.splitlines() if x.startswith("progress")]
