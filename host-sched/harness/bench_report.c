@@ -134,6 +134,31 @@ static refs refs_of(const bench_result *res, size_t n, const bench_workload *wl)
                   median_total(res, n, wl, KSCHED_OPT)};
 }
 
+/* A policy's medians on a workload (the table's row and medians.csv's). */
+typedef struct medians {
+    unsigned rounds;            /* rounds with a completed run */
+    double total_ns, min_ns, max_ns, spread_pct;
+    double throughput, decisions, decision_mean_us, decision_max_us, decision_pct,
+        precompute_us;
+} medians;
+
+static medians medians_of(const bench_result *res, size_t n, const bench_workload *wl,
+                          ksched_policy p)
+{
+    medians m;
+    m.total_ns = bench_median(res, n, wl, p, bench_figure_total_ns, 0, &m.min_ns, &m.max_ns,
+                              &m.rounds);
+    m.spread_pct = m.total_ns > 0 ? (m.max_ns - m.min_ns) / m.total_ns * 100 : 0;
+    m.throughput = bench_median(res, n, wl, p, fig_throughput, 0, NULL, NULL, NULL);
+    m.decisions = bench_median(res, n, wl, p, fig_decisions, 0, NULL, NULL, NULL);
+    m.decision_mean_us = bench_median(res, n, wl, p, fig_decision_mean_us, 0, NULL, NULL,
+                                      NULL);
+    m.decision_max_us = bench_median(res, n, wl, p, fig_decision_max_us, 0, NULL, NULL, NULL);
+    m.decision_pct = bench_median(res, n, wl, p, fig_decision_pct, 0, NULL, NULL, NULL);
+    m.precompute_us = bench_median(res, n, wl, p, fig_precompute_us, 0, NULL, NULL, NULL);
+    return m;
+}
+
 /* The columns from kernels/s on, the same for a run and for a policy's medians. */
 static void print_figures(const refs *ref, double t, double throughput, double decisions,
                           double mean_us, double max_us, double dec_pct, double model_us,
@@ -204,17 +229,12 @@ static void print_medians(const bench_options *o, const bench_result *res, size_
         if (!(o->policies & (1u << p)))
             continue;
         ksched_policy pol = (ksched_policy)p;
-        unsigned rounds;
-        double lo, hi, t = bench_median(res, n, wl, pol, bench_figure_total_ns, 0, &lo, &hi,
-                                        &rounds);
-#define MEDIAN(fig) bench_median(res, n, wl, pol, fig, 0, NULL, NULL, NULL)
-        printf("%-9s %6u %10.3f %10.3f %10.3f %6.1f%%", ksched_policy_name(pol), rounds,
-               t / 1e6, lo / 1e6, hi / 1e6, t > 0 ? (hi - lo) / t * 100 : 0);
-        print_figures(&ref, t, MEDIAN(fig_throughput), MEDIAN(fig_decisions),
-                      MEDIAN(fig_decision_mean_us), MEDIAN(fig_decision_max_us),
-                      MEDIAN(fig_decision_pct), MEDIAN(fig_precompute_us),
+        medians m = medians_of(res, n, wl, pol);
+        printf("%-9s %6u %10.3f %10.3f %10.3f %6.1f%%", ksched_policy_name(pol), m.rounds,
+               m.total_ns / 1e6, m.min_ns / 1e6, m.max_ns / 1e6, m.spread_pct);
+        print_figures(&ref, m.total_ns, m.throughput, m.decisions, m.decision_mean_us,
+                      m.decision_max_us, m.decision_pct, m.precompute_us,
                       any_failed(res, n, wl, pol));
-#undef MEDIAN
     }
 }
 
@@ -261,10 +281,14 @@ static FILE *open_out(const char *dir, const char *name, char *msg, size_t len)
     return f;
 }
 
-/* ref / t - 1 in percent, 0 when there is no ref (the CSV's form of pct). */
-static double csv_pct(double ref, double t)
+/* The CSV's improvement over base and fifo and distance from opt of total t, in percent
+ * (0 where either side is missing), each after a comma. */
+static void csv_refs(FILE *f, const refs *ref, double t)
 {
-    return ref > 0 ? (ref / t - 1) * 100 : 0;
+    double v[3] = {ref->base / t - 1, ref->fifo / t - 1, t / ref->opt - 1};
+    double have[3] = {ref->base, ref->fifo, ref->opt};
+    for (unsigned i = 0; i < 3; i++)
+        fprintf(f, ",%.3f", have[i] > 0 && t > 0 ? v[i] * 100 : 0);
 }
 
 /* Every run, in the order they ran; improvement and distance are against the medians.
@@ -284,12 +308,12 @@ static int write_summary(const bench_options *o, const bench_result *res, size_t
         double t = (double)r->total_ns;
         refs ref = refs_of(res, n, r->wl);
         const ksched_stats *s = &r->stats;
-        fprintf(f, "%s,%s,%llu,%zu,%.6f,%.3f,%.3f,%.3f,%.3f,%llu,%.4f,%.4f,%llu,%llu,%llu,%u,%u,"
-                   "%llu,%llu,%.3f,%u,%u,%.3f\n",
-                r->wl->name, ksched_policy_name(r->policy), (unsigned long long)r->seed, r->n,
-                t / 1e6, r->throughput, csv_pct(ref.base, t), csv_pct(ref.fifo, t),
-                ref.opt > 0 ? (t / ref.opt - 1) * 100 : 0, (unsigned long long)s->decisions,
-                fig_decision_mean_us(r, 0), fig_decision_max_us(r, 0),
+        fprintf(f, "%s,%s,%llu,%zu,%.6f,%.3f", r->wl->name, ksched_policy_name(r->policy),
+                (unsigned long long)r->seed, r->n, t / 1e6, r->throughput);
+        csv_refs(f, &ref, t);
+        fprintf(f, ",%llu,%.4f,%.4f,%llu,%llu,%llu,%u,%u,%llu,%llu,%.3f,%u,%u,%.3f\n",
+                (unsigned long long)s->decisions, fig_decision_mean_us(r, 0),
+                fig_decision_max_us(r, 0),
                 (unsigned long long)s->coschedules, (unsigned long long)s->slices,
                 (unsigned long long)s->widenings, r->failed, r->block_errors,
                 (unsigned long long)s->aged, (unsigned long long)s->pairs_precomputed,
@@ -320,20 +344,13 @@ static int write_medians(const bench_options *o, const bench_result *res, size_t
                     runs++, kernels = res[i].n;
             if (!runs)
                 continue;
-            unsigned rounds;
-            double lo, hi, t = bench_median(res, n, wl, pol, bench_figure_total_ns, 0, &lo,
-                                            &hi, &rounds);
-#define MEDIAN(fig) bench_median(res, n, wl, pol, fig, 0, NULL, NULL, NULL)
-            fprintf(f, "%s,%s,%u,%zu,%zu,%.6f,%.6f,%.6f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.4f,"
-                       "%.4f,%.4f,%.3f\n",
-                    wl->name, ksched_policy_name(pol), rounds, runs, kernels, t / 1e6,
-                    lo / 1e6, hi / 1e6, t > 0 ? (hi - lo) / t * 100 : 0,
-                    MEDIAN(fig_throughput), t > 0 ? csv_pct(ref.base, t) : 0,
-                    t > 0 ? csv_pct(ref.fifo, t) : 0,
-                    ref.opt > 0 ? (t / ref.opt - 1) * 100 : 0, MEDIAN(fig_decisions),
-                    MEDIAN(fig_decision_mean_us), MEDIAN(fig_decision_max_us),
-                    MEDIAN(fig_decision_pct), MEDIAN(fig_precompute_us));
-#undef MEDIAN
+            medians m = medians_of(res, n, wl, pol);
+            fprintf(f, "%s,%s,%u,%zu,%zu,%.6f,%.6f,%.6f,%.3f,%.3f", wl->name,
+                    ksched_policy_name(pol), m.rounds, runs, kernels, m.total_ns / 1e6,
+                    m.min_ns / 1e6, m.max_ns / 1e6, m.spread_pct, m.throughput);
+            csv_refs(f, &ref, m.total_ns);
+            fprintf(f, ",%.1f,%.4f,%.4f,%.4f,%.3f\n", m.decisions, m.decision_mean_us,
+                    m.decision_max_us, m.decision_pct, m.precompute_us);
         }
     }
     return fclose(f) ? -1 : 0;
