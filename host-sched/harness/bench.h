@@ -12,6 +12,7 @@
 
 #define BENCH_KERNELS 8
 #define BENCH_WORKLOADS 4
+#define BENCH_ROUNDS_MAX 100    /* --rounds */
 
 /* A benchmark kernel as launched by the harness (the default size of bench/). */
 typedef struct bench_kernel {
@@ -36,7 +37,9 @@ typedef struct bench_options {
     unsigned instances;     /* per kernel */
     uint64_t seed;
     double load;            /* offered work / serial capacity */
-    unsigned mc_runs;
+    unsigned mc_runs;       /* mc's seeds, run back to back in mc's place of every round */
+    unsigned rounds;        /* every selected policy this many times, interleaved, the
+                               order rotated each round; figures are medians over rounds */
     const char *profiles;   /* profile data file */
     const char *gpu;        /* model GPU name */
     double a0;              /* achieved fraction of peak bandwidth (model) */
@@ -76,6 +79,10 @@ typedef struct bench_result {
     unsigned wrong;             /* kernels whose output differed from the CPU's (emu, cuda) */
     unsigned block_errors;      /* instances whose blocks did not run exactly once */
     ksched_stats stats;
+    unsigned round;             /* the round it ran in (0-based) */
+    unsigned order;             /* its place among the runs of its workload, in the order
+                                   they ran (0-based, across rounds) */
+    uint64_t started_ns;        /* when it started, wall clock since the runs began */
 } bench_result;
 
 /* bench_kernels.c */
@@ -128,6 +135,8 @@ char *bench_data_ptx(const char *dir, const bench_kernel *bk, size_t *len, char 
 typedef struct bench_progress bench_progress;
 bench_progress *bench_progress_new(int enabled, uint64_t total);
 void bench_progress_step(bench_progress *p, uint64_t done, const char *label);
+/* The round now running: later labels end in "r2/5" (when there is more than one). */
+void bench_progress_round(bench_progress *p, unsigned round, unsigned rounds);
 void bench_progress_free(bench_progress *p);
 
 /* bench_run.c */
@@ -138,9 +147,19 @@ int bench_run(const bench_options *o, const ksched_profile_cache *profiles,
               const bench_arrival *arr, size_t n, const double alone_ns[BENCH_KERNELS],
               bench_progress *prog, uint64_t prog_base, bench_result *out, char *msg,
               size_t len);
-void bench_result_free(bench_result *r);
+void bench_result_free(bench_result *r);    /* its instances; the figures stay */
 
 /* bench_report.c */
+/* What one run contributes to a figure; k: a kernel index, for the figures per kernel. */
+typedef double (*bench_figure)(const bench_result *r, unsigned k);
+double bench_figure_total_ns(const bench_result *r, unsigned k);
+/* A figure of policy p on workload wl over the rounds: each round's value is the mean over
+ * that round's completed runs (mc: its seeds), the figure is the median of the rounds'
+ * values (the mean of the middle two for an even count), with their min and max (may be
+ * NULL) and how many rounds had a completed run (0: the figure is 0). */
+double bench_median(const bench_result *res, size_t n, const bench_workload *wl,
+                    ksched_policy p, bench_figure fig, unsigned k, double *min, double *max,
+                    unsigned *rounds);
 int bench_report(const bench_options *o, const bench_result *res, size_t n,
                  const double alone_ns[BENCH_KERNELS], char *msg, size_t len);
 

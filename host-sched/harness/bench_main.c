@@ -1,12 +1,15 @@
 /* kernelet-bench: runs the paper's scheduling evaluation (workloads CI, MI, MIX, ALL) for
  * the chosen policies on one arrival sequence per workload and reports total time,
  * throughput, improvement over base and fifo, distance from opt, per-kernel slowdown and
- * decision time; CSV and plots go to a results folder. */
+ * decision time; CSV and plots go to a results folder. With --rounds N every policy runs
+ * N times, interleaved round by round in an order that rotates, and the figures are the
+ * medians over the rounds. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "bench.h"
 
@@ -33,7 +36,15 @@ static void usage(FILE *f)
         "  --instances N         instances of each kernel (default 1000)\n"
         "  --seed N              arrivals and mc (default 1)\n"
         "  --load X              offered work / serial capacity (default 2.0)\n"
-        "  --mc-runs N           runs of mc, seeds seed..seed+N-1 (default 3)\n"
+        "  --mc-runs N           runs of mc, seeds seed..seed+N-1 (default 3), back to\n"
+        "                        back in mc's place of every round; a round's mc figure is\n"
+        "                        their mean\n"
+        "  --rounds N            each policy N times (1..%u, default 1), interleaved: round\n"
+        "                        r runs the selected policies in order, rotated left by r,\n"
+        "                        all on the same arrivals; tables show per policy the\n"
+        "                        median over the rounds with min and max, vs base and vs\n"
+        "                        fifo from medians; summary.csv keeps every run,\n"
+        "                        medians.csv the medians\n"
         "  --profiles FILE       kernel profiles (default %s/h100-bench.profiles)\n"
         "  --gpu NAME            model GPU (default H100)\n"
         "  --a0 X                achieved fraction of peak bandwidth (default 0.92)\n"
@@ -46,7 +57,8 @@ static void usage(FILE *f)
         "  --no-plots            CSV only\n"
         "  --quiet               no progress on stderr\n",
         bench_backends_built(), KERNELET_BENCH_PTX_DIR,
-        ksched_policy_list(policies, sizeof(policies), ","), KERNELET_PROFILES_DIR, c.aging);
+        ksched_policy_list(policies, sizeof(policies), ","), BENCH_ROUNDS_MAX,
+        KERNELET_PROFILES_DIR, c.aging);
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -103,7 +115,7 @@ static void defaults(bench_options *o, char *profiles, size_t len)
     snprintf(profiles, len, "%s/h100-bench.profiles", KERNELET_PROFILES_DIR);
     *o = (bench_options){.backend = "sim", .workloads = (1u << BENCH_WORKLOADS) - 1,
                          .policies = (1u << ksched_policy_count()) - 1, .instances = 1000,
-                         .seed = 1, .load = 2.0, .mc_runs = 3, .profiles = profiles,
+                         .seed = 1, .load = 2.0, .mc_runs = 3, .rounds = 1, .profiles = profiles,
                          .gpu = "H100", .a0 = 0.92, .alpha_p = 0.4, .alpha_m = 0.1,
                          .depth = 2, .launch_latency_ns = 5000, .stream_gap_ns = 1000,
                          .out_dir = "kernelet-bench-results", .plots = 1, .progress = 1,
@@ -165,6 +177,8 @@ static int apply(bench_options *o, int argc, char **argv, int *i)
         return o->instances = (unsigned)u, rc;
     if (!strcmp(opt, "--mc-runs"))
         return o->mc_runs = (unsigned)u, rc || u > 1000 ? -1 : 0;
+    if (!strcmp(opt, "--rounds"))
+        return o->rounds = (unsigned)u, rc || u > BENCH_ROUNDS_MAX ? -1 : 0;
     if (!strcmp(opt, "--depth"))
         return o->depth = (unsigned)u, rc || u > 64 ? -1 : 0;
     return -1;
@@ -177,7 +191,31 @@ static unsigned runs_of(const bench_options *o, int p)
     return p == KSCHED_MC ? o->mc_runs : 1;
 }
 
-/* Runs every selected policy (mc several times) on each selected workload. */
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The selected policies in the order of round r: their list rotated left by r (round 0:
+ * fifo, base, kernelet; round 1: base, kernelet, fifo; ...), so that drift of the machine
+ * does not always favour the same policy. Returns how many. */
+static unsigned round_order(const bench_options *o, unsigned r, ksched_policy order[])
+{
+    ksched_policy sel[KSCHED_POLICY_MAX];
+    unsigned k = 0;
+    for (int p = 0; p < (int)ksched_policy_count(); p++)
+        if (runs_of(o, p))
+            sel[k++] = (ksched_policy)p;
+    for (unsigned i = 0; i < k; i++)
+        order[i] = sel[(i + r) % k];
+    return k;
+}
+
+/* Runs every selected policy (mc several times) on each selected workload, o->rounds
+ * times, the policies interleaved round by round. Each run's instances are given back
+ * once it is summed up: only its figures are reported. */
 static int run_all(const bench_options *o, const ksched_profile_cache *profiles,
                    const double alone[], bench_result **out, size_t *count)
 {
@@ -186,14 +224,15 @@ static int run_all(const bench_options *o, const ksched_profile_cache *profiles,
     for (unsigned w = 0; w < BENCH_WORKLOADS; w++)
         for (int p = 0; p < (int)ksched_policy_count(); p++)
             if (o->workloads & (1u << w)) {
-                cap += runs_of(o, p);
-                total += (uint64_t)runs_of(o, p) * bench_workloads()[w].n * o->instances;
+                cap += (size_t)o->rounds * runs_of(o, p);
+                total += (uint64_t)o->rounds * runs_of(o, p) * bench_workloads()[w].n *
+                         o->instances;
             }
     bench_result *res = calloc(cap ? cap : 1, sizeof(*res));
     bench_progress *prog = bench_progress_new(o->progress, total);
     char msg[512];
     int rc = res && prog ? 0 : -1;
-    uint64_t done = 0;
+    uint64_t done = 0, t0 = wall_ns();
     for (unsigned w = 0; !rc && w < BENCH_WORKLOADS; w++) {
         const bench_workload *wl = &bench_workloads()[w];
         if (!(o->workloads & (1u << w)))
@@ -207,19 +246,33 @@ static int run_all(const bench_options *o, const ksched_profile_cache *profiles,
             rc = -1;
             break;
         }
-        for (int p = 0; !rc && p < (int)ksched_policy_count(); p++)
-            for (unsigned r = 0; !rc && r < runs_of(o, p); r++) {
-                rc = bench_run(o, profiles, wl, (ksched_policy)p, o->seed + r, arr, na, alone,
-                               prog, done, &res[n], msg, sizeof(msg));
-                if (rc)
-                    fprintf(stderr, "kernelet-bench: %s %s: %s\n", wl->name,
-                            ksched_policy_name((ksched_policy)p), msg);
-                else if (res[n++].wrong)
-                    fprintf(stderr, "kernelet-bench: %s %s: %u kernels' outputs differ from "
-                            "the CPU's: %s\n", wl->name, ksched_policy_name((ksched_policy)p),
-                            res[n - 1].wrong, msg);
-                done += na;
-            }
+        unsigned seq = 0;
+        for (unsigned round = 0; !rc && round < o->rounds; round++) {
+            ksched_policy order[KSCHED_POLICY_MAX];
+            unsigned k = round_order(o, round, order);
+            bench_progress_round(prog, round, o->rounds);
+            for (unsigned i = 0; !rc && i < k; i++)
+                for (unsigned r = 0; !rc && r < runs_of(o, order[i]); r++) {
+                    uint64_t started = wall_ns() - t0;
+                    rc = bench_run(o, profiles, wl, order[i], o->seed + r, arr, na, alone,
+                                   prog, done, &res[n], msg, sizeof(msg));
+                    if (rc) {
+                        fprintf(stderr, "kernelet-bench: %s %s: %s\n", wl->name,
+                                ksched_policy_name(order[i]), msg);
+                        break;
+                    }
+                    bench_result *x = &res[n++];
+                    x->round = round;
+                    x->order = seq++;
+                    x->started_ns = started;
+                    bench_result_free(x);
+                    if (x->wrong)
+                        fprintf(stderr, "kernelet-bench: %s %s: %u kernels' outputs differ "
+                                "from the CPU's: %s\n", wl->name,
+                                ksched_policy_name(order[i]), x->wrong, msg);
+                    done += na;
+                }
+        }
         free(arr);
     }
     bench_progress_free(prog);

@@ -11,6 +11,7 @@ struct bench_progress {
     uint64_t total;
     unsigned last_tenth;
     double last_draw;
+    unsigned round, rounds;
 };
 
 static double wall_s(void)
@@ -38,6 +39,11 @@ void bench_progress_step(bench_progress *p, uint64_t done, const char *label)
     double frac = (double)done / (double)p->total;
     if (frac > 1)
         frac = 1;
+    char text[80];
+    if (p->rounds > 1)
+        snprintf(text, sizeof(text), "%s r%u/%u", label, p->round + 1, p->rounds);
+    else
+        snprintf(text, sizeof(text), "%s", label);
     if (p->tty) {
         double now = wall_s();
         if (now - p->last_draw < 0.1 && done < p->total)
@@ -48,7 +54,7 @@ void bench_progress_step(bench_progress *p, uint64_t done, const char *label)
         for (int i = 0; i < 40; i++)
             bar[i] = i < fill ? '#' : '.';
         bar[40] = 0;
-        fprintf(stderr, "\r[%s] %5.1f%% %-24s", bar, frac * 100, label);
+        fprintf(stderr, "\r[%s] %5.1f%% %-24s", bar, frac * 100, text);
         if (done >= p->total)
             fputc('\n', stderr);
         fflush(stderr);
@@ -57,7 +63,15 @@ void bench_progress_step(bench_progress *p, uint64_t done, const char *label)
     unsigned tenth = (unsigned)(frac * 10);
     if (tenth > p->last_tenth || (done >= p->total && p->last_tenth < 10)) {
         p->last_tenth = tenth;
-        fprintf(stderr, "progress %3.0f%% %s\n", frac * 100, label);
+        fprintf(stderr, "progress %3.0f%% %s\n", frac * 100, text);
+    }
+}
+
+void bench_progress_round(bench_progress *p, unsigned round, unsigned rounds)
+{
+    if (p) {
+        p->round = round;
+        p->rounds = rounds;
     }
 }
 

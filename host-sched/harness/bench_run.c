@@ -238,8 +238,10 @@ int bench_run(const bench_options *o, const ksched_profile_cache *profiles,
 
 void bench_result_free(bench_result *r)
 {
-    if (r)
+    if (r) {
         free(r->inst);
+        r->inst = NULL;
+    }
 }
 
 int bench_alone_times(const bench_options *o, const ksched_profile_cache *profiles,

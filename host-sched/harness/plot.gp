@@ -1,6 +1,7 @@
 # kernelet-bench plots, from the data files the harness writes into its results folder:
 #   total_time.png  total time of each policy relative to base, per workload (lower is better)
 #   slowdown.png    mean slowdown (turnaround / time alone) of each kernel, per policy
+# With --rounds, both are the medians over the rounds.
 # Usage: gnuplot -e "dir='kernelet-bench-results'" plot.gp
 if (!exists("dir")) dir = "."
 set terminal pngcairo size 1000,520 noenhanced font ",10"
