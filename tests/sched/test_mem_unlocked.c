@@ -294,6 +294,8 @@ static void test_tenant_paused(gconstpointer data)
     alloc_start(&call, t->s, a, 1u << 20);
     gate_wait_entered(1);
     uint64_t paused_at = g.entered_at;
+    tenv_run(t);                    /* a's slices in flight end, and no more go out */
+    g_assert_cmpuint(g.last_start[a], <, paused_at);
     ksched_op small = launch_op(fa, 264, 1, 256);
     uint64_t small_id = tenv_submit(t, a, 0, &small, stamp_done, &later);
     uint32_t st = tenv_stream(t, a);
@@ -301,7 +303,7 @@ static void test_tenant_paused(gconstpointer data)
     tenv_submit(t, a, st, &ms, stamp_done, &set);
     ksched_op ob = launch_op(fb, 264, 1, 256);
     tenv_submit(t, b, 0, &ob, stamp_done, &other);
-    tenv_run(t);                    /* b completes; a's slices in flight end, no more go */
+    tenv_run(t);                    /* b completes, nothing of a starts */
     g_assert_cmpint(other.status, ==, 0);
     g_assert_cmpint(first.status, ==, sliced ? -1 : 0);
     g_assert_cmpint(later.status, ==, -1);
