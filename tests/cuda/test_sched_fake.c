@@ -282,23 +282,38 @@ static const char stall_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n
 /* An event is stamped when its stream reached it, as the GPU stamps one: an event
  * recorded behind a 30 ms kernel reads 30 ms after the one before it, although the
  * scheduler took the kernel's completion only 150 ms later. */
+/* The backend on the fake driver with cfg. */
+static kbackend cuda_backend_of(const kcuda_config *cfg)
+{
+    kcuda *kc;
+    kbackend be;
+    kbackend_error ke = {0};
+    if (kcuda_new(&kc, cfg, &ke))
+        g_error("kcuda_new: %s", ke.msg);
+    kcuda_backend(kc, &be);
+    return be;
+}
+
+/* A scheduler of policy p on be, without profiles. */
+static ksched *sched_policy_on(const kbackend *be, ksched_policy p)
+{
+    ksched_config sc;
+    ksched_config_default(&sc);
+    sc.policy = p;
+    ksched *s;
+    ksched_err e = {0};
+    if (ksched_new(&s, be, &sc, NULL, &e))
+        g_error("ksched_new: %s", e.msg);
+    return s;
+}
+
 static void test_event_times(void)
 {
     kcuda_config cfg;
     kcuda_config_default(&cfg);
-    kcuda *kc;
-    kbackend be;
-    kbackend_error ke = {0};
-    if (kcuda_new(&kc, &cfg, &ke))
-        g_error("kcuda_new: %s", ke.msg);
-    kcuda_backend(kc, &be);
-    ksched_config sc;
-    ksched_config_default(&sc);
-    sc.policy = KSCHED_FIFO;
-    ksched *s;
+    kbackend be = cuda_backend_of(&cfg);
+    ksched *s = sched_policy_on(&be, KSCHED_FIFO);
     ksched_err e = {0};
-    if (ksched_new(&s, &be, &sc, NULL, &e))
-        g_error("ksched_new: %s", e.msg);
     uint32_t t, module, fn, ev[2];
     ksched_function_info info;
     g_assert_cmpint(ksched_tenant_add(s, "events", NULL, &t, &e), ==, 0);
@@ -419,24 +434,14 @@ static void test_alloc_unlocked(void)
     kcuda_config cfg;
     kcuda_config_default(&cfg);
     cfg.window_bytes = 64u << 20;
-    kcuda *kc;
-    kbackend be;
-    kbackend_error ke = {0};
-    if (kcuda_new(&kc, &cfg, &ke))
-        g_error("kcuda_new: %s", ke.msg);
-    kcuda_backend(kc, &be);
+    kbackend be = cuda_backend_of(&cfg);
     w.cuda = be.ops;
     watched_ops = *be.ops;
     watched_ops.launch = watched_launch;
     watched_ops.mem_alloc = watched_alloc;
     kbackend watched = {&watched_ops, be.state};
-    ksched_config sc;
-    ksched_config_default(&sc);
-    sc.policy = KSCHED_BASE;
-    ksched *s;
+    ksched *s = sched_policy_on(&watched, KSCHED_BASE);
     ksched_err e = {0};
-    if (ksched_new(&s, &watched, &sc, NULL, &e))
-        g_error("ksched_new: %s", e.msg);
     uint32_t t[2], fn[2], module;
     kbackend_window win;
     for (int i = 0; i < 2; i++) {

@@ -227,15 +227,23 @@ static void stamp_done(void *user, const ksched_op_result *r)
 
 static const char *const ENTRIES[] = {"comp", "mem"};
 
+/* Tenants a (kernel comp, fa) and b (kernel mem, fb). */
+static void two_tenants(tenv *t, uint32_t *a, uint32_t *b, uint32_t *fa, uint32_t *fb)
+{
+    *a = tenv_tenant(t, "a");
+    *b = tenv_tenant(t, "b");
+    tenv_functions(t, *a, ENTRIES, 1, 1, fa);
+    tenv_functions(t, *b, ENTRIES + 1, 1, 1, fb);
+}
+
 /* While tenant a's allocation is in the backend, tenant b's kernels are decided, run and
  * completed: b's completion comes before the allocation returns. Held by the scheduler's
  * lock, b's submission would wait until the gate's timeout let the allocation go. */
 static void test_others_go_on(gconstpointer data)
 {
     tenv *t = gated_env(GPOINTER_TO_INT(data));
-    uint32_t a = tenv_tenant(t, "a"), b = tenv_tenant(t, "b"), fa, fb;
-    tenv_functions(t, a, ENTRIES, 1, 1, &fa);
-    tenv_functions(t, b, ENTRIES + 1, 1, 1, &fb);
+    uint32_t a, b, fa, fb;
+    two_tenants(t, &a, &b, &fa, &fb);
     gate_arm();
     alloc_call call;
     alloc_start(&call, t->s, a, 1u << 30);
@@ -276,9 +284,8 @@ static void test_tenant_paused(gconstpointer data)
     ksched_policy p = GPOINTER_TO_INT(data);
     int sliced = p == KSCHED_KERNELET;
     tenv *t = gated_env(p);
-    uint32_t a = tenv_tenant(t, "a"), b = tenv_tenant(t, "b"), fa, fb;
-    tenv_functions(t, a, ENTRIES, 1, 1, &fa);
-    tenv_functions(t, b, ENTRIES + 1, 1, 1, &fb);
+    uint32_t a, b, fa, fb;
+    two_tenants(t, &a, &b, &fa, &fb);
     kbackend_devptr mem;
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 4096, &mem, NULL), ==, 0);
     /* a's long kernel, part of it handed out */
@@ -381,9 +388,8 @@ static void test_quota_exact(void)
 static void test_removed_while_allocating(void)
 {
     tenv *t = gated_env(KSCHED_KERNELET);
-    uint32_t a = tenv_tenant(t, "a"), b = tenv_tenant(t, "b"), fa, fb;
-    tenv_functions(t, a, ENTRIES, 1, 1, &fa);
-    tenv_functions(t, b, ENTRIES + 1, 1, 1, &fb);
+    uint32_t a, b, fa, fb;
+    two_tenants(t, &a, &b, &fa, &fb);
     kbackend_devptr mem;
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 4096, &mem, NULL), ==, 0);
     gate_arm();
