@@ -269,8 +269,16 @@ int ksched_event_query(ksched *s, uint32_t tenant, uint32_t event, int *done,
 
 /* ---- memory and modules (synchronous) ---- */
 
+/* Device memory of the tenant, charged to its quota (KSCHED_EQUOTA) from before the
+ * backend is called until it is freed. Where the backend allows it
+ * (kbackend_device_info.mem_unlocked: cuda) the backend's call runs without the
+ * scheduler's lock, and the tenant is paused meanwhile: none of its queued work starts,
+ * other tenants' work is decided and completes as usual. A tenant removed meanwhile gets
+ * KSCHED_ESTATE (a lost device: KSCHED_ELOST), its memory going with it. */
 int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr *out,
                      ksched_err *err);
+/* Frees an allocation (the same pause as ksched_mem_alloc); copies queued to it fail when
+ * they start. */
 int ksched_mem_free(ksched *s, uint32_t tenant, kbackend_devptr ptr, ksched_err *err);
 /* Pins bytes of the daemon's memory at base (page aligned) for the device through the
  * backend: copies to and from it need no staging, and kernels reach it at *device.

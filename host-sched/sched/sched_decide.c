@@ -15,25 +15,32 @@ unsigned sched_backlogged_tenants(const ksched *s)
     return n;
 }
 
+/* Whether t has kernels that may be handed out: pending ones, and not paused (a memory
+ * call of its in the backend: it counts as having nothing runnable). */
+static int runnable(const sched_tenant *t)
+{
+    return t->pending_kernels && !sched_tenant_paused(t);
+}
+
 /* Priority is strict; among the top priority, weights act through a window on weighted
  * GPU time: a tenant that ran ahead of the least-served one by more than the window waits. */
 static void mark_eligible(ksched *s)
 {
     int top = 0, any = 0;
     for (sched_tenant *t = s->tenants; t; t = t->next)
-        if (t->pending_kernels && (!any || t->pol.priority > top)) {
+        if (runnable(t) && (!any || t->pol.priority > top)) {
             top = t->pol.priority;
             any = 1;
         }
     double least = 0;
     any = 0;
     for (sched_tenant *t = s->tenants; t; t = t->next)
-        if (t->pending_kernels && t->pol.priority == top && (!any || t->vtime < least)) {
+        if (runnable(t) && t->pol.priority == top && (!any || t->vtime < least)) {
             least = t->vtime;
             any = 1;
         }
     for (sched_tenant *t = s->tenants; t; t = t->next)
-        t->eligible = t->pending_kernels && t->pol.priority == top &&
+        t->eligible = runnable(t) && t->pol.priority == top &&
                       t->vtime <= least + (double)s->cfg.fairness_window_ns;
 }
 

@@ -65,6 +65,9 @@ typedef struct sched_alloc {
 #define SCHED_ALLOC_RESERVED UINT32_MAX
 /* In sched_alloc.module: host memory mapped for the tenant (ksched_host_adopt). */
 #define SCHED_ALLOC_HOST (UINT32_MAX - 1)
+/* In sched_alloc.module: an allocation being freed in the backend, the lock released
+ * (ksched_mem_free): no longer the tenant's to copy to, nor to free again. */
+#define SCHED_ALLOC_FREEING (UINT32_MAX - 2)
 
 /* Physical memory of a tenant (ksched_vmm_create) and its mappings (sched_vmm.c). */
 typedef struct sched_vmm_handle {
@@ -117,6 +120,10 @@ typedef struct sched_tenant {
     unsigned pending_at[KSCHED_STREAM_PRIORITY_MAX + 1];  /* of them, by stream priority */
     double vtime;               /* weighted GPU time, ns / weight */
     int removing;
+    unsigned mem_calls;         /* its allocations and frees in the backend, the lock
+                                   released (sched_memory.c): while any is, the tenant is
+                                   paused, none of its work starts (its streams are not
+                                   started, its kernels not eligible) and it is not reaped */
     int eligible;               /* scratch of the decision */
     int profile_faulted;        /* a kernel of its failed while profiled (a runaway, an
                                    assert): its other kernels are not profiled, since a
@@ -324,6 +331,10 @@ struct ksched {
     /* ksched_hold: submissions wait for ksched_release to be driven (held_work: some did) */
     unsigned held;
     int held_work;
+    /* memory calls in the backend with the lock released (every tenant's mem_calls);
+       ksched_free waits on mem_idle for them */
+    unsigned mem_calls;
+    pthread_cond_t mem_idle;
     /* the backend answered KBACKEND_ELOST: the device state is gone (ksched_lost) */
     int lost;
     char lost_msg[MSG_LEN];
@@ -359,6 +370,14 @@ void sched_stream_free(sched_stream *st);
 /* sched_tenant.c */
 void sched_tenant_release(ksched *s, sched_tenant *t);
 void sched_tenants_reap(ksched *s);
+/* Whether t's work may start now: not while a memory call of its runs without the lock. */
+static inline int sched_tenant_paused(const sched_tenant *t)
+{
+    return t->mem_calls != 0;
+}
+/* t's last memory call returned: its streams go on, and its kernels are decided on again,
+ * its weighted time level with the least-served backlogged tenant as after an idle time. */
+void sched_tenant_resume(ksched *s, sched_tenant *t);
 
 /* sched_memory.c */
 /* 0 when t's memory quota has room for bytes more (allocations, module variables), else
@@ -380,6 +399,9 @@ int sched_kernel_launch(ksched *s, sched_kernel *k, uint64_t count, unsigned lan
 void sched_slice_done(ksched *s, sched_sub *sub);
 void sched_profile_done(ksched *s, sched_sub *sub);
 void sched_kernel_unlink(ksched *s, sched_kernel *k);
+/* A tenant back from idle (or a pause) starts level with the least-served other backlogged
+ * tenant, so that idling banks no credit (start-time fair queuing). */
+void sched_tenant_level(ksched *s, sched_tenant *t);
 
 /* sched_class.c */
 sched_class *sched_class_of(ksched *s, sched_function *f, const ksched_op *op,

@@ -32,17 +32,20 @@ static void link_pending(ksched *s, sched_kernel *k)
     s->n_pending++;
     k->priority = k->op->stream ? k->op->stream->priority : 0;
     t->pending_at[k->priority]++;
-    if (!t->pending_kernels++) {
-        /* a tenant back from idle starts level with the least-served backlogged one, so
-         * that idling does not bank credit (start-time fair queuing) */
-        double least = -1;
-        for (sched_tenant *o = s->tenants; o; o = o->next)
-            if (o != t && o->pending_kernels && (least < 0 || o->vtime < least))
-                least = o->vtime;
-        if (least > t->vtime)
-            t->vtime = least;
-    }
+    if (!t->pending_kernels++)
+        sched_tenant_level(s, t);
     s->dirty = 1;
+}
+
+void sched_tenant_level(ksched *s, sched_tenant *t)
+{
+    double least = -1;
+    for (sched_tenant *o = s->tenants; o; o = o->next)
+        if (o != t && o->pending_kernels && !sched_tenant_paused(o) &&
+            (least < 0 || o->vtime < least))
+            least = o->vtime;
+    if (least > t->vtime)
+        t->vtime = least;
 }
 
 void sched_kernel_unlink(ksched *s, sched_kernel *k)

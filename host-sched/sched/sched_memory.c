@@ -4,7 +4,8 @@
 
 int sched_tenant_owns(const sched_tenant *t, kbackend_devptr ptr, uint64_t bytes)
 {
-    return krange_find(&t->allocs, ptr, bytes) != NULL;
+    const sched_alloc *a = krange_find(&t->allocs, ptr, bytes);
+    return a && a->module != SCHED_ALLOC_FREEING;
 }
 
 static int insert_alloc(sched_tenant *t, kbackend_devptr ptr, uint64_t bytes, uint32_t module)
@@ -75,6 +76,43 @@ int sched_quota_check(const sched_tenant *t, uint64_t bytes, const char *what, k
                        (unsigned long long)bytes, what, (unsigned long long)quota);
 }
 
+/* A memory call of t's into the backend (an allocation or a free, which on the cuda
+ * backend map and unmap memory and the window's sink, and zero it: milliseconds and more
+ * for GiBs). Where the backend allows it (kbackend_device_info.mem_unlocked), the lock is
+ * released meanwhile, so that the other tenants are decided and completed, and t is paused:
+ * none of its work starts (sched_streams_start and the decisions skip it), which is what
+ * lets the cuda backend reuse a hole of the window's reach when none of t's kernels is on
+ * the device. t is not reaped while paused. mem_call_end retakes the lock. */
+static void mem_call_begin(ksched *s, sched_tenant *t)
+{
+    if (!s->dev.mem_unlocked)
+        return;
+    t->mem_calls++;
+    s->mem_calls++;
+    if (t->pending_kernels)
+        s->dirty = 1;       /* a plan that holds its kernels is decided anew */
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Retakes the lock; t's last call resumes it, and the scheduler is kicked to start what t
+ * queued meanwhile (the kick is made under the lock: once the caller unlocks, ksched_free
+ * may go on). */
+static void mem_call_end(ksched *s, sched_tenant *t)
+{
+    if (!s->dev.mem_unlocked)
+        return;
+    pthread_mutex_lock(&s->lock);
+    if (!--t->mem_calls)
+        sched_tenant_resume(s, t);
+    if (!--s->mem_calls)
+        pthread_cond_broadcast(&s->mem_idle);
+    sched_kick(s);
+}
+
+/* The bytes are charged to the quota before the backend is called (so that two allocations
+ * racing near the quota cannot both pass) and given back when it fails. A tenant removed,
+ * or a device lost, while the backend allocated: the memory stays in the tenant's table,
+ * to go with the tenant, and the call fails. */
 int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr *out,
                      ksched_err *err)
 {
@@ -87,18 +125,32 @@ int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr
              : sched_refuse_if_lost(s, err);
     if (!rc)
         rc = sched_quota_check(t, bytes, "an allocation", err);
+    if (rc) {
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+    }
+    t->st.mem_in_use += bytes;
     kbackend_devptr ptr = 0;
     kbackend_error e = {0};
-    if (!rc && s->be.ops->mem_alloc(s->be.state, t->id, bytes, &ptr, &e))
+    mem_call_begin(s, t);
+    int brc = s->be.ops->mem_alloc(s->be.state, t->id, bytes, &ptr, &e);
+    mem_call_end(s, t);
+    int kept = 0;
+    if (brc) {
         rc = sched_backend_fail_s(s, err, &e, "mem_alloc");
-    if (!rc && insert_alloc(t, ptr, bytes, 0)) {
+    } else if (insert_alloc(t, ptr, bytes, 0)) {
         s->be.ops->mem_free(s->be.state, ptr, &e);
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    } else {
+        kept = 1;
+        rc = t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u was removed during the "
+                                       "allocation", tenant)
+                         : sched_refuse_if_lost(s, err);
     }
-    if (!rc) {
-        t->st.mem_in_use += bytes;
+    if (!kept)
+        t->st.mem_in_use -= bytes;
+    else if (!rc)
         *out = ptr;
-    }
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -114,11 +166,22 @@ int ksched_mem_free(ksched *s, uint32_t tenant, kbackend_devptr ptr, ksched_err 
     if (!rc && (!a || a->module))
         rc = ksched_fail(err, KSCHED_EINVAL, "0x%llx is not an allocation of tenant %u",
                          (unsigned long long)ptr, tenant);
+    if (rc) {
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+    }
+    uint64_t bytes = a->r.size;
+    a->module = SCHED_ALLOC_FREEING;    /* a's place in the table may move meanwhile */
     kbackend_error e = {0};
-    if (!rc && s->be.ops->mem_free(s->be.state, ptr, &e))
+    mem_call_begin(s, t);
+    int brc = s->be.ops->mem_free(s->be.state, ptr, &e);
+    mem_call_end(s, t);
+    a = krange_exact(&t->allocs, ptr);     /* still there: nothing else removes it */
+    if (brc) {
+        a->module = 0;
         rc = sched_backend_fail(err, &e, "mem_free");
-    if (!rc) {
-        t->st.mem_in_use -= a->r.size;
+    } else {
+        t->st.mem_in_use -= bytes;
         krange_remove(&t->allocs, a);
     }
     pthread_mutex_unlock(&s->lock);

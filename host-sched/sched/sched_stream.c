@@ -345,6 +345,8 @@ int sched_streams_start(ksched *s)
         if (!s->work_head)
             s->work_tail = NULL;
         st->on_worklist = 0;
+        if (sched_tenant_paused(st->tenant))
+            continue;       /* woken again when it resumes (sched_tenant_resume) */
         while (st->head && !st->head->started && start_op(s, st->head))
             ;
         started += start_followers(s, st);

@@ -202,13 +202,30 @@ void sched_tenants_reap(ksched *s)
 {
     for (sched_tenant **pp = &s->tenants; *pp;) {
         sched_tenant *t = *pp;
-        if (!t->removing || t->busy || t->st.queued) {
+        if (!t->removing || t->busy || t->st.queued || t->mem_calls) {
             pp = &t->next;
             continue;
         }
         *pp = t->next;
         idmap_del(&s->tenant_ids, t->id);
         sched_tenant_release(s, t);
+    }
+}
+
+static void wake_stream(uint32_t id, void *val, void *user)
+{
+    (void)id;
+    sched_stream *st = val;
+    if (st->head || st->destroyed)     /* work held back, or a stream left to free */
+        sched_stream_wake(user, st);
+}
+
+void sched_tenant_resume(ksched *s, sched_tenant *t)
+{
+    idmap_each(&t->streams, wake_stream, s);
+    if (t->pending_kernels) {
+        sched_tenant_level(s, t);
+        s->dirty = 1;
     }
 }
 

@@ -7,8 +7,12 @@
  *
  * - Threads. The scheduler calls the ops from one thread at a time (it holds its own lock
  *   while it does), so a backend needs no lock around its own bookkeeping unless it has
- *   threads of its own. Ops never wait for the device: a submission (copy, memset, launch,
- *   profile) queues the work and returns; the result comes later through the done callback.
+ *   threads of its own. Exceptions: host_register and tensor_map_encode are called without
+ *   the lock, and so are mem_alloc and mem_free where the backend sets
+ *   kbackend_device_info.mem_unlocked (they then run beside every other op, each other
+ *   included; the scheduler starts none of the domain's work meanwhile). Ops never wait
+ *   for the device: a submission (copy, memset, launch, profile) queues the work and
+ *   returns; the result comes later through the done callback.
  *
  * - Completion. Every accepted submission (return value 0) ends in exactly one call of its
  *   done(user, completion), from any thread the backend likes (a driver callback thread, a
@@ -165,6 +169,11 @@ typedef struct kbackend_device_info {
                                     (kptx_fence_opts.stack_top); 0 = KPTX_STACK_TOP */
     int launch_attrs;            /* 1: runs thread-block cluster and cooperative launches
                                     (kbackend_slice.cluster, .cooperative) */
+    int mem_unlocked;            /* 1: mem_alloc and mem_free may run beside the other ops
+                                    (the backend's own locks guard them): the scheduler
+                                    calls them without its lock, with nothing of the
+                                    domain started meanwhile, so that a slow allocation
+                                    (mapping and zeroing GiBs) holds up no other domain */
     double a0;                   /* the model's bandwidth factor a0 (measured / peak
                                     bandwidth, (0, 1]; docs/MODEL.md "Calibration"): the
                                     cuda backend's calibration file, the sim's truth;

@@ -5,6 +5,7 @@
  * the scheduler chose and whichever lanes it put them on. Two tenants loading the same PTX
  * with a __device__ variable each get their own. A cubin of count_blocks runs whole. */
 #include <glib.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "cuda_backend.h"
@@ -281,23 +282,38 @@ static const char stall_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n
 /* An event is stamped when its stream reached it, as the GPU stamps one: an event
  * recorded behind a 30 ms kernel reads 30 ms after the one before it, although the
  * scheduler took the kernel's completion only 150 ms later. */
+/* The backend on the fake driver with cfg. */
+static kbackend cuda_backend_of(const kcuda_config *cfg)
+{
+    kcuda *kc;
+    kbackend be;
+    kbackend_error ke = {0};
+    if (kcuda_new(&kc, cfg, &ke))
+        g_error("kcuda_new: %s", ke.msg);
+    kcuda_backend(kc, &be);
+    return be;
+}
+
+/* A scheduler of policy p on be, without profiles. */
+static ksched *sched_policy_on(const kbackend *be, ksched_policy p)
+{
+    ksched_config sc;
+    ksched_config_default(&sc);
+    sc.policy = p;
+    ksched *s;
+    ksched_err e = {0};
+    if (ksched_new(&s, be, &sc, NULL, &e))
+        g_error("ksched_new: %s", e.msg);
+    return s;
+}
+
 static void test_event_times(void)
 {
     kcuda_config cfg;
     kcuda_config_default(&cfg);
-    kcuda *kc;
-    kbackend be;
-    kbackend_error ke = {0};
-    if (kcuda_new(&kc, &cfg, &ke))
-        g_error("kcuda_new: %s", ke.msg);
-    kcuda_backend(kc, &be);
-    ksched_config sc;
-    ksched_config_default(&sc);
-    sc.policy = KSCHED_FIFO;
-    ksched *s;
+    kbackend be = cuda_backend_of(&cfg);
+    ksched *s = sched_policy_on(&be, KSCHED_FIFO);
     ksched_err e = {0};
-    if (ksched_new(&s, &be, &sc, NULL, &e))
-        g_error("ksched_new: %s", e.msg);
     uint32_t t, module, fn, ev[2];
     ksched_function_info info;
     g_assert_cmpint(ksched_tenant_add(s, "events", NULL, &t, &e), ==, 0);
@@ -335,6 +351,152 @@ static void test_event_times(void)
     be.ops->destroy(be.state);
 }
 
+/* Launches and allocations as the backend gets them, in real time (the scheduler's ops
+ * wrapped). */
+static struct {
+    GMutex lock;
+    GCond cond;
+    const kbackend_ops *cuda;
+    uint32_t domain;                /* whose launches are watched */
+    int64_t first_launch;           /* of that domain since the watch began; 0: none */
+    int64_t alloc_entered, alloc_returned;
+    int64_t done_at[8];             /* completions, by the index the test gives them */
+    unsigned n_done;
+} w;
+
+static kbackend_ops watched_ops;
+
+static int watched_launch(void *state, const kbackend_slice *sl, kbackend_done_fn done,
+                          void *user, kbackend_error *err)
+{
+    g_mutex_lock(&w.lock);
+    if (sl->domain == w.domain && !w.first_launch)
+        w.first_launch = g_get_monotonic_time();
+    g_mutex_unlock(&w.lock);
+    return w.cuda->launch(state, sl, done, user, err);
+}
+
+static int watched_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
+                         kbackend_error *err)
+{
+    g_mutex_lock(&w.lock);
+    w.alloc_entered = g_get_monotonic_time();
+    g_cond_broadcast(&w.cond);
+    g_mutex_unlock(&w.lock);
+    int rc = w.cuda->mem_alloc(state, domain, bytes, out, err);
+    g_mutex_lock(&w.lock);
+    w.alloc_returned = g_get_monotonic_time();
+    g_mutex_unlock(&w.lock);
+    return rc;
+}
+
+static void watched_done(void *user, const ksched_op_result *r)
+{
+    g_assert_cmpint(r->status, ==, 0);
+    g_mutex_lock(&w.lock);
+    w.done_at[GPOINTER_TO_UINT(user)] = g_get_monotonic_time();
+    w.n_done++;
+    g_cond_broadcast(&w.cond);
+    g_mutex_unlock(&w.lock);
+}
+
+typedef struct slow_alloc {
+    ksched *s;
+    uint32_t tenant;
+    kbackend_devptr p;
+    int rc;
+} slow_alloc;
+
+static void *slow_alloc_main(void *arg)
+{
+    slow_alloc *a = arg;
+    ksched_err e = {0};
+    a->rc = ksched_mem_alloc(a->s, a->tenant, 4u << 20, &a->p, &e);
+    return NULL;
+}
+
+/* Waits (w.lock held) until pred holds, failing after 10 s. */
+#define WAIT_FOR(pred)                                                                    \
+    do {                                                                                  \
+        int64_t until_ = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;                    \
+        while (!(pred))                                                                   \
+            if (!g_cond_wait_until(&w.cond, &w.lock, until_))                             \
+                g_error("timed out waiting for " #pred);                                  \
+    } while (0)
+
+/* Issue 15 on the cuda backend (the fake driver's cuMemMap made slow, a window's
+ * allocation taking 0.3 s): while tenant a's allocation maps memory, tenant b's kernels are
+ * launched and complete (the scheduler's lock is released), and a launch a submits
+ * meanwhile reaches the backend only once the allocation has returned (a is paused: the
+ * backend may reuse a hole of a's reach only while none of its kernels runs). */
+static void test_alloc_unlocked(void)
+{
+    kcuda_config cfg;
+    kcuda_config_default(&cfg);
+    cfg.window_bytes = 64u << 20;
+    kbackend be = cuda_backend_of(&cfg);
+    w.cuda = be.ops;
+    watched_ops = *be.ops;
+    watched_ops.launch = watched_launch;
+    watched_ops.mem_alloc = watched_alloc;
+    kbackend watched = {&watched_ops, be.state};
+    ksched *s = sched_policy_on(&watched, KSCHED_BASE);
+    ksched_err e = {0};
+    uint32_t t[2], fn[2], module;
+    kbackend_window win;
+    for (int i = 0; i < 2; i++) {
+        g_assert_cmpint(ksched_tenant_add(s, i ? "b" : "a", NULL, &t[i], &e), ==, 0);
+        g_assert_cmpint(ksched_module_load(s, t[i], stall_ptx, strlen(stall_ptx), &module, &e),
+                        ==, 0);
+        g_assert_cmpint(ksched_function_get(s, t[i], module, "stall", &fn[i], NULL, &e), ==, 0);
+        g_assert_cmpint(ksched_tenant_window(s, t[i], &win, &e), ==, 0);
+    }
+    g_assert_cmpint(ksched_thread_start(s, &e), ==, 0);
+    w.domain = t[0];
+    w.first_launch = w.alloc_entered = w.alloc_returned = 0;
+    w.n_done = 0;
+    fake_vmm_map_delay(300000);
+    slow_alloc a = {.s = s, .tenant = t[0], .rc = -1};
+    pthread_t thread;
+    g_assert_cmpint(pthread_create(&thread, NULL, slow_alloc_main, &a), ==, 0);
+    g_mutex_lock(&w.lock);
+    WAIT_FOR(w.alloc_entered);
+    g_mutex_unlock(&w.lock);
+    g_usleep(20000);                /* in the driver's cuMemMap */
+    uint32_t ms = 5;
+    ksched_op op = {.kind = KSCHED_OP_LAUNCH};
+    op.u.launch.grid[0] = op.u.launch.grid[1] = op.u.launch.grid[2] = 1;
+    op.u.launch.block[0] = op.u.launch.block[1] = op.u.launch.block[2] = 1;
+    op.u.launch.params = &ms;
+    op.u.launch.params_size = sizeof(ms);
+    op.u.launch.function = fn[0];
+    g_assert_cmpint(ksched_submit(s, t[0], 0, &op, watched_done, GUINT_TO_POINTER(0), NULL, &e),
+                    ==, 0);
+    op.u.launch.function = fn[1];
+    for (unsigned i = 1; i <= 3; i++)
+        g_assert_cmpint(ksched_submit(s, t[1], 0, &op, watched_done, GUINT_TO_POINTER(i), NULL,
+                                      &e), ==, 0);
+    g_mutex_lock(&w.lock);
+    WAIT_FOR(w.n_done == 4);
+    g_mutex_unlock(&w.lock);
+    pthread_join(thread, NULL);
+    fake_vmm_map_delay(0);
+    g_assert_cmpint(a.rc, ==, 0);
+    int64_t took = w.alloc_returned - w.alloc_entered;
+    g_test_message("the allocation took %.0f ms; b's kernels completed %.0f ms into it, a's "
+                   "launch went %.1f ms after it", took / 1e3,
+                   (w.done_at[3] - w.alloc_entered) / 1e3,
+                   (w.first_launch - w.alloc_returned) / 1e3);
+    g_assert_cmpint(took, >=, 250000);
+    for (unsigned i = 1; i <= 3; i++)
+        g_assert_cmpint(w.done_at[i], <, w.alloc_returned);
+    g_assert_cmpint(w.first_launch, >=, w.alloc_returned);
+    g_assert_cmpint(w.done_at[0], >, w.alloc_returned);
+    g_assert_cmpint(ksched_mem_free(s, t[0], a.p, &e), ==, 0);
+    ksched_free(s);
+    be.ops->destroy(be.state);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -343,5 +505,6 @@ int main(int argc, char **argv)
                     test_module_variables_per_tenant);
     g_test_add_func("/cuda/sched-fake/cubin-runs-whole", test_cubin_runs_whole);
     g_test_add_func("/cuda/sched-fake/event-times", test_event_times);
+    g_test_add_func("/cuda/sched-fake/alloc-unlocked", test_alloc_unlocked);
     return g_test_run();
 }

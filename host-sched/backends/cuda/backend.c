@@ -209,6 +209,9 @@ static int setup_memory(kcuda *kc, kbackend_error *err)
     kc->info.module_vars_outside = 1;
     kc->info.module_vars_relocated = kc->cfg.window_bytes != 0;
     kc->info.launch_attrs = 1;
+    /* allocations and frees take the backend's locks (kc->lock, the windows'): the
+     * scheduler calls them without its own (memory.c) */
+    kc->info.mem_unlocked = 1;
     if ((r = kcuda_stack_setup(kc)) != CUDA_SUCCESS)
         return kcuda_cu_fail(err, r, "cuCtxSetLimit (stack size)");
     if (!kc->cfg.window_bytes)

@@ -51,8 +51,9 @@ static CUresult alloc_in_window(kcuda *kc, uint32_t domain, uint64_t bytes, CUde
                                 kbackend_error *err, int *rc)
 {
     CUresult r = CUDA_SUCCESS;
-    /* the scheduler holds its lock across the allocation, so no launch of the domain can
-     * start meanwhile: with none on the device, a hole of its reach may be reused */
+    /* the scheduler starts no launch of the domain across the allocation (its tenant is
+     * paused, ksched_mem_alloc), so with none on the device a hole of its reach may be
+     * reused */
     int quiet = !kcuda_control_busy(kc->control, domain);
     if ((*rc = kcuda_windows_alloc(kc->windows, domain, bytes, quiet, p, err)))
         return CUDA_SUCCESS;
