@@ -411,6 +411,10 @@ const char *kptx_align_mask(const kptx_align_masks *am, unsigned width);
 void kptx_align_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_align_masks *am);
 void kptx_align_prologue(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_align_masks *am);
 
+/* Inserts n module variables before the module's first function (PTX declares before
+ * use): KPTX_ENOMEM. */
+int kptx_rw_add_vars(kptx_rw *rw, kptx_module *m, const kptx_var *vars, unsigned n);
+
 /* What a transformation adds to a body it rewrites (kptx_rw_body). */
 typedef struct kptx_body_hooks {
     void (*declare)(void *user, kptx_stmt_vec *sv);     /* declarations, first */
