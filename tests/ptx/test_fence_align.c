@@ -126,11 +126,13 @@ static void test_align_shape(void)
     g_assert_nonnull(strstr(t, "%__kfence_r4, %rd1, %__kfence_m2;"));
     g_assert_nonnull(strstr(t, "%__kfence_r4, %rd2, %__kfence_m4;"));
     g_free(t);
-    t = entry_text(m, "gen_ld_v2_u32");
+    t = entry_text(m, "gen_ld_v2_u32");     /* and the shared clamp: and, min per access */
     g_assert_cmpuint(occurrences(t, "isspacep.global"), ==, 2);
-    g_assert_cmpuint(occurrences(t, "selp.b64"), ==, 2);
-    g_assert_cmpuint(occurrences(t, "and.b64"), ==, 3);
+    g_assert_cmpuint(occurrences(t, "isspacep.shared"), ==, 2);
+    g_assert_cmpuint(occurrences(t, "selp.b64"), ==, 4);
+    g_assert_cmpuint(occurrences(t, "and.b64"), ==, 5);
     g_assert_cmpuint(occurrences(t, "%__kfence_m8;\n"), ==, 3);
+    g_assert_cmpuint(occurrences(t, "%__kfence_g8;\n"), ==, 4);  /* declared, set, two uses */
     g_free(t);
     char *text = test_print(m, NULL);
     test_assert_reprints(text);
