@@ -169,7 +169,7 @@ static void emit_generic_clamp(fencer *f, kptx_stmt_vec *sv, kptx_operand dst, k
                                unsigned width)
 {
     emit2(f, sv, "isspacep", ".shared", kptx_reg_operand(f->pred), raw);
-    kptx_smem_clamp(&f->rw, sv, &f->smem, dst, raw, width, true);
+    kptx_smem_clamp(&f->rw, sv, &f->smem, dst, raw, width, 0, true);
 }
 
 /* KPTX_FENCE_TRAP: the fault of an access of width bytes at raw (a register of bits bits)
@@ -261,55 +261,64 @@ static bool is_32bit(const fencer *f, const char *name)
     return v && kptx_type_size(v->type) == 4;
 }
 
-/* The .b32 register holding the shared offset addr names (base plus offset), computed
- * into the clamps' first scratch register when it is not one 32-bit register already: a 64-bit register is cut to
- * its low half (shared offsets are 32-bit; for any offset the block has, the same). */
-static const char *shared_offset_of(fencer *f, kptx_stmt_vec *sv, const kptx_operand *addr)
+/* The .b32 register holding the shared offset addr names (base plus offset, the offset
+ * left out with without_offset), computed into the clamps' first scratch register when it
+ * is not one 32-bit register already: a 64-bit register is cut to its low half (shared
+ * offsets are 32-bit; for any offset the block has, the same). */
+static const char *shared_offset_of(fencer *f, kptx_stmt_vec *sv, const kptx_operand *addr,
+                                    bool without_offset)
 {
     const kptx_operand *base = &addr->elems[0];
     kptx_operand a = kptx_reg_operand(f->smem.scratch[0]);
-    kptx_operand off = kptx_int_operand((int32_t)(uint32_t)addr->value);
+    int64_t value = without_offset ? 0 : addr->value;
+    kptx_operand off = kptx_int_operand((int32_t)(uint32_t)value);
     if (base->kind == KPTX_OPND_INT) {
         emit2(f, sv, "mov", ".u32", a,
-              kptx_int_operand((uint32_t)((uint64_t)base->value + (uint64_t)addr->value)));
+              kptx_int_operand((uint32_t)((uint64_t)base->value + (uint64_t)value)));
         return f->smem.scratch[0];
     }
     if (base->kind == KPTX_OPND_SYMBOL) {
         emit2(f, sv, "mov", ".u32", a, sym_op(base->name));
     } else if (is_32bit(f, base->name)) {
-        if (!addr->value)
+        if (!value)
             return base->name;
         emit3(f, sv, "add", ".s32", a, *base, off);
         return f->smem.scratch[0];
     } else {
         emit2(f, sv, "cvt", ".u32.u64", a, *base);
     }
-    if (addr->value)
+    if (value)
         emit3(f, sv, "add", ".s32", a, a, off);
     return f->smem.scratch[0];
 }
 
 /* A .shared access: its offset clamped into the block's shared memory (fence_shared.c),
  * or with KPTX_FENCE_TRAP checked against the clamp; returns the address operand that
- * replaces addr. One that stays in a sized variable keeps its address. */
+ * replaces addr. One that stays in a sized variable keeps its address. An offset that is a
+ * multiple of the width is added after the base is aligned ((r & -w) + k is (r + k) & -w):
+ * accesses [r], [r+4], [r+8] ... share the and, and the add and the min may become one
+ * instruction (sm_90's VIADDMNMX). */
 static kptx_operand fence_shared(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
                                  const kptx_operand *addr, const kptx_instr *in)
 {
     unsigned width = kptx_access_width(in);
     if (kptx_smem_in_bounds(f->m, fn, addr, width))
         return *addr;
-    const char *reg = shared_offset_of(f, sv, addr);
-    kptx_operand raw = kptx_reg_operand(reg);
+    kptx_operand clamp = kptx_reg_operand(f->smem.scratch[0]);
     if (!f->trap || !f->controlled) {     /* no fault word: only unfenced entries call it */
-        kptx_smem_clamp(&f->rw, sv, &f->smem, kptx_reg_operand(f->smem.scratch[0]), raw, width,
-                        false);
+        bool late = addr->elems[0].kind != KPTX_OPND_INT && addr->value % width == 0;
+        const char *reg = shared_offset_of(f, sv, addr, late);
+        kptx_smem_clamp(&f->rw, sv, &f->smem, clamp, kptx_reg_operand(reg), width,
+                        late ? (int32_t)(uint32_t)addr->value : 0, false);
         return reg_address(f, f->smem.scratch[0]);
     }
-    kptx_operand c = kptx_reg_operand(f->smem.scratch[1]);
-    kptx_smem_clamp(&f->rw, sv, &f->smem, c, raw, width, false);
-    emit3(f, sv, "setp", ".ne.u32", kptx_reg_operand(f->oob), c, raw);
+    const char *reg = shared_offset_of(f, sv, addr, false);
+    kptx_operand raw = kptx_reg_operand(reg);
+    clamp = kptx_reg_operand(f->smem.scratch[1]);
+    kptx_smem_clamp(&f->rw, sv, &f->smem, clamp, raw, width, 0, false);
+    emit3(f, sv, "setp", ".ne.u32", kptx_reg_operand(f->oob), clamp, raw);
     clear_unless_runs(f, sv, raw, 32, in);
-    emit_access_fault(f, sv, raw, c, width, 32);
+    emit_access_fault(f, sv, raw, clamp, width, 32);
     return reg_address(f, reg);     /* the offset checked, as the access's own */
 }
 

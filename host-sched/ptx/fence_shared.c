@@ -175,12 +175,17 @@ void kptx_smem_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_smem_clamps *sc)
 }
 
 void kptx_smem_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
-                     kptx_operand dst, kptx_operand src, unsigned width, bool generic)
+                     kptx_operand dst, kptx_operand src, unsigned width, int64_t offset,
+                     bool generic)
 {
     unsigned k = slot_of(width);
     const char *bits = generic ? ".b64" : ".b32";
     if (width > 1) {
         emit(rw, sv, "and", bits, dst, src, kptx_int_operand(-(int64_t)width), 3);
+        src = dst;
+    }
+    if (offset) {
+        emit(rw, sv, "add", generic ? ".s64" : ".s32", dst, src, kptx_int_operand(offset), 3);
         src = dst;
     }
     emit(rw, sv, "min", generic ? ".u64" : ".u32", dst, src,

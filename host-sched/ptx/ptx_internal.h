@@ -450,10 +450,11 @@ bool kptx_smem_in_bounds(const kptx_module *m, const kptx_function *fn,
 /* Declarations of the used registers; their values, for the prologue (sets var_used). */
 void kptx_smem_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc);
 void kptx_smem_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_smem_clamps *sc);
-/* dst = min(src & -width, hi_width): .b32 shared offsets, or (generic) .b64 generic
- * addresses. */
+/* dst = min((src & -width) + offset, hi_width), offset a multiple of width (0: none):
+ * .b32 shared offsets, or (generic) .b64 generic addresses. */
 void kptx_smem_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
-                     kptx_operand dst, kptx_operand src, unsigned width, bool generic);
+                     kptx_operand dst, kptx_operand src, unsigned width, int64_t offset,
+                     bool generic);
 /* The declaration of var, when some function read it (KPTX_ENOMEM). */
 int kptx_smem_declare_var(kptx_rw *rw, kptx_module *m, const kptx_smem_clamps *sc);
 

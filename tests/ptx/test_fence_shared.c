@@ -41,6 +41,7 @@ typedef struct form {
 static const form forms[] = {
     {"st_u32", 4, STORE, -1, 0, "st.shared.u32 [%r5], %r2;"},
     {"st_off", 4, STORE, -1, 0, "add.s32 %r6, %r5, 12;\n st.shared.u32 [%r6+-12], %r2;"},
+    {"st_odd_off", 4, STORE, -1, 0, "add.s32 %r6, %r5, 2;\n st.shared.u32 [%r6+-2], %r2;"},
     {"st_wide", 4, STORE, -1, 0, "st.shared.u32 [%rd5], %r2;"},
     {"st_wide_off", 4, STORE, -1, 0, "add.s64 %rd6, %rd5, 8;\n st.shared.u32 [%rd6+-8], %r2;"},
     {"st_cta", 4, STORE, -1, 0, "st.shared::cta.u32 [%r5], %r2;"},
@@ -154,9 +155,18 @@ static void test_shape(void)
     g_assert_nonnull(strstr(t, "st.shared.u32 \t[%__kfence_sa], %r2;"));
     g_assert_null(strstr(t, "%__kfence_g"));            /* no generic access */
     g_free(t);
-    t = fn_text(m, "st_wide_off");                      /* a 64-bit register and an offset */
+    t = fn_text(m, "st_wide_off");  /* a 64-bit register; the offset after the and */
     g_assert_nonnull(strstr(t, "cvt.u32.u64 \t%__kfence_sa, %rd6;\n"
-                               "\tadd.s32 \t%__kfence_sa, %__kfence_sa, -8;"));
+                               "\tand.b32 \t%__kfence_sa, %__kfence_sa, -4;\n"
+                               "\tadd.s32 \t%__kfence_sa, %__kfence_sa, -8;\n"
+                               "\tmin.u32 \t%__kfence_sa, %__kfence_sa, %__kfence_s4;"));
+    g_free(t);
+    t = fn_text(m, "st_odd_off");   /* an offset that is no multiple: added first */
+    g_assert_nonnull(strstr(t, "add.s32 \t%__kfence_sa, %r6, -2;\n"
+                               "\tand.b32 \t%__kfence_sa, %__kfence_sa, -4;"));
+    g_free(t);
+    t = fn_text(m, "st_u16");       /* cvt.u16 is no access; the and is on %r5 itself */
+    g_assert_nonnull(strstr(t, "and.b32 \t%__kfence_sa, %r5, -2;"));
     g_free(t);
     t = fn_text(m, "st_u8");                            /* a byte: no and */
     g_assert_nonnull(strstr(t, "min.u32 \t%__kfence_sa, %r5, %__kfence_s1;"));
