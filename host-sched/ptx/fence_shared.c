@@ -34,16 +34,6 @@
 
 #include "ptx_internal.h"
 
-static unsigned slot_of(unsigned width)
-{
-    unsigned k = 0;
-    while (width > 1u) {
-        width >>= 1;
-        k++;
-    }
-    return k;
-}
-
 void kptx_smem_setup(kptx_rw *rw, kptx_smem_clamps *sc, const char *prefix)
 {
     const char *hi = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_s"));
@@ -103,9 +93,9 @@ void kptx_smem_scan(kptx_smem_clamps *sc, const kptx_module *m, const kptx_funct
                                                     : 0;
         if (!width)
             continue;
-        sc->used |= 1u << slot_of(width);
+        sc->used |= 1u << kptx_width_slot(width);
         if (kptx_fence_kind_of(m, fn, &s->u.instr) == KPTX_FENCE_GENERIC)
-            sc->generic |= 1u << slot_of(width);
+            sc->generic |= 1u << kptx_width_slot(width);
     }
 }
 
@@ -178,7 +168,7 @@ void kptx_smem_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
                      kptx_operand dst, kptx_operand src, unsigned width, int64_t offset,
                      bool generic)
 {
-    unsigned k = slot_of(width);
+    unsigned k = kptx_width_slot(width);
     const char *bits = generic ? ".b64" : ".b32";
     if (width > 1) {
         emit(rw, sv, "and", bits, dst, src, kptx_int_operand(-(int64_t)width), 3);

@@ -408,6 +408,8 @@ typedef struct kptx_align_masks {
     const char *reg[KPTX_ALIGN_SLOTS];
     unsigned used;              /* bit k: the function has a fenced access of 2^k bytes, k > 0 */
 } kptx_align_masks;
+/* The slot of an access of width bytes (a power of two): its log2. */
+unsigned kptx_width_slot(unsigned width);
 /* Names the registers (the pass's prefix; the window mask's register); no use yet. */
 void kptx_align_setup(kptx_rw *rw, kptx_align_masks *am, const char *prefix,
                       const char *window_mask);

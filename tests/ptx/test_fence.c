@@ -125,19 +125,7 @@ static void test_verdicts(void)
             ".visible .entry k(.param .u64 p)\n{\n"
             "  .reg .b32 %%r<5>;\n  .reg .b64 %%rd<2>;\n  ld.param.u64 %%rd1, [p];\n"
             "  %s\n  ret;\n}\n", verdicts[i].body);
-        kptx_module *m = test_parse(text);
-        char why[192];
-        kptx_error err = {0};
-        g_assert_cmpint(kptx_fence_verdict(m, "k", 0, why, sizeof why, &err), ==, 0);
-        g_test_message("%s -> %s", verdicts[i].body, why[0] ? why : "fenceable");
-        if (!verdicts[i].why)
-            g_assert_cmpstr(why, ==, "");
-        else
-            g_assert_nonnull(strstr(why, verdicts[i].why));
-        unsigned n = 9;
-        g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
-        g_assert_cmpuint(n, ==, verdicts[i].why ? 0 : 1);
-        kptx_module_free(m);
+        test_assert_fence_verdict(text, verdicts[i].body, verdicts[i].why);
         g_free(text);
     }
 }

@@ -107,28 +107,6 @@ static kptx_module *fenced_module(const char *ptx, unsigned flags, unsigned expe
     return m;
 }
 
-/* The instructions of function name as text. */
-static char *fn_text(const kptx_module *m, const char *name)
-{
-    char *text = test_print(m, NULL);
-    char *head = g_strdup_printf(" %s(", name);
-    const char *at = strstr(text, head);
-    g_free(head);
-    g_assert_nonnull(at);
-    const char *end = strstr(at, "\n}\n");
-    char *out = g_strndup(at, (size_t)(end - at));
-    free(text);
-    return out;
-}
-
-static unsigned occurrences(const char *text, const char *what)
-{
-    unsigned n = 0;
-    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
-        n++;
-    return n;
-}
-
 /* ---- what the pass writes ---- */
 
 /* The limit once as the entry starts, one clamp register per width; an and and a min per
@@ -139,59 +117,59 @@ static void test_shape(void)
     char *ptx = forms_ptx();
     kptx_module *m = fenced_module(ptx, 0, N_FORMS);
     char *all = test_print(m, NULL);
-    g_assert_cmpuint(occurrences(all, ".extern .shared .align 1 .b8 __kfence_smem[];"), ==, 1);
+    g_assert_cmpuint(test_occurrences(all, ".extern .shared .align 1 .b8 __kfence_smem[];"), ==, 1);
     test_assert_reprints(all);
     free(all);
-    char *t = fn_text(m, "st_u32");
-    g_assert_cmpuint(occurrences(t, "mov.u32 \t%__kfence_sa, __kfence_smem;"), ==, 1);
-    g_assert_cmpuint(occurrences(t, "mov.u32 \t%__kfence_sb, %dynamic_smem_size;"), ==, 1);
-    g_assert_cmpuint(occurrences(t, "sub.s32 \t%__kfence_s4, %__kfence_sa, 4;"), ==, 1);
-    g_assert_cmpuint(occurrences(t, "max.s32 \t%__kfence_s4, %__kfence_s4, 0;"), ==, 1);
+    char *t = test_function_text(m, "st_u32");
+    g_assert_cmpuint(test_occurrences(t, "mov.u32 \t%__kfence_sa, __kfence_smem;"), ==, 1);
+    g_assert_cmpuint(test_occurrences(t, "mov.u32 \t%__kfence_sb, %dynamic_smem_size;"), ==, 1);
+    g_assert_cmpuint(test_occurrences(t, "sub.s32 \t%__kfence_s4, %__kfence_sa, 4;"), ==, 1);
+    g_assert_cmpuint(test_occurrences(t, "max.s32 \t%__kfence_s4, %__kfence_s4, 0;"), ==, 1);
     /* the fill, the access, the dump: and, min each on their own registers */
-    g_assert_cmpuint(occurrences(t, "and.b32 \t%__kfence_sa, %r8, -4;"), ==, 2);
-    g_assert_cmpuint(occurrences(t, "and.b32 \t%__kfence_sa, %r5, -4;"), ==, 1);
-    g_assert_cmpuint(occurrences(t, "min.u32 \t%__kfence_sa, %__kfence_sa, %__kfence_s4;"),
+    g_assert_cmpuint(test_occurrences(t, "and.b32 \t%__kfence_sa, %r8, -4;"), ==, 2);
+    g_assert_cmpuint(test_occurrences(t, "and.b32 \t%__kfence_sa, %r5, -4;"), ==, 1);
+    g_assert_cmpuint(test_occurrences(t, "min.u32 \t%__kfence_sa, %__kfence_sa, %__kfence_s4;"),
                      ==, 3);
     g_assert_nonnull(strstr(t, "st.shared.u32 \t[%__kfence_sa], %r2;"));
     g_assert_null(strstr(t, "%__kfence_g"));            /* no generic access */
     g_free(t);
-    t = fn_text(m, "st_wide_off");  /* a 64-bit register; the offset after the and */
+    t = test_function_text(m, "st_wide_off");  /* a 64-bit register; the offset after the and */
     g_assert_nonnull(strstr(t, "cvt.u32.u64 \t%__kfence_sa, %rd6;\n"
                                "\tand.b32 \t%__kfence_sa, %__kfence_sa, -4;\n"
                                "\tadd.s32 \t%__kfence_sa, %__kfence_sa, -8;\n"
                                "\tmin.u32 \t%__kfence_sa, %__kfence_sa, %__kfence_s4;"));
     g_free(t);
-    t = fn_text(m, "st_odd_off");   /* an offset that is no multiple: added first */
+    t = test_function_text(m, "st_odd_off");   /* an offset that is no multiple: added first */
     g_assert_nonnull(strstr(t, "add.s32 \t%__kfence_sa, %r6, -2;\n"
                                "\tand.b32 \t%__kfence_sa, %__kfence_sa, -4;"));
     g_free(t);
-    t = fn_text(m, "st_u16");       /* cvt.u16 is no access; the and is on %r5 itself */
+    t = test_function_text(m, "st_u16");       /* cvt.u16 is no access; the and is on %r5 itself */
     g_assert_nonnull(strstr(t, "and.b32 \t%__kfence_sa, %r5, -2;"));
     g_free(t);
-    t = fn_text(m, "st_u8");                            /* a byte: no and */
+    t = test_function_text(m, "st_u8");                            /* a byte: no and */
     g_assert_nonnull(strstr(t, "min.u32 \t%__kfence_sa, %r5, %__kfence_s1;"));
     g_free(t);
-    t = fn_text(m, "sym_near");                         /* inside arr: left alone */
+    t = test_function_text(m, "sym_near");                         /* inside arr: left alone */
     g_assert_nonnull(strstr(t, "st.shared.u32 \t[arr+60], %r2;"));
     g_free(t);
-    t = fn_text(m, "sym_mis");                          /* past arr's end: clamped */
+    t = test_function_text(m, "sym_mis");                          /* past arr's end: clamped */
     g_assert_nonnull(strstr(t, "mov.u32 \t%__kfence_sa, arr;"));
     g_assert_null(strstr(t, "[arr+62]"));
     g_free(t);
-    t = fn_text(m, "gen_v2");       /* generic: the window's mask and the shared clamp */
-    g_assert_cmpuint(occurrences(t, "isspacep.shared"), ==, 1);
+    t = test_function_text(m, "gen_v2");       /* generic: the window's mask and the shared clamp */
+    g_assert_cmpuint(test_occurrences(t, "isspacep.shared"), ==, 1);
     g_assert_nonnull(strstr(t, "cvta.shared.u64 \t%__kfence_g8, %__kfence_g8;"));
     g_assert_nonnull(strstr(t, "min.u64 \t%__kfence_r5, %__kfence_r5, %__kfence_g8;"));
     g_free(t);
     kptx_module_free(m);
     /* trap: the access keeps the offset it checked; the fault code is chosen */
     m = fenced_module(ptx, KPTX_FENCE_TRAP, N_FORMS);
-    t = fn_text(m, "st_off");
+    t = test_function_text(m, "st_off");
     g_assert_nonnull(strstr(t, "setp.ne.u32 \t%__kfence_o, %__kfence_sb, %__kfence_sa;"));
     g_assert_nonnull(strstr(t, "selp.u32 \t%__kfence_c1, 5, 3, %__kfence_q;"));
     g_assert_nonnull(strstr(t, "st.shared.u32 \t[%__kfence_sa], %r2;"));
     g_free(t);
-    t = fn_text(m, "gen_st");
+    t = test_function_text(m, "gen_st");
     g_assert_nonnull(strstr(t, "or.pred \t%__kfence_o, %__kfence_o, %__kfence_p;"));
     g_assert_nonnull(strstr(t, "st.u32 \t[%rd6], %r2;"));
     g_free(t);
@@ -246,22 +224,7 @@ static void test_verdicts(void)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(verdicts); i++) {
         char *text = verdict_module("8.0", verdicts[i].body);
-        kptx_module *m = test_parse(text);
-        char why[192];
-        kptx_error err = {0};
-        g_assert_cmpint(kptx_fence_verdict(m, "k", 0, why, sizeof why, &err), ==, 0);
-        g_test_message("%s -> %s", verdicts[i].body, why[0] ? why : "fenceable");
-        if (!verdicts[i].why)
-            g_assert_cmpstr(why, ==, "");
-        else
-            g_assert_nonnull(strstr(why, verdicts[i].why));
-        unsigned n = 9;
-        g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
-        g_assert_cmpuint(n, ==, verdicts[i].why ? 0 : 1);
-        char *out = test_print(m, NULL);
-        test_assert_reprints(out);
-        free(out);
-        kptx_module_free(m);
+        test_assert_fence_verdict(text, verdicts[i].body, verdicts[i].why);
         g_free(text);
     }
     /* %dynamic_smem_size is PTX ISA 4.1: an older module's shared accesses cannot be
@@ -284,22 +247,22 @@ static void test_device_functions(void)
     kptx_module *m = fenced_module(text, 0, 1);
     const kptx_function *h = kptx_find_function(m, "helper");
     g_assert_cmpuint(h->n_params, ==, 1);
-    char *t = fn_text(m, "helper");
-    g_assert_cmpuint(occurrences(t, "min.u32"), ==, 2);
+    char *t = test_function_text(m, "helper");
+    g_assert_cmpuint(test_occurrences(t, "min.u32"), ==, 2);
     g_assert_nonnull(strstr(t, "%dynamic_smem_size"));
     g_assert_null(strstr(t, "ld.param.u64"));          /* no window, no control words */
     g_free(t);
-    t = fn_text(m, "remote");                           /* not reached: left alone */
+    t = test_function_text(m, "remote");                           /* not reached: left alone */
     g_assert_null(strstr(t, "min.u32"));
     g_free(t);
     kptx_module_free(m);
     m = fenced_module(text, KPTX_FENCE_TRAP, 1);
     h = kptx_find_function(m, "helper");
     g_assert_cmpuint(h->n_params, ==, 3);
-    t = fn_text(m, "helper");
-    g_assert_cmpuint(occurrences(t, "st.volatile.global.u32"), ==, 2);
+    t = test_function_text(m, "helper");
+    g_assert_cmpuint(test_occurrences(t, "st.volatile.global.u32"), ==, 2);
     g_free(t);
-    t = fn_text(m, "k");
+    t = test_function_text(m, "k");
     g_assert_nonnull(strstr(t, "call.uni \thelper, (%r2, __kfence_a0, __kfence_a1);"));
     g_free(t);
     kptx_module_free(m);
@@ -420,15 +383,7 @@ typedef struct fixture {
 
 static kemu_module *load(fixture *f, kptx_module *m, const char *ptx)
 {
-    kemu_module *mod;
-    kemu_error e = {0};
-    char *text = m ? test_print(m, NULL) : NULL;
-    const char *src = m ? text : ptx;
-    g_assert_cmpint(kemu_module_load_in(f->dev, &f->win, src, strlen(src), &mod, &e), ==, 0);
-    free(text);
-    if (m)
-        kptx_module_free(m);
-    return mod;
+    return test_emu_load(f->dev, &f->win, m, ptx);
 }
 
 static void fixture_open(fixture *f)
