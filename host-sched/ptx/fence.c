@@ -559,9 +559,12 @@ static void declare_reg(fencer *f, kptx_stmt_vec *sv, const char *type, const ch
                           .reg_range = range};
 }
 
-/* Declarations of the pass's registers. */
+/* Declarations of the pass's registers (the shared clamps' first). */
 static void declare(fencer *f, kptx_stmt_vec *sv)
 {
+    kptx_smem_declare(&f->rw, sv, &f->smem);
+    if (!f->controlled)
+        return;     /* a device function whose shared accesses only are clamped */
     declare_reg(f, sv, ".b64", kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_r")),
                 N_REGS);
     declare_reg(f, sv, ".b32", kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_c")),
@@ -583,7 +586,6 @@ static void declare(fencer *f, kptx_stmt_vec *sv)
     if (f->trap)
         declare_reg(f, sv, ".pred", f->oob, 0);
     kptx_align_declare(&f->rw, sv, &f->align);
-    kptx_smem_declare(&f->rw, sv, &f->smem);
 }
 
 /* A function on a cycle of calls ends its thread with KPTX_FAULT_STACK when its frame lies
