@@ -13,13 +13,14 @@
  * block's dynamic shared memory starts (the address of an .extern .shared array the pass
  * declares; the dynamic memory follows all static shared variables) plus its size
  * (%dynamic_smem_size): the end of the block's own shared memory, whatever the GPU puts
- * before it (sm_80 and later reserve 1 KiB per block for the driver; whether below the
- * user's shared memory or after it is checked on the GPU by tests/gpu/ptx/smem_probe.c).
- * Offsets [0, limit) are assumed addressable by the block: a block always has that much
- * (its own variables, its dynamic memory and what lies below them). A sliced variant's
- * own shared array (slice.c) comes before the dynamic memory too. %total_smem_size would
- * do as well where the user's memory starts at 0, but the slicer refuses it, and it is
- * rounded up to the allocation unit.
+ * before it (sm_80 and later reserve 1 KiB per block for the driver: on the H100 offsets 0
+ * to 0x400, the user's memory starting at 0x400; bench/compat/smem_probe.cu,
+ * docs/perf/isolation.md). Offsets [0, limit) are assumed addressable by the block (on the
+ * H100 writing offset 0 passes): a block always has that much (its own variables, its
+ * dynamic memory and what lies below them). A sliced variant's own shared array (slice.c)
+ * comes before the dynamic memory too. %total_smem_size would not do: on the H100 it counts
+ * the user's bytes only (rounded up to 128), not where they start, and the slicer refuses
+ * it.
  *
  * Each clamped access costs an and and a min (the and is left out for single bytes), plus
  * whatever the address needed computed (an add for [%r+4], a cvt for a 64-bit register:
@@ -27,9 +28,9 @@
  * the global fence. An access [var+off] of a sized .shared variable that stays inside it,
  * aligned, needs no clamp and keeps its address (nvcc writes many). When the block has
  * less shared memory than the access's width (none at all, or an .extern array launched
- * without the bytes it needs) hi_w is 0: on the H100 offset 0 lies in the driver's
- * reserved 1 KiB; elsewhere (the emulator, GPUs before sm_80) such an access may still
- * fault, as natively. */
+ * without the bytes it needs; never on the H100, whose limit is at least 0x400) hi_w is 0;
+ * where nothing lies below the user's memory (the emulator, GPUs before sm_80) such an
+ * access may still fault, as natively. */
 #include <stdio.h>
 
 #include "ptx_internal.h"
