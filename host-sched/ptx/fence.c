@@ -33,9 +33,10 @@
 
 #include "ptx_internal.h"
 
-/* Statements one access may add: address (two), isspacep, and, or, selp, and with
- * KPTX_FENCE_TRAP the check, its guard, the misaligned test (three) and the fault's two. */
-#define PER_ACCESS 12
+/* Statements one access may add: address (two), isspacep, and, or, selp, the shared
+ * clamp's isspacep, and, min, selp, and with KPTX_FENCE_TRAP the checks (two and an or),
+ * its guard, the misaligned test (three) and the fault's two. */
+#define PER_ACCESS 18
 /* Statements one instruction may add for control: the cancel poll of a back-edge, or the
  * fault store and exit that replace a trap or an assert. */
 #define PER_CONTROL 8
@@ -43,7 +44,8 @@
 /* The 64-bit registers: the four parameters (in their order), then two for addresses. */
 enum { R_BASE, R_MASK, R_CANCEL, R_FAULT, R_ADDR, R_WIN, R_DIST, N_REGS };
 /* The 32-bit registers: the back-edge count, the cancel word as read, and a counted
- * loop's scratch (R_DIST is the 64-bit loops'). */
+ * loop's scratch (R_DIST is the 64-bit loops'). A shared access's address and its clamp
+ * are kptx_smem_clamps' (declared where a function clamps). */
 enum { C_COUNT, C_WORD, C_DIST, N_CREGS };
 /* Statements a counted loop's strip-mining adds at most (head, test, back-edge). */
 #define PER_LOOP 24
@@ -61,12 +63,17 @@ typedef struct fencer {
     const char *oob;                /* KPTX_FENCE_TRAP: the access left the window */
     bool trap;                      /* KPTX_FENCE_TRAP */
     kptx_align_masks align;         /* the masks per access width; the entry's widths */
+    kptx_smem_clamps smem;          /* the shared clamps per access width; fn's widths */
+    kptx_reg_set regs;              /* fn's registers (a shared address's width) */
     const kptx_analysis *an;
     const bool *ctl;                /* per analysed function: a device function given the
                                        control words (fence_calls.c) */
     const char *call_param[2];      /* the body's .param passing them to such a call */
     const kptx_function *fn;        /* the one being fenced */
-    bool device_fn;                 /* fn is such a device function, not an entry */
+    bool device_fn;                 /* fn is a device function, not an entry */
+    bool controlled;                /* fn takes the control words: an entry, or such a
+                                       device function (else only its shared accesses are
+                                       clamped) */
     bool poll_on_entry;             /* fn is a cycle head (callgraph.c): it polls as it starts */
     uint64_t stack_guard;           /* the module's stack guard (fence_stack.c), 0: none */
     bool guard_stack;               /* fn is on a cycle of calls: it checks the guard */
@@ -140,6 +147,7 @@ static const char *address_of(fencer *f, kptx_stmt_vec *sv, const kptx_function 
 }
 
 static void guard(kptx_stmt *c, const char *pred, bool negated);
+static kptx_operand reg_address(fencer *f, const char *reg);
 static void emit_fault_if(fencer *f, kptx_stmt_vec *sv, const char *pred, bool negated,
                           uint32_t code);
 static void emit_fault_word_if(fencer *f, kptx_stmt_vec *sv, const char *pred, bool negated);
@@ -155,24 +163,21 @@ static void emit_masked(fencer *f, kptx_stmt_vec *sv, kptx_operand dst, kptx_ope
     emit3(f, sv, "or", ".b64", dst, dst, kptx_reg_operand(f->reg[R_BASE]));
 }
 
-/* KPTX_FENCE_TRAP, an access of width bytes: when the mask would change its address (it
- * is outside the window, or not aligned to width) it writes the fault, misaligned before
- * outside, and ends the thread before the access, as the GPU would fault; only when the
- * access itself runs (its guard g: the check is cleared when g says no). A generic address
- * that is not global is not checked. */
-static void trap_outside(fencer *f, kptx_stmt_vec *sv, kptx_operand raw, unsigned width,
-                         bool generic, const kptx_instr *in)
+/* A generic access: dst = raw clamped into the block's shared memory (fence_shared.c),
+ * with isspacep.shared into the access predicate. */
+static void emit_generic_clamp(fencer *f, kptx_stmt_vec *sv, kptx_operand dst, kptx_operand raw,
+                               unsigned width)
 {
-    kptx_operand oob = kptx_reg_operand(f->oob), w = kptx_reg_operand(f->reg[R_WIN]);
-    emit_masked(f, sv, w, raw, width, generic);
-    if (generic) {
-        const kptx_operand ops[4] = {oob, w, raw, kptx_reg_operand(f->pred)};
-        kptx_rw_emit(&f->rw, sv, "setp", ".ne.and.u64", 4, ops);
-    } else {
-        emit3(f, sv, "setp", ".ne.u64", oob, w, raw);
-    }
-    if (in->guard)
-        guard(emit3(f, sv, "setp", ".ne.u64", oob, raw, raw), in->guard, !in->guard_negated);
+    emit2(f, sv, "isspacep", ".shared", kptx_reg_operand(f->pred), raw);
+    kptx_smem_clamp(&f->rw, sv, &f->smem, dst, raw, width, 0, true);
+}
+
+/* KPTX_FENCE_TRAP: the fault of an access of width bytes at raw (a register of bits bits)
+ * when the check f->oob holds, misaligned before outside (the GPU checks alignment first),
+ * and the thread ends before the access; scratch: a register of the same width. */
+static void emit_access_fault(fencer *f, kptx_stmt_vec *sv, kptx_operand raw,
+                              kptx_operand scratch, unsigned width, unsigned bits)
+{
     if (width == 1) {
         emit_fault_if(f, sv, f->oob, false, KPTX_FAULT_ADDRESS);
         return;
@@ -181,12 +186,48 @@ static void trap_outside(fencer *f, kptx_stmt_vec *sv, kptx_operand raw, unsigne
      * ptxas can sink it onto the fault's path (ptxas 13.0, sm_90: 14 such accesses took 8
      * SASS instructions more than one fault code would, and 104 more when guarded). */
     kptx_operand q = kptx_reg_operand(f->poll), code = kptx_reg_operand(f->creg[C_WORD]);
-    emit3(f, sv, "and", ".b64", w, raw, kptx_int_operand(width - 1));
-    emit3(f, sv, "setp", ".ne.u64", q, w, kptx_int_operand(0));
+    emit3(f, sv, "and", bits == 64 ? ".b64" : ".b32", scratch, raw, kptx_int_operand(width - 1));
+    emit3(f, sv, "setp", bits == 64 ? ".ne.u64" : ".ne.u32", q, scratch, kptx_int_operand(0));
     const kptx_operand ops[4] = {code, kptx_int_operand(KPTX_FAULT_MISALIGNED),
                                  kptx_int_operand(KPTX_FAULT_ADDRESS), q};
     kptx_rw_emit(&f->rw, sv, "selp", ".u32", 4, ops);
     emit_fault_word_if(f, sv, f->oob, false);
+}
+
+/* KPTX_FENCE_TRAP: the check f->oob is cleared where the access's own guard says it does
+ * not run (bits: its address's width). */
+static void clear_unless_runs(fencer *f, kptx_stmt_vec *sv, kptx_operand raw, unsigned bits,
+                              const kptx_instr *in)
+{
+    if (in->guard)
+        guard(emit3(f, sv, "setp", bits == 64 ? ".ne.u64" : ".ne.u32",
+                    kptx_reg_operand(f->oob), raw, raw), in->guard, !in->guard_negated);
+}
+
+/* KPTX_FENCE_TRAP, an access of width bytes: when the mask would change its address (it
+ * is outside the window, or not aligned to width) it writes the fault, misaligned before
+ * outside, and ends the thread before the access, as the GPU would fault; only when the
+ * access itself runs (its guard g: the check is cleared when g says no). A generic address
+ * is checked against the window when it is global, against the block's shared memory when
+ * it is shared (the clamp would change it), else not at all. */
+static void trap_outside(fencer *f, kptx_stmt_vec *sv, kptx_operand raw, unsigned width,
+                         bool generic, const kptx_instr *in)
+{
+    kptx_operand oob = kptx_reg_operand(f->oob), w = kptx_reg_operand(f->reg[R_WIN]);
+    kptx_operand p = kptx_reg_operand(f->pred);
+    emit_masked(f, sv, w, raw, width, generic);
+    if (generic) {
+        const kptx_operand ops[4] = {oob, w, raw, p};
+        kptx_rw_emit(&f->rw, sv, "setp", ".ne.and.u64", 4, ops);
+        emit_generic_clamp(f, sv, w, raw, width);
+        const kptx_operand shared[4] = {p, w, raw, p};
+        kptx_rw_emit(&f->rw, sv, "setp", ".ne.and.u64", 4, shared);
+        emit3(f, sv, "or", ".pred", oob, oob, p);
+    } else {
+        emit3(f, sv, "setp", ".ne.u64", oob, w, raw);
+    }
+    clear_unless_runs(f, sv, raw, 64, in);
+    emit_access_fault(f, sv, raw, w, width, 64);
 }
 
 /* Emits the fence of addr, the address operand of in, and returns the address operand
@@ -201,15 +242,84 @@ static kptx_operand fence_address(fencer *f, kptx_stmt_vec *sv, const kptx_funct
         trap_outside(f, sv, raw, width, generic, in);
         return *addr;
     }
-    kptx_operand *elem = kptx_rw_alloc(&f->rw, sizeof *elem);
     emit_masked(f, sv, generic ? w : a, raw, width, generic);
     if (generic) {
-        const kptx_operand ops[4] = {a, w, raw, kptx_reg_operand(f->pred)};
+        kptx_operand p = kptx_reg_operand(f->pred);
+        const kptx_operand ops[4] = {a, w, raw, p};
         kptx_rw_emit(&f->rw, sv, "selp", ".b64", 4, ops);
+        emit_generic_clamp(f, sv, w, raw, width);
+        const kptx_operand shared[4] = {a, w, a, p};
+        kptx_rw_emit(&f->rw, sv, "selp", ".b64", 4, shared);
     }
-    if (elem)
-        *elem = a;
-    return (kptx_operand){.kind = KPTX_OPND_ADDRESS, .n_elems = elem ? 1 : 0, .elems = elem};
+    return reg_address(f, f->reg[R_ADDR]);
+}
+
+/* Whether register name is declared 32 bits wide (else it is taken for 64). */
+static bool is_32bit(const fencer *f, const char *name)
+{
+    const kptx_var *v = kptx_reg_set_find(&f->regs, name);
+    return v && kptx_type_size(v->type) == 4;
+}
+
+/* The .b32 register holding the shared offset addr names (base plus offset, the offset
+ * left out with without_offset), computed into the clamps' first scratch register when it
+ * is not one 32-bit register already: a 64-bit register is cut to its low half (shared
+ * offsets are 32-bit; for any offset the block has, the same). */
+static const char *shared_offset_of(fencer *f, kptx_stmt_vec *sv, const kptx_operand *addr,
+                                    bool without_offset)
+{
+    const kptx_operand *base = &addr->elems[0];
+    kptx_operand a = kptx_reg_operand(f->smem.scratch[0]);
+    int64_t value = without_offset ? 0 : addr->value;
+    kptx_operand off = kptx_int_operand((int32_t)(uint32_t)value);
+    if (base->kind == KPTX_OPND_INT) {
+        emit2(f, sv, "mov", ".u32", a,
+              kptx_int_operand((uint32_t)((uint64_t)base->value + (uint64_t)value)));
+        return f->smem.scratch[0];
+    }
+    if (base->kind == KPTX_OPND_SYMBOL) {
+        emit2(f, sv, "mov", ".u32", a, sym_op(base->name));
+    } else if (is_32bit(f, base->name)) {
+        if (!value)
+            return base->name;
+        emit3(f, sv, "add", ".s32", a, *base, off);
+        return f->smem.scratch[0];
+    } else {
+        emit2(f, sv, "cvt", ".u32.u64", a, *base);
+    }
+    if (value)
+        emit3(f, sv, "add", ".s32", a, a, off);
+    return f->smem.scratch[0];
+}
+
+/* A .shared access: its offset clamped into the block's shared memory (fence_shared.c),
+ * or with KPTX_FENCE_TRAP checked against the clamp; returns the address operand that
+ * replaces addr. One that stays in a sized variable keeps its address. An offset that is a
+ * multiple of the width is added after the base is aligned ((r & -w) + k is (r + k) & -w):
+ * accesses [r], [r+4], [r+8] ... share the and, and the add and the min may become one
+ * instruction (sm_90's VIADDMNMX). */
+static kptx_operand fence_shared(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
+                                 const kptx_operand *addr, const kptx_instr *in)
+{
+    unsigned width = kptx_access_width(in);
+    if (kptx_smem_in_bounds(f->m, fn, addr, width))
+        return *addr;
+    kptx_operand clamp = kptx_reg_operand(f->smem.scratch[0]);
+    if (!f->trap || !f->controlled) {     /* no fault word: only unfenced entries call it */
+        bool late = addr->elems[0].kind != KPTX_OPND_INT && addr->value % width == 0;
+        const char *reg = shared_offset_of(f, sv, addr, late);
+        kptx_smem_clamp(&f->rw, sv, &f->smem, clamp, kptx_reg_operand(reg), width,
+                        late ? (int32_t)(uint32_t)addr->value : 0, false);
+        return reg_address(f, f->smem.scratch[0]);
+    }
+    const char *reg = shared_offset_of(f, sv, addr, false);
+    kptx_operand raw = kptx_reg_operand(reg);
+    clamp = kptx_reg_operand(f->smem.scratch[1]);
+    kptx_smem_clamp(&f->rw, sv, &f->smem, clamp, raw, width, 0, false);
+    emit3(f, sv, "setp", ".ne.u32", kptx_reg_operand(f->oob), clamp, raw);
+    clear_unless_runs(f, sv, raw, 32, in);
+    emit_access_fault(f, sv, raw, clamp, width, 32);
+    return reg_address(f, reg);     /* the offset checked, as the access's own */
 }
 
 /* ---- control: cancel polls, traps and asserts ---- */
@@ -387,27 +497,39 @@ static void emit_controlled_call(fencer *f, kptx_stmt_vec *sv, const kptx_stmt *
     c->u.instr.n_ops = n;
 }
 
-static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
-                        const kptx_stmt *s)
+/* The polls, faults and controlled calls of s (a controlled function's); whether s is
+ * done with. */
+static bool control_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
+                          const kptx_stmt *s)
 {
     if (calls_controlled(f, &s->u.instr)) {
         emit_controlled_call(f, sv, s);
-        return;
+        return true;
     }
     int loop = f->loop_at[s - fn->stmts];
     if (loop >= 0) {
         strip_mine(f, sv, s, (unsigned)loop);
-        return;
+        return true;
     }
     uint32_t fault = fault_of(&s->u.instr);
     if (fault) {
         emit_fault(f, sv, &s->u.instr, fault);
-        return;
+        return true;
     }
     if (is_back_edge(f, s) || !strcmp(s->u.instr.opcode, "brx"))
         emit_poll(f, sv);   /* an indirect branch may go back too */
+    return false;
+}
+
+static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
+                        const kptx_stmt *s)
+{
+    if (f->controlled && control_instr(f, sv, fn, s))
+        return;
     kptx_fence_kind k = kptx_fence_kind_of(f->m, fn, &s->u.instr);
-    if (k != KPTX_FENCE_GLOBAL && k != KPTX_FENCE_GENERIC) {
+    /* a device function has no window (its global accesses made its entries unfenceable) */
+    bool window = !f->device_fn && (k == KPTX_FENCE_GLOBAL || k == KPTX_FENCE_GENERIC);
+    if (!window && k != KPTX_FENCE_SHARED) {
         kptx_rw_push(&f->rw, sv, s);
         return;
     }
@@ -416,9 +538,9 @@ static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
     if (!ops)
         return;
     for (unsigned i = 0; i < in->n_ops; i++)
-        ops[i] = in->ops[i].kind == KPTX_OPND_ADDRESS
-                     ? fence_address(f, sv, fn, &in->ops[i], k == KPTX_FENCE_GENERIC, in)
-                     : in->ops[i];
+        ops[i] = in->ops[i].kind != KPTX_OPND_ADDRESS ? in->ops[i]
+                 : k == KPTX_FENCE_SHARED ? fence_shared(f, sv, fn, &in->ops[i], in)
+                 : fence_address(f, sv, fn, &in->ops[i], k == KPTX_FENCE_GENERIC, in);
     kptx_stmt *c = kptx_rw_push(&f->rw, sv, s);
     if (c) {
         c->line = 0;
@@ -437,9 +559,12 @@ static void declare_reg(fencer *f, kptx_stmt_vec *sv, const char *type, const ch
                           .reg_range = range};
 }
 
-/* Declarations of the pass's registers. */
+/* Declarations of the pass's registers (the shared clamps' first). */
 static void declare(fencer *f, kptx_stmt_vec *sv)
 {
+    kptx_smem_declare(&f->rw, sv, &f->smem);
+    if (!f->controlled)
+        return;     /* a device function whose shared accesses only are clamped */
     declare_reg(f, sv, ".b64", kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_r")),
                 N_REGS);
     declare_reg(f, sv, ".b32", kptx_rw_name(&f->rw, "%", kptx_rw_name(&f->rw, f->prefix, "_c")),
@@ -490,6 +615,9 @@ static void emit_stack_check(fencer *f, kptx_stmt_vec *sv)
  * find its edge. */
 static void load_params(fencer *f, kptx_stmt_vec *sv)
 {
+    kptx_smem_prologue(&f->rw, sv, &f->smem);      /* the shared clamps per width */
+    if (!f->controlled)
+        return;
     /* a device function has only the control words' addresses (no memory to fence) */
     for (unsigned i = f->device_fn ? R_CANCEL - R_BASE : 0; i < KPTX_FENCE_EXTRA_PARAMS; i++)
         emit2(f, sv, "ld", ".param.u64", kptx_reg_operand(f->reg[R_BASE + i]),
@@ -504,10 +632,10 @@ static void load_params(fencer *f, kptx_stmt_vec *sv)
 
 static size_t body_bound(const kptx_function *fn, unsigned n_loops)
 {
-    /* declarations (at most 10 and a mask per width), the prologue (an entry's 5 and a
-     * mask per width, a device function's 3, a cycle head's poll 3 and the stack check 5),
-     * and what each one may add */
-    size_t n = fn->n_stmts + 21 + 2 * KPTX_ALIGN_SLOTS + (size_t)n_loops * (PER_LOOP + 1);
+    /* declarations (at most 10, a mask and two shared clamps per width), the prologue (an
+     * entry's 5 and a mask per width, a device function's 3, a cycle head's poll 3 and the
+     * stack check 5, the shared clamps' 3 and 4 per width), and what each one may add */
+    size_t n = fn->n_stmts + 24 + 8 * KPTX_ALIGN_SLOTS + (size_t)n_loops * (PER_LOOP + 1);
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_INSTR)
             n += PER_ACCESS * fn->stmts[i].u.instr.n_ops + PER_CONTROL;
@@ -545,7 +673,7 @@ static bool find_loops(fencer *f, const kptx_function *fn)
 {
     f->loop_at = malloc((fn->n_stmts ? fn->n_stmts : 1) * sizeof *f->loop_at);
     if (!f->loop_at || kptx_label_index_build(&f->labels, fn) ||
-        kptx_find_counted_loops(fn, &f->labels, &f->loops, &f->n_loops))
+        (f->controlled && kptx_find_counted_loops(fn, &f->labels, &f->loops, &f->n_loops)))
         return false;
     f->loop_names = f->n_loops ? malloc(f->n_loops * sizeof *f->loop_names) : NULL;
     if (f->n_loops && !f->loop_names)
@@ -577,11 +705,14 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
 {
     const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, f, hook_label};
     f->fn = fn;
-    if (find_loops(f, fn))
+    kptx_smem_scan(&f->smem, f->m, fn, !f->device_fn);
+    if (find_loops(f, fn) && !kptx_reg_set_build(fn, &f->regs))
         kptx_rw_body(&f->rw, body_bound(fn, f->n_loops), fn, out, &h);
     else
         f->rw.oom = true;
+    kptx_reg_set_free(&f->regs);
     forget_loops(f);
+    f->smem.used = f->smem.generic = 0;
 }
 
 /* The fenced entry: fn's parameters and then the window's, and the fenced body. */
@@ -621,20 +752,23 @@ static kptx_var *controlled_params(fencer *f, const kptx_function *fn)
     return p;
 }
 
-/* A device function that takes the control words: its declaration, and its body rewritten
- * as an entry's (polls, faults; it touches no global memory, fence_check.c). */
-static void control_device_fn(fencer *f, kptx_function *fn, const kptx_fn_facts *facts)
+/* A device function that takes the control words (facts not NULL): its declaration, and
+ * its body rewritten as an entry's (polls, faults; it touches no global memory,
+ * fence_check.c); or one whose shared accesses only are clamped, parameters unchanged. */
+static void fence_device_fn(fencer *f, kptx_function *fn, const kptx_fn_facts *facts)
 {
     kptx_function out = *fn;
-    if (!(out.params = controlled_params(f, fn)))
+    if (facts && !(out.params = controlled_params(f, fn)))
         return;
-    out.n_params = fn->n_params + 2;
+    out.n_params = fn->n_params + (facts ? 2 : 0);
     if (fn->has_body) {
         f->device_fn = true;
-        f->poll_on_entry = facts->cycle_head;
-        f->guard_stack = facts->recursive && f->stack_guard;
+        f->controlled = facts != NULL;
+        f->poll_on_entry = facts && facts->cycle_head;
+        f->guard_stack = facts && facts->recursive && f->stack_guard;
         fence_body(f, &out, fn);
         f->device_fn = f->poll_on_entry = f->guard_stack = false;
+        f->controlled = true;
     }
     if (!f->rw.oom)
         *fn = out;
@@ -667,23 +801,34 @@ static int setup_names(fencer *f)
             f->creg[i] = kptx_rw_name(&f->rw, creg, num);
     }
     kptx_align_setup(&f->rw, &f->align, f->prefix, f->reg[R_MASK]);
+    kptx_smem_setup(&f->rw, &f->smem, f->prefix);
     return f->rw.oom ? KPTX_ENOMEM : 0;
 }
 
 /* Marks in fence[] (per analysed function) the entries that can be fenced, and in ctl[]
- * the device functions they reach that get the control words; how many entries. */
+ * the device functions they reach that get the control words (with KPTX_FENCE_TRAP also
+ * those whose shared accesses are clamped: they report them); how many entries. */
 static unsigned plan(const kptx_module *m, const kptx_analysis *an, unsigned flags,
                      bool *fence, bool *ctl, int *rc)
 {
     unsigned n = 0;
+    bool *faults = flags & KPTX_FENCE_TRAP ? calloc(an->n_fns ? an->n_fns : 1, 1) : NULL;
+    if ((flags & KPTX_FENCE_TRAP) && !faults) {
+        *rc = KPTX_ENOMEM;
+        return 0;
+    }
     for (unsigned i = 0; i < an->n_fns; i++) {
         char why[192];
-        if (!an->facts[i].fn->is_entry || !an->facts[i].fn->has_body)
+        const kptx_function *fn = an->facts[i].fn;
+        if (faults && !fn->is_entry)
+            faults[i] = kptx_smem_clamps_any(m, fn);
+        if (!fn->is_entry || !fn->has_body)
             continue;
         kptx_fence_judge(m, an, i, flags, why, sizeof why);
         fence[i] = !why[0];
     }
-    *rc = kptx_plan_controlled(an, fence, ctl, &n);
+    *rc = kptx_plan_controlled(an, faults, fence, ctl, &n);
+    free(faults);
     return *rc ? 0 : n;
 }
 
@@ -705,7 +850,7 @@ int kptx_fence_module_opts(kptx_module *m, const kptx_fence_opts *o, unsigned *n
     if (!an)
         return KPTX_ENOMEM;
     fencer f = {.m = m, .rw = {.a = m->arena}, .trap = (flags & KPTX_FENCE_TRAP) != 0,
-                .an = an};
+                .an = an, .controlled = true};
     bool *fence = calloc(an->n_fns ? an->n_fns : 1, sizeof *fence);
     bool *ctl = calloc(an->n_fns ? an->n_fns : 1, sizeof *ctl);
     int rc = !fence || !ctl ? KPTX_ENOMEM : setup_names(&f);
@@ -721,8 +866,12 @@ int kptx_fence_module_opts(kptx_module *m, const kptx_fence_opts *o, unsigned *n
         if (k >= 0 && it->u.fn.is_entry && it->u.fn.has_body && fence[k])
             fence_entry(&f, &it->u.fn);
         else if (k >= 0 && !it->u.fn.is_entry && ctl[k])
-            control_device_fn(&f, &it->u.fn, &an->facts[k]); /* and declarations */
+            fence_device_fn(&f, &it->u.fn, &an->facts[k]); /* and declarations */
+        else if (!it->u.fn.is_entry && kptx_smem_clamps_any(m, &it->u.fn))
+            fence_device_fn(&f, &it->u.fn, NULL);   /* its shared accesses only */
     }
+    if (!rc && count)
+        rc = kptx_smem_declare_var(&f.rw, m, &f.smem);
     free(fence);
     free(ctl);
     if (!rc && f.rw.oom)

@@ -15,8 +15,7 @@
 
 #include "ptx_internal.h"
 
-/* The log2 of a width (a power of two). */
-static unsigned log2_of(unsigned width)
+unsigned kptx_width_slot(unsigned width)
 {
     unsigned k = 0;
     while (width > 1u) {
@@ -49,13 +48,13 @@ void kptx_align_scan(kptx_align_masks *am, const kptx_module *m, const kptx_func
         kptx_fence_kind k = kptx_fence_kind_of(m, fn, &s->u.instr);
         unsigned width = kptx_access_width(&s->u.instr);
         if ((k == KPTX_FENCE_GLOBAL || k == KPTX_FENCE_GENERIC) && width > 1)
-            am->used |= 1u << log2_of(width);
+            am->used |= 1u << kptx_width_slot(width);
     }
 }
 
 const char *kptx_align_mask(const kptx_align_masks *am, unsigned width)
 {
-    return am->reg[width > 1 ? log2_of(width) : 0];
+    return am->reg[width > 1 ? kptx_width_slot(width) : 0];
 }
 
 void kptx_align_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_align_masks *am)

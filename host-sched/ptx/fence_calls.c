@@ -42,19 +42,20 @@ bool kptx_controls_itself(const kptx_analysis *an, unsigned i)
     return !f->fn->is_entry && (f->cycle_head || kptx_needs_control(f->fn));
 }
 
-/* needs[i]: function i controls itself, or calls (directly or not) one that does. One
+/* needs[i]: function i controls itself (or faults[i]: KPTX_FENCE_TRAP's clamped shared
+ * accesses write the fault word), or calls (directly or not) one that does. One
  * pass in the call graph's order, callees first, a cycle's functions sharing the answer
  * (each reaches every other): linear in functions and calls, where a fixpoint over the
  * edges took a pass per function of a tenant's chain. An entry is never marked; a call
  * of one (which ptxas refuses) only marks more. */
-static void mark_needs(const kptx_analysis *an, bool *needs)
+static void mark_needs(const kptx_analysis *an, const bool *faults, bool *needs)
 {
     for (unsigned k = 0; k < an->n_fns; k = an->scc_end[k]) {
         unsigned end = an->scc_end[k];
         bool any = false;
         for (unsigned j = k; j < end && !any; j++) {
             unsigned f = an->order[j];
-            any = kptx_controls_itself(an, f);
+            any = kptx_controls_itself(an, f) || (faults && faults[f]);
             /* a callee in this component is not marked yet: its own answer is in any */
             for (unsigned e = an->edge_start[f]; e < an->edge_start[f + 1] && !any; e++)
                 any = needs[an->callee[e]];
@@ -102,7 +103,8 @@ static bool drop_conflicts(const kptx_analysis *an, bool *fence, const bool *ctl
     return dropped;
 }
 
-int kptx_plan_controlled(const kptx_analysis *an, bool *fence, bool *ctl, unsigned *n_fenced)
+int kptx_plan_controlled(const kptx_analysis *an, const bool *faults, bool *fence, bool *ctl,
+                         unsigned *n_fenced)
 {
     size_t n = an->n_fns ? an->n_fns : 1;
     bool *needs = calloc(n, 1), *fenced = calloc(n, 1), *unfenced = calloc(n, 1),
@@ -110,7 +112,7 @@ int kptx_plan_controlled(const kptx_analysis *an, bool *fence, bool *ctl, unsign
     int rc = needs && fenced && unfenced && scratch ? 0 : KPTX_ENOMEM;
     memset(ctl, 0, n * sizeof *ctl);
     if (!rc)
-        mark_needs(an, needs);
+        mark_needs(an, faults, needs);
     bool any = false;
     for (unsigned i = 0; !rc && i < an->n_fns; i++)
         any |= needs[i];

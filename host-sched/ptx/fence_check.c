@@ -23,22 +23,29 @@ static bool has_address(const kptx_instr *in)
     return false;
 }
 
-kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, const char *sym)
+const kptx_var *kptx_symbol_var(const kptx_module *m, const kptx_function *fn, const char *sym)
 {
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_VAR && !strcmp(fn->stmts[i].u.var.name, sym))
-            return fn->stmts[i].u.var.space;
+            return &fn->stmts[i].u.var;
     for (unsigned i = 0; i < m->n_items; i++)
         if (m->items[i].kind == KPTX_ITEM_VAR && !strcmp(m->items[i].u.var.name, sym))
-            return m->items[i].u.var.space;
-    return KPTX_SPACE_NONE;
+            return &m->items[i].u.var;
+    return NULL;
+}
+
+kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, const char *sym)
+{
+    const kptx_var *v = kptx_symbol_var(m, fn, sym);
+    return v ? v->space : KPTX_SPACE_NONE;
 }
 
 /* Whether every address of in has a base the pass can rewrite: a register, a number, or a
- * variable whose address it can take (a .global one; for generic accesses also .shared,
- * .local and .const ones, through cvta). */
+ * variable whose address it can take (of space `space`: a .global one, or a .shared one
+ * for .shared accesses; for generic accesses (NONE) also .shared, .local and .const ones,
+ * through cvta). */
 static bool bases_known(const kptx_module *m, const kptx_function *fn, const kptx_instr *in,
-                        bool generic)
+                        kptx_space space)
 {
     for (unsigned i = 0; i < in->n_ops; i++) {
         const kptx_operand *o = &in->ops[i];
@@ -49,12 +56,27 @@ static bool bases_known(const kptx_module *m, const kptx_function *fn, const kpt
         if (o->elems[0].kind != KPTX_OPND_SYMBOL)
             continue;
         kptx_space sp = kptx_symbol_space(m, fn, o->elems[0].name);
-        if (sp != KPTX_SPACE_GLOBAL && (!generic || (sp != KPTX_SPACE_SHARED &&
-                                                     sp != KPTX_SPACE_LOCAL &&
-                                                     sp != KPTX_SPACE_CONST)))
+        if (sp != space && (space != KPTX_SPACE_NONE ||
+                            (sp != KPTX_SPACE_GLOBAL && sp != KPTX_SPACE_SHARED &&
+                             sp != KPTX_SPACE_LOCAL && sp != KPTX_SPACE_CONST)))
             return false;
     }
     return true;
+}
+
+/* Whether in may reach the shared memory of another block of its cluster (distributed
+ * shared memory, sm_90): mapa, which makes such addresses, and any instruction on
+ * .shared::cluster but isspacep and getctarank, which only look at an address. */
+static bool reaches_cluster(const kptx_instr *in)
+{
+    if (!strcmp(in->opcode, "mapa"))
+        return true;
+    if (!strcmp(in->opcode, "isspacep") || !strcmp(in->opcode, "getctarank"))
+        return false;
+    for (unsigned i = 0; i < in->n_mods; i++)
+        if (!strcmp(in->mods[i], ".shared::cluster"))
+            return true;
+    return false;
 }
 
 unsigned kptx_access_width(const kptx_instr *in)
@@ -74,29 +96,35 @@ unsigned kptx_access_width(const kptx_instr *in)
 kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn,
                                    const kptx_instr *in)
 {
+    if (reaches_cluster(in))
+        return KPTX_FENCE_NEVER;
     if (!has_address(in))
         return KPTX_FENCE_NONE;
-    bool global = false, other = false;
+    bool global = false, shared = false, other = false;
     for (unsigned i = 0; i < in->n_mods; i++) {
         const char *mod = in->mods[i];
-        const char *sub = strstr(mod, "::");     /* .shared::cta, .shared::cluster */
+        const char *sub = strstr(mod, "::");     /* .shared::cta (.shared::cluster: above) */
         kptx_space sp = kptx_space_of(mod, sub ? (size_t)(sub - mod) : strlen(mod));
         global |= sp == KPTX_SPACE_GLOBAL;
+        shared |= sp == KPTX_SPACE_SHARED;
         other |= sp == KPTX_SPACE_SHARED || sp == KPTX_SPACE_LOCAL || sp == KPTX_SPACE_CONST ||
                  sp == KPTX_SPACE_PARAM;
     }
     if (!fenceable_opcode(in->opcode))
         return global || !other ? KPTX_FENCE_NEVER : KPTX_FENCE_NONE;
-    if (other && !global)
+    if (other && !global && !shared)
         return KPTX_FENCE_NONE;
-    /* the mask aligns the address to the access's width: one it cannot tell is refused */
-    if (!bases_known(m, fn, in, !global) || !kptx_access_width(in))
+    kptx_space space = global ? KPTX_SPACE_GLOBAL : shared ? KPTX_SPACE_SHARED : KPTX_SPACE_NONE;
+    /* the mask (or the clamp) aligns the address to the access's width: one it cannot
+     * tell is refused */
+    if (!bases_known(m, fn, in, space) || !kptx_access_width(in))
         return KPTX_FENCE_NEVER;
-    return global ? KPTX_FENCE_GLOBAL : KPTX_FENCE_GENERIC;
+    return global ? KPTX_FENCE_GLOBAL : shared ? KPTX_FENCE_SHARED : KPTX_FENCE_GENERIC;
 }
 
 /* The first instruction of fn the pass cannot fence, or NULL; *touches gets whether fn
- * touches global memory at all. */
+ * touches global memory at all (its .shared accesses are clamped wherever they are:
+ * fence.c, fence_shared.c). */
 static const kptx_stmt *first_unfenceable(const kptx_module *m, const kptx_function *fn,
                                           bool *touches)
 {
@@ -106,17 +134,17 @@ static const kptx_stmt *first_unfenceable(const kptx_module *m, const kptx_funct
         if (s->kind != KPTX_STMT_INSTR)
             continue;
         kptx_fence_kind k = kptx_fence_kind_of(m, fn, &s->u.instr);
-        *touches |= k != KPTX_FENCE_NONE;
+        *touches |= k != KPTX_FENCE_NONE && k != KPTX_FENCE_SHARED;
         if (k == KPTX_FENCE_NEVER)
             return s;
     }
     return NULL;
 }
 
-/* The first instruction of fn that reads an %envreg register, or NULL. The driver puts
- * its per-launch workspace there (cooperative groups' grid-wide barrier): memory outside
- * every tenant's window, which the mask would redirect and so break the barrier. */
-static const kptx_stmt *first_envreg(const kptx_function *fn)
+/* The first instruction of fn that reads a special register whose name starts with
+ * prefix, or NULL; its operand's name in *name. */
+static const kptx_stmt *first_sreg(const kptx_function *fn, const char *prefix,
+                                   const char **name)
 {
     for (unsigned i = 0; i < fn->n_stmts; i++) {
         const kptx_stmt *s = &fn->stmts[i];
@@ -124,21 +152,85 @@ static const kptx_stmt *first_envreg(const kptx_function *fn)
             continue;
         for (unsigned j = 0; j < s->u.instr.n_ops; j++) {
             const kptx_operand *o = &s->u.instr.ops[j];
-            if (o->kind == KPTX_OPND_SREG && o->name && !strncmp(o->name, "%envreg", 7))
+            if (o->kind == KPTX_OPND_SREG && o->name &&
+                !strncmp(o->name, prefix, strlen(prefix))) {
+                *name = o->name;
                 return s;
+            }
         }
     }
     return NULL;
 }
 
+/* Why fn may not read a special register: %envreg, where the driver puts its per-launch
+ * workspace (cooperative groups' grid-wide barrier): memory outside every tenant's
+ * window, which the mask would redirect and so break the barrier; %reserved_smem_offset_*,
+ * addresses in the driver's reserved shared memory, which may lie past the block's own
+ * and so be clamped (fence_shared.c). "" when it reads neither. */
+static void judge_sregs(const kptx_function *fn, char *why, size_t len)
+{
+    const char *name;
+    const kptx_stmt *s = first_sreg(fn, "%envreg", &name);
+    if (s) {
+        snprintf(why, len, "%%envreg (line %u): the driver's launch workspace (a grid-wide "
+                 "barrier of cooperative groups) lies outside the tenant's window", s->line);
+        return;
+    }
+    if ((s = first_sreg(fn, "%reserved_smem_offset", &name)))
+        snprintf(why, len, "%s (line %u): the driver's reserved shared memory, which the "
+                 "fence's clamp of shared addresses may not cover", name, s->line);
+}
+
+/* Whether in, an instruction the pass cannot fence (KPTX_FENCE_NEVER), stops it because of
+ * shared memory (a cluster's, or an ld/st/atom/red .shared it cannot clamp) rather than
+ * global memory. */
+static bool shared_reason(const kptx_instr *in)
+{
+    if (reaches_cluster(in))
+        return true;
+    for (unsigned i = 0; i < in->n_mods; i++)
+        if (!strncmp(in->mods[i], ".shared", 7))
+            return fenceable_opcode(in->opcode);
+    return false;
+}
+
+/* Whether fn has an access whose address the fence clamps into the block's shared
+ * memory (.shared, generic), which needs %dynamic_smem_size: PTX ISA 4.1 (fence_shared.c). */
+static bool clamps_shared(const kptx_module *m, const kptx_function *fn)
+{
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        kptx_fence_kind k = s->kind == KPTX_STMT_INSTR ? kptx_fence_kind_of(m, fn, &s->u.instr)
+                                                       : KPTX_FENCE_NONE;
+        if (k == KPTX_FENCE_SHARED || k == KPTX_FENCE_GENERIC)
+            return true;
+    }
+    return false;
+}
+
+static bool before_isa_4_1(const kptx_module *m)
+{
+    return m->version_major < 4 || (m->version_major == 4 && m->version_minor < 1);
+}
+
+/* Why s, an instruction the pass cannot fence (KPTX_FENCE_NEVER), stops it. */
 static void describe_instr(const kptx_stmt *s, char *why, size_t len)
 {
     char name[96];
-    size_t n = (size_t)snprintf(name, sizeof name, "%s", s->u.instr.opcode);
-    for (unsigned i = 0; i < s->u.instr.n_mods && n < sizeof name; i++)
-        n += (size_t)snprintf(name + n, sizeof name - n, "%s", s->u.instr.mods[i]);
-    snprintf(why, len, "%s (line %u) may touch global memory in a way the fence does not "
-             "cover", name, s->line);
+    const kptx_instr *in = &s->u.instr;
+    size_t n = (size_t)snprintf(name, sizeof name, "%s", in->opcode);
+    for (unsigned i = 0; i < in->n_mods && n < sizeof name; i++)
+        n += (size_t)snprintf(name + n, sizeof name - n, "%s", in->mods[i]);
+    if (reaches_cluster(in))
+        snprintf(why, len, "%s (line %u) may reach the shared memory of another block of its "
+                 "cluster (distributed shared memory), which the fence does not confine",
+                 name, s->line);
+    else if (shared_reason(in))
+        snprintf(why, len, "%s (line %u) accesses shared memory in a way the fence does not "
+                 "cover (an address or a width it cannot clamp)", name, s->line);
+    else
+        snprintf(why, len, "%s (line %u) may touch global memory in a way the fence does "
+                 "not cover", name, s->line);
 }
 
 /* The module-scope declaration of sym, or NULL (also when fn declares sym itself). */
@@ -293,21 +385,36 @@ static void judge_callees(const kptx_module *m, const kptx_analysis *an, unsigne
     }
     for (unsigned i = 0; i < an->n_fns && !why[0]; i++) {
         const kptx_function *f = an->facts[i].fn;
-        bool touches;
+        bool touches = false;
+        char inner[192] = "";
         if (!reach[i] || i == root)
             continue;
+        const kptx_stmt *bad = f->has_body ? first_unfenceable(m, f, &touches) : NULL;
+        if (bad && shared_reason(&bad->u.instr))
+            describe_instr(bad, inner, sizeof inner);
+        else if (f->has_body && !bad && !touches)
+            judge_sregs(f, inner, sizeof inner);
         if (!strcmp(f->name, "malloc") || !strcmp(f->name, "free"))
             snprintf(why, len, "calls %s: the device heap lies outside the tenant's window",
                      f->name);
         else if (!f->has_body && !harmless_extern(f->name))
             snprintf(why, len, "calls the external function %s", f->name);
-        else if (f->has_body && (first_unfenceable(m, f, &touches) || touches))
+        else if (inner[0])
+            snprintf(why, len, "calls %s: %s", f->name, inner);
+        else if (f->has_body && before_isa_4_1(m) && clamps_shared(m, f))
+            snprintf(why, len, "calls %s, which accesses shared memory: its clamp needs PTX "
+                     "ISA 4.1 (%%dynamic_smem_size)", f->name);
+        else if (bad || touches)
             snprintf(why, len, "calls %s, which touches global memory (device functions "
                      "are not fenced)", f->name);
         else if (indirect && (kptx_needs_control(f) || an->facts[i].recursive))
             snprintf(why, len, "calls %s, which loops, recurses, traps or asserts, and makes "
                      "calls through function pointers: only direct calls pass a device "
                      "function its tenant's control words", f->name);
+        else if (indirect && (flags & KPTX_FENCE_TRAP) && kptx_smem_clamps_any(m, f))
+            snprintf(why, len, "calls %s, which accesses shared memory (whose faults it "
+                     "reports), and makes calls through function pointers: only direct calls "
+                     "pass a device function its tenant's fault word", f->name);
         else if (f->has_body && (flags & KPTX_FENCE_VARS_OUTSIDE))
             judge_vars(m, f, flags, why, len);
     }
@@ -332,9 +439,12 @@ void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned ro
         describe_instr(bad, why, len);
         return;
     }
-    if ((bad = first_envreg(fn))) {
-        snprintf(why, len, "%%envreg (line %u): the driver's launch workspace (a grid-wide "
-                 "barrier of cooperative groups) lies outside the tenant's window", bad->line);
+    judge_sregs(fn, why, len);
+    if (why[0])
+        return;
+    if (before_isa_4_1(m) && clamps_shared(m, fn)) {
+        snprintf(why, len, "PTX ISA %u.%u: the clamp of shared and generic addresses needs "
+                 "4.1 (%%dynamic_smem_size)", m->version_major, m->version_minor);
         return;
     }
     if ((uint64_t)kptx_fence_param_offset(fn->param_bytes) + 8 * KPTX_FENCE_EXTRA_PARAMS >

@@ -259,26 +259,14 @@ static kptx_var strings_var(printer *p, const kptx_buf *t)
  * use). */
 static int add_variables(printer *p, const kptx_buf *t)
 {
-    kptx_module *m = p->m;
-    kptx_item *items = kptx_rw_alloc(&p->rw, (m->n_items + 2) * sizeof *items);
-    if (!items)
-        return KPTX_ENOMEM;
-    unsigned at = 0;
-    while (at < m->n_items && m->items[at].kind != KPTX_ITEM_FUNCTION)
-        at++;
-    memcpy(items, m->items, at * sizeof *items);
-    items[at].kind = KPTX_ITEM_VAR;
-    items[at].u.var = (kptx_var){.space = KPTX_SPACE_GLOBAL, .type = ".b8",
-                                 .name = p->ring, .align = 8, .n_dims = 1,
-                                 .dims = {KPTX_PRINTF_RING_BYTES}};
-    items[at + 1].kind = KPTX_ITEM_VAR;
-    items[at + 1].u.var = strings_var(p, t);
-    memcpy(items + at + 2, m->items + at, (m->n_items - at) * sizeof *items);
+    const kptx_var vars[2] = {
+        {.space = KPTX_SPACE_GLOBAL, .type = ".b8", .name = p->ring, .align = 8, .n_dims = 1,
+         .dims = {KPTX_PRINTF_RING_BYTES}},
+        strings_var(p, t),
+    };
     if (p->rw.oom)
         return KPTX_ENOMEM;
-    m->items = items;
-    m->n_items += 2;
-    return 0;
+    return kptx_rw_add_vars(&p->rw, p->m, vars, 2);
 }
 
 /* ---- the pass ------------------------------------------------------------------------- */

@@ -239,6 +239,8 @@ int kptx_reg_set_build(const kptx_function *fn, kptx_reg_set *rs);
 void kptx_reg_set_free(kptx_reg_set *rs);
 /* Whether name is a declared register (itself, or one of a range %r<N>). */
 bool kptx_reg_set_has(const kptx_reg_set *rs, const char *name);
+/* The declaration of register name (its range's for %r3 of %r<10>), or NULL. */
+const kptx_var *kptx_reg_set_find(const kptx_reg_set *rs, const char *name);
 
 /* ---- Printing helpers (print.c) ---- */
 
@@ -359,7 +361,10 @@ typedef enum kptx_fence_kind {
                                .const/.param only) */
     KPTX_FENCE_GLOBAL,      /* ld/ldu/st/atom/red .global: its address is masked */
     KPTX_FENCE_GENERIC,     /* ld/st/atom/red without a state space: masked when
-                               isspacep.global says the address is global */
+                               isspacep.global says the address is global, clamped into
+                               the block's shared memory when isspacep.shared says so */
+    KPTX_FENCE_SHARED,      /* ld/st/atom/red .shared (::cta): its address is clamped into
+                               the block's shared memory (fence_shared.c) */
     KPTX_FENCE_NEVER,       /* may touch global memory in a way the pass does not cover */
 } kptx_fence_kind;
 
@@ -374,6 +379,8 @@ unsigned kptx_access_width(const kptx_instr *in);
 /* State space of the variable sym as fn sees it (its body's declarations, then the
  * module's), KPTX_SPACE_NONE when sym is no variable. */
 kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, const char *sym);
+/* Its declaration, or NULL. */
+const kptx_var *kptx_symbol_var(const kptx_module *m, const kptx_function *fn, const char *sym);
 /* Whether in calls CUDA's device assert (__assertfail). */
 bool kptx_calls_assert(const kptx_instr *in);
 /* The function a direct call names, or NULL (not a call, or through a register). */
@@ -384,10 +391,12 @@ bool kptx_needs_control(const kptx_function *fn);
  * a cycle of calls enters it (its facts' cycle_head). */
 bool kptx_controls_itself(const kptx_analysis *an, unsigned i);
 /* The device functions a fenced entry (fence[], per analysed function) reaches that need
- * control, themselves (kptx_controls_itself) or through their calls, into ctl[]; an entry
- * that shares such a function with an unfenced entry loses its fence. *n_fenced: the
- * entries still fenced. */
-int kptx_plan_controlled(const kptx_analysis *an, bool *fence, bool *ctl, unsigned *n_fenced);
+ * control, themselves (kptx_controls_itself, or faults[i] when faults is not NULL: with
+ * KPTX_FENCE_TRAP, a function whose shared accesses are clamped writes the fault word) or
+ * through their calls, into ctl[]; an entry that shares such a function with an unfenced
+ * entry loses its fence. *n_fenced: the entries still fenced. */
+int kptx_plan_controlled(const kptx_analysis *an, const bool *faults, bool *fence, bool *ctl,
+                         unsigned *n_fenced);
 /* Why entry root (an index of an) cannot be fenced, into why ("" when it can). */
 void kptx_fence_judge(const kptx_module *m, const kptx_analysis *an, unsigned root,
                       unsigned flags, char *why, size_t len);
@@ -399,6 +408,8 @@ typedef struct kptx_align_masks {
     const char *reg[KPTX_ALIGN_SLOTS];
     unsigned used;              /* bit k: the function has a fenced access of 2^k bytes, k > 0 */
 } kptx_align_masks;
+/* The slot of an access of width bytes (a power of two): its log2. */
+unsigned kptx_width_slot(unsigned width);
 /* Names the registers (the pass's prefix; the window mask's register); no use yet. */
 void kptx_align_setup(kptx_rw *rw, kptx_align_masks *am, const char *prefix,
                       const char *window_mask);
@@ -410,6 +421,48 @@ const char *kptx_align_mask(const kptx_align_masks *am, unsigned width);
  * loaded first), for the prologue. */
 void kptx_align_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_align_masks *am);
 void kptx_align_prologue(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_align_masks *am);
+
+/* The fence's clamp of shared addresses (fence_shared.c). An access of w bytes at shared
+ * offset a uses min(a & -w, hi_w), hi_w = max(limit - w, 0), limit the end of the block's
+ * shared memory; hi_w is computed once per width as a function starts, into a .b32
+ * register (slot k: 2^k bytes), and for generic accesses its generic address into a .b64
+ * one (the clamp then works on generic addresses that isspacep.shared finds shared). */
+typedef struct kptx_smem_clamps {
+    const char *var;            /* the module's .extern .shared array: where the dynamic
+                                   shared memory, the last of the block's, starts */
+    const char *hi[KPTX_ALIGN_SLOTS];   /* .b32 */
+    const char *ghi[KPTX_ALIGN_SLOTS];  /* .b64 */
+    const char *scratch[2];     /* two .b32 registers: a shared offset and its clamp */
+    unsigned used;              /* bit k: the function clamps accesses of 2^k bytes */
+    unsigned generic;           /* bit k: generic ones among them */
+    bool var_used;              /* some function read var: the module must declare it */
+} kptx_smem_clamps;
+/* Names the registers and the variable (the pass's prefix). */
+void kptx_smem_setup(kptx_rw *rw, kptx_smem_clamps *sc, const char *prefix);
+/* The widths of fn's clamped accesses, into sc->used and sc->generic (generic accesses
+ * count only when generic is true: an entry's are fenced, a device function's refused). */
+void kptx_smem_scan(kptx_smem_clamps *sc, const kptx_module *m, const kptx_function *fn,
+                    bool generic);
+/* Whether fn has a .shared access the fence clamps. */
+bool kptx_smem_clamps_any(const kptx_module *m, const kptx_function *fn);
+/* Whether addr, the address of a .shared access of width bytes, is a sized .shared variable
+ * plus an offset that keeps the access inside it, aligned: it needs no clamp. */
+bool kptx_smem_in_bounds(const kptx_module *m, const kptx_function *fn,
+                         const kptx_operand *addr, unsigned width);
+/* Declarations of the used registers; their values, for the prologue (sets var_used). */
+void kptx_smem_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc);
+void kptx_smem_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_smem_clamps *sc);
+/* dst = min((src & -width) + offset, hi_width), offset a multiple of width (0: none):
+ * .b32 shared offsets, or (generic) .b64 generic addresses. */
+void kptx_smem_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
+                     kptx_operand dst, kptx_operand src, unsigned width, int64_t offset,
+                     bool generic);
+/* The declaration of var, when some function read it (KPTX_ENOMEM). */
+int kptx_smem_declare_var(kptx_rw *rw, kptx_module *m, const kptx_smem_clamps *sc);
+
+/* Inserts n module variables before the module's first function (PTX declares before
+ * use): KPTX_ENOMEM. */
+int kptx_rw_add_vars(kptx_rw *rw, kptx_module *m, const kptx_var *vars, unsigned n);
 
 /* What a transformation adds to a body it rewrites (kptx_rw_body). */
 typedef struct kptx_body_hooks {

@@ -1,5 +1,5 @@
 /* The registers a function declares (".reg .b32 %r<10>", ".reg .pred p", .reg parameters)
- * and whether a name is one of them. */
+ * and whether a name is one of them (and which). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +39,11 @@ void kptx_reg_set_free(kptx_reg_set *rs)
 
 bool kptx_reg_set_has(const kptx_reg_set *rs, const char *name)
 {
+    return kptx_reg_set_find(rs, name) != NULL;
+}
+
+const kptx_var *kptx_reg_set_find(const kptx_reg_set *rs, const char *name)
+{
     size_t len = strlen(name), digits = 0;
     while (digits < len && name[len - 1 - digits] >= '0' && name[len - 1 - digits] <= '9')
         digits++;
@@ -53,7 +58,7 @@ bool kptx_reg_set_has(const kptx_reg_set *rs, const char *name)
         if (v->reg_range ? canonical && idx < v->reg_range && strlen(v->name) == plen &&
                                memcmp(v->name, name, plen) == 0
                          : strcmp(v->name, name) == 0)
-            return true;
+            return v;
     }
-    return false;
+    return NULL;
 }

@@ -133,3 +133,22 @@ void kptx_rw_body(kptx_rw *rw, size_t cap, const kptx_function *fn, kptx_functio
     out->n_stmts = (unsigned)sv.n;
     out->stmts = sv.v;
 }
+
+int kptx_rw_add_vars(kptx_rw *rw, kptx_module *m, const kptx_var *vars, unsigned n)
+{
+    kptx_item *items = kptx_rw_alloc(rw, (m->n_items + n) * sizeof *items);
+    if (!items)
+        return KPTX_ENOMEM;
+    unsigned at = 0;
+    while (at < m->n_items && m->items[at].kind != KPTX_ITEM_FUNCTION)
+        at++;
+    memcpy(items, m->items, at * sizeof *items);
+    for (unsigned i = 0; i < n; i++) {
+        items[at + i].kind = KPTX_ITEM_VAR;
+        items[at + i].u.var = vars[i];
+    }
+    memcpy(items + at + n, m->items + at, (m->n_items - at) * sizeof *items);
+    m->items = items;
+    m->n_items += n;
+    return 0;
+}

@@ -302,9 +302,14 @@ int kptx_slice_name(const char *entry, char *buf, size_t buflen);
  * (addr & mask) | base, mask = (size - 1) & ~(width - 1) for an access of width bytes
  * (its type's size times its vector count), so an aligned address inside the window is
  * unchanged and any other lands inside it, aligned: a misaligned access, which on the GPU
- * is a sticky fault that ends the shared context, never runs. A fenced entry takes four more .u64 parameters after its
- * own, at the next multiple of 8: the window's base, its mask, then the addresses of the
- * tenant's cancel word and fault word (both .u32, outside every window; see Control). */
+ * is a sticky fault that ends the shared context, never runs. Shared accesses (.shared,
+ * and generic ones when isspacep.shared holds), in entries and device functions alike,
+ * use min(offset & ~(width - 1), limit - width) instead, limit the end of the block's
+ * shared memory: an access past it or misaligned, the same sticky fault, lands in the
+ * block's own shared memory (docs/PTX.md). A fenced entry takes four more .u64 parameters
+ * after its own, at the next multiple of 8: the window's base, its mask, then the addresses
+ * of the tenant's cancel word and fault word (both .u32, outside every window; see
+ * Control). */
 #define KPTX_FENCE_EXTRA_PARAMS 4
 
 /* Control of a fenced kernel. Its loops read the cancel word at least once every
@@ -341,7 +346,8 @@ enum {
 static inline const char *kptx_fault_name(uint32_t fault)
 {
     return fault == KPTX_FAULT_ASSERT ? "assert triggered"
-           : fault == KPTX_FAULT_ADDRESS ? "illegal address (outside the tenant's memory)"
+           : fault == KPTX_FAULT_ADDRESS ? "illegal address (outside the tenant's memory, "
+                                           "or its block's shared memory)"
            : fault == KPTX_FAULT_STACK ? "stack overflow (a recursion deeper than the stack)"
            : fault == KPTX_FAULT_MISALIGNED ? "misaligned address (not aligned to its access)"
                                             : "trap";
@@ -364,7 +370,8 @@ enum {
      * variable into the window at load (kptx_reloc_*, below), so kernels may use those;
      * unrelocatable .global variables and addresses of .const ones are still refused. */
     KPTX_FENCE_VARS_RELOCATED = 1u << 1,
-    /* An access outside the window is not redirected but ends its thread with
+    /* An access outside the window (or a shared one past the block's shared memory) is
+     * not redirected but ends its thread with
      * KPTX_FAULT_ADDRESS in the fault word (the launch then fails as with an illegal
      * address on the GPU), and one not aligned to its width with KPTX_FAULT_MISALIGNED
      * (as with a misaligned address): programs see their out-of-bounds and misaligned

@@ -46,4 +46,54 @@ static inline void test_assert_reprints(const char *text)
     kptx_module_free(m);
 }
 
+/* The text of function name as printed, from " name(" to its closing brace (g_free). */
+static inline char *test_function_text(const kptx_module *m, const char *name)
+{
+    char *text = NULL;
+    size_t len;
+    g_assert_cmpint(kptx_print(m, &text, &len, NULL), ==, 0);
+    char *head = g_strdup_printf(" %s(", name);
+    const char *at = strstr(text, head);
+    g_free(head);
+    g_assert_nonnull(at);
+    const char *end = strstr(at, "\n}\n");
+    g_assert_nonnull(end);
+    char *out = g_strndup(at, (size_t)(end - at));
+    free(text);
+    return out;
+}
+
+/* How many times what occurs in text. */
+static inline unsigned test_occurrences(const char *text, const char *what)
+{
+    unsigned n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+/* The fencing verdict of entry k in text (body: for the message) is "" when why is NULL,
+ * else a reason that contains why, and kptx_fence_module fences k or not accordingly;
+ * the fenced module printed parses back to itself. */
+static inline void test_assert_fence_verdict(const char *text, const char *body,
+                                             const char *why_part)
+{
+    kptx_module *m = test_parse(text);
+    char why[192];
+    kptx_error err = {0};
+    g_assert_cmpint(kptx_fence_verdict(m, "k", 0, why, sizeof why, &err), ==, 0);
+    g_test_message("%s -> %s", body, why[0] ? why : "fenceable");
+    if (!why_part)
+        g_assert_cmpstr(why, ==, "");
+    else
+        g_assert_nonnull(strstr(why, why_part));
+    unsigned n = 9;
+    g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, why_part ? 0 : 1);
+    char *out = test_print(m, NULL);
+    test_assert_reprints(out);
+    free(out);
+    kptx_module_free(m);
+}
+
 #endif

@@ -86,51 +86,30 @@ static kptx_module *fenced(unsigned flags)
     return m;
 }
 
-/* The instructions of entry name as text, one a line. */
-static char *entry_text(const kptx_module *m, const char *name)
-{
-    const kptx_function *fn = kptx_find_function(m, name);
-    g_assert_nonnull(fn);
-    char *text = test_print(m, NULL), *head = g_strdup_printf(".entry %s(", name);
-    const char *at = strstr(text, head);
-    g_free(head);
-    g_assert_nonnull(at);
-    const char *end = strstr(at, "\n}\n");
-    char *out = g_strndup(at, (size_t)(end - at));
-    free(text);
-    return out;
-}
-
-static unsigned occurrences(const char *text, const char *what)
-{
-    unsigned n = 0;
-    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
-        n++;
-    return n;
-}
-
 /* Each width's mask is computed once as the entry starts, and each access costs what it
  * did: and, or (global), isspacep, and, or, selp (generic), on its width's mask. */
 static void test_align_shape(void)
 {
     kptx_module *m = fenced(0);
-    char *t = entry_text(m, "ld_v4_u32");       /* two accesses of 16 bytes */
-    g_assert_cmpuint(occurrences(t, "and.b64"), ==, 3);
-    g_assert_cmpuint(occurrences(t, "and.b64 \t%__kfence_m16, %__kfence_r1, -16;"), ==, 1);
-    g_assert_cmpuint(occurrences(t, "%__kfence_m16;\n"), ==, 3);   /* declared, two uses */
-    g_assert_cmpuint(occurrences(t, "or.b64"), ==, 2);
+    char *t = test_function_text(m, "ld_v4_u32");       /* two accesses of 16 bytes */
+    g_assert_cmpuint(test_occurrences(t, "and.b64"), ==, 3);
+    g_assert_cmpuint(test_occurrences(t, "and.b64 \t%__kfence_m16, %__kfence_r1, -16;"), ==, 1);
+    g_assert_cmpuint(test_occurrences(t, "%__kfence_m16;\n"), ==, 3);   /* declared, two uses */
+    g_assert_cmpuint(test_occurrences(t, "or.b64"), ==, 2);
     g_assert_null(strstr(t, "%__kfence_m4"));
     g_free(t);
-    t = entry_text(m, "ld_u16");                /* 2 bytes in, 4 out: two masks */
-    g_assert_cmpuint(occurrences(t, "and.b64"), ==, 4);
+    t = test_function_text(m, "ld_u16");                /* 2 bytes in, 4 out: two masks */
+    g_assert_cmpuint(test_occurrences(t, "and.b64"), ==, 4);
     g_assert_nonnull(strstr(t, "%__kfence_r4, %rd1, %__kfence_m2;"));
     g_assert_nonnull(strstr(t, "%__kfence_r4, %rd2, %__kfence_m4;"));
     g_free(t);
-    t = entry_text(m, "gen_ld_v2_u32");
-    g_assert_cmpuint(occurrences(t, "isspacep.global"), ==, 2);
-    g_assert_cmpuint(occurrences(t, "selp.b64"), ==, 2);
-    g_assert_cmpuint(occurrences(t, "and.b64"), ==, 3);
-    g_assert_cmpuint(occurrences(t, "%__kfence_m8;\n"), ==, 3);
+    t = test_function_text(m, "gen_ld_v2_u32");     /* and the shared clamp: and, min per access */
+    g_assert_cmpuint(test_occurrences(t, "isspacep.global"), ==, 2);
+    g_assert_cmpuint(test_occurrences(t, "isspacep.shared"), ==, 2);
+    g_assert_cmpuint(test_occurrences(t, "selp.b64"), ==, 4);
+    g_assert_cmpuint(test_occurrences(t, "and.b64"), ==, 5);
+    g_assert_cmpuint(test_occurrences(t, "%__kfence_m8;\n"), ==, 3);
+    g_assert_cmpuint(test_occurrences(t, "%__kfence_g8;\n"), ==, 4);  /* declared, set, two uses */
     g_free(t);
     char *text = test_print(m, NULL);
     test_assert_reprints(text);
@@ -143,12 +122,12 @@ static void test_align_shape(void)
 static void test_align_shape_trap(void)
 {
     kptx_module *m = fenced(KPTX_FENCE_TRAP);
-    char *t = entry_text(m, "ld_off");
+    char *t = test_function_text(m, "ld_off");
     g_assert_nonnull(strstr(t, "ld.global.u32 \t%r1, [%rd1+8];"));
     g_assert_nonnull(strstr(t, "selp.u32 \t%__kfence_c1, 5, 3, %__kfence_q;"));
-    g_assert_cmpuint(occurrences(t, "st.volatile.global.u32"), ==, 2);
+    g_assert_cmpuint(test_occurrences(t, "st.volatile.global.u32"), ==, 2);
     g_free(t);
-    t = entry_text(m, "gen_st_u32");
+    t = test_function_text(m, "gen_st_u32");
     g_assert_nonnull(strstr(t, "setp.ne.and.u64"));
     g_assert_null(strstr(t, "selp.b64"));
     g_free(t);
@@ -200,15 +179,7 @@ typedef struct fixture {
 
 static kemu_module *load(fixture *f, const kemu_range *r, kptx_module *m, const char *ptx)
 {
-    kemu_module *mod;
-    kemu_error e = {0};
-    char *text = m ? test_print(m, NULL) : NULL;
-    const char *src = m ? text : ptx;
-    g_assert_cmpint(kemu_module_load_in(f->dev, r, src, strlen(src), &mod, &e), ==, 0);
-    free(text);
-    if (m)
-        kptx_module_free(m);
-    return mod;
+    return test_emu_load(f->dev, r, m, ptx);
 }
 
 static kemu_devptr alloc_at(fixture *f, kemu_range r, size_t bytes)

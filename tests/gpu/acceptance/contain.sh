@@ -20,6 +20,16 @@
 #      must get none of its words and change none, also with the address 2 bytes off
 #      (every word access misaligned: natively a sticky error, fenced it is aligned), and
 #      1 GiB off (fenced into a part of the thief's window that holds no allocation);
+#   5. smash: a tenant's kernel that writes 1 MiB past its block's __shared__ array, 2 bytes
+#      into its word (misaligned), or past it through a generic pointer (natively each a
+#      sticky error that ends the context) must complete and find its array as the fence's
+#      clamp leaves it (bench/compat/smash.cu), while tea runs beside it and verifies, and
+#      the context must survive it;
+#   6. smem_probe (natively, on the cuda backend): what the GPU says about a block's shared
+#      memory (%total_smem_size, %dynamic_smem_size, %reserved_smem_offset_begin/end/cap,
+#      the offsets of a static and of the dynamic array, the fence's limit), and whether
+#      shared offset 0 and the word below the user's shared memory are the block's, as the
+#      clamp assumes (docs/SECURITY.md);
 # then the bystander must verify, vector_add and tea must run and verify afterwards, and
 # the daemon must never have lost its context (one "serving" line in its log: no restart).
 # Prints a table of what each saw; everything lands in OUT_DIR/contain.tar.gz.
@@ -122,6 +132,35 @@ steal "steal, misaligned" 2 2
 # 1 GiB past it: fenced into the thief's window, past its allocations (a hole there was an
 # illegal address that lost the shared context; now the window's sink is there)
 steal "steal, into a hole of its window" 3 0x40000000
+# shared memory: writes past the block's array or misaligned in it, clamped into the
+# block's own shared memory, with a tenant beside it that must verify
+tenant "$carry/bench/tea" $small >"$work/tea-beside-smash.txt" 2>&1 &
+tp=$!
+for m in past misaligned generic; do
+    tenant "$carry/compat/smash" $m $blocks >"$work/smash-$m.txt" 2>&1
+    row "smash, shared $m" $? "$(grep '^RESULT' "$work/smash-$m.txt" || tail -1 "$work/smash-$m.txt")"
+done
+wait "$tp"
+grep -q 'verified=yes' "$work/tea-beside-smash.txt"
+row "tea beside smash" $? "$(grep -o 'verified=[a-z]* kernel_ms=[0-9.]*' "$work/tea-beside-smash.txt")"
+serving=$(grep -c '^kerneletd: serving' "$work/kerneletd.log")
+[ "$serving" = 1 ]
+row "no lost context after smash" $? "$serving serving line(s)"
+if [ "$backend" = cuda ]; then
+    # natively, alone in a context of its own (a fault ends only that one)
+    timeout 60 "$carry/compat/smem_probe" >"$work/smem-probe.txt" 2>&1
+    rc=$?
+    grep '^SMEM' "$work/smem-probe.txt" | while read -r line; do row "smem_probe" 0 "$line"; done
+    [ $rc = 0 ] || row "smem_probe" $rc "$(tail -1 "$work/smem-probe.txt")"
+    first=$(grep -o 'static_var=0x[0-9a-f]*' "$work/smem-probe.txt" | head -1 | cut -d= -f2)
+    for off in 0 $([ -n "$first" ] && [ $((first)) -ge 4 ] && echo $((first - 4))); do
+        timeout 60 "$carry/compat/smem_probe" touch "$off" >"$work/smem-touch-$off.txt" 2>&1
+        row "shared offset $off is the block's (natively)" $? "$(tail -1 "$work/smem-touch-$off.txt")"
+    done
+    timeout 60 "$carry/compat/smash" past >"$work/smash-native.txt" 2>&1
+    grep -q 'status=cudaErrorIllegalAddress' "$work/smash-native.txt"
+    row "smash past natively faults (what the fence prevents)" $? "$(grep '^RESULT' "$work/smash-native.txt" || tail -1 "$work/smash-native.txt")"
+fi
 wait "$by"
 row bystander $? "$(grep -o 'verified=[a-z]*' "$work/bystander.txt" | tail -1) $(grep -v '^\[kernelet' "$work/bystander.txt" | tail -1 | cut -c1-80)"
 grep -E 'lost|protocol|malformed|failed' "$work/bystander.txt" | head -5

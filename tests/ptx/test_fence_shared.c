@@ -1,0 +1,628 @@
+/* The fence's clamp of shared addresses (host-sched/ptx/fence_shared.c): on the GPU a
+ * shared access past the block's shared memory, or misaligned, is a sticky fault that ends
+ * the shared context. Run in the emulator, which faults as the GPU does (an illegal or a
+ * misaligned address), every access form the clamp handles (ld, st, atom, red; 1 to 16
+ * bytes, vectors; .shared, .shared::cta and generic; 32- and 64-bit registers, an offset,
+ * a variable; the static array and the dynamic one), at offsets in and out of
+ * the block's shared memory: unfenced, an access outside faults; fenced, it lands at
+ * min(a & -w, limit - w), inside the block's own shared memory, and an access inside
+ * computes exactly what the original does; with KPTX_FENCE_TRAP it ends the thread with
+ * KPTX_FAULT_ADDRESS or KPTX_FAULT_MISALIGNED instead. Also what the pass writes, what it
+ * refuses (distributed shared memory, the driver's reserved shared memory), device
+ * functions, the slicer's own shared array, odd operands, and that ptxas takes it all
+ * (with --ptxas PATH). */
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernelet/emu.h"
+#include "kernelet/ptx.h"
+#include "emu_window_util.h"
+#include "ptx_test_util.h"
+#include "ptxas_util.h"
+
+static const char *ptxas_path;  /* --ptxas PATH: the fenced modules must assemble */
+
+#define HEAD ".version 7.8\n.target sm_70\n.address_size 64\n"
+#define WINDOW (16ull << 20)
+enum { STATIC = 64, DYN_AT = 64 };  /* arr's bytes; where the emulator puts dyn[] */
+
+/* One access form: statements at the access, the shared offset arr + off in %r5 (32-bit)
+ * and %rd5 (64-bit), the value in %r2; a load leaves what it read in %r7. */
+typedef struct form {
+    const char *name;
+    unsigned width;
+    enum { STORE, LOAD, ADD, RED } op;     /* ADD: atom, which loads too */
+    int64_t fixed;      /* >= 0: the access's offset, whatever off (a constant address) */
+    unsigned base;      /* the offset off counts from: arr (0) or dyn (DYN_AT) */
+    const char *body;
+} form;
+
+static const form forms[] = {
+    {"st_u32", 4, STORE, -1, 0, "st.shared.u32 [%r5], %r2;"},
+    {"st_off", 4, STORE, -1, 0, "add.s32 %r6, %r5, 12;\n st.shared.u32 [%r6+-12], %r2;"},
+    {"st_odd_off", 4, STORE, -1, 0, "add.s32 %r6, %r5, 2;\n st.shared.u32 [%r6+-2], %r2;"},
+    {"st_wide", 4, STORE, -1, 0, "st.shared.u32 [%rd5], %r2;"},
+    {"st_wide_off", 4, STORE, -1, 0, "add.s64 %rd6, %rd5, 8;\n st.shared.u32 [%rd6+-8], %r2;"},
+    {"st_cta", 4, STORE, -1, 0, "st.shared::cta.u32 [%r5], %r2;"},
+    {"st_u8", 1, STORE, -1, 0, "cvt.u16.u32 %h1, %r2;\n st.shared.u8 [%r5], %h1;"},
+    {"st_u16", 2, STORE, -1, 0, "cvt.u16.u32 %h1, %r2;\n st.shared.u16 [%r5], %h1;"},
+    {"st_u64", 8, STORE, -1, 0, "cvt.u64.u32 %rd6, %r2;\n st.shared.u64 [%r5], %rd6;"},
+    {"st_v2", 8, STORE, -1, 0, "st.shared.v2.u32 [%r5], {%r2, %r2};"},
+    {"st_v4", 16, STORE, -1, 0, "st.shared.v4.u32 [%r5], {%r2, %r2, %r2, %r2};"},
+    {"ld_u32", 4, LOAD, -1, 0, "ld.shared.u32 %r7, [%r5];"},
+    {"ld_v2", 8, LOAD, -1, 0, "ld.shared.v2.u32 {%r7, %r11}, [%r5];"},
+    {"ld_cta_wide", 4, LOAD, -1, 0, "ld.volatile.shared::cta.u32 %r7, [%rd5];"},
+    {"atom_add", 4, ADD, -1, 0, "atom.shared.add.u32 %r7, [%r5], %r2;"},
+    {"red_add", 4, RED, -1, 0, "red.shared.add.u32 [%r5], %r2;"},
+    {"gen_st", 4, STORE, -1, 0, "cvta.shared.u64 %rd6, %rd5;\n st.u32 [%rd6], %r2;"},
+    {"gen_ld", 4, LOAD, -1, 0, "cvta.shared.u64 %rd6, %rd5;\n ld.u32 %r7, [%rd6];"},
+    {"gen_v2", 8, STORE, -1, 0, "cvta.shared.u64 %rd6, %rd5;\n st.v2.u32 [%rd6+0], {%r2, %r2};"},
+    {"gen_u8", 1, STORE, -1, 0, "cvta.shared.u64 %rd6, %rd5;\n cvt.u16.u32 %h1, %r2;\n"
+                                " st.u8 [%rd6], %h1;"},
+    {"gen_atom", 4, ADD, -1, 0, "cvta.shared.u64 %rd6, %rd5;\n atom.add.u32 %r7, [%rd6], %r2;"},
+    {"dyn_st", 4, STORE, -1, DYN_AT, "mov.u32 %r6, dyn;\n add.u32 %r6, %r6, %r1;\n"
+                                     " st.shared.u32 [%r6], %r2;"},
+    {"sym_near", 4, STORE, 60, 0, "st.shared.u32 [arr+60], %r2;"},     /* in arr: kept */
+    {"sym_far", 4, STORE, 4096, 0, "st.shared.u32 [arr+4096], %r2;"},
+    {"sym_mis", 4, STORE, 62, 0, "st.shared.u32 [arr+62], %r2;"},
+};
+enum { N_FORMS = sizeof forms / sizeof forms[0] };
+
+/* Each form's entry (out, off, val, words): fills the block's shared memory, words of
+ * it, with 0x1000 + i one word at a time, runs the form, writes what it loaded to out[0]
+ * and the shared memory after it to out[1..]. One thread: no barrier. */
+static char *forms_ptx(void)
+{
+    GString *s = g_string_new(HEAD ".extern .shared .align 16 .b8 dyn[];\n");
+    for (unsigned i = 0; i < N_FORMS; i++)
+        g_string_append_printf(
+            s,
+            ".visible .entry %s(.param .u64 out, .param .u32 off, .param .u32 val,"
+            " .param .u32 words)\n{\n"
+            " .reg .b16 %%h<2>;\n .reg .b32 %%r<12>;\n .reg .b64 %%rd<8>;\n .reg .pred %%p<2>;\n"
+            " .shared .align 16 .b8 arr[%u];\n"
+            " ld.param.u64 %%rd1, [out];\n ld.param.u32 %%r1, [off];\n"
+            " ld.param.u32 %%r2, [val];\n ld.param.u32 %%r3, [words];\n"
+            " mov.u32 %%r4, 0;\nFILL:\n shl.b32 %%r8, %%r4, 2;\n add.u32 %%r9, %%r4, 4096;\n"
+            " st.shared.u32 [%%r8], %%r9;\n add.u32 %%r4, %%r4, 1;\n"
+            " setp.lt.u32 %%p1, %%r4, %%r3;\n @%%p1 bra FILL;\n"
+            " mov.u32 %%r10, arr;\n add.u32 %%r5, %%r10, %%r1;\n cvt.u64.u32 %%rd5, %%r5;\n"
+            " mov.u32 %%r7, 0;\n %s\n st.global.u32 [%%rd1], %%r7;\n"
+            " mov.u32 %%r4, 0;\nDUMP:\n shl.b32 %%r8, %%r4, 2;\n ld.shared.u32 %%r9, [%%r8];\n"
+            " mul.wide.u32 %%rd2, %%r4, 4;\n add.s64 %%rd3, %%rd1, %%rd2;\n"
+            " st.global.u32 [%%rd3+4], %%r9;\n add.u32 %%r4, %%r4, 1;\n"
+            " setp.lt.u32 %%p1, %%r4, %%r3;\n @%%p1 bra DUMP;\n ret;\n}\n",
+            forms[i].name, STATIC, forms[i].body);
+    return g_string_free(s, FALSE);
+}
+
+static kptx_module *fenced_module(const char *ptx, unsigned flags, unsigned expect)
+{
+    kptx_module *m = test_parse(ptx);
+    kptx_error err = {0};
+    unsigned n = 0;
+    g_assert_cmpint(kptx_fence_module(m, flags, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, expect);
+    return m;
+}
+
+/* ---- what the pass writes ---- */
+
+/* The limit once as the entry starts, one clamp register per width; an and and a min per
+ * access (no and for a byte), its address computed first where it is not one 32-bit
+ * register; an access that stays in its variable is left alone; one .extern array. */
+static void test_shape(void)
+{
+    char *ptx = forms_ptx();
+    kptx_module *m = fenced_module(ptx, 0, N_FORMS);
+    char *all = test_print(m, NULL);
+    g_assert_cmpuint(test_occurrences(all, ".extern .shared .align 1 .b8 __kfence_smem[];"), ==, 1);
+    test_assert_reprints(all);
+    free(all);
+    char *t = test_function_text(m, "st_u32");
+    g_assert_cmpuint(test_occurrences(t, "mov.u32 \t%__kfence_sa, __kfence_smem;"), ==, 1);
+    g_assert_cmpuint(test_occurrences(t, "mov.u32 \t%__kfence_sb, %dynamic_smem_size;"), ==, 1);
+    g_assert_cmpuint(test_occurrences(t, "sub.s32 \t%__kfence_s4, %__kfence_sa, 4;"), ==, 1);
+    g_assert_cmpuint(test_occurrences(t, "max.s32 \t%__kfence_s4, %__kfence_s4, 0;"), ==, 1);
+    /* the fill, the access, the dump: and, min each on their own registers */
+    g_assert_cmpuint(test_occurrences(t, "and.b32 \t%__kfence_sa, %r8, -4;"), ==, 2);
+    g_assert_cmpuint(test_occurrences(t, "and.b32 \t%__kfence_sa, %r5, -4;"), ==, 1);
+    g_assert_cmpuint(test_occurrences(t, "min.u32 \t%__kfence_sa, %__kfence_sa, %__kfence_s4;"),
+                     ==, 3);
+    g_assert_nonnull(strstr(t, "st.shared.u32 \t[%__kfence_sa], %r2;"));
+    g_assert_null(strstr(t, "%__kfence_g"));            /* no generic access */
+    g_free(t);
+    t = test_function_text(m, "st_wide_off");  /* a 64-bit register; the offset after the and */
+    g_assert_nonnull(strstr(t, "cvt.u32.u64 \t%__kfence_sa, %rd6;\n"
+                               "\tand.b32 \t%__kfence_sa, %__kfence_sa, -4;\n"
+                               "\tadd.s32 \t%__kfence_sa, %__kfence_sa, -8;\n"
+                               "\tmin.u32 \t%__kfence_sa, %__kfence_sa, %__kfence_s4;"));
+    g_free(t);
+    t = test_function_text(m, "st_odd_off");   /* an offset that is no multiple: added first */
+    g_assert_nonnull(strstr(t, "add.s32 \t%__kfence_sa, %r6, -2;\n"
+                               "\tand.b32 \t%__kfence_sa, %__kfence_sa, -4;"));
+    g_free(t);
+    t = test_function_text(m, "st_u16");       /* cvt.u16 is no access; the and is on %r5 itself */
+    g_assert_nonnull(strstr(t, "and.b32 \t%__kfence_sa, %r5, -2;"));
+    g_free(t);
+    t = test_function_text(m, "st_u8");                            /* a byte: no and */
+    g_assert_nonnull(strstr(t, "min.u32 \t%__kfence_sa, %r5, %__kfence_s1;"));
+    g_free(t);
+    t = test_function_text(m, "sym_near");                         /* inside arr: left alone */
+    g_assert_nonnull(strstr(t, "st.shared.u32 \t[arr+60], %r2;"));
+    g_free(t);
+    t = test_function_text(m, "sym_mis");                          /* past arr's end: clamped */
+    g_assert_nonnull(strstr(t, "mov.u32 \t%__kfence_sa, arr;"));
+    g_assert_null(strstr(t, "[arr+62]"));
+    g_free(t);
+    t = test_function_text(m, "gen_v2");       /* generic: the window's mask and the shared clamp */
+    g_assert_cmpuint(test_occurrences(t, "isspacep.shared"), ==, 1);
+    g_assert_nonnull(strstr(t, "cvta.shared.u64 \t%__kfence_g8, %__kfence_g8;"));
+    g_assert_nonnull(strstr(t, "min.u64 \t%__kfence_r5, %__kfence_r5, %__kfence_g8;"));
+    g_free(t);
+    kptx_module_free(m);
+    /* trap: the access keeps the offset it checked; the fault code is chosen */
+    m = fenced_module(ptx, KPTX_FENCE_TRAP, N_FORMS);
+    t = test_function_text(m, "st_off");
+    g_assert_nonnull(strstr(t, "setp.ne.u32 \t%__kfence_o, %__kfence_sb, %__kfence_sa;"));
+    g_assert_nonnull(strstr(t, "selp.u32 \t%__kfence_c1, 5, 3, %__kfence_q;"));
+    g_assert_nonnull(strstr(t, "st.shared.u32 \t[%__kfence_sa], %r2;"));
+    g_free(t);
+    t = test_function_text(m, "gen_st");
+    g_assert_nonnull(strstr(t, "or.pred \t%__kfence_o, %__kfence_o, %__kfence_p;"));
+    g_assert_nonnull(strstr(t, "st.u32 \t[%rd6], %r2;"));
+    g_free(t);
+    kptx_module_free(m);
+    g_free(ptx);
+}
+
+/* ---- verdicts ---- */
+
+typedef struct verdict_case {
+    const char *body;       /* the kernel's statements; %r1..%r4, %rd1..%rd2 */
+    const char *why;        /* substring of the reason, NULL: fenceable */
+} verdict_case;
+
+static const verdict_case verdicts[] = {
+    {"ld.shared.u32 %r1, [%r2];", NULL},
+    {"st.shared::cta.v4.b32 [%rd1+16], {%r1, %r2, %r3, %r4};", NULL},
+    {"atom.shared.cas.b64 %rd2, [%r2], %rd1, %rd2;", NULL},
+    {"call.uni helper, (%r2);", NULL},      /* its shared accesses are clamped too */
+    {"ld.shared %r1, [%r2];", "accesses shared memory in a way the fence does not cover"},
+    {"ld.shared.u32 %r1, [gvar];", "accesses shared memory in a way the fence does not cover"},
+    {"ld.shared::cluster.u32 %r1, [%r2];", "distributed shared memory"},
+    {"st.shared::cluster.u32 [%rd1], %r1;", "distributed shared memory"},
+    {"mapa.shared::cluster.u32 %r1, %r2, %r3;", "mapa"},
+    {"mapa.u64 %rd2, %rd1, %r3;", "distributed shared memory"},
+    {"cvta.shared::cluster.u64 %rd2, %rd1;", "distributed shared memory"},
+    {"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r2];",
+     "distributed shared memory"},
+    {"isspacep.shared::cluster %p1, %rd1;", NULL},  /* looks only */
+    {"call.uni remote, (%r2);", "calls remote: ld.shared::cluster.u32"},
+    {"mov.u32 %r1, %reserved_smem_offset_begin;", "%reserved_smem_offset_begin (line"},
+    {"call.uni reserved, (%r2);", "calls reserved: %reserved_smem_offset_end (line"},
+    {"mov.u32 %r1, %dynamic_smem_size;", NULL},
+};
+
+static char *verdict_module(const char *version, const char *body)
+{
+    return g_strdup_printf(
+        ".version %s\n.target sm_90\n.address_size 64\n.global .align 4 .u32 gvar;\n"
+        ".func helper(.param .u32 q)\n{\n  .reg .b32 %%v<3>;\n  ld.param.u32 %%v1, [q];\n"
+        "  ld.shared.u32 %%v2, [%%v1+4];\n  st.shared.u32 [%%v1], %%v2;\n  ret;\n}\n"
+        ".func remote(.param .u32 q)\n{\n  .reg .b32 %%v<3>;\n  ld.param.u32 %%v1, [q];\n"
+        "  ld.shared::cluster.u32 %%v2, [%%v1];\n  ret;\n}\n"
+        ".func reserved(.param .u32 q)\n{\n  .reg .b32 %%v;\n"
+        "  mov.u32 %%v, %%reserved_smem_offset_end;\n  ret;\n}\n"
+        ".visible .entry k(.param .u64 p)\n{\n  .reg .pred %%p1;\n"
+        "  .reg .b32 %%r<5>;\n  .reg .b64 %%rd<3>;\n  ld.param.u64 %%rd1, [p];\n"
+        "  %s\n  ret;\n}\n", version, body);
+}
+
+static void test_verdicts(void)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(verdicts); i++) {
+        char *text = verdict_module("8.0", verdicts[i].body);
+        test_assert_fence_verdict(text, verdicts[i].body, verdicts[i].why);
+        g_free(text);
+    }
+    /* %dynamic_smem_size is PTX ISA 4.1: an older module's shared accesses cannot be
+     * clamped */
+    char *text = verdict_module("4.0", "ld.shared.u32 %r1, [%r2];");
+    kptx_module *m = test_parse(text);
+    char why[192];
+    g_assert_cmpint(kptx_fence_verdict(m, "k", 0, why, sizeof why, NULL), ==, 0);
+    g_assert_nonnull(strstr(why, "needs 4.1"));
+    kptx_module_free(m);
+    g_free(text);
+}
+
+/* A device function's shared accesses are clamped where it is (the limit computed as it
+ * starts, no parameter more); with KPTX_FENCE_TRAP it takes the control words to report
+ * its faults, and a call through a pointer then cannot reach it. */
+static void test_device_functions(void)
+{
+    char *text = verdict_module("8.0", "call.uni helper, (%r2);");
+    kptx_module *m = fenced_module(text, 0, 1);
+    const kptx_function *h = kptx_find_function(m, "helper");
+    g_assert_cmpuint(h->n_params, ==, 1);
+    char *t = test_function_text(m, "helper");
+    g_assert_cmpuint(test_occurrences(t, "min.u32"), ==, 2);
+    g_assert_nonnull(strstr(t, "%dynamic_smem_size"));
+    g_assert_null(strstr(t, "ld.param.u64"));          /* no window, no control words */
+    g_free(t);
+    t = test_function_text(m, "remote");                           /* not reached: left alone */
+    g_assert_null(strstr(t, "min.u32"));
+    g_free(t);
+    kptx_module_free(m);
+    m = fenced_module(text, KPTX_FENCE_TRAP, 1);
+    h = kptx_find_function(m, "helper");
+    g_assert_cmpuint(h->n_params, ==, 3);
+    t = test_function_text(m, "helper");
+    g_assert_cmpuint(test_occurrences(t, "st.volatile.global.u32"), ==, 2);
+    g_free(t);
+    t = test_function_text(m, "k");
+    g_assert_nonnull(strstr(t, "call.uni \thelper, (%r2, __kfence_a0, __kfence_a1);"));
+    g_free(t);
+    kptx_module_free(m);
+    g_free(text);
+    text = verdict_module("8.0", "mov.u64 %rd2, helper;\n  {\n  .param .b32 pa;\n"
+                                 "  st.param.b32 [pa], %r2;\n"
+                                 "  prot: .callprototype _ (.param .b32 _);\n"
+                                 "  call.uni %rd2, (pa), prot;\n  }");
+    m = test_parse(text);
+    char why[192];
+    g_assert_cmpint(kptx_fence_verdict(m, "k", 0, why, sizeof why, NULL), ==, 0);
+    g_assert_cmpstr(why, ==, "");
+    g_assert_cmpint(kptx_fence_verdict(m, "k", KPTX_FENCE_TRAP, why, sizeof why, NULL), ==, 0);
+    g_assert_nonnull(strstr(why, "calls helper, which accesses shared memory"));
+    kptx_module_free(m);
+    g_free(text);
+}
+
+/* Odd operands: the pass never fails or writes what does not parse back, and what it
+ * writes assembles wherever the original does. */
+static const char *const odd_bodies[] = {
+    "ld.shared.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1+-2147483648];",
+    "st.shared.b128 [%r2+2147483647], %rq1;",
+    "ld.shared.u32 %r1, [4294967292];",
+    "ld.shared.u32 %r1, [0x7fffffffffffffff];",
+    "st.shared.u32 [sarr+-8], %r1;",
+    "st.shared.u32 [sarr+4], %r1;",
+    "st.shared.u32 [sarr+1], %r1;",
+    "ld.shared.u32 %r1, [dyn+8];",
+    "ld.shared.u32 %r1, [dyn];",
+    "atom.shared.cas.b32 %r1, [sarr+8], %r2, %r3;",
+    "atom.shared::cta.exch.b64 %rd1, [%rd2+8], %rd1;",
+    "red.shared.add.noftz.f16x2 [%r2], %r1;",
+    "ld.shared.u32 %r1, [%r2+0];",
+    "@%p1 st.shared.u16 [%r2+6], %h1;",
+    "@!%p1 ld.shared.u8 %h1, [%rd2];",
+    "ld.u32 %r1, [sarr+4];",
+    "st.v4.f32 [dyn+16], {%f1, %f1, %f1, %f1};",
+    "ld.shared.u32 %r1, [%r9];",
+    "ld.shared.u32 %r1, [p];",
+    "st.shared.v2.u64 [sarr], {%rd1, %rd2};",
+    "st.shared.v2.u64 [sarr+8], {%rd1, %rd2};",
+};
+
+static bool assembles(const char *text, size_t len)
+{
+    GBytes *cubin = NULL;
+    char *log = NULL;
+    bool ok = ptxas_run(ptxas_path, text, len, "sm_90", false, false, &cubin, &log);
+    if (cubin)
+        g_bytes_unref(cubin);
+    g_free(log);
+    return ok;
+}
+
+static void test_odd_operands(void)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(odd_bodies); i++)
+        for (unsigned trap = 0; trap < 2; trap++) {
+            char *text = g_strdup_printf(
+                ".version 8.3\n.target sm_90\n.address_size 64\n"
+                ".extern .shared .align 16 .b8 dyn[];\n"
+                ".visible .entry k(.param .u64 p)\n{\n  .reg .pred %%p1;\n  .reg .b16 %%h1;\n"
+                "  .reg .b32 %%r<5>;\n  .reg .b64 %%rd<3>;\n  .reg .f32 %%f1;\n"
+                "  .reg .b128 %%rq1;\n  .shared .align 8 .b8 sarr[16];\n"
+                "  ld.param.u64 %%rd1, [p];\n  cvt.u32.u64 %%r2, %%rd1;\n"
+                "  setp.ne.u32 %%p1, %%r2, 0;\n  %s\n  ret;\n}\n",
+                odd_bodies[i]);
+            kptx_module *m = test_parse(text);
+            kptx_error err = {0};
+            unsigned n = 0;
+            g_assert_cmpint(kptx_fence_module(m, trap ? KPTX_FENCE_TRAP : 0, &n, &err), ==, 0);
+            size_t len;
+            char *out = test_print(m, &len);
+            g_test_message("%s: %u fenced", odd_bodies[i], n);
+            test_assert_reprints(out);
+            if (ptxas_path && n && assembles(text, strlen(text)))
+                ptxas_assert_assembles(ptxas_path, out, len, "sm_90", false);
+            else if (ptxas_path)
+                g_test_message("  (the original does not assemble either)");
+            free(out);
+            kptx_module_free(m);
+            g_free(text);
+        }
+}
+
+/* The forms, as written and fenced both ways, assemble for sm_75 and sm_90. */
+static void test_assembles(void)
+{
+    if (!ptxas_path) {
+        g_test_skip("no ptxas");
+        return;
+    }
+    char *ptx = forms_ptx();
+    for (unsigned k = 0; k < 3; k++) {
+        kptx_module *m = k ? fenced_module(ptx, k == 1 ? 0 : KPTX_FENCE_TRAP, N_FORMS)
+                           : test_parse(ptx);
+        size_t len;
+        char *text = test_print(m, &len);
+        ptxas_assert_assembles(ptxas_path, text, len, "sm_75", false);
+        ptxas_assert_assembles(ptxas_path, text, len, "sm_90", false);
+        free(text);
+        kptx_module_free(m);
+    }
+    g_free(ptx);
+}
+
+/* ---- run in the emulator ---- */
+
+enum { MAX_WORDS = 64 };
+
+typedef struct fixture {
+    kemu_device *dev;
+    kemu_range win, other;
+    kemu_module *plain, *redirect, *trap;
+    kemu_devptr out, ctl;
+} fixture;
+
+static kemu_module *load(fixture *f, kptx_module *m, const char *ptx)
+{
+    return test_emu_load(f->dev, &f->win, m, ptx);
+}
+
+static void fixture_open(fixture *f)
+{
+    kemu_error e = {0};
+    f->dev = test_emu_windows(WINDOW, &f->win, &f->other);
+    char *ptx = forms_ptx();
+    f->plain = load(f, NULL, ptx);
+    f->redirect = load(f, fenced_module(ptx, 0, N_FORMS), NULL);
+    f->trap = load(f, fenced_module(ptx, KPTX_FENCE_TRAP, N_FORMS), NULL);
+    g_free(ptx);
+    g_assert_cmpint(kemu_mem_alloc_in(f->dev, &f->win, 4 * (MAX_WORDS + 1), &f->out, &e), ==, 0);
+    g_assert_cmpint(kemu_mem_alloc_in(f->dev, &f->other, 8, &f->ctl, &e), ==, 0);
+}
+
+/* What a run leaves: out[0] (what a load read), the shared memory's words, the fault. */
+typedef struct state {
+    uint32_t loaded, shared[MAX_WORDS], fault;
+} state;
+
+#define VAL 0xa5b6c7d8u
+
+/* Runs form fm of mod (fenced: with the window and the control words) on one thread with
+ * off and dyn bytes of dynamic shared memory; the emulator's status, the state in *s. */
+static int run(fixture *f, kemu_module *mod, bool fenced, const form *fm, uint32_t off,
+               uint32_t dyn, state *s)
+{
+    kemu_function *fn;
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_module_get_function(mod, fm->name, &fn, &e), ==, 0);
+    uint32_t words = (STATIC + dyn) / 4;
+    uint8_t zero[4 * (MAX_WORDS + 1)] = {0};
+    g_assert_cmpint(kemu_memcpy_htod(f->dev, f->out, zero, sizeof zero, &e), ==, 0);
+    g_assert_cmpint(kemu_memcpy_htod(f->dev, f->ctl, zero, 8, &e), ==, 0);
+    uint8_t params[24 + 8 * KPTX_FENCE_EXTRA_PARAMS];
+    uint64_t window[KPTX_FENCE_EXTRA_PARAMS] = {f->win.lo, WINDOW - 1, f->ctl, f->ctl + 4};
+    uint32_t val = VAL;
+    memcpy(params, &f->out, 8);
+    memcpy(params + 8, &off, 4);
+    memcpy(params + 12, &val, 4);
+    memcpy(params + 16, &words, 4);
+    memcpy(params + 24, window, sizeof window);
+    kemu_launch_config cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}, .params = params,
+                              .params_bytes = fenced ? sizeof params : 20,
+                              .dynamic_shared_bytes = dyn};
+    int rc = kemu_launch(fn, &cfg, &e);
+    uint32_t got[MAX_WORDS + 1];
+    g_assert_cmpint(kemu_memcpy_dtoh(f->dev, got, f->out, sizeof got, &e), ==, 0);
+    s->loaded = got[0];
+    memset(s->shared, 0, sizeof s->shared);
+    memcpy(s->shared, got + 1, 4 * words);
+    g_assert_cmpint(kemu_memcpy_dtoh(f->dev, &s->fault, f->ctl + 4, 4, &e), ==, 0);
+    return rc;
+}
+
+/* The shared offset form fm accesses for off. */
+static uint64_t offset_of(const form *fm, uint32_t off)
+{
+    return fm->fixed >= 0 ? (uint64_t)fm->fixed : (uint32_t)(fm->base + off);
+}
+
+/* What the clamp makes of the access (the model of fence_shared.c): min(a & -w, L - w),
+ * L the block's shared bytes; the state the original would leave had it accessed there. */
+static void expect(const form *fm, uint32_t off, uint32_t dyn, state *s)
+{
+    uint32_t limit = STATIC + dyn;
+    uint64_t a = offset_of(fm, off) & ~(uint64_t)(fm->width - 1);
+    uint64_t at = a < limit - fm->width ? a : limit - fm->width;
+    memset(s, 0, sizeof *s);
+    for (unsigned i = 0; i < limit / 4; i++)
+        s->shared[i] = 0x1000 + i;
+    uint8_t *bytes = (uint8_t *)s->shared;
+    uint32_t old;
+    memcpy(&old, bytes + at, 4);
+    if (fm->op == LOAD || fm->op == ADD)
+        s->loaded = old;
+    if (fm->op == ADD || fm->op == RED) {
+        uint32_t sum = old + VAL;
+        memcpy(bytes + at, &sum, 4);
+    } else if (fm->op == STORE && fm->width == 8 && strcmp(fm->name, "st_u64") == 0) {
+        const uint64_t v = VAL;
+        memcpy(bytes + at, &v, 8);
+    } else if (fm->op == STORE) {
+        for (unsigned k = 0; k < fm->width; k++)
+            bytes[at + k] = (uint8_t)(VAL >> (8 * (k % 4)));
+    }
+}
+
+static void assert_state(const state *got, const state *want)
+{
+    g_assert_cmphex(got->loaded, ==, want->loaded);
+    g_assert_cmpmem(got->shared, sizeof got->shared, want->shared, sizeof want->shared);
+    g_assert_cmpuint(got->fault, ==, want->fault);
+}
+
+static void check(fixture *f, const form *fm, uint32_t off, uint32_t dyn)
+{
+    state plain, s, want;
+    uint64_t a = offset_of(fm, off);
+    bool aligned = a % fm->width == 0, inside = a + fm->width <= STATIC + dyn;
+    g_test_message("%s at %#llx (+%u dynamic bytes): %s, %s", fm->name, (unsigned long long)a,
+                   dyn, aligned ? "aligned" : "misaligned", inside ? "inside" : "outside");
+    int rc = run(f, f->plain, false, fm, off, dyn, &plain);
+    /* unfenced: the emulator faults as the GPU does, alignment first */
+    g_assert_cmpint(rc, ==, !aligned ? KEMU_EMISALIGNED : !inside ? KEMU_EADDRESS : 0);
+    /* fenced: inside and aligned, exactly what the original does; else it completes, the
+     * access landing in the block's own shared memory, aligned below the limit */
+    g_assert_cmpint(run(f, f->redirect, true, fm, off, dyn, &s), ==, 0);
+    expect(fm, off, dyn, &want);
+    assert_state(&s, &want);
+    if (aligned && inside)
+        assert_state(&plain, &want);    /* the model is the original's where it runs */
+    /* trap: such an access ends the thread with its fault code, before it */
+    g_assert_cmpint(run(f, f->trap, true, fm, off, dyn, &s), ==, 0);
+    if (aligned && inside) {
+        assert_state(&s, &want);
+        return;
+    }
+    g_assert_cmpuint(s.fault, ==, aligned ? KPTX_FAULT_ADDRESS : KPTX_FAULT_MISALIGNED);
+    g_assert_cmphex(s.loaded, ==, 0);   /* it never wrote its results */
+}
+
+static void test_runs(void)
+{
+    fixture f;
+    fixture_open(&f);
+    const uint32_t dyns[] = {0, 48};
+    for (unsigned i = 0; i < N_FORMS; i++)
+        for (unsigned d = 0; d < G_N_ELEMENTS(dyns); d++) {
+            const form *fm = &forms[i];
+            uint32_t limit = STATIC + dyns[d], w = fm->width;
+            const uint32_t offs[] = {0, w / 2, 60, 64 - w, 64, limit - w, limit - w + w / 2,
+                                     limit, limit + 4, 1000, 0x7ffffff0u, 0xfffffffcu, 1};
+            for (unsigned k = 0; k < G_N_ELEMENTS(offs); k++) {
+                uint32_t off = offs[k] - fm->base;
+                if (fm->fixed >= 0 && k)
+                    break;      /* the offset does not matter */
+                if (fm->base && offs[k] < fm->base)
+                    continue;
+                check(&f, fm, off, dyns[d]);
+            }
+        }
+    kemu_device_destroy(f.dev);
+}
+
+/* A device function's shared accesses are clamped too, and a sliced variant's own shared
+ * array (the slicer runs after the fence) comes before the dynamic memory, which the limit
+ * follows. */
+static const char helper_ptx[] =
+    HEAD
+    ".func poke(.param .u32 at, .param .u32 v)\n{\n  .reg .b32 %r<3>;\n"
+    "  ld.param.u32 %r1, [at];\n  ld.param.u32 %r2, [v];\n  st.shared.u32 [%r1], %r2;\n"
+    "  ret;\n}\n"
+    ".visible .entry k(.param .u64 out, .param .u32 off)\n{\n"
+    "  .reg .b32 %r<8>;\n  .reg .b64 %rd<4>;\n  .shared .align 4 .u32 arr[8];\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [off];\n  mov.u32 %r2, %ctaid.x;\n"
+    "  st.shared.u32 [arr], %r2;\n  st.shared.u32 [arr+28], %r2;\n"
+    "  mov.u32 %r3, arr;\n  add.u32 %r3, %r3, %r1;\n  mov.u32 %r4, 77;\n"
+    "  {\n  .param .b32 pa;\n  .param .b32 pv;\n  st.param.b32 [pa], %r3;\n"
+    "  st.param.b32 [pv], %r4;\n  call.uni poke, (pa, pv);\n  }\n"
+    "  ld.shared.u32 %r5, [arr];\n  ld.shared.u32 %r6, [arr+28];\n"
+    "  mul.wide.u32 %rd2, %r2, 8;\n  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.v2.u32 [%rd3], {%r5, %r6};\n  ret;\n}\n";
+
+/* Runs entry of mod on two blocks (variant 0: unfenced, 1: fenced, 2: fenced and sliced)
+ * with the poke at arr + off; the status, arr[0] and arr[7] of each block in got. */
+static int run_poke(fixture *f, kemu_module *mod, unsigned variant, uint32_t off,
+                    uint32_t got[4])
+{
+    kemu_function *fn;
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_module_get_function(mod, variant == 2 ? "k" KPTX_SLICE_SUFFIX : "k",
+                                             &fn, &e), ==, 0);
+    uint8_t params[64] = {0};
+    uint64_t window[KPTX_FENCE_EXTRA_PARAMS] = {f->win.lo, WINDOW - 1, f->ctl, f->ctl + 4};
+    uint32_t slice[KPTX_SLICE_EXTRA_PARAMS] = {0, 2, 1, 1};
+    memcpy(params, &f->out, 8);
+    memcpy(params + 8, &off, 4);
+    memcpy(params + 16, window, sizeof window);
+    memcpy(params + 48, slice, sizeof slice);
+    kemu_launch_config cfg = {.grid = {2, 1, 1}, .block = {1, 1, 1}, .params = params,
+                              .params_bytes = variant == 0 ? 12 : variant == 1 ? 48 : 64};
+    memset(got, 0, 16);
+    g_assert_cmpint(kemu_memcpy_htod(f->dev, f->out, got, 16, &e), ==, 0);
+    int rc = kemu_launch(fn, &cfg, &e);
+    g_assert_cmpint(kemu_memcpy_dtoh(f->dev, got, f->out, 16, &e), ==, 0);
+    return rc;
+}
+
+static void test_device_function_runs(void)
+{
+    fixture f;
+    kemu_error e = {0};
+    f.dev = test_emu_windows(WINDOW, &f.win, &f.other);
+    kemu_module *mods[3];
+    mods[0] = load(&f, NULL, helper_ptx);
+    mods[1] = load(&f, fenced_module(helper_ptx, 0, 1), NULL);
+    kptx_module *m = fenced_module(helper_ptx, 0, 1);
+    unsigned sliced = 0;
+    g_assert_cmpint(kptx_slice_module(m, &sliced, NULL), ==, 0);
+    g_assert_cmpuint(sliced, ==, 1);
+    mods[2] = load(&f, m, NULL);
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.win, 16, &f.out, &e), ==, 0);
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.other, 8, &f.ctl, &e), ==, 0);
+    for (uint32_t off = 0; off <= 64; off += 4)
+        for (unsigned v = 0; v < 3; v++) {
+            uint32_t got[4];
+            int rc = run_poke(&f, mods[v], v, off, got);
+            bool inside = off < 32;
+            g_test_message("poke at arr+%u, %s: rc %d, %u %u %u %u", off,
+                           v == 0 ? "plain" : v == 1 ? "fenced" : "fenced, sliced", rc,
+                           got[0], got[1], got[2], got[3]);
+            g_assert_cmpint(rc, ==, v == 0 && !inside ? KEMU_EADDRESS : 0);
+            if (v == 0 && !inside)
+                continue;
+            /* arr[0] and arr[7] hold the block's id but where the poke lands: at arr + off
+             * inside; past it, at the block's last word: arr[7] where arr is all its
+             * shared memory (fenced), somewhere in the slicer's array after it (sliced) */
+            bool at7 = off == 28 || (!inside && v == 1);
+            g_assert_cmpuint(got[0], ==, off == 0 ? 77 : 0);
+            g_assert_cmpuint(got[2], ==, off == 0 ? 77 : 1);
+            if (v < 2 || inside) {
+                g_assert_cmpuint(got[1], ==, at7 ? 77 : 0);
+                g_assert_cmpuint(got[3], ==, at7 ? 77 : 1);
+            }
+        }
+    kemu_device_destroy(f.dev);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    ptxas_path = ptxas_arg(argc, argv);
+    g_test_add_func("/ptx/fence/shared/shape", test_shape);
+    g_test_add_func("/ptx/fence/shared/verdicts", test_verdicts);
+    g_test_add_func("/ptx/fence/shared/device-functions", test_device_functions);
+    g_test_add_func("/ptx/fence/shared/odd-operands", test_odd_operands);
+    g_test_add_func("/ptx/fence/shared/assembles", test_assembles);
+    g_test_add_func("/ptx/fence/shared/runs", test_runs);
+    g_test_add_func("/ptx/fence/shared/device-function-runs", test_device_function_runs);
+    return g_test_run();
+}
