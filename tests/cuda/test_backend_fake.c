@@ -1479,6 +1479,44 @@ static void test_window_busy_no_remap(void)
     be.ops->destroy(be.state);
 }
 
+/* A window full past its reach, with a hole in it: an allocation while a kernel of the
+ * domain runs waits for the kernel to end before it takes the hole (remapping it under the
+ * kernel could let the kernel fault the shared context), then takes it. */
+static void test_window_full_waits(void)
+{
+    kcuda_config cfg;
+    windowed_config(&cfg);
+    kbackend be = open_backend_cfg(&cfg);
+    kbackend_error e = {0};
+    kbackend_window w;
+    kbackend_module *mod;
+    kbackend_function *stall = load_stall(&be, &mod);
+    g_assert_cmpint(be.ops->domain_window(be.state, 1, &w, &e), ==, 0);
+    enum { FILL = 8 };                          /* 8 granules of 2 MiB: the whole window */
+    kbackend_devptr p[FILL], d;
+    for (unsigned i = 0; i < FILL; i++)
+        g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 1u << 20, &p[i], &e), ==, 0);
+    g_assert_cmpint(be.ops->mem_free(be.state, p[0], &e), ==, 0);   /* the hole */
+    g_assert_cmpint(be.ops->domain_window(be.state, 1, &w, &e), ==, 0);
+    g_assert_cmpuint(w.reach, ==, 16u << 20);
+    waiter wt;
+    waiter_init(&wt);
+    ticket t = {&wt, 0, 0};
+    launch_stall(&be, stall, 0, 300, 0, "runner", 1, &t);
+    g_assert_cmpint(be.ops->mem_alloc(be.state, 1, 1u << 20, &d, &e), ==, 0);
+    pthread_mutex_lock(&wt.lock);
+    unsigned done = wt.done;
+    pthread_mutex_unlock(&wt.lock);
+    g_assert_cmpuint(done, ==, 1);              /* the kernel had ended */
+    g_assert_cmpuint(d, ==, w.base);
+    assert_mapped(w.base, w.reach);
+    p[0] = d;
+    for (unsigned i = 0; i < FILL; i++)
+        g_assert_cmpint(be.ops->mem_free(be.state, p[i], &e), ==, 0);
+    g_assert_cmpint(be.ops->module_unload(be.state, mod, &e), ==, 0);
+    be.ops->destroy(be.state);
+}
+
 /* cfg's notes, and the kernels it cannot stop, go to n. */
 static void notes_to(kcuda_config *cfg, notes *n)
 {
@@ -1890,6 +1928,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/windows", test_windows);
     g_test_add_func("/cuda/backend-fake/window-reach", test_window_reach);
     g_test_add_func("/cuda/backend-fake/window-busy-no-remap", test_window_busy_no_remap);
+    g_test_add_func("/cuda/backend-fake/window-full-waits", test_window_full_waits);
     g_test_add_func("/cuda/backend-fake/window-alloc-not-blocking",
                     test_window_alloc_not_blocking);
     g_test_add_func("/cuda/backend-fake/control-words", test_control_words);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend_internal.h"
 #include "kernelet/ptx.h"
@@ -36,6 +37,7 @@ typedef struct domain_words {
 
 struct kcuda_control {
     pthread_mutex_t lock;
+    pthread_cond_t idle;        /* a domain's last launch on the device ended */
     CUstream stream;            /* the cancel words' copies */
     uint32_t *values;           /* pinned: 0 and 1, what the copies write */
     int replaying;              /* a profile runs: no driver call may wait on it */
@@ -49,6 +51,7 @@ int kcuda_control_new(kcuda_control **out, kbackend_error *err)
     if (!c)
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->idle, NULL);
     void *values = NULL;
     CUresult r = cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
     if (r == CUDA_SUCCESS)
@@ -83,6 +86,7 @@ void kcuda_control_free(kcuda_control *c)
     if (c->values)
         cuMemFreeHost(c->values);
     free(c->v);
+    pthread_cond_destroy(&c->idle);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -237,6 +241,25 @@ int kcuda_control_busy(kcuda_control *c, uint32_t domain)
     return busy;
 }
 
+int kcuda_control_wait_idle(kcuda_control *c, uint32_t domain, uint64_t timeout_ns)
+{
+    if (!c || !domain)
+        return 0;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + timeout_ns;
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec = (long)(ns % 1000000000u);
+    pthread_mutex_lock(&c->lock);
+    domain_words *d;
+    int timed_out = 0;
+    while ((d = find_locked(c, domain)) && d->launches && !timed_out)
+        timed_out = pthread_cond_timedwait(&c->idle, &c->lock, &until) != 0;
+    int busy = d && d->launches;
+    pthread_mutex_unlock(&c->lock);
+    return busy ? -1 : 0;
+}
+
 void kcuda_control_launch_end(kcuda_control *c, uint32_t domain, uint32_t *fault,
                               int *cancelled)
 {
@@ -249,8 +272,8 @@ void kcuda_control_launch_end(kcuda_control *c, uint32_t domain, uint32_t *fault
     if (d) {
         *fault = __atomic_exchange_n(&d->host[W_FAULT], 0, __ATOMIC_SEQ_CST);
         *cancelled = d->raised;
-        if (d->launches)
-            d->launches--;
+        if (d->launches && !--d->launches)
+            pthread_cond_broadcast(&c->idle);
         if (d->raised && !d->launches) {
             write_cancel(c, d, 0);
             d->raised = 0;

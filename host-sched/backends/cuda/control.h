@@ -38,6 +38,9 @@ void kcuda_control_release(kcuda_control *c, uint32_t domain);
 void kcuda_control_launch_begin(kcuda_control *c, uint32_t domain);
 /* Whether a launch of domain is on the device or waiting to go there (begun, not ended). */
 int kcuda_control_busy(kcuda_control *c, uint32_t domain);
+/* Waits until no launch of domain is on the device, at most timeout_ns: 0 once none is,
+ * -1 when some still are. Whoever waits must keep new launches of domain from starting. */
+int kcuda_control_wait_idle(kcuda_control *c, uint32_t domain, uint64_t timeout_ns);
 /* A launch of domain is done: *fault gets the fault code its kernels wrote (then cleared),
  * *cancelled whether a cancel was raised while it ran; the cancel word is cleared once no
  * launch of the domain is left. */

@@ -45,17 +45,31 @@ CUresult kcuda_zero_now(kcuda *kc, CUdeviceptr p, uint64_t bytes)
     return r == CUDA_SUCCESS ? cuStreamSynchronize(kc->alloc_stream) : r;
 }
 
+/* How long an allocation that only a hole of its window's reach can hold waits for its
+ * tenant's kernels to end (their time limit ends them sooner, the default's included). */
+#define ONLY_HOLES_WAIT_NS (60ull * 1000000000ull)
+
 /* Memory of a domain (> 0) in its window, zeroed to the end of its mapping: the domain's
- * fenced kernels reach the whole granule, whose memory may hold a past tenant's data. */
+ * fenced kernels reach the whole granule, whose memory may hold a past tenant's data.
+ * The scheduler starts no launch of the domain across the allocation (its tenant is
+ * paused, ksched_mem_alloc, and this call holds no lock of the scheduler's), so with none
+ * on the device a hole of its reach may be reused; with some there it goes past the reach,
+ * and where only a hole has room it waits for them to end: remapping a hole under a
+ * running kernel of the domain could let that kernel fault the shared context. */
 static CUresult alloc_in_window(kcuda *kc, uint32_t domain, uint64_t bytes, CUdeviceptr *p,
                                 kbackend_error *err, int *rc)
 {
     CUresult r = CUDA_SUCCESS;
-    /* the scheduler starts no launch of the domain across the allocation (its tenant is
-     * paused, ksched_mem_alloc), so with none on the device a hole of its reach may be
-     * reused */
     int quiet = !kcuda_control_busy(kc->control, domain);
-    if ((*rc = kcuda_windows_alloc(kc->windows, domain, bytes, quiet, p, err)))
+    *rc = kcuda_windows_alloc(kc->windows, domain, bytes, quiet, p, err);
+    if (*rc == KCUDA_WINDOWS_ONLY_HOLES) {
+        *rc = kcuda_control_wait_idle(kc->control, domain, ONLY_HOLES_WAIT_NS)
+                  ? kbackend_fail(err, KBACKEND_EDEVMEM, "the address window of domain %u "
+                                  "has room only in holes its running kernels could reach",
+                                  domain)
+                  : kcuda_windows_alloc(kc->windows, domain, bytes, 1, p, err);
+    }
+    if (*rc)
         return CUDA_SUCCESS;
     if ((r = kcuda_zero_now(kc, *p, kcuda_windows_span(kc->windows, bytes))) != CUDA_SUCCESS)
         kcuda_windows_release_ptr(kc->windows, *p);

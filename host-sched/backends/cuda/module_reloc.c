@@ -28,6 +28,19 @@ static int keep_layout(kcuda_reloc *r, const kptx_reloc_plan *p, kbackend_error 
     return 0;
 }
 
+/* bytes for a module's variables in domain's window: past the reach while a kernel of the
+ * domain runs, else anywhere. A module loads with the scheduler's lock held, which the
+ * domain's running launches need to complete, so it cannot wait for them as an allocation
+ * does (memory.c): where only a hole has room it still takes one (docs/SECURITY.md). */
+static int window_block(kcuda *kc, uint32_t domain, uint64_t bytes, CUdeviceptr *block,
+                        kbackend_error *err)
+{
+    int rc = kcuda_windows_alloc(kc->windows, domain, bytes,
+                                 !kcuda_control_busy(kc->control, domain), block, err);
+    return rc == KCUDA_WINDOWS_ONLY_HOLES
+               ? kcuda_windows_alloc(kc->windows, domain, bytes, 1, block, err) : rc;
+}
+
 /* The block in domain's window, holding the variables' initial values and zeros up to
  * the end of its mapping. */
 static int fill_block(kcuda *kc, uint32_t domain, const kptx_reloc_plan *p, kcuda_reloc *r,
@@ -39,9 +52,7 @@ static int fill_block(kcuda *kc, uint32_t domain, const kptx_reloc_plan *p, kcud
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     int rc = kptx_reloc_image(p, img, p->bytes, &pe)
                  ? kbackend_fail(err, KBACKEND_EMODULE, "module variables: %s", pe.message)
-                 : kcuda_windows_alloc(kc->windows, domain, p->bytes,
-                                       !kcuda_control_busy(kc->control, domain), &r->block,
-                                       err);
+                 : window_block(kc, domain, p->bytes, &r->block, err);
     if (!rc) {
         /* all of the mapped span is the tenant's to read: none of the memory's past. On
          * the allocation stream and waited for: the lanes' streams are not ordered with

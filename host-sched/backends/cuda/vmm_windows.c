@@ -228,15 +228,20 @@ static int claim(kcuda_windows *w, uint32_t domain, window **out, kbackend_error
     return rc;
 }
 
-/* With the lock held: where span bytes go in win, first fit; past the reach first unless
- * may_remap (vmm_windows.h). 0, or -1 when the window is full. */
+/* With the lock held: where span bytes go in win, first fit; past the reach only unless
+ * may_remap (vmm_windows.h). 0; KCUDA_WINDOWS_ONLY_HOLES when only a hole of the reach has
+ * room and !may_remap; -1 when the window is full. */
 static int place_at(const kcuda_windows *w, window *win, uint64_t span, int may_remap,
                     uint64_t *p)
 {
     uint64_t end = win->base + w->size, reach = win->base + kcuda_sink_reach(&win->sink);
-    if (!may_remap && !krange_first_fit(&win->chunks, reach, end, span, w->granularity, p))
+    if (!krange_first_fit(&win->chunks, may_remap ? win->base : reach, end, span,
+                          w->granularity, p))
         return 0;
-    return krange_first_fit(&win->chunks, win->base, end, span, w->granularity, p) ? -1 : 0;
+    if (may_remap)
+        return -1;
+    return krange_first_fit(&win->chunks, win->base, end, span, w->granularity, p)
+               ? -1 : KCUDA_WINDOWS_ONLY_HOLES;
 }
 
 int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, int may_remap,
@@ -251,10 +256,12 @@ int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, int m
     pthread_mutex_lock(&w->lock);
     int rc = claim(w, domain, &win, err);
     uint64_t p = 0;
-    if (!rc && place_at(w, win, span, may_remap, &p)) {
+    int placed = rc ? 0 : place_at(w, win, span, may_remap, &p);
+    if (placed) {
         settle(w, win);
-        rc = kbackend_fail(err, KBACKEND_EDEVMEM, "the address window of domain %u is full",
-                           domain);
+        rc = placed > 0 ? placed
+                        : kbackend_fail(err, KBACKEND_EDEVMEM,
+                                        "the address window of domain %u is full", domain);
     }
     pthread_mutex_unlock(&w->lock);
     if (rc)

@@ -28,10 +28,12 @@ void kcuda_windows_free(kcuda_windows *w);
 int kcuda_windows_get(kcuda_windows *w, uint32_t domain, kbackend_window *out,
                       kbackend_error *err);
 /* bytes of new device memory in domain's window (not cleared). With may_remap 0 (a kernel
- * of the domain may be running) it goes past the reach where there is room, so that no
- * part of the reach is unmapped for a moment while the sink makes way for it (such a
- * kernel could hit the gap and fault the shared context); only a window full past its
- * reach falls back to a hole inside it. */
+ * of the domain may be running) it goes past the reach, so that no part of the reach is
+ * unmapped for a moment while the sink makes way for it (such a kernel could hit the gap
+ * and fault the shared context); where only a hole of the reach has room it maps nothing
+ * and returns KCUDA_WINDOWS_ONLY_HOLES, for the caller to try again with may_remap 1 once
+ * none of the domain's kernels runs. */
+#define KCUDA_WINDOWS_ONLY_HOLES 1
 int kcuda_windows_alloc(kcuda_windows *w, uint32_t domain, uint64_t bytes, int may_remap,
                         CUdeviceptr *out, kbackend_error *err);
 /* The bytes an allocation of bytes maps (rounded up to the allocation granularity): all
