@@ -45,6 +45,8 @@ typedef struct bench_options {
     double a0;              /* achieved fraction of peak bandwidth (model) */
     double alpha_p, alpha_m;
     double aging;           /* kernelet's aging bound (ksched_config.aging), 0 = none */
+    int pair_tune;          /* kernelet tunes each pair's plan on the run
+                               (ksched_config.pair_tune) */
     unsigned depth;
     uint64_t launch_latency_ns, stream_gap_ns;
     const char *out_dir;

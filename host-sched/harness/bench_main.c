@@ -51,6 +51,8 @@ static void usage(FILE *f)
         "  --alpha-p X --alpha-m X   kernelet's pruning thresholds (default 0.4, 0.1)\n"
         "  --aging K             kernelet: a kernel that waited K times its time alone\n"
         "                        runs next; 0 = no bound (default %g)\n"
+        "  --pair-tune           kernelet: tries each pair's plans on the run and keeps\n"
+        "                        the best, or stops pairing it (kerneletd --pair-tune)\n"
         "  --depth N             launches queued per lane (default 2)\n"
         "  --launch-latency-ns N --stream-gap-ns N   sim launch costs (default 5000, 1000)\n"
         "  --out DIR             results folder (default kernelet-bench-results)\n"
@@ -133,6 +135,8 @@ static int apply(bench_options *o, int argc, char **argv, int *i)
         return o->progress = 0, 0;
     if (!strcmp(opt, "--small"))
         return o->small = 1, 0;
+    if (!strcmp(opt, "--pair-tune"))
+        return o->pair_tune = 1, 0;
     if (*i + 1 >= argc)
         return -1;
     const char *v = argv[++*i];

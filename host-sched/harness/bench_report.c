@@ -292,7 +292,7 @@ static void csv_refs(FILE *f, const refs *ref, double t)
 }
 
 /* Every run, in the order they ran; improvement and distance are against the medians.
- * The columns after precompute_us came with rounds (old readers stop before them). */
+ * The columns after precompute_us came later (old readers stop before them). */
 static int write_summary(const bench_options *o, const bench_result *res, size_t n, char *msg,
                          size_t len)
 {
@@ -302,7 +302,7 @@ static int write_summary(const bench_options *o, const bench_result *res, size_t
     fprintf(f, "workload,policy,seed,kernels,total_ms,kernels_per_s,impr_base_pct,"
                "impr_fifo_pct,dist_opt_pct,decisions,decision_mean_us,decision_max_us,"
                "coschedules,slices,widenings,failed,block_errors,aged,pairs_precomputed,"
-               "precompute_us,round,order,started_ms\n");
+               "precompute_us,round,order,started_ms,pairs_tuned,pairs_not_gaining\n");
     for (size_t i = 0; i < n; i++) {
         const bench_result *r = &res[i];
         double t = (double)r->total_ns;
@@ -311,13 +311,14 @@ static int write_summary(const bench_options *o, const bench_result *res, size_t
         fprintf(f, "%s,%s,%llu,%zu,%.6f,%.3f", r->wl->name, ksched_policy_name(r->policy),
                 (unsigned long long)r->seed, r->n, t / 1e6, r->throughput);
         csv_refs(f, &ref, t);
-        fprintf(f, ",%llu,%.4f,%.4f,%llu,%llu,%llu,%u,%u,%llu,%llu,%.3f,%u,%u,%.3f\n",
+        fprintf(f, ",%llu,%.4f,%.4f,%llu,%llu,%llu,%u,%u,%llu,%llu,%.3f,%u,%u,%.3f,%llu,%llu\n",
                 (unsigned long long)s->decisions, fig_decision_mean_us(r, 0),
                 fig_decision_max_us(r, 0),
                 (unsigned long long)s->coschedules, (unsigned long long)s->slices,
                 (unsigned long long)s->widenings, r->failed, r->block_errors,
                 (unsigned long long)s->aged, (unsigned long long)s->pairs_precomputed,
-                fig_precompute_us(r, 0), r->round, r->order, r->started_ns / 1e6);
+                fig_precompute_us(r, 0), r->round, r->order, r->started_ns / 1e6,
+                (unsigned long long)s->pairs_tuned, (unsigned long long)s->pairs_not_gaining);
     }
     return fclose(f) ? -1 : 0;
 }

@@ -78,6 +78,7 @@ static int make_setup(const bench_options *o, const ksched_profile_cache *profil
     cfg.alpha_p = o->alpha_p;
     cfg.alpha_m = o->alpha_m;
     cfg.aging = o->aging;
+    cfg.pair_tune = o->pair_tune;
     cfg.pipeline_depth = o->depth;
     cfg.model.latency.a0 = o->a0;
     ksched_err e;

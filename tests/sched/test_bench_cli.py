@@ -56,9 +56,10 @@ def check_rounds(tag, p, out, wl, policies, rounds, mc_runs=0):
     the medians, over the rounds, of the CSV's totals (a round's: the mean over its runs)."""
     check(f"{tag}: exits 0", p.returncode == 0, p.stderr[-1000:])
     rows = read_csv(os.path.join(out, "summary.csv"))
-    check(f"{tag}: summary.csv keeps the old columns first, round, order and started_ms "
-          "after them", rows and list(rows[0])[:len(OLD_SUMMARY)] == OLD_SUMMARY
-          and list(rows[0])[len(OLD_SUMMARY):] == ["round", "order", "started_ms"],
+    check(f"{tag}: summary.csv keeps the old columns first, round, order, started_ms and "
+          "the tuning counts after them", rows and list(rows[0])[:len(OLD_SUMMARY)] == OLD_SUMMARY
+          and list(rows[0])[len(OLD_SUMMARY):] == ["round", "order", "started_ms",
+                                                   "pairs_tuned", "pairs_not_gaining"],
           str(list(rows[0]) if rows else "no rows"))
     per = {pol: rounds * (mc_runs if pol == "mc" else 1) for pol in policies}
     got = {pol: sum(r["policy"] == pol for r in rows) for pol in policies}
@@ -153,6 +154,17 @@ p = run("--instances", "5", "--workload", "MI", "--policy", "kernelet", "--aging
         "--no-plots", "--quiet", "--out", out)
 check("--aging 0 (no bound) runs", p.returncode == 0 and "slowdown of the worst" in p.stdout,
       p.stderr[-500:])
+
+# --pair-tune: kernelet tries plans for the pairs it forms (summary.csv counts the pairs whose
+# tuning ended); without it nothing is tuned
+tuned = {}
+for flag in ([], ["--pair-tune"]):
+    p = run("--instances", "100", "--workload", "MIX", "--policy", "kernelet", *flag,
+            "--no-plots", "--quiet", "--out", out)
+    rows = read_csv(os.path.join(out, "summary.csv"))
+    tuned[bool(flag)] = int(rows[0]["pairs_tuned"]) if p.returncode == 0 and rows else -1
+check("--pair-tune tunes pairs, and only with it", tuned[True] > 0 and tuned[False] == 0,
+      str(tuned))
 
 # rounds on the sim: mc's two seeds in mc's place of each of three rounds
 p = run("--instances", "10", "--workload", "MIX", "--policy", "fifo,base,kernelet,mc",
