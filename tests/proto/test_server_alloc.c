@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "server_harness.h"
@@ -158,6 +159,15 @@ static unsigned live(void)
     return n;
 }
 
+/* CPU time of the process (every thread) so far. */
+static uint64_t cpu_us(void)
+{
+    struct rusage u;
+    g_assert_cmpint(getrusage(RUSAGE_SELF, &u), ==, 0);
+    return (uint64_t)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000u +
+           (uint64_t)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 /* Whether an answer is waiting on c within ms. */
 static bool answer_waiting(struct client *c, int ms)
 {
@@ -296,7 +306,14 @@ static void test_hang_up(void)
     send_alloc(&a, 4096);
     client_close(&a);
     g_assert_cmpint(call_during(&b, KERNELET_OP_CTX_SYNC, NULL, 0), ==, KERNELET_ST_OK);
-    usleep(100000); /* the hang-up reaches the server while the gate is closed */
+    /* The hang-up reaches the server while the gate is closed: it closes the connection
+     * (reading nothing more of it, the loop would be told of the hang-up at every turn,
+     * and spin) */
+    uint64_t cpu = cpu_us();
+    usleep(200000);
+    g_test_message("%llu us of CPU in 200 ms after the hang-up",
+                   (unsigned long long)(cpu_us() - cpu));
+    g_assert_cmpuint(cpu_us() - cpu, <, 50000);
     g_assert_cmpint(call_during(&b, KERNELET_OP_MEM_GET_INFO, NULL, 0), ==, KERNELET_ST_OK);
 
     gate_open();
