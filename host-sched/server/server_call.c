@@ -81,11 +81,21 @@ static void grow(struct ks_server *s)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void ks_call_start(struct ks_conn *c, struct ks_call *k)
+void ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
+                   ks_call_fn *finish, uint64_t arg)
 {
     struct ks_server *s = c->srv;
+    struct ks_call *k = calloc(1, sizeof(*k));
     bool queued = false;
 
+    if (!k) {
+        ks_reply_cuda(c, opcode, id, KS_CUDA_OUT_OF_MEMORY, 0);
+        return;
+    }
+    k->run = run;
+    k->finish = finish;
+    k->id = id;
+    k->arg = arg;
     k->conn = c;
     k->context = c->context;
     k->sched = s->cfg.sched;

@@ -196,9 +196,11 @@ struct ks_call {
     bool started, cancelled;    /* under call_lock: cancelled ones are not run */
 };
 
-/* Runs k->run on a worker, then k->finish on the server thread (which frees k); c's later
- * requests wait until then. k is calloc'd by the caller, with run, finish, id and arg. */
-void ks_call_start(struct ks_conn *c, struct ks_call *k);
+/* Runs run on a worker, then finish on the server thread, for request id (opcode) of c
+ * with argument arg; c's later requests wait until then. Without memory for the call,
+ * answers CUDA_ERROR_OUT_OF_MEMORY. */
+void ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
+                   ks_call_fn *finish, uint64_t arg);
 /* c closes: its call is not run if it has not started. */
 void ks_call_cancel(struct ks_conn *c);
 /* Answers the calls that were run (server thread; ks_completions calls it). */

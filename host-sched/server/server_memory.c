@@ -1,8 +1,6 @@
 /* Device memory of a tenant: allocations through the scheduler (which enforces the quota),
  * the table every copy and memset is checked against, and frees that wait for the
  * tenant's queued work as cuMemFree does. */
-#include <stdlib.h>
-
 #include "server_internal.h"
 
 static struct ks_alloc *find(const struct ks_conn *c, uint64_t p)
@@ -131,17 +129,7 @@ static void alloc_finish(struct ks_call *k)
  * wait for its answer. */
 void ks_memory_alloc(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
-    struct ks_call *k = calloc(1, sizeof(*k));
-
-    if (!k) {
-        ks_reply_cuda(c, KERNELET_OP_MEM_ALLOC, id, KS_CUDA_OUT_OF_MEMORY, 0);
-        return;
-    }
-    k->run = alloc_run;
-    k->finish = alloc_finish;
-    k->id = id;
-    k->arg = r->u.mem_alloc.size;
-    ks_call_start(c, k);
+    ks_call_start(c, id, KERNELET_OP_MEM_ALLOC, alloc_run, alloc_finish, r->u.mem_alloc.size);
 }
 
 void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
