@@ -17,7 +17,7 @@
 void ks_conn_update_events(struct ks_conn *c)
 {
     bool over = c->out_len - c->out_off > c->srv->cfg.max_output_bytes;
-    bool want_in = !c->closing && !c->stalled && !over;
+    bool want_in = !c->closing && !c->stalled && !c->call && !over;
     bool want_out = c->out_len > c->out_off;
     struct epoll_event ev = {.data.ptr = c};
 
@@ -292,7 +292,7 @@ static bool take_rights(struct ks_conn *c, struct msghdr *mh)
 
 void ks_conn_process(struct ks_conn *c)
 {
-    while (!c->closing && !c->stalled && c->in_len >= KERNELET_HDR_SIZE) {
+    while (!c->closing && !c->stalled && !c->call && c->in_len >= KERNELET_HDR_SIZE) {
         struct kernelet_req_hdr h;
         char err[160];
         size_t len;
@@ -317,7 +317,7 @@ void ks_conn_process(struct ks_conn *c)
 
 void ks_conn_readable(struct ks_conn *c)
 {
-    while (c->fd >= 0 && !c->closing && !c->stalled && c->in_len < sizeof(c->in)) {
+    while (c->fd >= 0 && !c->closing && !c->stalled && !c->call && c->in_len < sizeof(c->in)) {
         union {
             char buf[CMSG_SPACE(sizeof(int) * KS_MAX_FDS)];
             struct cmsghdr align;
@@ -373,6 +373,7 @@ void ks_conn_close(struct ks_conn *c)
     ks_latency_report(c);
     while (c->n_fds)
         close(ks_conn_take_fd(c));
+    ks_call_cancel(c);
     if (c->stalled) {
         struct ks_tracker *t = c->stalled_tracker;
         c->stalled = false;
@@ -397,7 +398,7 @@ bool ks_conn_reap(struct ks_conn *c)
 {
     struct ks_server *s = c->srv;
 
-    if (!c->closing || c->ops_inflight > 0)
+    if (!c->closing || c->ops_inflight > 0 || c->call)
         return false;
     ks_regions_release(c);
     ks_handle_each(&c->handles, free_object, NULL);

@@ -1,5 +1,6 @@
 /* The server's life: the listening socket, the event loop (epoll over the socket, the
- * connections and an eventfd that the scheduler's completions and kserver_stop ring). */
+ * connections and an eventfd that the scheduler's completions, the calls served off the
+ * loop (server_call.c) and kserver_stop ring). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,8 @@ int kserver_new(struct kserver **out, const struct kserver_config *cfg, char *er
     s->listen_fd = s->epfd = s->wake_fd = -1;
     pthread_mutex_init(&s->cq_lock, NULL);
     pthread_mutex_init(&s->iso_lock, NULL);
+    pthread_mutex_init(&s->call_lock, NULL);
+    pthread_cond_init(&s->call_cond, NULL);
     ks_device_describe(&cfg->device, &s->device);
     if (!s->cfg.default_mem_quota)
         s->cfg.default_mem_quota = s->device.total_mem;
@@ -261,6 +264,11 @@ int kserver_run(struct kserver *srv)
                     ks_conn_writable(c);
                 if (c->fd >= 0 && (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
                     ks_conn_readable(c);
+                /* A peer gone while its requests wait unread (behind a call off the loop,
+                 * a stalled batch): nobody to answer, and the hang-up would be reported
+                 * again at every turn of the loop. */
+                if (c->fd >= 0 && !c->reading && (ev[i].events & (EPOLLHUP | EPOLLERR)))
+                    ks_conn_close(c);
             }
         }
         /* Completions that arrived while connections were served; connections that never
@@ -309,6 +317,11 @@ void kserver_free(struct kserver *srv)
         if (s->conns)
             usleep(1000);
     }
+    /* Calls off the loop: those queued are not run (their connections are closed), those
+     * running end (the scheduler answers a removed tenant's allocation at once) */
+    ks_calls_stop(s);
+    ks_completions(s);
+    reap_all(s);
     if (s->listen_fd >= 0) {
         close(s->listen_fd);
         unlink(s->cfg.socket_path);
@@ -320,5 +333,7 @@ void kserver_free(struct kserver *srv)
     pthread_mutex_destroy(&s->cq_lock);
     ks_isolated_free(s);
     pthread_mutex_destroy(&s->iso_lock);
+    pthread_cond_destroy(&s->call_cond);
+    pthread_mutex_destroy(&s->call_lock);
     free(s);
 }

@@ -172,6 +172,42 @@ struct ks_alloc {
 
 struct ks_conn;
 
+/* ---- server_call.c: requests served off the event loop ------------------------------------ */
+
+/* The most worker threads (so the most such calls running at once, one per connection). */
+#define KS_CALL_THREADS 4
+
+struct ks_call;
+struct ks_server;
+typedef void ks_call_fn(struct ks_call *k);
+
+struct ks_call {
+    struct ks_call *next;
+    struct ks_conn *conn;
+    ks_call_fn *run;            /* on a worker: the slow part; touches only the call */
+    ks_call_fn *finish;         /* on the server thread: the answer (conn->closing: none) */
+    ksched *sched;              /* filled by ks_call_start */
+    uint32_t tenant, context;
+    uint64_t id;                /* request id */
+    uint64_t arg;               /* the request's argument (an allocation's size) */
+    uint64_t result;            /* run's result (the address) */
+    int rc;                     /* run's KSCHED code */
+    ksched_err err;
+    bool started, cancelled;    /* under call_lock: cancelled ones are not run */
+};
+
+/* Runs run on a worker, then finish on the server thread, for request id (opcode) of c
+ * with argument arg; c's later requests wait until then. Without memory for the call,
+ * answers CUDA_ERROR_OUT_OF_MEMORY. */
+void ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
+                   ks_call_fn *finish, uint64_t arg);
+/* c closes: its call is not run if it has not started. */
+void ks_call_cancel(struct ks_conn *c);
+/* Answers the calls that were run (server thread; ks_completions calls it). */
+void ks_calls_finish(struct ks_server *s);
+/* Lets the workers run what is queued and end, and joins them (kserver_free). */
+void ks_calls_stop(struct ks_server *s);
+
 /* An answer that waits for operations to complete (batch with KERNELET_BATCH_COMPLETE,
  * syncs, frees). */
 enum ks_after {
@@ -296,6 +332,10 @@ struct ks_conn {
 
     unsigned n_waiters;         /* ks_waiter of c's streams (synchronisations waiting) */
 
+    /* A request served off the event loop (server_call.c): until it is answered, c's later
+     * requests wait (unread, or unprocessed in `in`), and c is not freed. */
+    struct ks_call *call;
+
     /* A batch stopped by the tenant's max-inflight limit (operations of every kind queued
      * or running), resumed as they complete. */
     bool stalled;
@@ -331,6 +371,15 @@ struct ks_server {
     pthread_mutex_t cq_lock;    /* completion queue, filled by the scheduler's thread */
     struct ks_op *cq_head, *cq_tail;
     bool recovering;            /* the device was lost: tenants are being ended */
+
+    /* server_call.c: workers for requests served off the event loop */
+    pthread_mutex_t call_lock;
+    pthread_cond_t call_cond;
+    struct ks_call *call_head, *call_tail; /* waiting for a worker, in order */
+    struct ks_call *call_done;  /* run, for the server thread to answer */
+    pthread_t call_threads[KS_CALL_THREADS];
+    unsigned n_call_threads, call_idle;
+    bool call_stop;
 
     pthread_mutex_t iso_lock;   /* isolated: kserver_isolated_ended comes from any thread */
     struct ks_isolated *isolated; /* tenants handed to workers of their own */

@@ -81,33 +81,55 @@ void ks_alloc_remove_module(struct ks_conn *c, uint64_t module)
     krange_remove_if(&c->allocs, of_module, &module);
 }
 
-void ks_memory_alloc(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+/* On a worker (server_call.c): the backend's part may take long. */
+static void alloc_run(struct ks_call *k)
 {
-    uint64_t size = r->u.mem_alloc.size;
-    kbackend_devptr p;
-    ksched_err err;
-    int rc;
+    kbackend_devptr p = 0;
 
-    rc = ksched_mem_alloc(c->srv->cfg.sched, c->tenant, size, &p, &err);
+    k->rc = ksched_mem_alloc(k->sched, k->tenant, k->arg, &p, &k->err);
+    k->result = p;
+}
+
+/* Back on the server thread: the allocation into c's table, and the answer. A connection
+ * closed meanwhile has no table to fill: its tenant's memory goes with the tenant (the
+ * scheduler's table holds it, or it answered KSCHED_ESTATE and freed it so). */
+static void alloc_finish(struct ks_call *k)
+{
+    struct ks_conn *c = k->conn;
+    uint64_t size = k->arg;
+    kbackend_devptr p = k->result;
+    int rc = k->rc;
+
+    if (c->closing)
+        return;
     if (rc == KSCHED_EQUOTA) {
-        ks_reply(c, KERNELET_OP_MEM_ALLOC, id, KERNELET_ST_QUOTA, NULL, 0);
+        ks_reply(c, KERNELET_OP_MEM_ALLOC, k->id, KERNELET_ST_QUOTA, NULL, 0);
         return;
     }
     if (rc != 0) {
         /* The device had no room (or refused the size): what cuMemAlloc says then. */
-        ks_reply_cuda(c, KERNELET_OP_MEM_ALLOC, id,
+        ks_reply_cuda(c, KERNELET_OP_MEM_ALLOC, k->id,
                       rc == KSCHED_EBACKEND || rc == KSCHED_ENOMEM ? KS_CUDA_OUT_OF_MEMORY
-                                                                   : ks_cuda_of(rc, err.msg), 0);
+                                                                   : ks_cuda_of(rc, k->err.msg),
+                      0);
         return;
     }
     if (ks_alloc_add(c, p, size, 0) != 0) {
         ksched_mem_free(c->srv->cfg.sched, c->tenant, p, NULL);
-        ks_reply_cuda(c, KERNELET_OP_MEM_ALLOC, id, KS_CUDA_OUT_OF_MEMORY, 0);
+        ks_reply_cuda(c, KERNELET_OP_MEM_ALLOC, k->id, KS_CUDA_OUT_OF_MEMORY, 0);
         return;
     }
     c->mem_in_use += size;
     struct kernelet_mem_ptr ans = {.dptr = p};
-    ks_reply(c, KERNELET_OP_MEM_ALLOC, id, KERNELET_ST_OK, &ans, sizeof(ans));
+    ks_reply(c, KERNELET_OP_MEM_ALLOC, k->id, KERNELET_ST_OK, &ans, sizeof(ans));
+}
+
+/* The allocation runs off the event loop (it may take many milliseconds, or wait for the
+ * tenant's own kernels): other connections are served meanwhile, this one's later requests
+ * wait for its answer. */
+void ks_memory_alloc(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+{
+    ks_call_start(c, id, KERNELET_OP_MEM_ALLOC, alloc_run, alloc_finish, r->u.mem_alloc.size);
 }
 
 void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request *r)

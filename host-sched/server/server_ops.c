@@ -439,6 +439,7 @@ void ks_completions(struct ks_server *s)
 {
     struct ks_op *list;
 
+    ks_calls_finish(s);
     pthread_mutex_lock(&s->cq_lock);
     list = s->cq_head;
     s->cq_head = s->cq_tail = NULL;

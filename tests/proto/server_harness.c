@@ -79,7 +79,21 @@ struct harness *harness_start_hello(unsigned hello_timeout_ms)
     return harness_start_opts(hello_timeout_ms, false);
 }
 
+static struct harness *start(unsigned hello_timeout_ms, bool launch_attrs,
+                             void (*wrap)(kbackend *backend));
+
 struct harness *harness_start_opts(unsigned hello_timeout_ms, bool launch_attrs)
+{
+    return start(hello_timeout_ms, launch_attrs, NULL);
+}
+
+struct harness *harness_start_wrapped(void (*wrap)(kbackend *backend))
+{
+    return start(0, false, wrap);
+}
+
+static struct harness *start(unsigned hello_timeout_ms, bool launch_attrs,
+                             void (*wrap)(kbackend *backend))
 {
     struct harness *h = g_new0(struct harness, 1);
     kbackend_profile prof = {.pur = 0.5, .mur = 0.2, .rm = 0.05, .insts_per_warp = 100,
@@ -99,6 +113,8 @@ struct harness *harness_start_opts(unsigned hello_timeout_ms, bool launch_attrs)
     /* tests/fatbin/vec_add.cu's kernel, which test_libcuda loads from fatbins as PTX */
     g_assert_cmpint(ksim_add_kernel(sim, "vec_add", &prof, &err), ==, 0);
     ksim_backend(sim, &h->backend);
+    if (wrap)
+        wrap(&h->backend);
     h->sim = sim;
     g_assert_cmpint(kserver_tally_new(&h->tally), ==, 0);
     ksched_config_default(&scfg);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernelet/executor.h"
 #include "kernelet/protocol.h"
 
 struct harness;
@@ -23,6 +24,9 @@ struct harness *harness_start_hello(unsigned hello_timeout_ms);
 /* With launch_attrs, the device says it runs cluster and cooperative launches (the sim
  * counts them in ksim_stats.attr_launches). */
 struct harness *harness_start_opts(unsigned hello_timeout_ms, bool launch_attrs);
+/* The same with the sim's ops replaced before the scheduler is made: wrap may point
+ * backend->ops at ops of the test's (which may call the sim's with backend->state). */
+struct harness *harness_start_wrapped(void (*wrap)(kbackend *backend));
 /* Launches with clusters or cooperative the harness's sim has run. */
 uint64_t harness_attr_launches(struct harness *h);
 void harness_stop(struct harness *h);
