@@ -205,7 +205,8 @@ int ksched_tenant_window(ksched *s, uint32_t tenant, kbackend_window *out, ksche
     return rc;
 }
 
-/* The backend now (a lost device's replacement swaps it under the lock). */
+/* The backend, read under the lock (it is set when the scheduler is made; after a lost
+ * device the daemon makes a new scheduler rather than swap it). */
 static kbackend current_backend(ksched *s)
 {
     pthread_mutex_lock(&s->lock);
