@@ -1,19 +1,24 @@
 /* Requests served off the event loop (issue 15): a call into the scheduler that may take
  * long in the backend (a tenant's allocation: cuMemCreate, cuMemMap, the window's sink,
- * zeroing, perhaps a wait for the tenant's own kernels) runs on a worker thread of the
- * server's, so that the one event-loop thread goes on serving every other connection.
+ * zeroing, perhaps a wait for the tenant's own kernels; a free once its work has drained:
+ * the unmap, the sink mapped back) runs on a worker thread of the server's, so that the
+ * one event-loop thread goes on serving every other connection.
  *
  * A connection has at most one call in flight (ks_conn.call); its later requests wait, in
  * its input buffer and its socket, until the call is answered, since requests of one
- * connection are processed in order (docs/PROTOCOL.md). The workers are started as calls
+ * connection are processed in order (docs/PROTOCOL.md). A free whose drain ends while a
+ * call of its connection is in flight waits for that one's answer (ks_conn.call_waiting),
+ * then runs as the connection's call. The workers are started as calls
  * need them, KS_CALL_THREADS at most: more calls at once (of as many connections) wait for
  * one in a queue. A finished call goes back to the event loop through the server's
  * eventfd and is answered there (ks_calls_finish, from ks_completions).
  *
- * A connection closed meanwhile: a call not yet started is not run; one running finishes
- * (the scheduler answers KSCHED_ESTATE to an allocation of a tenant removed meanwhile and
- * frees its memory with the tenant), and the conn is not freed before it is back
- * (ks_conn_reap). kserver_free joins the workers. */
+ * A connection closed meanwhile: a call not yet started is not run, nor are those waiting
+ * for it; one running finishes (the scheduler answers KSCHED_ESTATE to an allocation of a
+ * tenant removed meanwhile and frees its memory with the tenant; a free goes on, the
+ * allocation marked as being freed so that the tenant's removal leaves it to the call),
+ * and the conn is not freed before it is back (ks_conn_reap). kserver_free joins the
+ * workers. */
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -81,25 +86,15 @@ static void grow(struct ks_server *s)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
-                   ks_call_fn *finish, uint64_t arg)
+static void answer(struct ks_conn *c, struct ks_call *k);
+
+/* k to a worker, queued in order; run here when no worker can be had (or the server is
+ * stopping). */
+static void submit(struct ks_conn *c, struct ks_call *k)
 {
     struct ks_server *s = c->srv;
-    struct ks_call *k = calloc(1, sizeof(*k));
     bool queued = false;
 
-    if (!k) {
-        ks_reply_cuda(c, opcode, id, KS_CUDA_OUT_OF_MEMORY, 0);
-        return;
-    }
-    k->run = run;
-    k->finish = finish;
-    k->id = id;
-    k->arg = arg;
-    k->conn = c;
-    k->context = c->context;
-    k->sched = s->cfg.sched;
-    k->tenant = c->tenant;
     c->call = k;
     pthread_mutex_lock(&s->call_lock);
     if (!s->call_stop) {
@@ -121,10 +116,56 @@ void ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *
     pthread_mutex_unlock(&s->call_lock);
     if (!queued) {
         k->run(k);
-        c->call = NULL;
-        k->finish(k);
+        answer(c, k);
+    }
+}
+
+/* c's call k is back: its answer, then the next call of c that waited for it (c closed:
+ * those are answered nothing and not run). */
+static void answer(struct ks_conn *c, struct ks_call *k)
+{
+    c->call = NULL;
+    c->context = k->context;
+    k->finish(k);
+    free(k);
+    while ((k = c->call_waiting)) {
+        c->call_waiting = k->next;
+        if (!c->closing) {
+            submit(c, k);
+            return;
+        }
         free(k);
     }
+}
+
+void ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
+                   ks_call_fn *finish, uint64_t arg)
+{
+    struct ks_server *s = c->srv;
+    struct ks_call *k = calloc(1, sizeof(*k));
+
+    if (!k) {
+        ks_reply_cuda(c, opcode, id, KS_CUDA_OUT_OF_MEMORY, 0);
+        return;
+    }
+    k->run = run;
+    k->finish = finish;
+    k->id = id;
+    k->arg = arg;
+    k->conn = c;
+    k->context = c->context;
+    k->sched = s->cfg.sched;
+    k->tenant = c->tenant;
+    if (c->call) {
+        /* one call of c at once: this one (a free whose drain ended meanwhile) waits */
+        struct ks_call **pk = &c->call_waiting;
+        while (*pk)
+            pk = &(*pk)->next;
+        k->next = NULL;
+        *pk = k;
+        return;
+    }
+    submit(c, k);
 }
 
 void ks_call_cancel(struct ks_conn *c)
@@ -151,11 +192,8 @@ void ks_calls_finish(struct ks_server *s)
         struct ks_call *k = list;
         struct ks_conn *c = k->conn;
         list = k->next;
-        c->call = NULL;
-        c->context = k->context;
-        k->finish(k);
-        free(k);
-        if (!c->closing) {
+        answer(c, k);
+        if (!c->closing && !c->call) {
             /* its requests that came meanwhile, in order */
             ks_conn_process(c);
             ks_conn_update_events(c);

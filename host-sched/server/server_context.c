@@ -76,7 +76,7 @@ static uint32_t release_allocations(struct ks_conn *c, uint32_t context)
 
     while (i < krange_count(&c->allocs)) {
         const struct ks_alloc *a = krange_at(&c->allocs, i);
-        if (a->module != 0 || a->owner != context) {
+        if (a->module != 0 || a->owner != context || a->releasing) { /* freed off the loop */
             i++;
             continue;
         }

@@ -166,6 +166,7 @@ struct ks_alloc {
     uint64_t module;            /* a module variable: its module's handle; 0 = allocation */
     uint32_t owner;             /* the client context that allocated it */
     bool freeing;               /* MEM_FREE waits for queued work: no new work may use it */
+    bool releasing;             /* then its ksched_mem_free runs off the loop (server_call.c) */
     bool reserved;              /* a VMM reservation (server_vmm.c), not an allocation */
     bool host;                  /* host memory mapped for the kernels (server_region.c) */
 };
@@ -189,16 +190,18 @@ struct ks_call {
     ksched *sched;              /* filled by ks_call_start */
     uint32_t tenant, context;
     uint64_t id;                /* request id */
-    uint64_t arg;               /* the request's argument (an allocation's size) */
-    uint64_t result;            /* run's result (the address) */
+    uint64_t arg;               /* the request's argument (an allocation's size, the
+                                   address to free) */
+    uint64_t result;            /* run's result (the address allocated) */
     int rc;                     /* run's KSCHED code */
     ksched_err err;
     bool started, cancelled;    /* under call_lock: cancelled ones are not run */
 };
 
 /* Runs run on a worker, then finish on the server thread, for request id (opcode) of c
- * with argument arg; c's later requests wait until then. Without memory for the call,
- * answers CUDA_ERROR_OUT_OF_MEMORY. */
+ * with argument arg; c's later requests wait until then. A call of c already in flight:
+ * this one starts once it is answered. Without memory for the call, answers
+ * CUDA_ERROR_OUT_OF_MEMORY. */
 void ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
                    ks_call_fn *finish, uint64_t arg);
 /* c closes: its call is not run if it has not started. */
@@ -335,6 +338,8 @@ struct ks_conn {
     /* A request served off the event loop (server_call.c): until it is answered, c's later
      * requests wait (unread, or unprocessed in `in`), and c is not freed. */
     struct ks_call *call;
+    struct ks_call *call_waiting; /* calls of c waiting for call's answer, in order (a free
+                                     whose drain ended meanwhile) */
 
     /* A batch stopped by the tenant's max-inflight limit (operations of every kind queued
      * or running), resumed as they complete. */
@@ -540,6 +545,9 @@ bool ks_alloc_is_reservation(const struct ks_conn *c, uint64_t base);
 void ks_alloc_remove_module(struct ks_conn *c, uint64_t module);
 /* Frees the allocation at base now (its work has drained). */
 uint32_t ks_memory_release(struct ks_conn *c, uint64_t base);
+/* MEM_FREE id of base, its work drained: frees it off the event loop and answers then
+ * (c's later requests wait), or answers CUDA_ERROR_INVALID_VALUE when it is gone. */
+void ks_memory_free_drained(struct ks_conn *c, uint64_t id, uint64_t base);
 
 void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 void ks_module_unload(struct ks_conn *c, uint64_t id, const struct kproto_request *r);

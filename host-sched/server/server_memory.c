@@ -1,6 +1,7 @@
 /* Device memory of a tenant: allocations through the scheduler (which enforces the quota),
  * the table every copy and memset is checked against, and frees that wait for the
- * tenant's queued work as cuMemFree does. */
+ * tenant's queued work as cuMemFree does. Allocations, and frees once that work has
+ * drained, run off the event loop (server_call.c). */
 #include "server_internal.h"
 
 static struct ks_alloc *find(const struct ks_conn *c, uint64_t p)
@@ -143,23 +144,69 @@ void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request 
         return;
     }
     a->freeing = true;
+    /* then ks_memory_free_drained */
     ks_drain_then(c, id, KERNELET_OP_MEM_FREE, KS_AFTER_MEM_FREE, p);
+}
+
+/* The entry at base goes from c's table (what the scheduler said of its free). */
+static void forget(struct ks_conn *c, uint64_t base)
+{
+    struct ks_alloc *a = krange_exact(&c->allocs, base);
+
+    if (a) {
+        c->mem_in_use -= a->r.size;
+        krange_remove(&c->allocs, a);
+    }
+}
+
+static uint32_t free_code(int rc, const ksched_err *err)
+{
+    return rc ? ks_cuda_of(rc, err->msg) : KS_CUDA_SUCCESS;
 }
 
 uint32_t ks_memory_release(struct ks_conn *c, uint64_t base)
 {
     struct ks_alloc *a = find(c, base);
     ksched_err err;
-    uint64_t size;
     int rc;
 
     if (!a || a->r.base != base)
         return KS_CUDA_INVALID_VALUE;
-    size = a->r.size;
     rc = ksched_mem_free(c->srv->cfg.sched, c->tenant, base, &err);
-    ks_alloc_remove(c, base);
-    c->mem_in_use -= size;
-    return rc ? ks_cuda_of(rc, err.msg) : KS_CUDA_SUCCESS;
+    forget(c, base);
+    return free_code(rc, &err);
+}
+
+/* On a worker: the cuda backend unmaps the allocation and maps the window's sink back over
+ * it, which takes long for a big one. */
+static void free_run(struct ks_call *k)
+{
+    k->rc = ksched_mem_free(k->sched, k->tenant, k->arg, &k->err);
+}
+
+/* Back on the server thread: the entry goes whatever the scheduler said, and the answer. A
+ * connection closed meanwhile has no table: the scheduler frees what is left with the
+ * tenant (and marked this allocation as being freed, so it is freed once). */
+static void free_finish(struct ks_call *k)
+{
+    struct ks_conn *c = k->conn;
+
+    if (c->closing)
+        return;
+    forget(c, k->arg);
+    ks_reply_cuda(c, KERNELET_OP_MEM_FREE, k->id, free_code(k->rc, &k->err), 0);
+}
+
+void ks_memory_free_drained(struct ks_conn *c, uint64_t id, uint64_t base)
+{
+    struct ks_alloc *a = find(c, base);
+
+    if (!a || a->r.base != base) {
+        ks_reply_cuda(c, KERNELET_OP_MEM_FREE, id, KS_CUDA_INVALID_VALUE, 0);
+        return;
+    }
+    a->releasing = true; /* a context closed meanwhile leaves it to this call */
+    ks_call_start(c, id, KERNELET_OP_MEM_FREE, free_run, free_finish, base);
 }
 
 void ks_memory_info(struct ks_conn *c, uint64_t id)

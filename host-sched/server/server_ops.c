@@ -102,8 +102,10 @@ static void tracker_finish(struct ks_tracker *t)
         code = sticky;
     switch (t->after) {
     case KS_AFTER_MEM_FREE:
-        if (!code)
-            code = ks_memory_release(c, t->arg);
+        if (!code) {
+            ks_memory_free_drained(c, t->request_id, t->arg); /* answers once freed */
+            return;
+        }
         break;
     case KS_AFTER_UNLOAD:
         if (!code || code != sticky)

@@ -25,14 +25,19 @@
 #define FAKE_BASE (1ull << 44)
 #define ANSWER_MS 2000          /* an answer that does not need the allocation comes by then */
 
+#define MAX_GATED 4
+
 static struct {
     GMutex lock;
     GCond cond;
     const kbackend_ops *sim;
     int armed, open, timed_out;
-    unsigned entered;           /* slow allocations in the backend (armed) */
+    unsigned entered;           /* slow allocations and gated frees in the backend (armed) */
     uint64_t next;              /* fake memory, bumped */
     unsigned live;              /* fake allocations not freed */
+    uint64_t gated[MAX_GATED];  /* frees of these wait at the gate too (armed) */
+    unsigned n_gated;
+    uint64_t fail_free;         /* the backend refuses to free it */
 } g;
 
 static kbackend_ops gated_ops;
@@ -44,6 +49,19 @@ static int gated_info(void *state, kbackend_device_info *out, kbackend_error *er
     return rc;
 }
 
+/* In the backend, with g.lock held: waits until the gate opens (or GATE_TIMEOUT_US). */
+static void gate_pass(void)
+{
+    g.entered++;
+    g_cond_broadcast(&g.cond);
+    int64_t until = g_get_monotonic_time() + GATE_TIMEOUT_US;
+    while (!g.open)
+        if (!g_cond_wait_until(&g.cond, &g.lock, until)) {
+            g.timed_out = 1;
+            break;
+        }
+}
+
 static int gated_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
                        kbackend_error *err)
 {
@@ -51,16 +69,8 @@ static int gated_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_de
     (void)err;
     g_assert_cmpuint(domain, <, MAX_DOMAIN);
     g_mutex_lock(&g.lock);
-    if (g.armed && bytes == SLOW_BYTES) {
-        g.entered++;
-        g_cond_broadcast(&g.cond);
-        int64_t until = g_get_monotonic_time() + GATE_TIMEOUT_US;
-        while (!g.open)
-            if (!g_cond_wait_until(&g.cond, &g.lock, until)) {
-                g.timed_out = 1;
-                break;
-            }
-    }
+    if (g.armed && bytes == SLOW_BYTES)
+        gate_pass();
     *out = FAKE_BASE + ((uint64_t)domain << 36) + g.next;
     g.next += (bytes + 255) / 256 * 256;
     g.live++;
@@ -74,6 +84,15 @@ static int gated_free(void *state, kbackend_devptr ptr, kbackend_error *err)
     if (ptr < FAKE_BASE)
         return kbackend_fail(err, KBACKEND_EINVAL, "not the test's memory");
     g_mutex_lock(&g.lock);
+    for (unsigned i = 0; g.armed && i < g.n_gated; i++)
+        if (g.gated[i] == ptr) {
+            gate_pass();
+            break;
+        }
+    if (ptr == g.fail_free) {
+        g_mutex_unlock(&g.lock);
+        return kbackend_fail(err, KBACKEND_EINVAL, "the test refuses to free it");
+    }
     g_assert_cmpuint(g.live, >, 0);
     g.live--;
     g_mutex_unlock(&g.lock);
@@ -109,9 +128,20 @@ static struct harness *start(void)
 {
     g_mutex_lock(&g.lock);
     g.armed = g.open = g.timed_out = 0;
-    g.entered = g.live = 0;
+    g.entered = g.live = g.n_gated = 0;
+    g.fail_free = 0;
     g_mutex_unlock(&g.lock);
     return harness_start_wrapped(wrap);
+}
+
+/* start, with tenant a connected (and b, unless NULL) */
+static struct harness *start_with(struct client *a, struct client *b)
+{
+    struct harness *h = start();
+    g_assert_true(client_open(a, h, "a", false));
+    if (b)
+        g_assert_true(client_open(b, h, "b", false));
+    return h;
 }
 
 static void gate_arm(void)
@@ -120,17 +150,37 @@ static void gate_arm(void)
     g.armed = 1;
     g.open = 0;
     g.entered = 0;
+    g.n_gated = 0;
     g_mutex_unlock(&g.lock);
 }
 
-/* Waits until n slow allocations are in the backend. */
+/* Arms the gate for the free of p (with those armed since the last gate_arm). */
+static void gate_arm_free(uint64_t p)
+{
+    g_mutex_lock(&g.lock);
+    g.armed = 1;
+    g.open = 0;
+    g_assert_cmpuint(g.n_gated, <, MAX_GATED);
+    g.gated[g.n_gated++] = p;
+    g_mutex_unlock(&g.lock);
+}
+
+static unsigned gate_entered(void)
+{
+    g_mutex_lock(&g.lock);
+    unsigned n = g.entered;
+    g_mutex_unlock(&g.lock);
+    return n;
+}
+
+/* Waits until n slow allocations (gated frees) are in the backend. */
 static void gate_wait_entered(unsigned n)
 {
     int64_t until = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
     g_mutex_lock(&g.lock);
     while (g.entered < n)
         if (!g_cond_wait_until(&g.cond, &g.lock, until))
-            g_error("%u slow allocation(s) did not reach the backend", n);
+            g_error("%u slow allocation(s) or free(s) did not reach the backend", n);
     g_mutex_unlock(&g.lock);
 }
 
@@ -203,38 +253,81 @@ static uint64_t recv_alloc(struct client *c, uint64_t id)
     return p.dptr;
 }
 
+/* The test PTX's k_add on c (its module loaded): the function's handle. */
+static uint64_t k_add_of(struct client *c)
+{
+    struct kernelet_function f;
+    struct kernelet_param params[8];
+    uint64_t fn = client_function(c, client_module_ptx(c, harness_ptx), "k_add", &f, params);
+    g_assert_cmpuint(fn, !=, 0);
+    return fn;
+}
+
+/* Three launches of k_add on the 1024 words at p (complete: answered once they ran). */
+static void launch_on(struct client *c, uint64_t fn, uint64_t p, bool complete)
+{
+    struct {
+        uint64_t p;
+        uint32_t n, v;
+    } args = {p, 1024, 1};
+    g_assert_cmpint(client_launches(c, fn, &args, sizeof(args), 3, 128, complete), ==,
+                    KERNELET_ST_OK);
+}
+
+/* While the gate is closed, b's synchronisation, launches of fn on bp (waited for), an
+ * allocation, its free and a memory query are answered. */
+static void others_served(struct client *b, uint64_t fn, uint64_t bp)
+{
+    g_assert_cmpint(call_during(b, KERNELET_OP_CTX_SYNC, NULL, 0), ==, KERNELET_ST_OK);
+    launch_on(b, fn, bp, true);
+    g_assert_false(gate_timed_out());
+    struct kernelet_mem_alloc q = {.size = 8192};
+    g_assert_cmpint(call_during(b, KERNELET_OP_MEM_ALLOC, &q, sizeof(q)), ==, KERNELET_ST_OK);
+    struct kernelet_mem_ptr bq;
+    memcpy(&bq, b->answer, sizeof(bq));
+    g_assert_cmpint(call_during(b, KERNELET_OP_MEM_FREE, &bq, sizeof(bq)), ==, KERNELET_ST_OK);
+    g_assert_cmpint(call_during(b, KERNELET_OP_MEM_GET_INFO, NULL, 0), ==, KERNELET_ST_OK);
+}
+
+/* Waits (5 s at most) until n fake allocations are live, and asserts it. */
+static void wait_live(unsigned n)
+{
+    int64_t until = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+    while (live() != n && g_get_monotonic_time() < until)
+        usleep(10000);
+    g_assert_cmpuint(live(), ==, n);
+}
+
+/* A hang-up that reached the server while the gate is closed: it closes the connection
+ * (reading nothing more of it, the loop would be told of the hang-up at every turn, and
+ * spin), so b is answered and the loop is idle. */
+static void hang_up_closed(struct client *b)
+{
+    g_assert_cmpint(call_during(b, KERNELET_OP_CTX_SYNC, NULL, 0), ==, KERNELET_ST_OK);
+    uint64_t cpu = cpu_us();
+    usleep(200000);
+    g_test_message("%llu us of CPU in 200 ms after the hang-up",
+                   (unsigned long long)(cpu_us() - cpu));
+    g_assert_cmpuint(cpu_us() - cpu, <, 50000);
+    g_assert_cmpint(call_during(b, KERNELET_OP_MEM_GET_INFO, NULL, 0), ==, KERNELET_ST_OK);
+}
+
 /* While tenant a's allocation is in the backend, tenant b's synchronisation, launches
- * (waited for), allocation and memory query are answered, and tenant c's slow allocation
+ * (waited for), allocation, free and memory query are answered, and tenant c's slow allocation
  * reaches the backend too (one call per tenant at once). */
 static void test_others_served(void)
 {
-    struct harness *h = start();
     struct client a, b, c;
-    g_assert_true(client_open(&a, h, "a", false));
-    g_assert_true(client_open(&b, h, "b", false));
+    struct harness *h = start_with(&a, &b);
     g_assert_true(client_open(&c, h, "c", false));
     uint64_t bp = client_alloc(&b, 4096);
-    uint64_t mod = client_module_ptx(&b, harness_ptx);
-    struct kernelet_function f;
-    struct kernelet_param params[8];
-    uint64_t fn = client_function(&b, mod, "k_add", &f, params);
-    g_assert_cmpuint(fn, !=, 0);
+    uint64_t fn = k_add_of(&b);
 
     gate_arm();
     uint64_t aid = send_alloc(&a, SLOW_BYTES);
     gate_wait_entered(1);
 
-    g_assert_cmpint(call_during(&b, KERNELET_OP_CTX_SYNC, NULL, 0), ==, KERNELET_ST_OK);
-    struct {
-        uint64_t p;
-        uint32_t n, v;
-    } args = {bp, 1024, 1};
-    g_assert_cmpint(client_launches(&b, fn, &args, sizeof(args), 3, 128, true), ==,
-                    KERNELET_ST_OK);
-    g_assert_false(gate_timed_out());
-    struct kernelet_mem_alloc q = {.size = 8192};
-    g_assert_cmpint(call_during(&b, KERNELET_OP_MEM_ALLOC, &q, sizeof(q)), ==, KERNELET_ST_OK);
-    g_assert_cmpint(call_during(&b, KERNELET_OP_MEM_GET_INFO, NULL, 0), ==, KERNELET_ST_OK);
+    others_served(&b, fn, bp);
     uint64_t cid = send_alloc(&c, SLOW_BYTES);
     gate_wait_entered(2);
     g_assert_false(answer_waiting(&a, 0));
@@ -257,9 +350,8 @@ static void test_others_served(void)
  * after it, in order; the memory query sees the allocation. */
 static void test_own_requests_after(void)
 {
-    struct harness *h = start();
     struct client a;
-    g_assert_true(client_open(&a, h, "a", false));
+    struct harness *h = start_with(&a, NULL);
     g_assert_cmpint(client_call(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1), ==, KERNELET_ST_OK);
     struct kernelet_mem_info before, after;
     memcpy(&before, a.answer, sizeof(before));
@@ -293,10 +385,8 @@ static void test_own_requests_after(void)
  * of its connection is used after it is freed (ASan in the 'san' suite). */
 static void test_hang_up(void)
 {
-    struct harness *h = start();
     struct client a, b;
-    g_assert_true(client_open(&a, h, "a", false));
-    g_assert_true(client_open(&b, h, "b", false));
+    struct harness *h = start_with(&a, &b);
     uint64_t bp = client_alloc(&b, 4096);
     (void)client_alloc(&a, 4096);
 
@@ -305,23 +395,11 @@ static void test_hang_up(void)
     gate_wait_entered(1);
     send_alloc(&a, 4096);
     client_close(&a);
-    g_assert_cmpint(call_during(&b, KERNELET_OP_CTX_SYNC, NULL, 0), ==, KERNELET_ST_OK);
-    /* The hang-up reaches the server while the gate is closed: it closes the connection
-     * (reading nothing more of it, the loop would be told of the hang-up at every turn,
-     * and spin) */
-    uint64_t cpu = cpu_us();
-    usleep(200000);
-    g_test_message("%llu us of CPU in 200 ms after the hang-up",
-                   (unsigned long long)(cpu_us() - cpu));
-    g_assert_cmpuint(cpu_us() - cpu, <, 50000);
-    g_assert_cmpint(call_during(&b, KERNELET_OP_MEM_GET_INFO, NULL, 0), ==, KERNELET_ST_OK);
+    hang_up_closed(&b);
 
     gate_open();
     /* a's memory (its first allocation and the slow one) goes with it; b's stays */
-    int64_t until = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
-    while (live() != 1 && g_get_monotonic_time() < until)
-        usleep(10000);
-    g_assert_cmpuint(live(), ==, 1);
+    wait_live(1);
     g_assert_false(gate_timed_out());
     g_assert_cmpuint(harness_connections(h), ==, 1);
     g_assert_cmpint(client_free(&b, bp), ==, KERNELET_ST_OK);
@@ -342,13 +420,258 @@ static void *open_later(void *arg)
  * everything (the tenant's memory with the scheduler). */
 static void test_stop(void)
 {
-    struct harness *h = start();
     struct client a;
     pthread_t opener;
-    g_assert_true(client_open(&a, h, "a", false));
+    struct harness *h = start_with(&a, NULL);
 
     gate_arm();
     send_alloc(&a, SLOW_BYTES);
+    send_alloc(&a, 4096);
+    gate_wait_entered(1);
+    g_assert_cmpint(pthread_create(&opener, NULL, open_later, NULL), ==, 0);
+    harness_stop(h);
+    pthread_join(opener, NULL);
+    g_assert_false(gate_timed_out());
+    g_assert_cmpuint(live(), ==, 0);
+    client_close(&a);
+}
+
+/* ---- frees: once the tenant's work has drained, freed off the loop too ---- */
+
+static uint64_t send_free(struct client *c, uint64_t p)
+{
+    struct kernelet_mem_ptr q = {.dptr = p};
+    uint64_t id = client_send(c, KERNELET_OP_MEM_FREE, &q, sizeof(q), -1);
+    g_assert_cmpuint(id, !=, 0);
+    return id;
+}
+
+/* While tenant a's free is in the backend, tenant b's synchronisation, launches (waited
+ * for), allocation, free and memory query are answered. */
+static void test_free_others_served(void)
+{
+    struct client a, b;
+    struct harness *h = start_with(&a, &b);
+    uint64_t ap = client_alloc(&a, SLOW_BYTES);
+    uint64_t bp = client_alloc(&b, 4096);
+    uint64_t fn = k_add_of(&b);
+
+    gate_arm_free(ap);
+    uint64_t fid = send_free(&a, ap);
+    gate_wait_entered(1);
+
+    others_served(&b, fn, bp);
+    g_assert_false(answer_waiting(&a, 0));
+
+    gate_open();
+    g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_FREE, fid), ==, KERNELET_ST_OK);
+    g_assert_false(gate_timed_out());
+    g_assert_cmpuint(live(), ==, 1); /* b's */
+    client_close(&a);
+    client_close(&b);
+    harness_stop(h);
+    g_assert_cmpuint(live(), ==, 0);
+}
+
+/* The freeing connection's later requests wait for its free and are answered after it, in
+ * order: the memory query sees the memory back, a second free of it is refused. */
+static void test_free_own_requests_after(void)
+{
+    struct client a;
+    struct harness *h = start_with(&a, NULL);
+    uint64_t ap = client_alloc(&a, SLOW_BYTES);
+    g_assert_cmpint(client_call(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1), ==, KERNELET_ST_OK);
+    struct kernelet_mem_info before, after;
+    memcpy(&before, a.answer, sizeof(before));
+
+    gate_arm_free(ap);
+    uint64_t fid = send_free(&a, ap);
+    gate_wait_entered(1);
+    uint64_t info = client_send(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1);
+    uint64_t sync = client_send(&a, KERNELET_OP_CTX_SYNC, NULL, 0, -1);
+    uint64_t again = send_free(&a, ap);
+    uint64_t small = send_alloc(&a, 4096);
+    g_assert_false(answer_waiting(&a, 300));
+
+    gate_open();
+    g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_FREE, fid), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_GET_INFO, info), ==, KERNELET_ST_OK);
+    memcpy(&after, a.answer, sizeof(after));
+    g_assert_cmpuint(after.free - before.free, >=, SLOW_BYTES);
+    g_assert_cmpint(client_recv(&a, KERNELET_OP_CTX_SYNC, sync), ==, KERNELET_ST_OK);
+    g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_FREE, again), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(a.cuda, ==, 1 /* INVALID_VALUE */);
+    uint64_t sp = recv_alloc(&a, small);
+    g_assert_false(gate_timed_out());
+    g_assert_cmpint(client_free(&a, sp), ==, KERNELET_ST_OK);
+    g_assert_cmpuint(live(), ==, 0);
+    client_close(&a);
+    harness_stop(h);
+}
+
+/* Frees that fail are answered as when the free ran on the loop: not an allocation of the
+ * tenant's (not its start, another tenant's) INVALID_VALUE before anything drains; one the
+ * backend refuses, the scheduler's error, and the allocation is gone from the connection's
+ * table (a second free: INVALID_VALUE) while its memory goes with the tenant. */
+static void test_free_fails(void)
+{
+    struct client a, b;
+    struct harness *h = start_with(&a, &b);
+    uint64_t ap = client_alloc(&a, 4096), bp = client_alloc(&b, 4096);
+    g_assert_cmpint(client_free(&a, ap + 8), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(a.cuda, ==, 1 /* INVALID_VALUE */);
+    g_assert_cmpint(client_free(&a, bp), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(a.cuda, ==, 1);
+
+    g_mutex_lock(&g.lock);
+    g.fail_free = ap;
+    g_mutex_unlock(&g.lock);
+    g_assert_cmpint(client_free(&a, ap), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(a.cuda, ==, 999 /* UNKNOWN: the backend failed */);
+    g_assert_cmpint(client_free(&a, ap), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(a.cuda, ==, 1);
+    g_assert_cmpuint(live(), ==, 2);
+    g_mutex_lock(&g.lock);
+    g.fail_free = 0;
+    g_mutex_unlock(&g.lock);
+    client_close(&a);
+    wait_live(1);
+    g_assert_cmpint(client_free(&b, bp), ==, KERNELET_ST_OK);
+    client_close(&b);
+    harness_stop(h);
+    g_assert_cmpuint(live(), ==, 0);
+}
+
+/* Two frees of one connection whose drains end together (the launches both wait for
+ * complete): the second reaches the backend only once the first is answered (one call of
+ * a connection at once), and both are answered; or the tenant hangs up meanwhile and its
+ * memory goes with it, nothing of the connection used once it is freed (ASan). */
+static void two_frees(bool hang_up)
+{
+    struct client a;
+    struct harness *h = start_with(&a, NULL);
+    uint64_t p1 = client_alloc(&a, SLOW_BYTES), p2 = client_alloc(&a, SLOW_BYTES);
+    uint64_t fn = k_add_of(&a);
+
+    harness_hold(h, true);
+    launch_on(&a, fn, p1, false);
+    uint64_t f1 = send_free(&a, p1), f2 = send_free(&a, p2);
+    /* answered before the frees: both are draining */
+    g_assert_cmpint(client_call(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1), ==, KERNELET_ST_OK);
+    gate_arm_free(p1);
+    gate_arm_free(p2);
+    harness_hold(h, false);
+    gate_wait_entered(1);
+    usleep(300000);
+    g_assert_cmpuint(gate_entered(), ==, 1);
+    g_assert_false(answer_waiting(&a, 0));
+    if (hang_up) {
+        client_close(&a);
+        usleep(100000);
+        gate_open();
+        wait_live(0); /* the first free ends, the second's memory goes with the tenant */
+        g_assert_cmpuint(harness_connections(h), ==, 0);
+    } else {
+        gate_open();
+        bool seen1 = false, seen2 = false;
+        for (int i = 0; i < 2; i++) {
+            g_assert_cmpint(client_recv(&a, 0, 0), ==, KERNELET_ST_OK);
+            g_assert_cmpuint(a.answer_op, ==, KERNELET_OP_MEM_FREE);
+            seen1 |= a.answer_id == f1;
+            seen2 |= a.answer_id == f2;
+        }
+        g_assert_true(seen1 && seen2);
+        g_assert_cmpuint(live(), ==, 0); /* both freed */
+        client_close(&a);
+    }
+    g_assert_false(gate_timed_out());
+    harness_stop(h);
+    g_assert_cmpuint(live(), ==, 0);
+}
+
+static void test_free_one_at_a_time(void)
+{
+    two_frees(false);
+}
+
+static void test_free_hang_up_waiting(void)
+{
+    two_frees(true);
+}
+
+/* A context closed while its free is in the backend (both drains ended together): the
+ * close leaves that allocation to the free, is answered meanwhile without an error, and
+ * the free is answered once done. */
+static void test_free_context_close(void)
+{
+    struct harness *h = start();
+    struct client a;
+    g_assert_true(client_open(&a, h, "vm", false));
+    a.context = 7;
+    uint64_t p = client_alloc(&a, SLOW_BYTES);
+    uint64_t fn = k_add_of(&a);
+
+    harness_hold(h, true);
+    launch_on(&a, fn, p, false);
+    uint64_t fid = send_free(&a, p);
+    uint64_t close_id = client_send(&a, KERNELET_OP_CONTEXT_CLOSE, NULL, 0, -1);
+    a.context = 8;
+    g_assert_cmpint(client_call(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1), ==, KERNELET_ST_OK);
+    gate_arm_free(p);
+    harness_hold(h, false);
+    gate_wait_entered(1);
+    g_assert_true(answer_waiting(&a, ANSWER_MS));
+    g_assert_cmpint(client_recv(&a, KERNELET_OP_CONTEXT_CLOSE, close_id), ==, KERNELET_ST_OK);
+    g_assert_false(gate_timed_out());
+    g_assert_cmpuint(live(), ==, 1);
+
+    gate_open();
+    g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_FREE, fid), ==, KERNELET_ST_OK);
+    g_assert_cmpuint(live(), ==, 0);
+    g_assert_cmpint(client_call(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1), ==, KERNELET_ST_OK);
+    client_close(&a);
+    harness_stop(h);
+}
+
+/* A tenant that hangs up during its free (with a request queued behind it): the others are
+ * served meanwhile, the free ends, the rest of its memory goes with it, and nothing of its
+ * connection is used after it is freed (ASan in the 'san' suite). */
+static void test_free_hang_up(void)
+{
+    struct client a, b;
+    struct harness *h = start_with(&a, &b);
+    uint64_t bp = client_alloc(&b, 4096);
+    uint64_t ap = client_alloc(&a, SLOW_BYTES);
+    (void)client_alloc(&a, 4096);
+
+    gate_arm_free(ap);
+    send_free(&a, ap);
+    gate_wait_entered(1);
+    client_send(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1);
+    client_close(&a);
+    hang_up_closed(&b);
+
+    gate_open();
+    wait_live(1);
+    g_assert_false(gate_timed_out());
+    g_assert_cmpuint(harness_connections(h), ==, 1);
+    g_assert_cmpint(client_free(&b, bp), ==, KERNELET_ST_OK);
+    g_assert_cmpuint(live(), ==, 0);
+    client_close(&b);
+    harness_stop(h);
+}
+
+/* The server stopped during a free: the stop waits for it and leaks nothing. */
+static void test_free_stop(void)
+{
+    struct client a;
+    pthread_t opener;
+    struct harness *h = start_with(&a, NULL);
+    uint64_t ap = client_alloc(&a, SLOW_BYTES);
+    (void)client_alloc(&a, 4096);
+
+    gate_arm_free(ap);
+    send_free(&a, ap);
     send_alloc(&a, 4096);
     gate_wait_entered(1);
     g_assert_cmpint(pthread_create(&opener, NULL, open_later, NULL), ==, 0);
@@ -366,5 +689,13 @@ int main(int argc, char **argv)
     g_test_add_func("/server/alloc/own-requests-after", test_own_requests_after);
     g_test_add_func("/server/alloc/hang-up", test_hang_up);
     g_test_add_func("/server/alloc/stop", test_stop);
+    g_test_add_func("/server/free/others-served", test_free_others_served);
+    g_test_add_func("/server/free/own-requests-after", test_free_own_requests_after);
+    g_test_add_func("/server/free/fails", test_free_fails);
+    g_test_add_func("/server/free/one-at-a-time", test_free_one_at_a_time);
+    g_test_add_func("/server/free/hang-up-waiting", test_free_hang_up_waiting);
+    g_test_add_func("/server/free/context-close", test_free_context_close);
+    g_test_add_func("/server/free/hang-up", test_free_hang_up);
+    g_test_add_func("/server/free/stop", test_free_stop);
     return g_test_run();
 }
