@@ -1,15 +1,17 @@
-/* A tenant's allocation does not stall the protocol server (issue 15): it runs off the
- * event loop (host-sched/server/server_call.c), so other connections are served while it
- * is in the backend, and the allocating connection's later requests are answered after
- * it, in order. A tenant that hangs up, or a server stopped, during an allocation leaks
- * nothing (the 'san' suite runs this under ASan and UBSan too).
+/* A tenant's allocation, or its free once its work has drained, does not stall the
+ * protocol server (issue 15): it runs off the event loop (host-sched/server/
+ * server_call.c), so other connections are served while it is in the backend, and the
+ * connection's later requests are answered after it, in order. A tenant that hangs up, or
+ * a server stopped, during one leaks nothing (the 'san' suite runs this under ASan and
+ * UBSan too).
  *
  * The backend is the sim with its memory calls replaced (as in tests/sched/
- * test_mem_unlocked.c): allocations take fake addresses of the test's, and one of
- * SLOW_BYTES, while the gate is armed, waits in the backend until the test opens the gate
- * (or GATE_TIMEOUT_US passes: a server that allocates on its event loop would otherwise
- * never let the test go on). The device says mem_unlocked, so the scheduler's lock is not
- * held across the call either. */
+ * test_mem_unlocked.c; the gate of tests/test_gate.h): allocations take fake addresses of
+ * the test's, and one of SLOW_BYTES, or the free of an address the test chose, while the
+ * gate is armed, waits in the backend until the test opens the gate (or GATE_TIMEOUT_US
+ * passes: a server that calls the backend on its event loop would otherwise never let the
+ * test go on). The device says mem_unlocked, so the scheduler's lock is not held across
+ * the call either. */
 #include <glib.h>
 #include <poll.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "../test_gate.h"
 #include "server_harness.h"
 
 #define SLOW_BYTES (64ull << 20)
@@ -28,11 +31,9 @@
 #define MAX_GATED 4
 
 static struct {
-    GMutex lock;
-    GCond cond;
+    struct test_gate gate;      /* slow allocations and gated frees wait there (armed); its
+                                   lock is g's */
     const kbackend_ops *sim;
-    int armed, open, timed_out;
-    unsigned entered;           /* slow allocations and gated frees in the backend (armed) */
     uint64_t next;              /* fake memory, bumped */
     unsigned live;              /* fake allocations not freed */
     uint64_t gated[MAX_GATED];  /* frees of these wait at the gate too (armed) */
@@ -49,32 +50,19 @@ static int gated_info(void *state, kbackend_device_info *out, kbackend_error *er
     return rc;
 }
 
-/* In the backend, with g.lock held: waits until the gate opens (or GATE_TIMEOUT_US). */
-static void gate_pass(void)
-{
-    g.entered++;
-    g_cond_broadcast(&g.cond);
-    int64_t until = g_get_monotonic_time() + GATE_TIMEOUT_US;
-    while (!g.open)
-        if (!g_cond_wait_until(&g.cond, &g.lock, until)) {
-            g.timed_out = 1;
-            break;
-        }
-}
-
 static int gated_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
                        kbackend_error *err)
 {
     (void)state;
     (void)err;
     g_assert_cmpuint(domain, <, MAX_DOMAIN);
-    g_mutex_lock(&g.lock);
-    if (g.armed && bytes == SLOW_BYTES)
-        gate_pass();
+    g_mutex_lock(&g.gate.lock);
+    if (g.gate.armed && bytes == SLOW_BYTES)
+        tgate_pass(&g.gate, GATE_TIMEOUT_US);
     *out = FAKE_BASE + ((uint64_t)domain << 36) + g.next;
     g.next += (bytes + 255) / 256 * 256;
     g.live++;
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
     return 0;
 }
 
@@ -83,19 +71,19 @@ static int gated_free(void *state, kbackend_devptr ptr, kbackend_error *err)
     (void)state;
     if (ptr < FAKE_BASE)
         return kbackend_fail(err, KBACKEND_EINVAL, "not the test's memory");
-    g_mutex_lock(&g.lock);
-    for (unsigned i = 0; g.armed && i < g.n_gated; i++)
+    g_mutex_lock(&g.gate.lock);
+    for (unsigned i = 0; g.gate.armed && i < g.n_gated; i++)
         if (g.gated[i] == ptr) {
-            gate_pass();
+            tgate_pass(&g.gate, GATE_TIMEOUT_US);
             break;
         }
     if (ptr == g.fail_free) {
-        g_mutex_unlock(&g.lock);
+        g_mutex_unlock(&g.gate.lock);
         return kbackend_fail(err, KBACKEND_EINVAL, "the test refuses to free it");
     }
     g_assert_cmpuint(g.live, >, 0);
     g.live--;
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
     return 0;
 }
 
@@ -126,11 +114,11 @@ static void wrap(kbackend *b)
 
 static struct harness *start(void)
 {
-    g_mutex_lock(&g.lock);
-    g.armed = g.open = g.timed_out = 0;
-    g.entered = g.live = g.n_gated = 0;
+    g_mutex_lock(&g.gate.lock);
+    g.gate.armed = g.gate.open = g.gate.timed_out = 0;
+    g.gate.entered = g.live = g.n_gated = 0;
     g.fail_free = 0;
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
     return harness_start_wrapped(wrap);
 }
 
@@ -144,68 +132,30 @@ static struct harness *start_with(struct client *a, struct client *b)
     return h;
 }
 
-static void gate_arm(void)
-{
-    g_mutex_lock(&g.lock);
-    g.armed = 1;
-    g.open = 0;
-    g.entered = 0;
-    g.n_gated = 0;
-    g_mutex_unlock(&g.lock);
-}
-
-/* Arms the gate for the free of p (with those armed since the last gate_arm). */
+/* Arms the gate for the free of p too (with those armed since start). */
 static void gate_arm_free(uint64_t p)
 {
-    g_mutex_lock(&g.lock);
-    g.armed = 1;
-    g.open = 0;
+    g_mutex_lock(&g.gate.lock);
+    g.gate.armed = 1;
+    g.gate.open = 0;
     g_assert_cmpuint(g.n_gated, <, MAX_GATED);
     g.gated[g.n_gated++] = p;
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
 }
 
 static unsigned gate_entered(void)
 {
-    g_mutex_lock(&g.lock);
-    unsigned n = g.entered;
-    g_mutex_unlock(&g.lock);
+    g_mutex_lock(&g.gate.lock);
+    unsigned n = g.gate.entered;
+    g_mutex_unlock(&g.gate.lock);
     return n;
-}
-
-/* Waits until n slow allocations (gated frees) are in the backend. */
-static void gate_wait_entered(unsigned n)
-{
-    int64_t until = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
-    g_mutex_lock(&g.lock);
-    while (g.entered < n)
-        if (!g_cond_wait_until(&g.cond, &g.lock, until))
-            g_error("%u slow allocation(s) or free(s) did not reach the backend", n);
-    g_mutex_unlock(&g.lock);
-}
-
-static void gate_open(void)
-{
-    g_mutex_lock(&g.lock);
-    g.open = 1;
-    g.armed = 0;
-    g_cond_broadcast(&g.cond);
-    g_mutex_unlock(&g.lock);
-}
-
-static bool gate_timed_out(void)
-{
-    g_mutex_lock(&g.lock);
-    int t = g.timed_out;
-    g_mutex_unlock(&g.lock);
-    return t;
 }
 
 static unsigned live(void)
 {
-    g_mutex_lock(&g.lock);
+    g_mutex_lock(&g.gate.lock);
     unsigned n = g.live;
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
     return n;
 }
 
@@ -231,7 +181,7 @@ static int call_during(struct client *c, uint16_t op, const void *payload, size_
     uint64_t id = client_send(c, op, payload, n, -1);
     g_assert_cmpuint(id, !=, 0);
     g_assert_true(answer_waiting(c, ANSWER_MS));
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     return client_recv(c, op, id);
 }
 
@@ -280,7 +230,7 @@ static void others_served(struct client *b, uint64_t fn, uint64_t bp)
 {
     g_assert_cmpint(call_during(b, KERNELET_OP_CTX_SYNC, NULL, 0), ==, KERNELET_ST_OK);
     launch_on(b, fn, bp, true);
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     struct kernelet_mem_alloc q = {.size = 8192};
     g_assert_cmpint(call_during(b, KERNELET_OP_MEM_ALLOC, &q, sizeof(q)), ==, KERNELET_ST_OK);
     struct kernelet_mem_ptr bq;
@@ -323,20 +273,20 @@ static void test_others_served(void)
     uint64_t bp = client_alloc(&b, 4096);
     uint64_t fn = k_add_of(&b);
 
-    gate_arm();
+    tgate_arm(&g.gate);
     uint64_t aid = send_alloc(&a, SLOW_BYTES);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
 
     others_served(&b, fn, bp);
     uint64_t cid = send_alloc(&c, SLOW_BYTES);
-    gate_wait_entered(2);
+    tgate_wait_entered(&g.gate, 2);
     g_assert_false(answer_waiting(&a, 0));
     g_assert_false(answer_waiting(&c, 0));
 
-    gate_open();
+    tgate_open(&g.gate);
     uint64_t ap = recv_alloc(&a, aid), cp = recv_alloc(&c, cid);
     g_assert_cmpuint(ap, !=, cp);
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpint(client_free(&a, ap), ==, KERNELET_ST_OK);
     g_assert_cmpint(client_free(&c, cp), ==, KERNELET_ST_OK);
     client_close(&a);
@@ -356,15 +306,15 @@ static void test_own_requests_after(void)
     struct kernelet_mem_info before, after;
     memcpy(&before, a.answer, sizeof(before));
 
-    gate_arm();
+    tgate_arm(&g.gate);
     uint64_t aid = send_alloc(&a, SLOW_BYTES);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     uint64_t info = client_send(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1);
     uint64_t sync = client_send(&a, KERNELET_OP_CTX_SYNC, NULL, 0, -1);
     uint64_t small = send_alloc(&a, 4096);
     g_assert_false(answer_waiting(&a, 300));
 
-    gate_open();
+    tgate_open(&g.gate);
     uint64_t ap = recv_alloc(&a, aid);
     g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_GET_INFO, info), ==, KERNELET_ST_OK);
     memcpy(&after, a.answer, sizeof(after));
@@ -372,7 +322,7 @@ static void test_own_requests_after(void)
     g_assert_cmpint(client_recv(&a, KERNELET_OP_CTX_SYNC, sync), ==, KERNELET_ST_OK);
     uint64_t sp = recv_alloc(&a, small);
     g_assert_cmpuint(sp, !=, ap);
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpint(client_free(&a, ap), ==, KERNELET_ST_OK);
     g_assert_cmpint(client_free(&a, sp), ==, KERNELET_ST_OK);
     g_assert_cmpuint(live(), ==, 0);
@@ -390,17 +340,17 @@ static void test_hang_up(void)
     uint64_t bp = client_alloc(&b, 4096);
     (void)client_alloc(&a, 4096);
 
-    gate_arm();
+    tgate_arm(&g.gate);
     send_alloc(&a, SLOW_BYTES);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     send_alloc(&a, 4096);
     client_close(&a);
     hang_up_closed(&b);
 
-    gate_open();
+    tgate_open(&g.gate);
     /* a's memory (its first allocation and the slow one) goes with it; b's stays */
     wait_live(1);
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpuint(harness_connections(h), ==, 1);
     g_assert_cmpint(client_free(&b, bp), ==, KERNELET_ST_OK);
     g_assert_cmpuint(live(), ==, 0);
@@ -412,7 +362,7 @@ static void *open_later(void *arg)
 {
     (void)arg;
     usleep(200000);
-    gate_open();
+    tgate_open(&g.gate);
     return NULL;
 }
 
@@ -424,14 +374,14 @@ static void test_stop(void)
     pthread_t opener;
     struct harness *h = start_with(&a, NULL);
 
-    gate_arm();
+    tgate_arm(&g.gate);
     send_alloc(&a, SLOW_BYTES);
     send_alloc(&a, 4096);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     g_assert_cmpint(pthread_create(&opener, NULL, open_later, NULL), ==, 0);
     harness_stop(h);
     pthread_join(opener, NULL);
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpuint(live(), ==, 0);
     client_close(&a);
 }
@@ -458,14 +408,14 @@ static void test_free_others_served(void)
 
     gate_arm_free(ap);
     uint64_t fid = send_free(&a, ap);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
 
     others_served(&b, fn, bp);
     g_assert_false(answer_waiting(&a, 0));
 
-    gate_open();
+    tgate_open(&g.gate);
     g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_FREE, fid), ==, KERNELET_ST_OK);
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpuint(live(), ==, 1); /* b's */
     client_close(&a);
     client_close(&b);
@@ -486,14 +436,14 @@ static void test_free_own_requests_after(void)
 
     gate_arm_free(ap);
     uint64_t fid = send_free(&a, ap);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     uint64_t info = client_send(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1);
     uint64_t sync = client_send(&a, KERNELET_OP_CTX_SYNC, NULL, 0, -1);
     uint64_t again = send_free(&a, ap);
     uint64_t small = send_alloc(&a, 4096);
     g_assert_false(answer_waiting(&a, 300));
 
-    gate_open();
+    tgate_open(&g.gate);
     g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_FREE, fid), ==, KERNELET_ST_OK);
     g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_GET_INFO, info), ==, KERNELET_ST_OK);
     memcpy(&after, a.answer, sizeof(after));
@@ -502,7 +452,7 @@ static void test_free_own_requests_after(void)
     g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_FREE, again), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(a.cuda, ==, 1 /* INVALID_VALUE */);
     uint64_t sp = recv_alloc(&a, small);
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpint(client_free(&a, sp), ==, KERNELET_ST_OK);
     g_assert_cmpuint(live(), ==, 0);
     client_close(&a);
@@ -523,17 +473,17 @@ static void test_free_fails(void)
     g_assert_cmpint(client_free(&a, bp), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(a.cuda, ==, 1);
 
-    g_mutex_lock(&g.lock);
+    g_mutex_lock(&g.gate.lock);
     g.fail_free = ap;
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
     g_assert_cmpint(client_free(&a, ap), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(a.cuda, ==, 999 /* UNKNOWN: the backend failed */);
     g_assert_cmpint(client_free(&a, ap), ==, KERNELET_ST_CUDA);
     g_assert_cmpuint(a.cuda, ==, 1);
     g_assert_cmpuint(live(), ==, 2);
-    g_mutex_lock(&g.lock);
+    g_mutex_lock(&g.gate.lock);
     g.fail_free = 0;
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
     client_close(&a);
     wait_live(1);
     g_assert_cmpint(client_free(&b, bp), ==, KERNELET_ST_OK);
@@ -561,18 +511,18 @@ static void two_frees(bool hang_up)
     gate_arm_free(p1);
     gate_arm_free(p2);
     harness_hold(h, false);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     usleep(300000);
     g_assert_cmpuint(gate_entered(), ==, 1);
     g_assert_false(answer_waiting(&a, 0));
     if (hang_up) {
         client_close(&a);
         usleep(100000);
-        gate_open();
+        tgate_open(&g.gate);
         wait_live(0); /* the first free ends, the second's memory goes with the tenant */
         g_assert_cmpuint(harness_connections(h), ==, 0);
     } else {
-        gate_open();
+        tgate_open(&g.gate);
         bool seen1 = false, seen2 = false;
         for (int i = 0; i < 2; i++) {
             g_assert_cmpint(client_recv(&a, 0, 0), ==, KERNELET_ST_OK);
@@ -584,7 +534,7 @@ static void two_frees(bool hang_up)
         g_assert_cmpuint(live(), ==, 0); /* both freed */
         client_close(&a);
     }
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     harness_stop(h);
     g_assert_cmpuint(live(), ==, 0);
 }
@@ -619,13 +569,13 @@ static void test_free_context_close(void)
     g_assert_cmpint(client_call(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1), ==, KERNELET_ST_OK);
     gate_arm_free(p);
     harness_hold(h, false);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     g_assert_true(answer_waiting(&a, ANSWER_MS));
     g_assert_cmpint(client_recv(&a, KERNELET_OP_CONTEXT_CLOSE, close_id), ==, KERNELET_ST_OK);
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpuint(live(), ==, 1);
 
-    gate_open();
+    tgate_open(&g.gate);
     g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_FREE, fid), ==, KERNELET_ST_OK);
     g_assert_cmpuint(live(), ==, 0);
     g_assert_cmpint(client_call(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1), ==, KERNELET_ST_OK);
@@ -646,14 +596,14 @@ static void test_free_hang_up(void)
 
     gate_arm_free(ap);
     send_free(&a, ap);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     client_send(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1);
     client_close(&a);
     hang_up_closed(&b);
 
-    gate_open();
+    tgate_open(&g.gate);
     wait_live(1);
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpuint(harness_connections(h), ==, 1);
     g_assert_cmpint(client_free(&b, bp), ==, KERNELET_ST_OK);
     g_assert_cmpuint(live(), ==, 0);
@@ -673,11 +623,11 @@ static void test_free_stop(void)
     gate_arm_free(ap);
     send_free(&a, ap);
     send_alloc(&a, 4096);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     g_assert_cmpint(pthread_create(&opener, NULL, open_later, NULL), ==, 0);
     harness_stop(h);
     pthread_join(opener, NULL);
-    g_assert_false(gate_timed_out());
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpuint(live(), ==, 0);
     client_close(&a);
 }

@@ -10,6 +10,7 @@
  * return and with the completions the test sees. */
 #include <pthread.h>
 
+#include "../test_gate.h"
 #include "sched_test.h"
 
 #define GATE_TIMEOUT_US 2000000     /* how long an armed allocation waits at most */
@@ -17,11 +18,8 @@
 #define FAKE_BASE (1ull << 44)      /* fake memory: domain << 36 above it */
 
 static struct {
-    GMutex lock;
-    GCond cond;
+    struct test_gate gate;          /* allocations wait there (armed); its lock is g's */
     const kbackend_ops *sim;
-    int armed, open, timed_out;
-    unsigned entered;               /* allocations that reached the backend (armed) */
     int fail_next;                  /* the next allocation fails (KBACKEND_EDEVMEM) */
     uint64_t next[MAX_DOMAIN];      /* each domain's fake memory, bumped */
     unsigned live;                  /* fake allocations not freed */
@@ -40,21 +38,21 @@ static uint64_t tick_locked(void)
 
 static uint64_t tick(void)
 {
-    g_mutex_lock(&g.lock);
+    g_mutex_lock(&g.gate.lock);
     uint64_t t = tick_locked();
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
     return t;
 }
 
 static void note_start(uint32_t domain)
 {
     g_assert_cmpuint(domain, <, MAX_DOMAIN);
-    g_mutex_lock(&g.lock);
+    g_mutex_lock(&g.gate.lock);
     uint64_t t = tick_locked();
     if (!g.started[domain]++)
         g.first_start[domain] = t;
     g.last_start[domain] = t;
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
 }
 
 static int gated_info(void *state, kbackend_device_info *out, kbackend_error *err)
@@ -69,17 +67,10 @@ static int gated_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_de
 {
     (void)state;
     g_assert_cmpuint(domain, <, MAX_DOMAIN);
-    g_mutex_lock(&g.lock);
-    if (g.armed) {
-        g.entered++;
+    g_mutex_lock(&g.gate.lock);
+    if (g.gate.armed) {
         g.entered_at = tick_locked();
-        g_cond_broadcast(&g.cond);
-        int64_t until = g_get_monotonic_time() + GATE_TIMEOUT_US;
-        while (!g.open)
-            if (!g_cond_wait_until(&g.cond, &g.lock, until)) {
-                g.timed_out = 1;
-                break;
-            }
+        tgate_pass(&g.gate, GATE_TIMEOUT_US);
     }
     int rc = 0;
     if (g.fail_next) {
@@ -91,7 +82,7 @@ static int gated_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_de
         g.live++;
     }
     g.returned_at = tick_locked();
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
     return rc;
 }
 
@@ -100,10 +91,10 @@ static int gated_free(void *state, kbackend_devptr ptr, kbackend_error *err)
     (void)state;
     if (ptr < FAKE_BASE)
         return kbackend_fail(err, KBACKEND_EINVAL, "not the test's memory");
-    g_mutex_lock(&g.lock);
+    g_mutex_lock(&g.gate.lock);
     g_assert_cmpuint(g.live, >, 0);
     g.live--;
-    g_mutex_unlock(&g.lock);
+    g_mutex_unlock(&g.gate.lock);
     return 0;
 }
 
@@ -132,8 +123,8 @@ static int gated_memset(void *state, kbackend_devptr dst, uint8_t value, uint64_
 static tenv *gated_env(ksched_policy p)
 {
     memset(g.next, 0, sizeof(g.next));
-    g.armed = g.open = g.timed_out = g.fail_next = 0;
-    g.entered = g.live = 0;
+    g.gate.armed = g.gate.open = g.gate.timed_out = g.fail_next = 0;
+    g.gate.entered = g.live = 0;
     memset(g.started, 0, sizeof(g.started));
     tenv *t = g_new0(tenv, 1);
     ksched_err e = {0};
@@ -156,35 +147,6 @@ static tenv *gated_env(ksched_policy p)
     if (ksched_new(&t->s, &t->be, &c, NULL, &e))
         g_error("ksched_new: %s", e.msg);
     return t;
-}
-
-static void gate_arm(void)
-{
-    g_mutex_lock(&g.lock);
-    g.armed = 1;
-    g.open = 0;
-    g.entered = 0;
-    g_mutex_unlock(&g.lock);
-}
-
-/* Waits until n armed allocations are in the backend. */
-static void gate_wait_entered(unsigned n)
-{
-    int64_t until = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
-    g_mutex_lock(&g.lock);
-    while (g.entered < n)
-        if (!g_cond_wait_until(&g.cond, &g.lock, until))
-            g_error("the allocation did not reach the backend");
-    g_mutex_unlock(&g.lock);
-}
-
-static void gate_open(void)
-{
-    g_mutex_lock(&g.lock);
-    g.open = 1;
-    g.armed = 0;
-    g_cond_broadcast(&g.cond);
-    g_mutex_unlock(&g.lock);
 }
 
 typedef struct alloc_call {
@@ -244,10 +206,10 @@ static void test_others_go_on(gconstpointer data)
     tenv *t = gated_env(GPOINTER_TO_INT(data));
     uint32_t a, b, fa, fb;
     two_tenants(t, &a, &b, &fa, &fb);
-    gate_arm();
+    tgate_arm(&g.gate);
     alloc_call call;
     alloc_start(&call, t->s, a, 1u << 30);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     stamp done[3] = {{-1, 0}, {-1, 0}, {-1, 0}};
     ksched_op op = launch_op(fb, 264 * 4, 1, 256);
     for (int i = 0; i < 3; i++)
@@ -255,9 +217,9 @@ static void test_others_go_on(gconstpointer data)
     tenv_run(t);
     ksched_stats st;
     ksched_get_stats(t->s, &st);
-    gate_open();
+    tgate_open(&g.gate);
     pthread_join(call.thread, NULL);
-    g_assert_false(g.timed_out);
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpint(call.rc, ==, 0);
     g_assert_cmpuint(st.decisions, >, 0);
     for (int i = 0; i < 3; i++) {
@@ -296,10 +258,10 @@ static void test_tenant_paused(gconstpointer data)
     g_assert_cmpint(ksched_run_until(t->s, ksched_now(t->s) + 200000, &e), ==, 0);
     g_assert_cmpint(first.status, ==, -1);
     g_assert_cmpuint(g.started[a], >, 0);
-    gate_arm();
+    tgate_arm(&g.gate);
     alloc_call call;
     alloc_start(&call, t->s, a, 1u << 20);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     uint64_t paused_at = g.entered_at;
     tenv_run(t);                    /* a's slices in flight end, and no more go out */
     g_assert_cmpuint(g.last_start[a], <, paused_at);
@@ -316,9 +278,9 @@ static void test_tenant_paused(gconstpointer data)
     g_assert_cmpint(later.status, ==, -1);
     g_assert_cmpint(set.status, ==, -1);
     g_assert_cmpuint(g.last_start[a], <, paused_at);
-    gate_open();
+    tgate_open(&g.gate);
     pthread_join(call.thread, NULL);
-    g_assert_false(g.timed_out);
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpint(call.rc, ==, 0);
     unsigned before = g.started[a];
     tenv_run(t);
@@ -347,20 +309,20 @@ static void test_quota_exact(void)
     g_assert_cmpint(ksched_tenant_add(t->s, "a", &pol, &a, &e), ==, 0);
     kbackend_devptr p0, p1;
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 2u << 20, &p0, &e), ==, 0);
-    gate_arm();
+    tgate_arm(&g.gate);
     alloc_call first, other;
     alloc_start(&first, t->s, a, 1u << 20);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     alloc_start(&other, t->s, b, 5u << 20);     /* another tenant's, beside it */
-    gate_wait_entered(2);
+    tgate_wait_entered(&g.gate, 2);
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 1u << 20, &p1, &e), ==, KSCHED_EQUOTA);
     ksched_tenant_stats ts;
     g_assert_cmpint(ksched_tenant_get_stats(t->s, a, &ts, NULL), ==, 0);
     g_assert_cmpuint(ts.mem_in_use, ==, 3u << 20);  /* the one in the backend counts */
-    gate_open();
+    tgate_open(&g.gate);
     pthread_join(first.thread, NULL);
     pthread_join(other.thread, NULL);
-    g_assert_false(g.timed_out);
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpint(first.rc, ==, 0);
     g_assert_cmpint(other.rc, ==, 0);
     g_assert_cmpint(ksched_tenant_get_stats(t->s, a, &ts, NULL), ==, 0);
@@ -392,10 +354,10 @@ static void test_removed_while_allocating(void)
     two_tenants(t, &a, &b, &fa, &fb);
     kbackend_devptr mem;
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 4096, &mem, NULL), ==, 0);
-    gate_arm();
+    tgate_arm(&g.gate);
     alloc_call call;
     alloc_start(&call, t->s, a, 1u << 20);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     stamp queued = {-1, 0}, other = {-1, 0};
     ksched_op op = launch_op(fa, 264, 1, 256);
     tenv_submit(t, a, 0, &op, stamp_done, &queued);
@@ -411,9 +373,9 @@ static void test_removed_while_allocating(void)
     g_assert_cmpint(ksched_tenant_list(t->s, ids, 4, &n), ==, 0);
     g_assert_cmpuint(n, ==, 2);     /* a stays while its allocation is in the backend */
     g_assert_cmpint(ksched_mem_alloc(t->s, a, 4096, &mem, &e), ==, KSCHED_ESTATE);
-    gate_open();
+    tgate_open(&g.gate);
     pthread_join(call.thread, NULL);
-    g_assert_false(g.timed_out);
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpint(call.rc, ==, KSCHED_ESTATE);
     tenv_run(t);
     g_assert_cmpint(ksched_tenant_list(t->s, ids, 4, &n), ==, 0);
@@ -446,10 +408,10 @@ static void test_stop_while_allocating(void)
     uint32_t a = tenv_tenant(t, "a");
     ksched_err e = {0};
     g_assert_cmpint(ksched_thread_start(t->s, &e), ==, 0);
-    gate_arm();
+    tgate_arm(&g.gate);
     alloc_call call;
     alloc_start(&call, t->s, a, 1u << 20);
-    gate_wait_entered(1);
+    tgate_wait_entered(&g.gate, 1);
     ksched_thread_stop(t->s);
     g_assert_cmpuint(call.returned, ==, 0);    /* stopped while the allocation is out */
     free_call f = {.s = t->s};
@@ -457,10 +419,10 @@ static void test_stop_while_allocating(void)
     g_assert_cmpint(pthread_create(&ft, NULL, free_main, &f), ==, 0);
     g_usleep(50000);
     g_assert_cmpuint(f.returned, ==, 0);    /* waits for the allocation */
-    gate_open();
+    tgate_open(&g.gate);
     pthread_join(call.thread, NULL);
     pthread_join(ft, NULL);
-    g_assert_false(g.timed_out);
+    g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpint(call.rc, ==, 0);
     g_assert_cmpuint(f.returned, >, g.returned_at);
     g_assert_cmpuint(g.live, ==, 0);
