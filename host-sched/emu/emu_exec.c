@@ -127,6 +127,19 @@ void emu_block_free(emu_block *blk)
     free(blk);
 }
 
+/* n bytes of a block's memory as a GPU would hand them over: zeroed, or every word the
+ * device's residue_word (what earlier kernels left, kemu_device_config). */
+static void fill_onchip(void *p, size_t n, uint32_t word)
+{
+    if (!word) {
+        memset(p, 0, n);
+        return;
+    }
+    unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(word >> (8 * (i % 4)));
+}
+
 static void block_reset(emu_block *blk, uint64_t linear)
 {
     const emu_launch *L = blk->L;
@@ -139,8 +152,9 @@ static void block_reset(emu_block *blk, uint64_t linear)
     memset(blk->bar_expected, 0, sizeof blk->bar_expected);
     memset(blk->bar_red, 0, sizeof blk->bar_red);
     memset(blk->bar_insn, 0, sizeof blk->bar_insn);
-    memset(blk->shared, 0, blk->shared_bytes);
-    memset(blk->local, 0, (size_t)blk->n_threads * c->local_bytes);
+    uint32_t residue = L->dev->cfg.residue_word;
+    fill_onchip(blk->shared, blk->shared_bytes, residue);
+    fill_onchip(blk->local, (size_t)blk->n_threads * c->local_bytes, residue);
     memset(blk->pframe, 0, (size_t)blk->n_threads * c->pframe_bytes);
     if (blk->save_sp)
         memset(blk->save_sp, 0, blk->n_threads * sizeof *blk->save_sp);

@@ -76,6 +76,10 @@ typedef struct kemu_device_config {
     uint64_t memory_bytes;     /* device memory limit; 0 = 16 GiB */
     uint32_t max_shared_bytes; /* shared memory per block, static + dynamic; 0 = 227 KiB */
     uint32_t max_local_bytes;  /* local memory per thread; 0 = 512 KiB */
+    uint32_t residue_word;     /* what a block's shared and local memory hold as it starts,
+                                  every word: 0 = zeroed; else an emulated GPU's leftovers
+                                  of earlier kernels (a GPU clears neither), for the tests
+                                  of what the fencing pass scrubs */
 } kemu_device_config;
 
 /* Creates a device; cfg may be NULL for the defaults. */

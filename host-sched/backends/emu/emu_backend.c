@@ -750,7 +750,11 @@ int kd_emu_backend_open(kbackend *out, uint64_t window_bytes, kd_emu_note_fn not
         free(b);
         return -1;
     }
-    if (kemu_device_create(NULL, &b->dev, &e) != 0 ||
+    /* KERNELET_EMU_RESIDUE=WORD: blocks start with what an earlier kernel left, as on a
+     * GPU (kemu_device_config.residue_word), for the tests of the fence's scrubbing */
+    const char *residue = getenv("KERNELET_EMU_RESIDUE");
+    kemu_device_config dcfg = {.residue_word = residue ? (uint32_t)strtoul(residue, NULL, 0) : 0};
+    if (kemu_device_create(&dcfg, &b->dev, &e) != 0 ||
         !(b->control = emu_control_new(b->dev, (kemu_range){base, base + size / 2}))) {
         snprintf(err, errlen, "emu: %s", b->dev ? "out of memory" : e.message);
         kemu_device_destroy(b->dev);
