@@ -25,7 +25,14 @@
 #      sticky error that ends the context) must complete and find its array as the fence's
 #      clamp leaves it (bench/compat/smash.cu), while tea runs beside it and verifies, and
 #      the context must survive it;
-#   6. smem_probe (natively, on the cuda backend): what the GPU says about a block's shared
+#   6. residue: one tenant's kernel leaves a secret in its blocks' shared memory, local
+#      memory and registers; another tenant's kernel must find none of it in the shared
+#      and local memory it reads without writing (the fence zeroes a block's shared memory
+#      and a function's local variables before the tenant's code runs); what lies below a
+#      thread's frame and registers are reported, not judged, as is what the GPU leaves
+#      natively (one process: plant then read; the words below a
+#      thread's stack; a local access 1 MiB out of bounds) (bench/compat/residue.cu);
+#   7. smem_probe (natively, on the cuda backend): what the GPU says about a block's shared
 #      memory (%total_smem_size, %dynamic_smem_size, %reserved_smem_offset_begin/end/cap,
 #      the offsets of a static and of the dynamic array, the fence's limit), and whether
 #      shared offset 0 and the word below the user's shared memory are the block's, as the
@@ -63,6 +70,10 @@ row() { # name, pass (0/1), what it saw
     echo "| $1 | $([ "$2" = 0 ] && echo yes || echo NO) | $3 |"
     [ "$2" = 0 ] || fails=$((fails + 1))
 }
+info() { # name, what it saw: a finding, not a check
+    echo "| $1 | (seen) | $2 |"
+}
+result() { grep '^RESULT' "$1" || tail -1 "$1"; }
 echo "| check | passed | what it saw |"
 echo "|---|---|---|"
 # burn takes about 1 ms a launch at its default size, fenced: ~8 s, across both runaways
@@ -146,6 +157,14 @@ row "tea beside smash" $? "$(grep -o 'verified=[a-z]* kernel_ms=[0-9.]*' "$work/
 serving=$(grep -c '^kerneletd: serving' "$work/kerneletd.log")
 [ "$serving" = 1 ]
 row "no lost context after smash" $? "$serving serving line(s)"
+# residue: a secret left by one tenant, looked for by another (separate processes)
+tenant "$carry/compat/residue" plant $blocks >"$work/residue-plant.txt" 2>&1
+row "residue: planter" $? "$(result "$work/residue-plant.txt")"
+tenant "$carry/compat/residue" read $blocks >"$work/residue-read.txt" 2>&1
+row "residue: no secret in the reader's shared and local memory" $? "$(result "$work/residue-read.txt")"
+# what is still open: local words below the reader's frame (no fault natively either)
+tenant "$carry/compat/residue" both-below $blocks >"$work/residue-below.txt" 2>&1
+info "residue both-below, through kerneletd" "$(result "$work/residue-below.txt")"
 if [ "$backend" = cuda ]; then
     # natively, alone in a context of its own (a fault ends only that one)
     timeout 60 "$carry/compat/smem_probe" >"$work/smem-probe.txt" 2>&1
@@ -156,6 +175,10 @@ if [ "$backend" = cuda ]; then
     for off in 0 $([ -n "$first" ] && [ $((first)) -ge 4 ] && echo $((first - 4))); do
         timeout 60 "$carry/compat/smem_probe" touch "$off" >"$work/smem-touch-$off.txt" 2>&1
         row "shared offset $off is the block's (natively)" $? "$(tail -1 "$work/smem-touch-$off.txt")"
+    done
+    for m in both both-below local-past; do
+        timeout 60 "$carry/compat/residue" $m >"$work/residue-native-$m.txt" 2>&1
+        info "residue $m, natively" "$(result "$work/residue-native-$m.txt")"
     done
     timeout 60 "$carry/compat/smash" past >"$work/smash-native.txt" 2>&1
     grep -q 'status=cudaErrorIllegalAddress' "$work/smash-native.txt"

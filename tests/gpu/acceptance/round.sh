@@ -61,7 +61,7 @@ compat_step() {
     echo "| program | native | kerneletd $1 |"; echo "|---|---|---|"
     for prog in "$carry"/compat/*; do
         name=${prog##*/}
-        case $name in runaway|steal|smash|smem_probe) continue ;; esac
+        case $name in runaway|steal|smash|smem_probe|residue) continue ;; esac
         native=-
         [ "$backend" = cuda ] && native=$(verdict timeout 60 "$prog")
         echo "| $name | $native | $(verdict through "$1" "$prog") |"

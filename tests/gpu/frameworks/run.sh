@@ -65,7 +65,7 @@ stage "1. compatibility programs"
 # fault last, then vector_add again: does a device fault cost later tenants the GPU?
 # COMPAT="a b" and WORKLOADS="x y" in the environment run only those.
 # (runaway, steal, smash and smem_probe are no compatibility programs: contain.sh runs them)
-progs=${COMPAT:-$(ls "$carry/compat" | grep -vx 'fault\|runaway\|steal\|smash\|smem_probe') fault vector_add}
+progs=${COMPAT:-$(ls "$carry/compat" | grep -vx 'fault\|runaway\|steal\|smash\|smem_probe\|residue') fault vector_add}
 {
     echo "| program | native | through kerneletd |"; echo "|---|---|---|"
     for n in $progs; do
