@@ -86,6 +86,7 @@ typedef struct scan {
     kptx_reg_set regs;
     const kptx_instr *in;
     edge_vec *edges;
+    bool in_prologue;           /* before fn's code_label: a transform's own statements */
     bool oom;
 } scan;
 
@@ -144,7 +145,8 @@ static void scan_sreg(scan *sc, const kptx_operand *o)
         why(f, "reads the cluster register %s", o->name);
     else if (strcmp(o->name, "%current_graph_exec") == 0)
         why(f, "reads %s (device-side graph launch)", o->name);
-    else if (strcmp(o->name, "%total_smem_size") == 0 || strcmp(o->name, "%aggr_smem_size") == 0)
+    else if (!sc->in_prologue &&
+             (strcmp(o->name, "%total_smem_size") == 0 || strcmp(o->name, "%aggr_smem_size") == 0))
         why(f, "reads %s, which the sliced variant's own shared memory would change", o->name);
     if (cls != KPTX_SREG_CTAID && cls != KPTX_SREG_NCTAID)
         return;
@@ -224,8 +226,14 @@ static bool known_opcode(scan *sc, const char *op)
 static void scan_body(scan *sc)
 {
     const kptx_function *fn = sc->fn;
+    /* The fence's scrub reads %total_smem_size knowing that the sliced variant's own
+     * shared array counts in it (fence_scrub.c): only the function's own reads matter. */
+    sc->in_prologue = fn->code_label != NULL;
     for (unsigned i = 0; i < fn->n_stmts; i++) {
-        if (fn->stmts[i].kind != KPTX_STMT_INSTR)
+        const kptx_stmt *st = &fn->stmts[i];
+        if (st->kind == KPTX_STMT_LABEL && fn->code_label && !strcmp(st->u.label, fn->code_label))
+            sc->in_prologue = false;
+        if (st->kind != KPTX_STMT_INSTR)
             continue;
         const kptx_instr *in = &fn->stmts[i].u.instr;
         sc->in = in;

@@ -64,6 +64,7 @@ typedef struct fencer {
     bool trap;                      /* KPTX_FENCE_TRAP */
     kptx_align_masks align;         /* the masks per access width; the entry's widths */
     kptx_smem_clamps smem;          /* the shared clamps per access width; fn's widths */
+    kptx_local_scrub scrub;         /* fn's .local variables, zeroed as it starts */
     kptx_reg_set regs;              /* fn's registers (a shared address's width) */
     const kptx_analysis *an;
     const bool *ctl;                /* per analysed function: a device function given the
@@ -562,6 +563,7 @@ static void declare_reg(fencer *f, kptx_stmt_vec *sv, const char *type, const ch
 /* Declarations of the pass's registers (the shared clamps' first). */
 static void declare(fencer *f, kptx_stmt_vec *sv)
 {
+    kptx_scrub_declare(&f->rw, sv, &f->scrub);
     kptx_smem_declare(&f->rw, sv, &f->smem);
     if (!f->controlled)
         return;     /* a device function whose shared accesses only are clamped */
@@ -615,6 +617,11 @@ static void emit_stack_check(fencer *f, kptx_stmt_vec *sv)
  * find its edge. */
 static void load_params(fencer *f, kptx_stmt_vec *sv)
 {
+    kptx_scrub_prologue(&f->rw, sv, &f->scrub, f->fn);    /* before any of fn's code */
+    if (f->scrub.shared) {
+        kptx_scrub_shared(&f->rw, sv, &f->scrub, f->smem.var);
+        f->smem.var_used = true;    /* the module declares the .extern array */
+    }
     kptx_smem_prologue(&f->rw, sv, &f->smem);      /* the shared clamps per width */
     if (!f->controlled)
         return;
@@ -635,7 +642,8 @@ static size_t body_bound(const kptx_function *fn, unsigned n_loops)
     /* declarations (at most 10, a mask and two shared clamps per width), the prologue (an
      * entry's 5 and a mask per width, a device function's 3, a cycle head's poll 3 and the
      * stack check 5, the shared clamps' 3 and 4 per width), and what each one may add */
-    size_t n = fn->n_stmts + 24 + 8 * KPTX_ALIGN_SLOTS + (size_t)n_loops * (PER_LOOP + 1);
+    size_t n = fn->n_stmts + 24 + 8 * KPTX_ALIGN_SLOTS + (size_t)n_loops * (PER_LOOP + 1) +
+               kptx_scrub_bound(fn);
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_INSTR)
             n += PER_ACCESS * fn->stmts[i].u.instr.n_ops + PER_CONTROL;
@@ -706,6 +714,7 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
     const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, f, hook_label};
     f->fn = fn;
     kptx_smem_scan(&f->smem, f->m, fn, !f->device_fn);
+    kptx_scrub_scan(&f->scrub, fn);
     if (find_loops(f, fn) && !kptx_reg_set_build(fn, &f->regs))
         kptx_rw_body(&f->rw, body_bound(fn, f->n_loops), fn, out, &h);
     else
@@ -713,6 +722,8 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
     kptx_reg_set_free(&f->regs);
     forget_loops(f);
     f->smem.used = f->smem.generic = 0;
+    f->scrub.n_vars = 0;
+    f->scrub.shared = false;
 }
 
 /* The fenced entry: fn's parameters and then the window's, and the fenced body. */
@@ -733,6 +744,7 @@ static void fence_entry(fencer *f, kptx_function *fn)
     out.param_bytes = off;
     kptx_align_scan(&f->align, f->m, fn);
     fence_body(f, &out, fn);
+    out.code_label = kptx_scrub_done_label(&f->rw, &f->scrub);    /* later prologues after */
     f->align.used = 0;      /* device functions touch no global memory: no masks */
     if (!f->rw.oom)
         *fn = out;
@@ -802,6 +814,7 @@ static int setup_names(fencer *f)
     }
     kptx_align_setup(&f->rw, &f->align, f->prefix, f->reg[R_MASK]);
     kptx_smem_setup(&f->rw, &f->smem, f->prefix);
+    kptx_scrub_setup(&f->rw, &f->scrub, f->prefix);
     return f->rw.oom ? KPTX_ENOMEM : 0;
 }
 
@@ -867,8 +880,9 @@ int kptx_fence_module_opts(kptx_module *m, const kptx_fence_opts *o, unsigned *n
             fence_entry(&f, &it->u.fn);
         else if (k >= 0 && !it->u.fn.is_entry && ctl[k])
             fence_device_fn(&f, &it->u.fn, &an->facts[k]); /* and declarations */
-        else if (!it->u.fn.is_entry && kptx_smem_clamps_any(m, &it->u.fn))
-            fence_device_fn(&f, &it->u.fn, NULL);   /* its shared accesses only */
+        else if (!it->u.fn.is_entry && (kptx_smem_clamps_any(m, &it->u.fn) ||
+                                        kptx_scrub_any(&it->u.fn)))
+            fence_device_fn(&f, &it->u.fn, NULL);   /* its shared accesses, its locals */
     }
     if (!rc && count)
         rc = kptx_smem_declare_var(&f.rw, m, &f.smem);

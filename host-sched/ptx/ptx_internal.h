@@ -460,6 +460,39 @@ void kptx_smem_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
 /* The declaration of var, when some function read it (KPTX_ENOMEM). */
 int kptx_smem_declare_var(kptx_rw *rw, kptx_module *m, const kptx_smem_clamps *sc);
 
+/* The fence's scrub of what earlier kernels left (fence_scrub.c; a GPU clears nothing
+ * between kernels of a context): every fenced function zeroes its top-level .local
+ * variables as it starts, every fenced entry's block its shared memory. */
+typedef struct kptx_local_scrub {
+    const char *addr, *end;     /* .b64: a loop's store address and its end */
+    const char *zero, *zero16;  /* .b32 and .b16 registers holding 0 */
+    const char *pred;           /* a loop's predicate */
+    const char *label;          /* the loops' label prefix */
+    unsigned n_vars;            /* the function's top-level .local variables */
+    unsigned n_loops;           /* loops emitted in the function: their labels' numbers */
+    const char *sreg, *slabel;  /* the shared scrub's .b32 registers and labels */
+    bool shared;                /* the function is an entry: its blocks scrub shared memory */
+} kptx_local_scrub;
+/* Names the registers and labels (the pass's prefix); no use yet. */
+void kptx_scrub_setup(kptx_rw *rw, kptx_local_scrub *ls, const char *prefix);
+/* What fn declares to scrub, into ls. */
+void kptx_scrub_scan(kptx_local_scrub *ls, const kptx_function *fn);
+/* Whether fn declares a .local variable the scrub zeroes. */
+bool kptx_scrub_any(const kptx_function *fn);
+/* The statements the scrub may add to fn (kptx_rw_body's bound). */
+size_t kptx_scrub_bound(const kptx_function *fn);
+/* Declarations of the scrub's registers; the stores that zero fn's variables, for the
+ * prologue (nothing when fn declares none); an entry's shared scrub after them, given the
+ * .extern .shared array where the dynamic shared memory starts (fence_shared.c). */
+void kptx_scrub_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls);
+void kptx_scrub_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_local_scrub *ls,
+                         const kptx_function *fn);
+void kptx_scrub_shared(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
+                       const char *dyn_var);
+/* The label that ends the shared scrub: the entry's kptx_function.code_label, so that the
+ * slicer's prologue, which stores to shared memory, comes after it. */
+const char *kptx_scrub_done_label(kptx_rw *rw, const kptx_local_scrub *ls);
+
 /* Inserts n module variables before the module's first function (PTX declares before
  * use): KPTX_ENOMEM. */
 int kptx_rw_add_vars(kptx_rw *rw, kptx_module *m, const kptx_var *vars, unsigned n);

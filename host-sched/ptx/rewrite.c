@@ -117,7 +117,7 @@ void kptx_rw_body(kptx_rw *rw, size_t cap, const kptx_function *fn, kptx_functio
     bool started = false;
     for (unsigned i = 0; i < fn->n_stmts; i++) {
         const kptx_stmt *s = &fn->stmts[i];
-        if (!started && opens_code(s)) {
+        if (!started && !fn->code_label && opens_code(s)) {
             h->prologue(h->user, &sv);
             started = true;
         }
@@ -127,6 +127,11 @@ void kptx_rw_body(kptx_rw *rw, size_t cap, const kptx_function *fn, kptx_functio
             h->label(h->user, &sv, s);
         else
             kptx_rw_push(rw, &sv, s);
+        if (!started && fn->code_label && s->kind == KPTX_STMT_LABEL &&
+            !strcmp(s->u.label, fn->code_label)) {
+            h->prologue(h->user, &sv);      /* after an earlier transform's prologue */
+            started = true;
+        }
     }
     if (!started)
         h->prologue(h->user, &sv);

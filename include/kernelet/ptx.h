@@ -188,6 +188,10 @@ typedef struct kptx_function {
     unsigned n_stmts;
     kptx_stmt *stmts;
     unsigned line;
+    /* Set by a transform whose prologue must run before any later one's (the fence's
+     * scrub of shared memory, which would zero what the slicer's prologue stores): the
+     * label after it, where later transforms put their prologues. NULL for parsed code. */
+    const char *code_label;
 } kptx_function;
 
 typedef enum kptx_item_kind {

@@ -1,0 +1,367 @@
+/* The fence's scrub of what earlier kernels left (kernelet/ptx.h, "Fencing";
+ * docs/SECURITY.md, "What earlier kernels left"). A GPU clears neither a thread's local
+ * memory nor a block's shared memory between kernels of one context: on an H100 a kernel
+ * that read a local array it never wrote found, in every word, what another tenant's kernel
+ * had left there, and one that read a shared array it never wrote, in 59% of its words
+ * (bench/compat/residue.cu, docs/perf/isolation.md). All tenants' kernels share one
+ * context, so
+ *   - every fenced function zeroes its own .local variables as it starts, before any of
+ *     its code runs: what it reads of them without writing is zero, as a tenant's fresh
+ *     allocation is;
+ *   - every fenced entry's block zeroes its shared memory, all that the fence's clamp lets
+ *     it reach but the driver's reserved bytes below it, and waits for that (bar.sync 0)
+ *     before its code runs.
+ *
+ * A variable is zeroed in stores as wide as its alignment allows (16 bytes at most, the
+ * widest PTX store); more than KPTX_SCRUB_UNROLLED of them become a loop over the
+ * variable, the rest single stores. Variables of nested blocks are not visible where the
+ * function starts and are left alone, as are module-scope .local variables (nvcc writes
+ * neither). What this does not cover (docs/SECURITY.md): local addresses a kernel makes up
+ * (below its frame, in spill slots) and the frames ptxas adds.
+ *
+ * A block's own shared memory ends at the fence's limit (fence_shared.c: where the dynamic
+ * memory starts, plus its size) and holds %total_smem_size bytes of the tenant's, rounded
+ * up to 128 on the H100 (docs/perf/isolation.md): so the scrub starts at limit minus that,
+ * rounded up to a multiple of 128, which on the H100 is where the user's memory starts
+ * (0x400, above the driver's reserved 0x120 bytes) and on the emulator 0. The block's
+ * threads zero it 16 bytes each at a time, thread 0 the last few bytes. A block without
+ * shared memory skips it all, the barrier too. */
+#include <stdio.h>
+
+#include "ptx_internal.h"
+
+/* Stores of one width up to which a variable is zeroed without a loop. */
+#define KPTX_SCRUB_UNROLLED 4u
+/* Statements one variable may take: a loop of six, and a tail of four widths. */
+#define KPTX_SCRUB_PER_VAR (6u + 4u)
+
+void kptx_scrub_setup(kptx_rw *rw, kptx_local_scrub *ls, const char *prefix)
+{
+    ls->addr = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_lza"));
+    ls->end = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_lze"));
+    ls->zero = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_lz"));
+    ls->zero16 = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_lzh"));
+    ls->pred = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_lzp"));
+    ls->label = kptx_rw_name(rw, prefix, "_lzloop");
+    ls->n_vars = 0;
+    ls->sreg = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_ss"));
+    ls->slabel = kptx_rw_name(rw, prefix, "_ss");
+    ls->shared = false;
+}
+
+/* The .local variable statement s declares at the body's top level, or NULL. */
+static const kptx_var *top_local(const kptx_stmt *s, int depth)
+{
+    return depth == 0 && s->kind == KPTX_STMT_VAR && s->u.var.space == KPTX_SPACE_LOCAL
+               ? &s->u.var
+               : NULL;
+}
+
+static unsigned count_top_locals(const kptx_function *fn)
+{
+    unsigned n = 0;
+    int depth = 0;
+    for (unsigned i = 0; fn->has_body && i < fn->n_stmts; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        n += top_local(s, depth) != NULL;
+        depth += s->kind == KPTX_STMT_BLOCK_BEGIN;
+        depth -= s->kind == KPTX_STMT_BLOCK_END;
+    }
+    return n;
+}
+
+void kptx_scrub_scan(kptx_local_scrub *ls, const kptx_function *fn)
+{
+    ls->n_vars = count_top_locals(fn);
+    ls->n_loops = 0;
+    ls->shared = fn->is_entry;
+}
+
+bool kptx_scrub_any(const kptx_function *fn)
+{
+    return count_top_locals(fn) != 0;
+}
+
+/* Statements the shared scrub adds (kptx_scrub_shared). */
+#define KPTX_SCRUB_SHARED_STMTS 48u
+
+size_t kptx_scrub_bound(const kptx_function *fn)
+{
+    unsigned n = count_top_locals(fn);
+    return 7u + (size_t)n * (KPTX_SCRUB_PER_VAR + 2 * KPTX_SCRUB_UNROLLED) +
+           (fn->is_entry ? KPTX_SCRUB_SHARED_STMTS : 0);
+}
+
+static void declare_reg(kptx_rw *rw, kptx_stmt_vec *sv, const char *type, const char *name,
+                        unsigned range)
+{
+    kptx_stmt *r = kptx_rw_push(rw, sv, NULL);
+    if (r) {
+        r->kind = KPTX_STMT_VAR;
+        r->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = type, .name = name,
+                              .reg_range = range};
+    }
+}
+
+/* The shared scrub's .b32 registers: sreg<k>. */
+enum { S_LIM, S_LO, S_AT, S_STRIDE, S_TMP, S_END, S_TID, N_SREGS };
+
+void kptx_scrub_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls)
+{
+    if (!ls->n_vars && !ls->shared)
+        return;
+    declare_reg(rw, sv, ".b64", ls->addr, 0);
+    declare_reg(rw, sv, ".b64", ls->end, 0);
+    declare_reg(rw, sv, ".b32", ls->zero, 0);
+    declare_reg(rw, sv, ".b16", ls->zero16, 0);
+    declare_reg(rw, sv, ".pred", ls->pred, 0);
+    if (ls->shared)
+        declare_reg(rw, sv, ".b32", ls->sreg, N_SREGS);
+}
+
+static void emit(kptx_rw *rw, kptx_stmt_vec *sv, const char *op, const char *mods,
+                 kptx_operand a, kptx_operand b, kptx_operand c, unsigned n)
+{
+    const kptx_operand ops[3] = {a, b, c};
+    kptx_rw_emit(rw, sv, op, mods, n, ops);
+}
+
+/* The zero a store of width bytes writes: {z, z, z, z}, {z, z}, z, or the 16-bit z (PTX
+ * stores single bytes from 16-bit registers). */
+static kptx_operand zero_of(kptx_rw *rw, const kptx_local_scrub *ls, unsigned width)
+{
+    if (width <= 2)
+        return kptx_reg_operand(ls->zero16);
+    if (width == 4)
+        return kptx_reg_operand(ls->zero);
+    unsigned n = width / 4;
+    kptx_operand v = {.kind = KPTX_OPND_VECTOR, .n_elems = n};
+    v.elems = kptx_rw_alloc(rw, n * sizeof *v.elems);
+    for (unsigned i = 0; v.elems && i < n; i++)
+        v.elems[i] = kptx_reg_operand(ls->zero);
+    return v;
+}
+
+static const char *store_mods(unsigned width)
+{
+    switch (width) {
+    case 16: return ".local.v4.b32";
+    case 8: return ".local.v2.b32";
+    case 4: return ".local.b32";
+    case 2: return ".local.b16";
+    default: return ".local.b8";
+    }
+}
+
+/* The widest store (16 bytes at most) that var's alignment allows and its size holds. */
+static unsigned widest_store(uint64_t size, unsigned align)
+{
+    unsigned w = 16;
+    while (w > 1 && (w > align || w > size))
+        w /= 2;
+    return w;
+}
+
+static void store_at(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
+                     kptx_operand addr, unsigned width)
+{
+    emit(rw, sv, "st", store_mods(width), addr, zero_of(rw, ls, width), (kptx_operand){0}, 2);
+}
+
+static void store_shared(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
+                         kptx_operand addr, unsigned width)
+{
+    emit(rw, sv, "st", width == 16 ? ".shared.v4.b32" : ".shared.b8", addr,
+         zero_of(rw, ls, width), (kptx_operand){0}, 2);
+}
+
+/* count stores of width bytes from var's start: one by one, or a loop over them. */
+static void zero_run(kptx_rw *rw, kptx_stmt_vec *sv, kptx_local_scrub *ls, const char *var,
+                     uint64_t count, unsigned width)
+{
+    if (count <= KPTX_SCRUB_UNROLLED) {
+        for (uint64_t i = 0; i < count; i++)
+            store_at(rw, sv, ls, kptx_rw_addr(rw, var, (int64_t)(i * width)), width);
+        return;
+    }
+    kptx_operand a = kptx_reg_operand(ls->addr), e = kptx_reg_operand(ls->end), none = {0};
+    char num[16];
+    snprintf(num, sizeof num, "%u", ls->n_loops++);
+    const char *label = kptx_rw_name(rw, ls->label, num);
+    emit(rw, sv, "mov", ".u64", a, (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = var}, none,
+         2);
+    emit(rw, sv, "add", ".u64", e, a, kptx_int_operand((int64_t)(count * width)), 3);
+    kptx_rw_label(rw, sv, label);
+    kptx_operand at = {.kind = KPTX_OPND_ADDRESS, .n_elems = 1};
+    at.elems = kptx_rw_alloc(rw, sizeof *at.elems);
+    if (at.elems)
+        at.elems[0] = a;
+    store_at(rw, sv, ls, at, width);
+    emit(rw, sv, "add", ".u64", a, a, kptx_int_operand(width), 3);
+    emit(rw, sv, "setp", ".lt.u64", kptx_reg_operand(ls->pred), a, e, 3);
+    kptx_stmt *b = kptx_rw_emit(rw, sv, "bra", "", 1,
+                                &(kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = label});
+    if (b)
+        b->u.instr.guard = ls->pred;
+}
+
+static void zero_var(kptx_rw *rw, kptx_stmt_vec *sv, kptx_local_scrub *ls, const kptx_var *v)
+{
+    uint64_t size = 0;
+    unsigned align = 1;
+    kptx_var_size_align(v, &size, &align);
+    if (!size)
+        return;
+    unsigned w = widest_store(size, align ? align : 1);
+    uint64_t n = size / w, off = n * w;
+    zero_run(rw, sv, ls, v->name, n, w);
+    for (unsigned t = w / 2; t >= 1 && off < size; t /= 2) {
+        if (size - off >= t) {      /* off is a multiple of w, so of t: aligned */
+            store_at(rw, sv, ls, kptx_rw_addr(rw, v->name, (int64_t)off), t);
+            off += t;
+        }
+    }
+}
+
+/* ---- the block's shared memory ---- */
+
+static kptx_operand sreg(kptx_rw *rw, const kptx_local_scrub *ls, unsigned k)
+{
+    char num[8];
+    snprintf(num, sizeof num, "%u", k);
+    return kptx_reg_operand(kptx_rw_name(rw, ls->sreg, num));
+}
+
+static kptx_operand special(const char *name)
+{
+    return (kptx_operand){.kind = KPTX_OPND_SREG, .name = name};
+}
+
+static const char *slabel(kptx_rw *rw, const kptx_local_scrub *ls, const char *what)
+{
+    return kptx_rw_name(rw, ls->slabel, what);
+}
+
+static void branch(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
+                   const char *label, bool when)
+{
+    kptx_stmt *b = kptx_rw_emit(rw, sv, "bra", "", 1,
+                                &(kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = label});
+    if (b) {
+        b->u.instr.guard = ls->pred;
+        b->u.instr.guard_negated = !when;
+    }
+}
+
+static void jump(kptx_rw *rw, kptx_stmt_vec *sv, const char *label)
+{
+    kptx_rw_emit(rw, sv, "bra", "", 1, &(kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = label});
+}
+
+static kptx_operand at_reg(kptx_rw *rw, kptx_operand reg)
+{
+    kptx_operand at = {.kind = KPTX_OPND_ADDRESS, .n_elems = 1};
+    at.elems = kptx_rw_alloc(rw, sizeof *at.elems);
+    if (at.elems)
+        at.elems[0] = reg;
+    return at;
+}
+
+/* S_LIM: the end of the block's shared memory; S_LO: where the user's starts. */
+static void shared_bounds(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
+                          const char *dyn_var)
+{
+    kptx_operand lim = sreg(rw, ls, S_LIM), lo = sreg(rw, ls, S_LO), t = sreg(rw, ls, S_TMP);
+    kptx_operand none = {0};
+    emit(rw, sv, "mov", ".u32", lim, (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = dyn_var},
+         none, 2);
+    emit(rw, sv, "mov", ".u32", t, special("%dynamic_smem_size"), none, 2);
+    emit(rw, sv, "add", ".u32", lim, lim, t, 3);
+    emit(rw, sv, "mov", ".u32", t, special("%total_smem_size"), none, 2);
+    emit(rw, sv, "min", ".u32", t, t, lim, 3);
+    emit(rw, sv, "sub", ".u32", lo, lim, t, 3);
+    emit(rw, sv, "add", ".u32", lo, lo, kptx_int_operand(127), 3);
+    emit(rw, sv, "and", ".b32", lo, lo, kptx_int_operand(-128), 3);
+}
+
+/* S_TID: the thread's linear index in its block; S_STRIDE: 16 bytes per thread. */
+static void thread_index(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls)
+{
+    kptx_operand id = sreg(rw, ls, S_TID), n = sreg(rw, ls, S_STRIDE), t = sreg(rw, ls, S_TMP);
+    kptx_operand none = {0};
+    static const char *const ntid[3] = {"%ntid.x", "%ntid.y", "%ntid.z"};
+    static const char *const tid[3] = {"%tid.x", "%tid.y", "%tid.z"};
+    emit(rw, sv, "mov", ".u32", id, special(tid[2]), none, 2);
+    for (int k = 1; k >= 0; k--) {      /* id = (tid.z * ntid.y + tid.y) * ntid.x + tid.x */
+        emit(rw, sv, "mov", ".u32", t, special(ntid[k]), none, 2);
+        emit(rw, sv, "mul", ".lo.u32", id, id, t, 3);
+        emit(rw, sv, "mov", ".u32", t, special(tid[k]), none, 2);
+        emit(rw, sv, "add", ".u32", id, id, t, 3);
+    }
+    emit(rw, sv, "mov", ".u32", n, special(ntid[0]), none, 2);
+    for (unsigned k = 1; k < 3; k++) {
+        emit(rw, sv, "mov", ".u32", t, special(ntid[k]), none, 2);
+        emit(rw, sv, "mul", ".lo.u32", n, n, t, 3);
+    }
+    emit(rw, sv, "shl", ".b32", n, n, kptx_int_operand(4), 3);
+}
+
+void kptx_scrub_shared(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
+                       const char *dyn_var)
+{
+    kptx_operand lim = sreg(rw, ls, S_LIM), lo = sreg(rw, ls, S_LO), at = sreg(rw, ls, S_AT);
+    kptx_operand end = sreg(rw, ls, S_END), id = sreg(rw, ls, S_TID), p = kptx_reg_operand(ls->pred);
+    const char *done = slabel(rw, ls, "done"), *body = slabel(rw, ls, "body");
+    const char *tail = slabel(rw, ls, "tail"), *bytes = slabel(rw, ls, "bytes");
+    const char *wait = slabel(rw, ls, "wait");
+    shared_bounds(rw, sv, ls, dyn_var);
+    emit(rw, sv, "setp", ".ge.u32", p, lo, lim, 3);
+    branch(rw, sv, ls, done, true);             /* no shared memory: the same for the block */
+    thread_index(rw, sv, ls);
+    emit(rw, sv, "shl", ".b32", at, id, kptx_int_operand(4), 3);
+    emit(rw, sv, "add", ".u32", at, at, lo, 3);
+    emit(rw, sv, "and", ".b32", end, lim, kptx_int_operand(-16), 3);
+    kptx_rw_label(rw, sv, body);
+    emit(rw, sv, "setp", ".lt.u32", p, at, end, 3);
+    branch(rw, sv, ls, tail, false);
+    store_shared(rw, sv, ls, at_reg(rw, at), 16);
+    emit(rw, sv, "add", ".u32", at, at, sreg(rw, ls, S_STRIDE), 3);
+    jump(rw, sv, body);
+    kptx_rw_label(rw, sv, tail);                /* thread 0: the bytes past the last 16 */
+    emit(rw, sv, "setp", ".ne.u32", p, id, kptx_int_operand(0), 3);
+    branch(rw, sv, ls, wait, true);
+    emit(rw, sv, "max", ".u32", at, end, lo, 3);
+    kptx_rw_label(rw, sv, bytes);
+    emit(rw, sv, "setp", ".lt.u32", p, at, lim, 3);
+    branch(rw, sv, ls, wait, false);
+    store_shared(rw, sv, ls, at_reg(rw, at), 1);
+    emit(rw, sv, "add", ".u32", at, at, kptx_int_operand(1), 3);
+    jump(rw, sv, bytes);
+    kptx_rw_label(rw, sv, wait);
+    kptx_rw_emit(rw, sv, "bar", ".sync", 1, &(kptx_operand){.kind = KPTX_OPND_INT, .value = 0});
+    kptx_rw_label(rw, sv, done);
+}
+
+const char *kptx_scrub_done_label(kptx_rw *rw, const kptx_local_scrub *ls)
+{
+    return slabel(rw, ls, "done");
+}
+
+void kptx_scrub_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_local_scrub *ls,
+                         const kptx_function *fn)
+{
+    if (!ls->n_vars && !ls->shared)
+        return;
+    kptx_operand none = {0};
+    emit(rw, sv, "mov", ".b32", kptx_reg_operand(ls->zero), kptx_int_operand(0), none, 2);
+    emit(rw, sv, "mov", ".b16", kptx_reg_operand(ls->zero16), kptx_int_operand(0), none, 2);
+    int depth = 0;
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        const kptx_var *v = top_local(s, depth);
+        if (v)
+            zero_var(rw, sv, ls, v);
+        depth += s->kind == KPTX_STMT_BLOCK_BEGIN;
+        depth -= s->kind == KPTX_STMT_BLOCK_END;
+    }
+}

@@ -1,0 +1,146 @@
+/* The fence's scrub of local memory (host-sched/ptx/fence_scrub.c). A GPU leaves in a
+ * thread's local memory what an earlier kernel wrote there (on an H100 every word of
+ * another tenant's, docs/perf/isolation.md); the emulator does the same when its device is
+ * made with a residue word. Run there, a kernel that reads its .local variables without
+ * writing them (odd sizes and alignments, a loop's worth and single stores, in the entry
+ * and in a device function it calls) finds the residue unfenced and only zeros fenced,
+ * and what it writes and reads back is the same both ways. Also what the pass writes, and
+ * that ptxas takes it (with --ptxas PATH). */
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernelet/emu.h"
+#include "kernelet/ptx.h"
+#include "ptx_test_util.h"
+#include "ptxas_util.h"
+
+static const char *ptxas_path;  /* --ptxas PATH: the fenced module must assemble */
+
+#define RESIDUE 0xa5a5a5a5u
+enum { THREADS = 2 };
+
+/* Counts into %r1 the nonzero bytes of the .local variable VAR of SIZE bytes. */
+#define COUNT(var, size, label)                                                            \
+    "  mov.u64 %rd1, " var ";\n  mov.u32 %r2, 0;\n" label ":\n"                            \
+    "  cvt.u64.u32 %rd2, %r2;\n  add.u64 %rd3, %rd1, %rd2;\n  ld.local.u8 %h1, [%rd3];\n"   \
+    "  setp.ne.u16 %p1, %h1, 0;\n  selp.u32 %r4, 1, 0, %p1;\n  add.u32 %r1, %r1, %r4;\n"   \
+    "  add.u32 %r2, %r2, 1;\n  setp.lt.u32 %p1, %r2, " size ";\n  @%p1 bra " label ";\n"
+
+/* k(out): out[tid] = nonzero bytes the thread found in its locals and its callee's,
+ * out[THREADS + tid] = a word it wrote to a local and read back. */
+static const char module_ptx[] =
+    ".version 7.8\n.target sm_70\n.address_size 64\n"
+    ".func (.param .b32 ret) callee()\n{\n"
+    "  .local .align 2 .b8 cl[6];\n"
+    "  .reg .b32 %r<6>;\n  .reg .b64 %rd<4>;\n  .reg .b16 %h1;\n  .reg .pred %p1;\n"
+    "  mov.u32 %r1, 0;\n" COUNT("cl", "6", "CL")
+    "  st.param.b32 [ret], %r1;\n  ret;\n}\n"
+    ".visible .entry k(.param .u64 out)\n{\n"
+    "  .local .align 16 .b8 big[4100];\n  .local .align 4 .b8 odd[7];\n"
+    "  .local .align 8 .u64 d[3];\n  .local .b8 one[1];\n"
+    "  .reg .b32 %r<8>;\n  .reg .b64 %rd<8>;\n  .reg .b16 %h1;\n  .reg .pred %p1;\n"
+    "  mov.u32 %r1, 0;\n"
+    COUNT("big", "4100", "BIG") COUNT("odd", "7", "ODD") COUNT("d", "24", "D")
+    COUNT("one", "1", "ONE")
+    "  {\n  .param .b32 r0;\n  call (r0), callee, ();\n  ld.param.b32 %r5, [r0];\n  }\n"
+    "  add.u32 %r1, %r1, %r5;\n"
+    "  st.local.u32 [odd], 0x11223344;\n  ld.local.u32 %r6, [odd];\n"
+    "  ld.param.u64 %rd4, [out];\n  cvta.to.global.u64 %rd4, %rd4;\n"
+    "  mov.u32 %r3, %tid.x;\n  mul.wide.u32 %rd5, %r3, 4;\n  add.u64 %rd6, %rd4, %rd5;\n"
+    "  st.global.u32 [%rd6], %r1;\n  st.global.u32 [%rd6+8], %r6;\n  ret;\n}\n";
+
+enum { ENTRY_BYTES = 4100 + 7 + 24 + 1, CALLEE_BYTES = 6 };
+
+static kptx_module *fenced(void)
+{
+    kptx_module *m = test_parse(module_ptx);
+    kptx_error err = {0};
+    unsigned n = 0;
+    g_assert_cmpint(kptx_fence_module(m, 0, &n, &err), ==, 0);
+    g_assert_cmpuint(n, ==, 1);
+    return m;
+}
+
+/* Every variable zeroed as its function starts: big in a loop of 16-byte stores and a
+ * 4-byte tail, odd in 4 + 2 + 1 bytes, d in three 8-byte stores, one in a byte, cl in three
+ * 2-byte stores; nothing else stores zeros to local memory. */
+static void test_shape(void)
+{
+    kptx_module *m = fenced();
+    size_t len;
+    char *out = test_print(m, &len);
+    g_test_message("%s", out);
+    const char *want[] = {
+        "add.u64 \t%__kfence_lze, %__kfence_lza, 4096;",
+        "st.local.v4.b32 \t[%__kfence_lza], {%__kfence_lz, %__kfence_lz, %__kfence_lz, %__kfence_lz};",
+        "st.local.b32 \t[big+4096], %__kfence_lz;",
+        "st.local.b32 \t[odd], %__kfence_lz;", "st.local.b16 \t[odd+4], %__kfence_lzh;",
+        "st.local.b8 \t[odd+6], %__kfence_lzh;",
+        "st.local.v2.b32 \t[d+16], {%__kfence_lz, %__kfence_lz};",
+        "st.local.b8 \t[one], %__kfence_lzh;", "st.local.b16 \t[cl+4], %__kfence_lzh;",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++)
+        if (!strstr(out, want[i]))
+            g_error("missing: %s", want[i]);
+    g_assert_null(strstr(out, "[d+24]"));
+    g_assert_null(strstr(out, "[odd+7]"));
+    if (ptxas_path)
+        ptxas_assert_assembles(ptxas_path, out, len, "sm_90", false);
+    free(out);
+    kptx_module_free(m);
+}
+
+/* Runs k of the module text ptx on a device whose blocks start with RESIDUE in local
+ * memory; out[] as k leaves it. */
+static void run(const char *ptx, bool is_fenced, uint32_t out[2 * THREADS])
+{
+    kemu_device *dev;
+    kemu_module *mod;
+    kemu_function *fn;
+    kemu_devptr d, ctl;
+    kemu_error e = {0};
+    kemu_device_config cfg = {.workers = 1, .residue_word = RESIDUE};
+    g_assert_cmpint(kemu_device_create(&cfg, &dev, &e), ==, 0);
+    g_assert_cmpint(kemu_module_load(dev, ptx, strlen(ptx), &mod, &e), ==, 0);
+    g_assert_cmpint(kemu_module_get_function(mod, "k", &fn, &e), ==, 0);
+    g_assert_cmpint(kemu_mem_alloc(dev, 8 * THREADS, &d, &e), ==, 0);
+    g_assert_cmpint(kemu_mem_alloc(dev, 8, &ctl, &e), ==, 0);
+    uint64_t base, size;
+    kemu_mem_span(&base, &size);
+    uint8_t params[8 + 8 * KPTX_FENCE_EXTRA_PARAMS];
+    uint64_t window[KPTX_FENCE_EXTRA_PARAMS] = {base, size - 1, ctl, ctl + 4};
+    memcpy(params, &d, 8);
+    memcpy(params + 8, window, sizeof window);
+    kemu_launch_config lc = {.grid = {1, 1, 1}, .block = {THREADS, 1, 1}, .params = params,
+                             .params_bytes = is_fenced ? sizeof params : 8};
+    g_assert_cmpint(kemu_launch(fn, &lc, &e), ==, 0);
+    g_assert_cmpint(kemu_memcpy_dtoh(dev, out, d, 8 * THREADS, &e), ==, 0);
+    kemu_device_destroy(dev);
+}
+
+static void test_runs(void)
+{
+    uint32_t plain[2 * THREADS], scrubbed[2 * THREADS];
+    run(module_ptx, false, plain);
+    kptx_module *m = fenced();
+    char *text = test_print(m, NULL);
+    run(text, true, scrubbed);
+    free(text);
+    kptx_module_free(m);
+    for (unsigned t = 0; t < THREADS; t++) {
+        g_assert_cmpuint(plain[t], ==, ENTRY_BYTES + CALLEE_BYTES);    /* the residue */
+        g_assert_cmpuint(scrubbed[t], ==, 0);
+        g_assert_cmpuint(plain[THREADS + t], ==, 0x11223344u);
+        g_assert_cmpuint(scrubbed[THREADS + t], ==, 0x11223344u);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    ptxas_path = ptxas_arg(argc, argv);
+    g_test_add_func("/ptx/fence/scrub/shape", test_shape);
+    g_test_add_func("/ptx/fence/scrub/runs", test_runs);
+    return g_test_run();
+}
