@@ -76,6 +76,8 @@ static unsigned clamped_width(const kptx_module *m, const kptx_function *fn,
     unsigned width = kptx_access_width(in);
     if (k == KPTX_FENCE_GENERIC)
         return generic ? width : 0;
+    if (k == KPTX_FENCE_COPY)       /* like a generic access, only an entry's (global) */
+        return generic && !kptx_smem_in_bounds(m, fn, &in->ops[0], width) ? width : 0;
     if (k != KPTX_FENCE_SHARED)
         return 0;
     for (unsigned i = 0; i < in->n_ops; i++)
