@@ -774,6 +774,53 @@ static void test_device_function_runs(void)
     kemu_device_destroy(f.dev);
 }
 
+/* cp.async's global source is masked like a load: given another tenant's address, the
+ * fenced copy reads the tenant's own window at the same offset (unfenced: the secret). */
+static const char steal_ptx[] =
+    HEAD
+    ".visible .entry steal(.param .u64 out, .param .u64 src)\n{\n"
+    "  .reg .b32 %r<3>;\n  .reg .b64 %rd<3>;\n  .shared .align 4 .u32 w;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u64 %rd2, [src];\n  mov.u32 %r1, w;\n"
+    "  cp.async.ca.shared.global [%r1], [%rd2], 4;\n  cp.async.wait_all;\n"
+    "  ld.shared.u32 %r2, [w];\n  st.global.u32 [%rd1], %r2;\n  ret;\n}\n";
+
+static uint32_t run_steal(fixture *f, kemu_module *mod, bool fenced, kemu_devptr src)
+{
+    kemu_function *fn;
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_module_get_function(mod, "steal", &fn, &e), ==, 0);
+    uint64_t params[2 + KPTX_FENCE_EXTRA_PARAMS] = {f->out, src, f->win.lo, WINDOW - 1,
+                                                    f->ctl, f->ctl + 4};
+    kemu_launch_config cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}, .params = params,
+                              .params_bytes = fenced ? sizeof params : 16};
+    g_assert_cmpint(kemu_launch(fn, &cfg, &e), ==, 0);
+    uint32_t got;
+    g_assert_cmpint(kemu_memcpy_dtoh(f->dev, &got, f->out, 4, &e), ==, 0);
+    return got;
+}
+
+static void test_copy_source_masked(void)
+{
+    fixture f;
+    kemu_error e = {0};
+    kemu_devptr secret, mine;
+    const uint32_t secret_word = 0x5ec2e7, my_word = 0x1234;
+    f.dev = test_emu_windows(WINDOW, &f.win, &f.other);
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.other, 4, &secret, &e), ==, 0);
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.win, 4, &mine, &e), ==, 0);
+    g_assert_cmpuint(secret - f.other.lo, ==, mine - f.win.lo);    /* the same offset */
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.win, 4, &f.out, &e), ==, 0);
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.other, 8, &f.ctl, &e), ==, 0);
+    g_assert_cmpint(kemu_memcpy_htod(f.dev, secret, &secret_word, 4, &e), ==, 0);
+    g_assert_cmpint(kemu_memcpy_htod(f.dev, mine, &my_word, 4, &e), ==, 0);
+    kemu_module *plain = load(&f, NULL, steal_ptx);
+    kemu_module *fenced = load(&f, fenced_module(steal_ptx, 0, 1), NULL);
+    g_assert_cmphex(run_steal(&f, plain, false, secret), ==, secret_word);    /* the attack */
+    g_assert_cmphex(run_steal(&f, fenced, true, secret), ==, my_word);
+    g_assert_cmphex(run_steal(&f, fenced, true, mine), ==, my_word);          /* unchanged */
+    kemu_device_destroy(f.dev);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -786,5 +833,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ptx/fence/shared/assembles", test_assembles);
     g_test_add_func("/ptx/fence/shared/runs", test_runs);
     g_test_add_func("/ptx/fence/shared/device-function-runs", test_device_function_runs);
+    g_test_add_func("/ptx/fence/shared/copy-source-masked", test_copy_source_masked);
     return g_test_run();
 }
