@@ -6,6 +6,9 @@
  *                              (natively a misaligned address)
  *   smash generic [BLOCKS]     as past, through a generic pointer (the compiler cannot
  *                              tell it is shared)
+ *   smash cp_async [BLOCKS]    as past, through cp.async (sm_80): a 4-byte copy from the
+ *                              thread's word of global memory to 1 MiB past its word of the
+ *                              array (inline PTX; the fence clamps its destination too)
  *   smash ok [BLOCKS]          writes its own word: a correct kernel
  * The kernel then copies its array to global memory. Prints
  *   RESULT name=smash mode=MODE status=NAME verified=yes|no
@@ -45,17 +48,33 @@ __global__ void smash_generic(unsigned *out, unsigned skew)
     out[blockIdx.x * THREADS + threadIdx.x] = arr[threadIdx.x];
 }
 
+/* cp.async.ca.shared.global to &arr[i] + skew, from out[i] (STRAY, written first): an
+ * asynchronous copy, not an st.shared (bench/compat/meson.build: compute_80) */
+__global__ void smash_cp_async(unsigned *out, unsigned skew)
+{
+    __shared__ unsigned arr[THREADS];
+    unsigned *src = &out[blockIdx.x * THREADS + threadIdx.x];
+    *src = STRAY;
+    arr[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    unsigned dst = (unsigned)__cvta_generic_to_shared(&arr[threadIdx.x]) + skew;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n\tcp.async.wait_all;"
+                 :: "r"(dst), "l"(src) : "memory");
+    __syncthreads();
+    *src = arr[threadIdx.x];
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     unsigned blocks = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 528;
     unsigned skew = 0;
-    if (!strcmp(mode, "past") || !strcmp(mode, "generic"))
+    if (!strcmp(mode, "past") || !strcmp(mode, "generic") || !strcmp(mode, "cp_async"))
         skew = 1u << 20;
     else if (!strcmp(mode, "misaligned"))
         skew = 2;
     else if (strcmp(mode, "ok")) {
-        fprintf(stderr, "usage: smash past|misaligned|generic|ok [BLOCKS]\n");
+        fprintf(stderr, "usage: smash past|misaligned|generic|cp_async|ok [BLOCKS]\n");
         return 2;
     }
     size_t words = (size_t)blocks * THREADS;
@@ -64,6 +83,8 @@ int main(int argc, char **argv)
     CHECK(cudaMemset(d, 0, words * sizeof(unsigned)));
     if (!strcmp(mode, "generic"))
         smash_generic<<<blocks, THREADS>>>(d, skew);
+    else if (!strcmp(mode, "cp_async"))
+        smash_cp_async<<<blocks, THREADS>>>(d, skew);
     else
         smash<<<blocks, THREADS>>>(d, skew);
     cudaError_t st = cudaDeviceSynchronize();

@@ -522,6 +522,18 @@ static bool control_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
     return false;
 }
 
+/* cp.async's src-size, when a register: at most cp-size (as in any correct kernel), so that
+ * the copy reads no more than the cp-size bytes the mask keeps inside the window. Into the
+ * clamps' second scratch register, free once the addresses are fenced. */
+static void bound_copy_size(fencer *f, kptx_stmt_vec *sv, const kptx_instr *in,
+                            kptx_operand *ops)
+{
+    if (in->n_ops < 4 || in->ops[3].kind != KPTX_OPND_REG || !is_32bit(f, in->ops[3].name))
+        return;     /* none, an immediate (ptxas checks it) or the predicate ignore-src */
+    ops[3] = kptx_reg_operand(f->smem.scratch[1]);
+    emit3(f, sv, "min", ".u32", ops[3], in->ops[3], in->ops[2]);
+}
+
 static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
                         const kptx_stmt *s)
 {
@@ -529,7 +541,8 @@ static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
         return;
     kptx_fence_kind k = kptx_fence_kind_of(f->m, fn, &s->u.instr);
     /* a device function has no window (its global accesses made its entries unfenceable) */
-    bool window = !f->device_fn && (k == KPTX_FENCE_GLOBAL || k == KPTX_FENCE_GENERIC);
+    bool window = !f->device_fn && (k == KPTX_FENCE_GLOBAL || k == KPTX_FENCE_GENERIC ||
+                                    k == KPTX_FENCE_COPY);
     if (!window && k != KPTX_FENCE_SHARED) {
         kptx_rw_push(&f->rw, sv, s);
         return;
@@ -538,10 +551,13 @@ static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
     kptx_operand *ops = kptx_rw_alloc(&f->rw, in->n_ops * sizeof *ops);
     if (!ops)
         return;
-    for (unsigned i = 0; i < in->n_ops; i++)
+    for (unsigned i = 0; i < in->n_ops; i++)    /* cp.async: [shared], [global] */
         ops[i] = in->ops[i].kind != KPTX_OPND_ADDRESS ? in->ops[i]
-                 : k == KPTX_FENCE_SHARED ? fence_shared(f, sv, fn, &in->ops[i], in)
-                 : fence_address(f, sv, fn, &in->ops[i], k == KPTX_FENCE_GENERIC, in);
+                 : k == KPTX_FENCE_SHARED || (k == KPTX_FENCE_COPY && i == 0)
+                     ? fence_shared(f, sv, fn, &in->ops[i], in)
+                     : fence_address(f, sv, fn, &in->ops[i], k == KPTX_FENCE_GENERIC, in);
+    if (k == KPTX_FENCE_COPY)
+        bound_copy_size(f, sv, in, ops);
     kptx_stmt *c = kptx_rw_push(&f->rw, sv, s);
     if (c) {
         c->line = 0;

@@ -47,7 +47,8 @@ void kptx_align_scan(kptx_align_masks *am, const kptx_module *m, const kptx_func
             continue;
         kptx_fence_kind k = kptx_fence_kind_of(m, fn, &s->u.instr);
         unsigned width = kptx_access_width(&s->u.instr);
-        if ((k == KPTX_FENCE_GLOBAL || k == KPTX_FENCE_GENERIC) && width > 1)
+        if ((k == KPTX_FENCE_GLOBAL || k == KPTX_FENCE_GENERIC || k == KPTX_FENCE_COPY) &&
+            width > 1)
             am->used |= 1u << kptx_width_slot(width);
     }
 }

@@ -40,28 +40,81 @@ kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, cons
     return v ? v->space : KPTX_SPACE_NONE;
 }
 
-/* Whether every address of in has a base the pass can rewrite: a register, a number, or a
- * variable whose address it can take (of space `space`: a .global one, or a .shared one
- * for .shared accesses; for generic accesses (NONE) also .shared, .local and .const ones,
- * through cvta). */
+/* Whether address o has a base the pass can rewrite: a register, a number, or a variable
+ * whose address it can take (of space `space`: a .global one, or a .shared one for .shared
+ * accesses; for generic accesses (NONE) also .shared, .local and .const ones, through
+ * cvta). */
+static bool base_known(const kptx_module *m, const kptx_function *fn, const kptx_operand *o,
+                       kptx_space space)
+{
+    if (o->kind != KPTX_OPND_ADDRESS || o->n_elems != 1)
+        return false;
+    if (o->elems[0].kind != KPTX_OPND_SYMBOL)
+        return true;
+    kptx_space sp = kptx_symbol_space(m, fn, o->elems[0].name);
+    return sp == space || (space == KPTX_SPACE_NONE &&
+                           (sp == KPTX_SPACE_GLOBAL || sp == KPTX_SPACE_SHARED ||
+                            sp == KPTX_SPACE_LOCAL || sp == KPTX_SPACE_CONST));
+}
+
+/* Whether every address of in has such a base. */
 static bool bases_known(const kptx_module *m, const kptx_function *fn, const kptx_instr *in,
                         kptx_space space)
 {
-    for (unsigned i = 0; i < in->n_ops; i++) {
-        const kptx_operand *o = &in->ops[i];
-        if (o->kind != KPTX_OPND_ADDRESS)
-            continue;
-        if (o->n_elems != 1)
+    for (unsigned i = 0; i < in->n_ops; i++)
+        if (in->ops[i].kind == KPTX_OPND_ADDRESS && !base_known(m, fn, &in->ops[i], space))
             return false;
-        if (o->elems[0].kind != KPTX_OPND_SYMBOL)
-            continue;
-        kptx_space sp = kptx_symbol_space(m, fn, o->elems[0].name);
-        if (sp != space && (space != KPTX_SPACE_NONE ||
-                            (sp != KPTX_SPACE_GLOBAL && sp != KPTX_SPACE_SHARED &&
-                             sp != KPTX_SPACE_LOCAL && sp != KPTX_SPACE_CONST)))
-            return false;
-    }
     return true;
+}
+
+/* Whether in is cp.async<mods[1]>..., e.g. ".ca" (cp.async.ca.shared.global). */
+static bool is_cp_async(const kptx_instr *in, const char *form)
+{
+    return !strcmp(in->opcode, "cp") && in->n_mods >= 2 && !strcmp(in->mods[0], ".async") &&
+           !strcmp(in->mods[1], form);
+}
+
+bool kptx_is_async_copy(const kptx_instr *in)
+{
+    return is_cp_async(in, ".ca") || is_cp_async(in, ".cg");
+}
+
+/* Whether in is one of the instructions besides ld/st/atom/red whose shared address the
+ * pass clamps: ldmatrix, stmatrix, the mbarrier operations (and cp.async.mbarrier.arrive),
+ * cp.async (its destination; its source is masked as a global access). */
+static bool clamped_opcode(const kptx_instr *in)
+{
+    return !strcmp(in->opcode, "ldmatrix") || !strcmp(in->opcode, "stmatrix") ||
+           !strcmp(in->opcode, "mbarrier") || is_cp_async(in, ".mbarrier") ||
+           kptx_is_async_copy(in);
+}
+
+/* The bytes such an instruction touches at its shared address, which the GPU requires it
+ * aligned to: a row of a matrix for ldmatrix and stmatrix (16 bytes, every shape: 8 16-bit
+ * elements, 16 8-bit ones, or 16 packed 4- or 6-bit ones with their padding), an mbarrier
+ * object (8), cp.async's cp-size (4, 8 or 16; also what it reads at its source). 0: none
+ * the pass can tell. */
+static unsigned clamped_op_width(const kptx_instr *in)
+{
+    if (!strcmp(in->opcode, "ldmatrix") || !strcmp(in->opcode, "stmatrix"))
+        return 16;
+    if (!kptx_is_async_copy(in))
+        return 8;
+    int64_t size = in->n_ops > 2 && in->ops[2].kind == KPTX_OPND_INT ? in->ops[2].value : 0;
+    return size == 4 || size == 8 || size == 16 ? (unsigned)size : 0;
+}
+
+/* Whether in reads shared memory through matrix descriptors, 64-bit registers that encode
+ * a start address (bits 0-13, in 16-byte units) and a layout (leading and stride byte
+ * offsets, swizzle) rather than through an address operand: wgmma.mma_async (sm_90), whose
+ * reach from the start depends on offsets known only at run time, and every tcgen05
+ * instruction (sm_100: descriptors, tensor memory). */
+static bool uses_descriptors(const kptx_instr *in)
+{
+    if (!strcmp(in->opcode, "tcgen05"))
+        return true;
+    return !strcmp(in->opcode, "wgmma") && in->n_mods &&
+           !strncmp(in->mods[0], ".mma_async", 10);
 }
 
 /* Whether in may reach the shared memory of another block of its cluster (distributed
@@ -81,6 +134,8 @@ static bool reaches_cluster(const kptx_instr *in)
 
 unsigned kptx_access_width(const kptx_instr *in)
 {
+    if (clamped_opcode(in))
+        return clamped_op_width(in);
     unsigned size = 0, vec = 1;
     for (unsigned i = 0; i < in->n_mods; i++) {
         const char *mod = in->mods[i];
@@ -93,10 +148,27 @@ unsigned kptx_access_width(const kptx_instr *in)
     return width && width <= KPTX_ACCESS_MAX && !(width & (width - 1)) ? width : 0;
 }
 
+/* The kind of in, one of clamped_opcode's, on .shared (global: also on .global): cp.async
+ * from global to shared memory, its destination clamped and its source masked (COPY); the
+ * others clamped (SHARED). Generic forms (no state space; a generic address that is not
+ * shared is undefined for them) and bases or widths the pass cannot tell are refused. */
+static kptx_fence_kind clamped_kind(const kptx_module *m, const kptx_function *fn,
+                                    const kptx_instr *in, bool global, bool shared)
+{
+    if (!shared || !kptx_access_width(in))
+        return KPTX_FENCE_NEVER;
+    if (!kptx_is_async_copy(in))
+        return !global && bases_known(m, fn, in, KPTX_SPACE_SHARED) ? KPTX_FENCE_SHARED
+                                                                  : KPTX_FENCE_NEVER;
+    return global && in->n_ops >= 3 && base_known(m, fn, &in->ops[0], KPTX_SPACE_SHARED) &&
+           base_known(m, fn, &in->ops[1], KPTX_SPACE_GLOBAL) ? KPTX_FENCE_COPY
+                                                             : KPTX_FENCE_NEVER;
+}
+
 kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn,
                                    const kptx_instr *in)
 {
-    if (reaches_cluster(in))
+    if (reaches_cluster(in) || uses_descriptors(in))
         return KPTX_FENCE_NEVER;
     if (!has_address(in))
         return KPTX_FENCE_NONE;
@@ -110,8 +182,13 @@ kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn
         other |= sp == KPTX_SPACE_SHARED || sp == KPTX_SPACE_LOCAL || sp == KPTX_SPACE_CONST ||
                  sp == KPTX_SPACE_PARAM;
     }
+    if (clamped_opcode(in))
+        return clamped_kind(m, fn, in, global, shared);
+    /* any other instruction with a shared address (wmma.load/store .shared, whose stride
+     * is a run-time value; tensormap.replace .shared::cta, st.bulk, ...) is refused: it
+     * could reach past the block's shared memory and end the context */
     if (!fenceable_opcode(in->opcode))
-        return global || !other ? KPTX_FENCE_NEVER : KPTX_FENCE_NONE;
+        return global || shared || !other ? KPTX_FENCE_NEVER : KPTX_FENCE_NONE;
     if (other && !global && !shared)
         return KPTX_FENCE_NONE;
     kptx_space space = global ? KPTX_SPACE_GLOBAL : shared ? KPTX_SPACE_SHARED : KPTX_SPACE_NONE;
@@ -182,16 +259,19 @@ static void judge_sregs(const kptx_function *fn, char *why, size_t len)
 }
 
 /* Whether in, an instruction the pass cannot fence (KPTX_FENCE_NEVER), stops it because of
- * shared memory (a cluster's, or an ld/st/atom/red .shared it cannot clamp) rather than
- * global memory. */
+ * shared memory (a cluster's, descriptors, or an instruction on .shared it cannot clamp)
+ * rather than global memory. */
 static bool shared_reason(const kptx_instr *in)
 {
-    if (reaches_cluster(in))
+    if (reaches_cluster(in) || uses_descriptors(in))
         return true;
-    for (unsigned i = 0; i < in->n_mods; i++)
-        if (!strncmp(in->mods[i], ".shared", 7))
-            return fenceable_opcode(in->opcode);
-    return false;
+    bool shared = false;
+    for (unsigned i = 0; i < in->n_mods; i++) {
+        if (!strcmp(in->mods[i], ".global"))
+            return false;
+        shared |= !strncmp(in->mods[i], ".shared", 7);
+    }
+    return shared;
 }
 
 /* Whether fn has an access whose address the fence clamps into the block's shared
@@ -202,7 +282,7 @@ static bool clamps_shared(const kptx_module *m, const kptx_function *fn)
         const kptx_stmt *s = &fn->stmts[i];
         kptx_fence_kind k = s->kind == KPTX_STMT_INSTR ? kptx_fence_kind_of(m, fn, &s->u.instr)
                                                        : KPTX_FENCE_NONE;
-        if (k == KPTX_FENCE_SHARED || k == KPTX_FENCE_GENERIC)
+        if (k == KPTX_FENCE_SHARED || k == KPTX_FENCE_GENERIC || k == KPTX_FENCE_COPY)
             return true;
     }
     return false;
@@ -225,6 +305,13 @@ static void describe_instr(const kptx_stmt *s, char *why, size_t len)
         snprintf(why, len, "%s (line %u) may reach the shared memory of another block of its "
                  "cluster (distributed shared memory), which the fence does not confine",
                  name, s->line);
+    else if (uses_descriptors(in))
+        snprintf(why, len, "%s (line %u) reaches shared (or tensor) memory through "
+                 "descriptors whose layout only run time knows: the fence cannot bound it",
+                 name, s->line);
+    else if (clamped_opcode(in) && !kptx_is_async_copy(in))
+        snprintf(why, len, "%s (line %u) takes an address the fence cannot clamp into the "
+                 "block's shared memory (generic, or a base it cannot tell)", name, s->line);
     else if (shared_reason(in))
         snprintf(why, len, "%s (line %u) accesses shared memory in a way the fence does not "
                  "cover (an address or a width it cannot clamp)", name, s->line);

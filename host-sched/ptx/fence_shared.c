@@ -1,8 +1,10 @@
 /* The fence's clamp of shared addresses (kernelet/ptx.h, "Fencing"; docs/SECURITY.md). On
  * the GPU a shared access past the block's shared memory, or not aligned to its width,
  * raises a sticky error that ends the shared context and every tenant's work with it. So
- * every .shared access of a fenced kernel (and every generic one whose address
- * isspacep.shared finds shared), wherever it is, entry or device function, uses
+ * every .shared access of a fenced kernel (ld, st, atom, red; ldmatrix and stmatrix rows,
+ * mbarrier objects, cp.async's destination: fence_check.c says which and their widths; and
+ * every generic one whose address isspacep.shared finds shared), wherever it is, entry or
+ * device function (cp.async: entries only, it touches global memory), uses
  *   a' = min(a & -w, hi_w),   hi_w = max(limit - w, 0)
  * for an access of w bytes at shared offset a: an aligned address below the limit is
  * unchanged (a correct kernel computes exactly what it did), any other lands in the block's
@@ -76,6 +78,8 @@ static unsigned clamped_width(const kptx_module *m, const kptx_function *fn,
     unsigned width = kptx_access_width(in);
     if (k == KPTX_FENCE_GENERIC)
         return generic ? width : 0;
+    if (k == KPTX_FENCE_COPY)       /* like a generic access, only an entry's (global) */
+        return generic && !kptx_smem_in_bounds(m, fn, &in->ops[0], width) ? width : 0;
     if (k != KPTX_FENCE_SHARED)
         return 0;
     for (unsigned i = 0; i < in->n_ops; i++)

@@ -363,19 +363,26 @@ typedef enum kptx_fence_kind {
     KPTX_FENCE_GENERIC,     /* ld/st/atom/red without a state space: masked when
                                isspacep.global says the address is global, clamped into
                                the block's shared memory when isspacep.shared says so */
-    KPTX_FENCE_SHARED,      /* ld/st/atom/red .shared (::cta): its address is clamped into
-                               the block's shared memory (fence_shared.c) */
+    KPTX_FENCE_SHARED,      /* ld/st/atom/red, ldmatrix, stmatrix, mbarrier .shared (::cta):
+                               its address is clamped into the block's shared memory
+                               (fence_shared.c) */
+    KPTX_FENCE_COPY,        /* cp.async.{ca,cg}.shared.global: its destination (operand 0)
+                               clamped, its source (operand 1) masked, a register src-size
+                               bounded by cp-size */
     KPTX_FENCE_NEVER,       /* may touch global memory in a way the pass does not cover */
 } kptx_fence_kind;
 
 /* The kind of in, an instruction of fn in m. */
 kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn,
                                    const kptx_instr *in);
-/* The bytes an ld/ldu/st/atom/red moves (its type's size times its vector count): the
- * alignment the GPU requires of its address (a misaligned one is a sticky fault that ends
- * the context). 0 when it is not a power of two up to KPTX_ACCESS_MAX or has no type. */
+/* The bytes an ld/ldu/st/atom/red moves (its type's size times its vector count), or an
+ * ldmatrix/stmatrix row (16), an mbarrier (8), a cp.async (cp-size) touches at its address:
+ * the alignment the GPU requires of it (a misaligned one is a sticky fault that ends the
+ * context). 0 when it is not a power of two up to KPTX_ACCESS_MAX or has no type. */
 #define KPTX_ACCESS_MAX 128u
 unsigned kptx_access_width(const kptx_instr *in);
+/* Whether in is cp.async.ca or cp.async.cg (a copy from global to shared memory). */
+bool kptx_is_async_copy(const kptx_instr *in);
 /* State space of the variable sym as fn sees it (its body's declarations, then the
  * module's), KPTX_SPACE_NONE when sym is no variable. */
 kptx_space kptx_symbol_space(const kptx_module *m, const kptx_function *fn, const char *sym);

@@ -23,7 +23,7 @@
 
 static const char *ptxas_path;  /* --ptxas PATH: the fenced modules must assemble */
 
-#define HEAD ".version 7.8\n.target sm_70\n.address_size 64\n"
+#define HEAD ".version 7.8\n.target sm_80\n.address_size 64\n"   /* sm_80: cp.async */
 #define WINDOW (16ull << 20)
 enum { STATIC = 64, DYN_AT = 64 };  /* arr's bytes; where the emulator puts dyn[] */
 
@@ -66,6 +66,18 @@ static const form forms[] = {
     {"sym_near", 4, STORE, 60, 0, "st.shared.u32 [arr+60], %r2;"},     /* in arr: kept */
     {"sym_far", 4, STORE, 4096, 0, "st.shared.u32 [arr+4096], %r2;"},
     {"sym_mis", 4, STORE, 62, 0, "st.shared.u32 [arr+62], %r2;"},
+    /* cp.async: the destination clamped, the source (out + 240, past the words dumped,
+     * in the window) masked */
+    {"cp_async4", 4, STORE, -1, 0, "st.global.u32 [%rd1+240], %r2;\n"
+                                   " cp.async.ca.shared.global [%r5], [%rd1+240], 4;\n"
+                                   " cp.async.wait_all;"},
+    {"cp_async8_size", 8, STORE, -1, 0, "st.global.v2.u32 [%rd1+240], {%r2, %r2};\n"
+                                        " mov.u32 %r6, 8;\n"
+                                        " cp.async.ca.shared.global [%r5], [%rd1+240], 8, %r6;\n"
+                                        " cp.async.commit_group;\n cp.async.wait_group 0;"},
+    {"cp_async16", 16, STORE, -1, 0, "st.global.v4.u32 [%rd1+240], {%r2, %r2, %r2, %r2};\n"
+                                     " cp.async.cg.shared.global [%rd5], [%rd1+240], 16;\n"
+                                     " cp.async.wait_all;"},
 };
 enum { N_FORMS = sizeof forms / sizeof forms[0] };
 
@@ -177,6 +189,105 @@ static void test_shape(void)
     g_free(ptx);
 }
 
+/* ---- other instructions with shared addresses ---- */
+
+/* Every instruction besides ld/st/atom/red whose shared address the pass clamps, with the
+ * offset tile + off in %r2 (%rd3: 64-bit); the emulator runs none but cp.async (above). */
+static const char ops_ptx[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry ops(.param .u64 p, .param .u32 off)\n{\n"
+    "  .reg .pred %p<2>;\n  .reg .b32 %r<12>;\n  .reg .b64 %rd<4>;\n"
+    "  .shared .align 16 .b8 tile[256];\n  .shared .align 8 .b64 bar;\n"
+    "  ld.param.u64 %rd1, [p];\n  ld.param.u32 %r1, [off];\n  mov.u32 %r2, tile;\n"
+    "  add.u32 %r2, %r2, %r1;\n  cvt.u64.u32 %rd3, %r2;\n  mov.u32 %r3, 8;\n"
+    "  mbarrier.init.shared::cta.b64 [bar], 1;\n"
+    "  mbarrier.init.shared.b64 [%r2], 1;\n"
+    "  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r4, %r5, %r6, %r7}, [%r2];\n"
+    "  ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 {%r4, %r5}, [%rd3+32];\n"
+    "  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r2+16], {%r4};\n"
+    "  cp.async.ca.shared.global [%r2+8], [%rd1], 8, %r3;\n"
+    "  cp.async.cg.shared.global [tile+16], [%rd1+16], 16;\n"
+    "  cp.async.commit_group;\n  cp.async.wait_group 0;\n"
+    "  mbarrier.arrive.shared::cta.b64 %rd2, [%r2];\n"
+    "  mbarrier.test_wait.shared.b64 %p1, [%r2], %rd2;\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r2], %r3;\n"
+    "  mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%r2], 16;\n"
+    "  mbarrier.arrive_drop.shared.b64 %rd2, [%r2];\n"
+    "  cp.async.mbarrier.arrive.noinc.shared.b64 [%r2];\n"
+    "  mbarrier.pending_count.b64 %r8, %rd2;\n"
+    "  mbarrier.inval.shared.b64 [%r2];\n  ret;\n}\n";
+
+/* The clamp of %r2 for w bytes (and, min) right before the instruction that uses it. */
+static void assert_clamped(const char *t, unsigned w, const char *instr)
+{
+    char *want = g_strdup_printf("and.b32 \t%%__kfence_sa, %%r2, -%u;\n"
+                                 "\tmin.u32 \t%%__kfence_sa, %%__kfence_sa, %%__kfence_s%u;\n"
+                                 "\t%s", w, w, instr);
+    if (!strstr(t, want))
+        g_error("not clamped for %u bytes: %s", w, instr);
+    g_free(want);
+}
+
+/* ldmatrix and stmatrix rows (16 bytes), mbarrier objects (8), cp.async's destination
+ * (cp-size) are clamped as a shared access of that width; cp.async's source is masked
+ * into the window and a register src-size bounded by cp-size; what stays in its variable
+ * and pending_count (a state, no address) are left alone; with KPTX_FENCE_TRAP each
+ * clamp is a check. All of it assembles. */
+static void test_ops_shape(void)
+{
+    kptx_module *m = fenced_module(ops_ptx, 0, 1);
+    char *t = test_function_text(m, "ops");
+    assert_clamped(t, 8, "mbarrier.init.shared.b64 \t[%__kfence_sa], 1;");
+    assert_clamped(t, 16, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 \t{%r4, %r5, %r6, %r7}, "
+                          "[%__kfence_sa];");
+    g_assert_nonnull(strstr(t, "cvt.u32.u64 \t%__kfence_sa, %rd3;\n"
+                               "\tand.b32 \t%__kfence_sa, %__kfence_sa, -16;\n"
+                               "\tadd.s32 \t%__kfence_sa, %__kfence_sa, 32;\n"
+                               "\tmin.u32 \t%__kfence_sa, %__kfence_sa, %__kfence_s16;\n"
+                               "\tldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 \t{%r4, %r5}, "
+                               "[%__kfence_sa];"));
+    g_assert_nonnull(strstr(t, "add.s32 \t%__kfence_sa, %__kfence_sa, 16;\n"
+                               "\tmin.u32 \t%__kfence_sa, %__kfence_sa, %__kfence_s16;\n"
+                               "\tstmatrix.sync.aligned.m8n8.x1.shared.b16 \t[%__kfence_sa], {%r4};"));
+    g_assert_nonnull(strstr(t, "add.s32 \t%__kfence_sa, %__kfence_sa, 8;\n"
+                               "\tmin.u32 \t%__kfence_sa, %__kfence_sa, %__kfence_s8;\n"
+                               "\tand.b64 \t%__kfence_r4, %rd1, %__kfence_m8;\n"
+                               "\tor.b64 \t%__kfence_r4, %__kfence_r4, %__kfence_r0;\n"
+                               "\tmin.u32 \t%__kfence_sb, %r3, 8;\n"
+                               "\tcp.async.ca.shared.global \t[%__kfence_sa], [%__kfence_r4], 8, "
+                               "%__kfence_sb;"));
+    g_assert_nonnull(strstr(t, "and.b64 \t%__kfence_r4, %__kfence_r4, %__kfence_m16;\n"
+                               "\tor.b64 \t%__kfence_r4, %__kfence_r4, %__kfence_r0;\n"
+                               "\tcp.async.cg.shared.global \t[tile+16], [%__kfence_r4], 16;"));
+    assert_clamped(t, 8, "mbarrier.arrive.shared::cta.b64 \t%rd2, [%__kfence_sa];");
+    assert_clamped(t, 8, "mbarrier.test_wait.shared.b64 \t%p1, [%__kfence_sa], %rd2;");
+    assert_clamped(t, 8, "mbarrier.try_wait.parity.shared::cta.b64 \t%p1, [%__kfence_sa], %r3;");
+    assert_clamped(t, 8, "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 \t[%__kfence_sa], 16;");
+    assert_clamped(t, 8, "mbarrier.arrive_drop.shared.b64 \t%rd2, [%__kfence_sa];");
+    assert_clamped(t, 8, "cp.async.mbarrier.arrive.noinc.shared.b64 \t[%__kfence_sa];");
+    assert_clamped(t, 8, "mbarrier.inval.shared.b64 \t[%__kfence_sa];");
+    g_assert_nonnull(strstr(t, "\tmbarrier.init.shared::cta.b64 \t[bar], 1;"));
+    g_assert_nonnull(strstr(t, "\tmbarrier.pending_count.b64 \t%r8, %rd2;"));
+    g_assert_cmpuint(test_occurrences(t, "min.u32 \t%__kfence_sa"), ==, 12);
+    g_free(t);
+    kptx_module_free(m);
+    m = fenced_module(ops_ptx, KPTX_FENCE_TRAP, 1);
+    t = test_function_text(m, "ops");
+    g_assert_cmpuint(test_occurrences(t, "setp.ne.u32 \t%__kfence_o, %__kfence_sb, "), ==, 12);
+    g_assert_nonnull(strstr(t, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 \t{%r4, %r5, %r6, %r7}, "
+                               "[%r2];"));
+    g_free(t);
+    kptx_module_free(m);
+    for (unsigned k = 0; ptxas_path && k < 3; k++) {
+        m = k ? fenced_module(ops_ptx, k == 1 ? 0 : KPTX_FENCE_TRAP, 1) : test_parse(ops_ptx);
+        size_t len;
+        char *text = test_print(m, &len);
+        ptxas_assert_assembles(ptxas_path, text, len, "sm_90", false);
+        free(text);
+        kptx_module_free(m);
+    }
+}
+
 /* ---- verdicts ---- */
 
 typedef struct verdict_case {
@@ -203,6 +314,51 @@ static const verdict_case verdicts[] = {
     {"mov.u32 %r1, %reserved_smem_offset_begin;", "%reserved_smem_offset_begin (line"},
     {"call.uni reserved, (%r2);", "calls reserved: %reserved_smem_offset_end (line"},
     {"mov.u32 %r1, %dynamic_smem_size;", NULL},
+    /* other instructions with shared addresses: clamped (test_ops_shape) */
+    {"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r1, %r2, %r3, %r4}, [%r2];", NULL},
+    {"ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8 {%r1, %r3}, [%rd1];", NULL},
+    {"stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 [%r2], {%r1, %r2, %r3, %r4};", NULL},
+    {"stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 [%r2], {%r1};", NULL},
+    {"mbarrier.init.shared::cta.b64 [%r2], %r1;", NULL},
+    {"mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r2], %r1;", NULL},
+    {"mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %rd2, [%r2], %r1;", NULL},
+    {"mbarrier.pending_count.b64 %r1, %rd1;", NULL},
+    {"cp.async.mbarrier.arrive.shared::cta.b64 [%r2];", NULL},
+    {"cp.async.cg.shared.global.L2::cache_hint [%r2], [%rd1], 16, %r1, %rd2;", NULL},
+    {"cp.async.ca.shared.global [%r2], [gvar], 4, %p1;", NULL},
+    {"call.uni matrix, (%r2);", NULL},      /* clamped in the device function */
+    {"call.uni copier, (%r2);", "calls copier, which touches global memory"},
+    /* generic forms (an address that is not shared is undefined for them) */
+    {"ldmatrix.sync.aligned.m8n8.x1.b16 {%r1}, [%rd1];", "cannot clamp into the block's"},
+    {"mbarrier.init.b64 [%rd1], %r1;", "mbarrier.init.b64 (line"},
+    {"stmatrix.sync.aligned.m8n8.x1.shared.b16 [gvar], {%r1};", "cannot clamp into the"},
+    {"cp.async.ca.shared.global [%r2], [%rd1], 3;", "cp.async.ca.shared.global (line"},
+    {"cp.async.ca.shared.global [gvar], [%rd1], 4;", "cp.async.ca.shared.global (line"},
+    /* refused: a shared reach the fence cannot bound */
+    {"wmma.load.a.sync.aligned.row.m16n16k16.shared.f16 {%r1, %r1, %r1, %r1, %r1, %r1, %r1,"
+     " %r1}, [%r2], %r3;", "accesses shared memory in a way the fence does not cover"},
+    {"wmma.store.d.sync.aligned.row.m16n16k16.shared::cta.f32 [%r2], {%r1, %r1, %r1, %r1,"
+     " %r1, %r1, %r1, %r1}, %r3;", "accesses shared memory in a way the fence does not cover"},
+    {"tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%r2], %rd1;",
+     "tensormap.replace"},
+    {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1, %r2, %r3, %r4}, %rd1, %rd2, 1,"
+     " 1, 1, 0, 0;", "descriptors whose layout only run time knows"},
+    {"wgmma.fence.sync.aligned;", NULL},
+    {"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r2], 32;",
+     "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 (line 48) reaches shared (or"},
+    {"st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r2], %r1, [%r3];",
+     "distributed shared memory"},
+    {"red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r2],"
+     " %r1, [%r3];", "distributed shared memory"},
+    {"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r2], [%rd1], %r1,"
+     " [%r3];", "distributed shared memory"},
+    {"cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%r2], [%rd1], %r1,"
+     " [%r3];", "may touch global memory"},
+    {"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r2], %r1;",
+     "may touch global memory"},
+    {"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2],"
+     " [%rd1, {%r1, %r3}], [%r4];", "distributed shared memory"},
+    {"multimem.ld_reduce.relaxed.sys.add.u32 %r1, [%rd1];", "may touch global memory"},
 };
 
 static char *verdict_module(const char *version, const char *body)
@@ -215,6 +371,11 @@ static char *verdict_module(const char *version, const char *body)
         "  ld.shared::cluster.u32 %%v2, [%%v1];\n  ret;\n}\n"
         ".func reserved(.param .u32 q)\n{\n  .reg .b32 %%v;\n"
         "  mov.u32 %%v, %%reserved_smem_offset_end;\n  ret;\n}\n"
+        ".func matrix(.param .u32 q)\n{\n  .reg .b32 %%v<3>;\n  ld.param.u32 %%v1, [q];\n"
+        "  ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%v1, %%v2}, [%%v1];\n  ret;\n}\n"
+        ".func copier(.param .u32 q)\n{\n  .reg .b32 %%v;\n  .reg .b64 %%a;\n"
+        "  ld.param.u32 %%v, [q];\n  cvt.u64.u32 %%a, %%v;\n"
+        "  cp.async.ca.shared.global [%%v], [%%a], 4;\n  ret;\n}\n"
         ".visible .entry k(.param .u64 p)\n{\n  .reg .pred %%p1;\n"
         "  .reg .b32 %%r<5>;\n  .reg .b64 %%rd<3>;\n  ld.param.u64 %%rd1, [p];\n"
         "  %s\n  ret;\n}\n", version, body);
@@ -349,7 +510,7 @@ static void test_odd_operands(void)
         }
 }
 
-/* The forms, as written and fenced both ways, assemble for sm_75 and sm_90. */
+/* The forms, as written and fenced both ways, assemble for sm_80 and sm_90. */
 static void test_assembles(void)
 {
     if (!ptxas_path) {
@@ -362,7 +523,7 @@ static void test_assembles(void)
                            : test_parse(ptx);
         size_t len;
         char *text = test_print(m, &len);
-        ptxas_assert_assembles(ptxas_path, text, len, "sm_75", false);
+        ptxas_assert_assembles(ptxas_path, text, len, "sm_80", false);
         ptxas_assert_assembles(ptxas_path, text, len, "sm_90", false);
         free(text);
         kptx_module_free(m);
@@ -613,16 +774,65 @@ static void test_device_function_runs(void)
     kemu_device_destroy(f.dev);
 }
 
+/* cp.async's global source is masked like a load: given another tenant's address, the
+ * fenced copy reads the tenant's own window at the same offset (unfenced: the secret). */
+static const char steal_ptx[] =
+    HEAD
+    ".visible .entry steal(.param .u64 out, .param .u64 src)\n{\n"
+    "  .reg .b32 %r<3>;\n  .reg .b64 %rd<3>;\n  .shared .align 4 .u32 w;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u64 %rd2, [src];\n  mov.u32 %r1, w;\n"
+    "  cp.async.ca.shared.global [%r1], [%rd2], 4;\n  cp.async.wait_all;\n"
+    "  ld.shared.u32 %r2, [w];\n  st.global.u32 [%rd1], %r2;\n  ret;\n}\n";
+
+static uint32_t run_steal(fixture *f, kemu_module *mod, bool fenced, kemu_devptr src)
+{
+    kemu_function *fn;
+    kemu_error e = {0};
+    g_assert_cmpint(kemu_module_get_function(mod, "steal", &fn, &e), ==, 0);
+    uint64_t params[2 + KPTX_FENCE_EXTRA_PARAMS] = {f->out, src, f->win.lo, WINDOW - 1,
+                                                    f->ctl, f->ctl + 4};
+    kemu_launch_config cfg = {.grid = {1, 1, 1}, .block = {1, 1, 1}, .params = params,
+                              .params_bytes = fenced ? sizeof params : 16};
+    g_assert_cmpint(kemu_launch(fn, &cfg, &e), ==, 0);
+    uint32_t got;
+    g_assert_cmpint(kemu_memcpy_dtoh(f->dev, &got, f->out, 4, &e), ==, 0);
+    return got;
+}
+
+static void test_copy_source_masked(void)
+{
+    fixture f;
+    kemu_error e = {0};
+    kemu_devptr secret, mine;
+    const uint32_t secret_word = 0x5ec2e7, my_word = 0x1234;
+    f.dev = test_emu_windows(WINDOW, &f.win, &f.other);
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.other, 4, &secret, &e), ==, 0);
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.win, 4, &mine, &e), ==, 0);
+    g_assert_cmpuint(secret - f.other.lo, ==, mine - f.win.lo);    /* the same offset */
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.win, 4, &f.out, &e), ==, 0);
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.other, 8, &f.ctl, &e), ==, 0);
+    g_assert_cmpint(kemu_memcpy_htod(f.dev, secret, &secret_word, 4, &e), ==, 0);
+    g_assert_cmpint(kemu_memcpy_htod(f.dev, mine, &my_word, 4, &e), ==, 0);
+    kemu_module *plain = load(&f, NULL, steal_ptx);
+    kemu_module *fenced = load(&f, fenced_module(steal_ptx, 0, 1), NULL);
+    g_assert_cmphex(run_steal(&f, plain, false, secret), ==, secret_word);    /* the attack */
+    g_assert_cmphex(run_steal(&f, fenced, true, secret), ==, my_word);
+    g_assert_cmphex(run_steal(&f, fenced, true, mine), ==, my_word);          /* unchanged */
+    kemu_device_destroy(f.dev);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     ptxas_path = ptxas_arg(argc, argv);
     g_test_add_func("/ptx/fence/shared/shape", test_shape);
+    g_test_add_func("/ptx/fence/shared/ops-shape", test_ops_shape);
     g_test_add_func("/ptx/fence/shared/verdicts", test_verdicts);
     g_test_add_func("/ptx/fence/shared/device-functions", test_device_functions);
     g_test_add_func("/ptx/fence/shared/odd-operands", test_odd_operands);
     g_test_add_func("/ptx/fence/shared/assembles", test_assembles);
     g_test_add_func("/ptx/fence/shared/runs", test_runs);
     g_test_add_func("/ptx/fence/shared/device-function-runs", test_device_function_runs);
+    g_test_add_func("/ptx/fence/shared/copy-source-masked", test_copy_source_masked);
     return g_test_run();
 }

@@ -21,10 +21,10 @@
 #      (every word access misaligned: natively a sticky error, fenced it is aligned), and
 #      1 GiB off (fenced into a part of the thief's window that holds no allocation);
 #   5. smash: a tenant's kernel that writes 1 MiB past its block's __shared__ array, 2 bytes
-#      into its word (misaligned), or past it through a generic pointer (natively each a
-#      sticky error that ends the context) must complete and find its array as the fence's
-#      clamp leaves it (bench/compat/smash.cu), while tea runs beside it and verifies, and
-#      the context must survive it;
+#      into its word (misaligned), or past it through a generic pointer or through cp.async
+#      (natively each a sticky error that ends the context) must complete and find its array
+#      as the fence's clamp leaves it (bench/compat/smash.cu), while tea runs beside it and
+#      verifies, and the context must survive it;
 #   6. residue: one tenant's kernel leaves a secret in its blocks' shared memory, local
 #      memory and registers; another tenant's kernel must find none of it in the shared
 #      and local memory it reads without writing (the fence zeroes a block's shared memory
@@ -147,7 +147,7 @@ steal "steal, into a hole of its window" 3 0x40000000
 # block's own shared memory, with a tenant beside it that must verify
 tenant "$carry/bench/tea" $small >"$work/tea-beside-smash.txt" 2>&1 &
 tp=$!
-for m in past misaligned generic; do
+for m in past misaligned generic cp_async; do
     tenant "$carry/compat/smash" $m $blocks >"$work/smash-$m.txt" 2>&1
     row "smash, shared $m" $? "$(grep '^RESULT' "$work/smash-$m.txt" || tail -1 "$work/smash-$m.txt")"
 done
@@ -180,9 +180,11 @@ if [ "$backend" = cuda ]; then
         timeout 60 "$carry/compat/residue" $m >"$work/residue-native-$m.txt" 2>&1
         info "residue $m, natively" "$(result "$work/residue-native-$m.txt")"
     done
-    timeout 60 "$carry/compat/smash" past >"$work/smash-native.txt" 2>&1
-    grep -q 'status=cudaErrorIllegalAddress' "$work/smash-native.txt"
-    row "smash past natively faults (what the fence prevents)" $? "$(grep '^RESULT' "$work/smash-native.txt" || tail -1 "$work/smash-native.txt")"
+    for m in past cp_async; do
+        timeout 60 "$carry/compat/smash" $m >"$work/smash-native-$m.txt" 2>&1
+        grep -q 'status=cudaErrorIllegalAddress' "$work/smash-native-$m.txt"
+        row "smash $m natively faults (what the fence prevents)" $? "$(grep '^RESULT' "$work/smash-native-$m.txt" || tail -1 "$work/smash-native-$m.txt")"
+    done
 fi
 wait "$by"
 row bystander $? "$(grep -o 'verified=[a-z]*' "$work/bystander.txt" | tail -1) $(grep -v '^\[kernelet' "$work/bystander.txt" | tail -1 | cut -c1-80)"
