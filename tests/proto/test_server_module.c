@@ -15,7 +15,6 @@
  * the sim knows), so it has no module variables: the sim's load then touches none of the
  * sim's state, and may run beside its other ops. The wrapper counts the sim's modules. */
 #include <glib.h>
-#include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -125,18 +124,12 @@ static void wait_modules(unsigned n)
     g_assert_cmpuint(modules(), ==, n);
 }
 
-static bool answer_waiting(struct client *c, int ms)
-{
-    struct pollfd p = {.fd = c->fd, .events = POLLIN};
-    return poll(&p, 1, ms) == 1;
-}
-
 /* Sends op and asserts that it is answered while the gate is still closed. */
 static int call_during(struct client *c, uint16_t op, const void *payload, size_t n)
 {
     uint64_t id = client_send(c, op, payload, n, -1);
     g_assert_cmpuint(id, !=, 0);
-    g_assert_true(answer_waiting(c, ANSWER_MS));
+    g_assert_true(client_answer_waiting(c, ANSWER_MS));
     g_assert_false(tgate_timed_out(&g.gate));
     return client_recv(c, op, id);
 }
@@ -203,7 +196,7 @@ static void others_served(struct client *b, uint64_t bp)
 {
     g_assert_cmpint(call_during(b, KERNELET_OP_CTX_SYNC, NULL, 0), ==, KERNELET_ST_OK);
     uint64_t id = send_load(b, KERNELET_IMAGE_PTX, harness_ptx, strlen(harness_ptx));
-    g_assert_true(answer_waiting(b, ANSWER_MS));
+    g_assert_true(client_answer_waiting(b, ANSWER_MS));
     uint64_t fn = function_of(b, recv_module(b, id), "k_add");
     launch_on(b, fn, bp);
     g_assert_false(tgate_timed_out(&g.gate));
@@ -227,7 +220,7 @@ static void test_others_served(void)
     uint64_t aid = send_slow(&a);
     tgate_wait_entered(&g.gate, 1);
     others_served(&b, bp);
-    g_assert_false(answer_waiting(&a, 0));
+    g_assert_false(client_answer_waiting(&a, 0));
 
     tgate_open(&g.gate);
     uint64_t am = recv_module(&a, aid);
@@ -256,7 +249,7 @@ static void test_cubin_others_served(void)
     uint64_t aid = send_load(&a, KERNELET_IMAGE_CUBIN, cubin, n);
     tgate_wait_entered(&g.gate, 1);
     others_served(&b, bp);
-    g_assert_false(answer_waiting(&a, 0));
+    g_assert_false(client_answer_waiting(&a, 0));
 
     tgate_open(&g.gate);
     (void)recv_module(&a, aid);
@@ -285,7 +278,7 @@ static void test_own_requests_after(void)
     memcpy(buf + sizeof(q), SLOW_ENTRY, q.name_len);
     uint64_t get = client_send(&a, KERNELET_OP_FUNCTION_GET, buf, sizeof(q) + q.name_len, -1);
     uint64_t sync = client_send(&a, KERNELET_OP_CTX_SYNC, NULL, 0, -1);
-    g_assert_false(answer_waiting(&a, 300));
+    g_assert_false(client_answer_waiting(&a, 300));
 
     tgate_open(&g.gate);
     g_assert_cmpuint(recv_module(&a, aid), ==, first + 1);
@@ -325,14 +318,6 @@ static void test_hang_up(void)
     g_assert_cmpuint(modules(), ==, 0);
 }
 
-static void *open_later(void *arg)
-{
-    (void)arg;
-    usleep(200000);
-    tgate_open(&g.gate);
-    return NULL;
-}
-
 /* The server stopped during a load (a request queued behind it): the stop waits for the
  * load, then frees everything (the module with its tenant). */
 static void test_stop(void)
@@ -345,7 +330,7 @@ static void test_stop(void)
     send_slow(&a);
     send_slow(&a);
     tgate_wait_entered(&g.gate, 1);
-    g_assert_cmpint(pthread_create(&opener, NULL, open_later, NULL), ==, 0);
+    g_assert_cmpint(pthread_create(&opener, NULL, tgate_open_later, &g.gate), ==, 0);
     harness_stop(h);
     pthread_join(opener, NULL);
     g_assert_false(tgate_timed_out(&g.gate));
