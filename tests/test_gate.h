@@ -62,6 +62,15 @@ static inline void tgate_open(struct test_gate *t)
     g_mutex_unlock(&t->lock);
 }
 
+/* A thread's body (arg: the gate): opens it 200 ms from now, so that a test can stop the
+ * server while a call waits at the gate and see the stop wait for the call. */
+static inline void *tgate_open_later(void *arg)
+{
+    g_usleep(200000);
+    tgate_open(arg);
+    return NULL;
+}
+
 static inline bool tgate_timed_out(struct test_gate *t)
 {
     g_mutex_lock(&t->lock);

@@ -159,7 +159,7 @@ int ksched_new(ksched **out, const kbackend *backend, const ksched_config *cfg,
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->cq_lock, NULL);
     pthread_mutex_init(&s->pre_lock, NULL);
-    pthread_cond_init(&s->mem_idle, NULL);
+    pthread_cond_init(&s->unlocked_idle, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);   /* deadlines are backend ns */
@@ -183,10 +183,11 @@ void ksched_free(ksched *s)
     if (!s)
         return;
     ksched_thread_stop(s);
-    /* an allocation or free in the backend, the lock released, comes back to its tenant */
+    /* an allocation, free or module load in the backend, the lock released, comes back to
+     * its tenant */
     pthread_mutex_lock(&s->lock);
-    while (s->mem_calls)
-        pthread_cond_wait(&s->mem_idle, &s->lock);
+    while (s->unlocked_calls)
+        pthread_cond_wait(&s->unlocked_idle, &s->lock);
     pthread_mutex_unlock(&s->lock);
     while (s->tenants) {
         sched_tenant *t = s->tenants;
@@ -214,7 +215,7 @@ void ksched_free(ksched *s)
     pthread_cond_destroy(&s->cq_cond);
     pthread_mutex_destroy(&s->cq_lock);
     pthread_mutex_destroy(&s->pre_lock);
-    pthread_cond_destroy(&s->mem_idle);
+    pthread_cond_destroy(&s->unlocked_idle);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

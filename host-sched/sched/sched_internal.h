@@ -120,10 +120,11 @@ typedef struct sched_tenant {
     unsigned pending_at[KSCHED_STREAM_PRIORITY_MAX + 1];  /* of them, by stream priority */
     double vtime;               /* weighted GPU time, ns / weight */
     int removing;
-    unsigned mem_calls;         /* its allocations and frees in the backend, the lock
-                                   released (sched_memory.c): while any is, the tenant is
-                                   paused, none of its work starts (its streams are not
-                                   started, its kernels not eligible) and it is not reaped */
+    unsigned unlocked_calls;    /* its allocations, frees and module loads in the backend,
+                                   the lock released (sched_unlocked_begin): while any is,
+                                   the tenant is paused, none of its work starts (its
+                                   streams are not started, its kernels not eligible) and
+                                   it is not reaped */
     int eligible;               /* scratch of the decision */
     int profile_faulted;        /* a kernel of its failed while profiled (a runaway, an
                                    assert): its other kernels are not profiled, since a
@@ -331,10 +332,10 @@ struct ksched {
     /* ksched_hold: submissions wait for ksched_release to be driven (held_work: some did) */
     unsigned held;
     int held_work;
-    /* memory calls in the backend with the lock released (every tenant's mem_calls);
-       ksched_free waits on mem_idle for them */
-    unsigned mem_calls;
-    pthread_cond_t mem_idle;
+    /* calls in the backend with the lock released (every tenant's unlocked_calls);
+       ksched_free waits on unlocked_idle for them */
+    unsigned unlocked_calls;
+    pthread_cond_t unlocked_idle;
     /* the backend answered KBACKEND_ELOST: the device state is gone (ksched_lost) */
     int lost;
     char lost_msg[MSG_LEN];
@@ -370,14 +371,23 @@ void sched_stream_free(sched_stream *st);
 /* sched_tenant.c */
 void sched_tenant_release(ksched *s, sched_tenant *t);
 void sched_tenants_reap(ksched *s);
-/* Whether t's work may start now: not while a memory call of its runs without the lock. */
+/* Whether t's work may start now: not while a call of its runs in the backend without the
+ * lock. */
 static inline int sched_tenant_paused(const sched_tenant *t)
 {
-    return t->mem_calls != 0;
+    return t->unlocked_calls != 0;
 }
-/* t's last memory call returned: its streams go on, and its kernels are decided on again,
+/* t's last such call returned: its streams go on, and its kernels are decided on again,
  * its weighted time level with the least-served backlogged tenant as after an idle time. */
 void sched_tenant_resume(ksched *s, sched_tenant *t);
+/* A call of t's into the backend that may take long (an allocation, a free, a module's
+ * JIT), where the backend allows it beside its other ops: begin releases the lock (held
+ * by the caller) with t paused, so that the other tenants are decided and completed
+ * meanwhile and none of t's work starts; t is not reaped, and ksched_free waits, until
+ * end retakes the lock, resumes t after its last such call and kicks the scheduler (under
+ * the lock: once the caller unlocks, ksched_free may go on). */
+void sched_unlocked_begin(ksched *s, sched_tenant *t);
+void sched_unlocked_end(ksched *s, sched_tenant *t);
 
 /* sched_memory.c */
 /* 0 when t's memory quota has room for bytes more (allocations, module variables), else

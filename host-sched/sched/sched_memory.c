@@ -79,34 +79,19 @@ int sched_quota_check(const sched_tenant *t, uint64_t bytes, const char *what, k
 /* A memory call of t's into the backend (an allocation or a free, which on the cuda
  * backend map and unmap memory and the window's sink, and zero it: milliseconds and more
  * for GiBs). Where the backend allows it (kbackend_device_info.mem_unlocked), the lock is
- * released meanwhile, so that the other tenants are decided and completed, and t is paused:
- * none of its work starts (sched_streams_start and the decisions skip it), which is what
- * lets the cuda backend reuse a hole of the window's reach when none of t's kernels is on
- * the device. t is not reaped while paused. mem_call_end retakes the lock. */
+ * released meanwhile and t paused (sched_unlocked_begin): none of its work starts, which
+ * is what lets the cuda backend reuse a hole of the window's reach when none of t's
+ * kernels is on the device. mem_call_end retakes the lock. */
 static void mem_call_begin(ksched *s, sched_tenant *t)
 {
-    if (!s->dev.mem_unlocked)
-        return;
-    t->mem_calls++;
-    s->mem_calls++;
-    if (t->pending_kernels)
-        s->dirty = 1;       /* a plan that holds its kernels is decided anew */
-    pthread_mutex_unlock(&s->lock);
+    if (s->dev.mem_unlocked)
+        sched_unlocked_begin(s, t);
 }
 
-/* Retakes the lock; t's last call resumes it, and the scheduler is kicked to start what t
- * queued meanwhile (the kick is made under the lock: once the caller unlocks, ksched_free
- * may go on). */
 static void mem_call_end(ksched *s, sched_tenant *t)
 {
-    if (!s->dev.mem_unlocked)
-        return;
-    pthread_mutex_lock(&s->lock);
-    if (!--t->mem_calls)
-        sched_tenant_resume(s, t);
-    if (!--s->mem_calls)
-        pthread_cond_broadcast(&s->mem_idle);
-    sched_kick(s);
+    if (s->dev.mem_unlocked)
+        sched_unlocked_end(s, t);
 }
 
 /* The bytes are charged to the quota before the backend is called (so that two allocations

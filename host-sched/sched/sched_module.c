@@ -9,20 +9,51 @@
 #define MAX_PTX (64u << 20)
 
 /* The backend's module for the bytes: PTX, or a cubin (none when the backend runs PTX
- * only: the module then has no code, ksched.h). */
-static int backend_load(ksched *s, uint32_t tenant, const void *data, size_t len, int cubin,
+ * only: the module then has no code, ksched.h). Called with the lock held; where the
+ * backend allows it (kbackend_device_info.module_unlocked: the cuda driver's JIT of a big
+ * module takes 100 ms and more), the lock is released meanwhile and t paused, as for an
+ * allocation (sched_unlocked_begin), so that the other tenants are decided and completed.
+ * The lock is held again on return, and the backend's error (which may say the device is
+ * lost) is noted under it. */
+static int backend_load(ksched *s, sched_tenant *t, const void *data, size_t len, int cubin,
                         sched_module *m, ksched_err *err)
 {
     kbackend_error e = {0};
     const kbackend_ops *o = s->be.ops;
-    if (!cubin && o->module_load_ptx(s->be.state, tenant, data, len, &m->mod, &e))
-        return sched_backend_fail_s(s, err, &e, "module_load_ptx");
-    if (cubin && o->module_load_cubin &&
-        o->module_load_cubin(s->be.state, data, len, &m->mod, &e))
-        return sched_backend_fail_s(s, err, &e, "module_load_cubin");
+    const int unlocked = s->dev.module_unlocked;
+    int rc = 0;
+
+    if (unlocked)
+        sched_unlocked_begin(s, t);
+    if (!cubin)
+        rc = o->module_load_ptx(s->be.state, t->id, data, len, &m->mod, &e);
+    else if (o->module_load_cubin)
+        rc = o->module_load_cubin(s->be.state, data, len, &m->mod, &e);
+    if (unlocked)
+        sched_unlocked_end(s, t);
+    return rc ? sched_backend_fail_s(s, err, &e, cubin ? "module_load_cubin" : "module_load_ptx")
+              : 0;
+}
+
+/* m, loaded, becomes t's (with the lock held): a tenant removed, or a device lost, while
+ * the backend loaded it without the lock refuses it. */
+static int module_register(ksched *s, sched_tenant *t, sched_module *m, uint32_t *module,
+                           ksched_err *err)
+{
+    int rc = t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u was removed during the "
+                                       "module load", t->id)
+                         : sched_refuse_if_lost(s, err);
+    if (rc)
+        return rc;
+    m->id = t->next_module++;
+    if (idmap_put(&t->modules, m->id, m))
+        return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    *module = m->id;
     return 0;
 }
 
+/* The module has no id until it is registered: nothing can unload it during the load, and
+ * t is not reaped while the load is in the backend without the lock (its unlocked_calls). */
 static int module_load(ksched *s, uint32_t tenant, const void *data, size_t len, int cubin,
                        uint32_t *module, ksched_err *err)
 {
@@ -30,27 +61,20 @@ static int module_load(ksched *s, uint32_t tenant, const void *data, size_t len,
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument or empty module");
     if (len > MAX_PTX)
         return ksched_fail(err, KSCHED_EINVAL, "module of %zu bytes (at most %u)", len, MAX_PTX);
+    sched_module *m = calloc(1, sizeof(*m));
+    if (!m)
+        return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    m->hash = ksched_hash(data, len);   /* outside the lock: it reads the whole image */
     pthread_mutex_lock(&s->lock);
     sched_tenant *t = sched_tenant_find(s, tenant, err);
     int rc = !t ? KSCHED_ENOTFOUND
              : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
              : sched_refuse_if_lost(s, err);
-    sched_module *m = rc ? NULL : calloc(1, sizeof(*m));
-    if (!rc && !m)
-        rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     if (!rc)
-        rc = backend_load(s, tenant, data, len, cubin, m, err);
-    if (!rc) {
-        m->id = t->next_module++;
-        m->hash = ksched_hash(data, len);
-        if (idmap_put(&t->modules, m->id, m)) {
-            kbackend_error e = {0};
-            if (m->mod)
-                s->be.ops->module_unload(s->be.state, m->mod, &e);
-            rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
-        } else {
-            *module = m->id;
-        }
+        rc = backend_load(s, t, data, len, cubin, m, err);
+    if (!rc && (rc = module_register(s, t, m, module, err)) && m->mod) {
+        kbackend_error e = {0};
+        s->be.ops->module_unload(s->be.state, m->mod, &e);
     }
     if (rc)
         free(m);

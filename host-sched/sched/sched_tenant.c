@@ -202,7 +202,7 @@ void sched_tenants_reap(ksched *s)
 {
     for (sched_tenant **pp = &s->tenants; *pp;) {
         sched_tenant *t = *pp;
-        if (!t->removing || t->busy || t->st.queued || t->mem_calls) {
+        if (!t->removing || t->busy || t->st.queued || t->unlocked_calls) {
             pp = &t->next;
             continue;
         }
@@ -227,6 +227,25 @@ void sched_tenant_resume(ksched *s, sched_tenant *t)
         sched_tenant_level(s, t);
         s->dirty = 1;
     }
+}
+
+void sched_unlocked_begin(ksched *s, sched_tenant *t)
+{
+    t->unlocked_calls++;
+    s->unlocked_calls++;
+    if (t->pending_kernels)
+        s->dirty = 1;       /* a plan that holds its kernels is decided anew */
+    pthread_mutex_unlock(&s->lock);
+}
+
+void sched_unlocked_end(ksched *s, sched_tenant *t)
+{
+    pthread_mutex_lock(&s->lock);
+    if (!--t->unlocked_calls)
+        sched_tenant_resume(s, t);
+    if (!--s->unlocked_calls)
+        pthread_cond_broadcast(&s->unlocked_idle);
+    sched_kick(s);
 }
 
 int ksched_tenant_set_policy(ksched *s, uint32_t tenant, const ksched_tenant_policy *pol,

@@ -1,8 +1,9 @@
 /* Requests served off the event loop (issue 15): a call into the scheduler that may take
  * long in the backend (a tenant's allocation: cuMemCreate, cuMemMap, the window's sink,
  * zeroing, perhaps a wait for the tenant's own kernels; a free once its work has drained:
- * the unmap, the sink mapped back) runs on a worker thread of the server's, so that the
- * one event-loop thread goes on serving every other connection.
+ * the unmap, the sink mapped back; a module load: parsing, fencing and slicing its PTX,
+ * the driver's JIT) runs on a worker thread of the server's, so that the one event-loop
+ * thread goes on serving every other connection.
  *
  * A connection has at most one call in flight (ks_conn.call); its later requests wait, in
  * its input buffer and its socket, until the call is answered, since requests of one
@@ -121,7 +122,8 @@ static void submit(struct ks_conn *c, struct ks_call *k)
 }
 
 /* c's call k is back: its answer, then the next call of c that waited for it (c closed:
- * those are answered nothing and not run). */
+ * those are not run, and their finish, seeing c closing, answers nothing and frees their
+ * data). */
 static void answer(struct ks_conn *c, struct ks_call *k)
 {
     c->call = NULL;
@@ -134,27 +136,29 @@ static void answer(struct ks_conn *c, struct ks_call *k)
             submit(c, k);
             return;
         }
+        k->rc = KSCHED_ESTATE;
+        k->finish(k);
         free(k);
     }
 }
 
-void ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
-                   ks_call_fn *finish, uint64_t arg)
+static bool start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
+                  ks_call_fn *finish, uint64_t arg, void *data)
 {
-    struct ks_server *s = c->srv;
     struct ks_call *k = calloc(1, sizeof(*k));
 
     if (!k) {
         ks_reply_cuda(c, opcode, id, KS_CUDA_OUT_OF_MEMORY, 0);
-        return;
+        return false;
     }
     k->run = run;
     k->finish = finish;
     k->id = id;
     k->arg = arg;
+    k->data = data;
     k->conn = c;
     k->context = c->context;
-    k->sched = s->cfg.sched;
+    k->sched = c->srv->cfg.sched;
     k->tenant = c->tenant;
     if (c->call) {
         /* one call of c at once: this one (a free whose drain ended meanwhile) waits */
@@ -163,9 +167,22 @@ void ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *
             pk = &(*pk)->next;
         k->next = NULL;
         *pk = k;
-        return;
+        return true;
     }
     submit(c, k);
+    return true;
+}
+
+bool ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
+                   ks_call_fn *finish, uint64_t arg)
+{
+    return start(c, id, opcode, run, finish, arg, NULL);
+}
+
+bool ks_call_start_data(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
+                        ks_call_fn *finish, void *data)
+{
+    return start(c, id, opcode, run, finish, 0, data);
 }
 
 void ks_call_cancel(struct ks_conn *c)

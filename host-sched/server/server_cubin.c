@@ -42,7 +42,7 @@ static uint32_t describe_cubin(const kcubin *cb, struct ks_module *mod)
     return KS_CUDA_SUCCESS;
 }
 
-uint32_t ks_cubin_load(struct ks_conn *c, const uint8_t *img, size_t size,
+uint32_t ks_cubin_load(struct ks_load *l, const uint8_t *img, size_t size,
                        struct ks_module *mod)
 {
     kcubin *cb = NULL;
@@ -52,7 +52,7 @@ uint32_t ks_cubin_load(struct ks_conn *c, const uint8_t *img, size_t size,
 
     if (kcubin_open(img, size, &cb, &perr) != 0)
         return perr.code == KPTX_ENOMEM ? KS_CUDA_OUT_OF_MEMORY : KS_CUDA_INVALID_IMAGE;
-    if (!kcubin_runs_on(cb->arch, ks_device_arch(c)))
+    if (!kcubin_runs_on(cb->arch, ks_device_arch(l->srv)))
         code = KS_CUDA_NO_BINARY_FOR_GPU;   /* SASS of another architecture */
     else
         code = describe_cubin(cb, mod);
@@ -63,11 +63,11 @@ uint32_t ks_cubin_load(struct ks_conn *c, const uint8_t *img, size_t size,
     if (code)
         return code;
     uint64_t t0 = ks_now_ns();
-    int rc = ksched_module_load_cubin(c->srv->cfg.sched, c->tenant, img, size, &mod->sid, &err);
-    ks_latency_load(c, KS_LOAD_BACKEND, t0);
+    int rc = ksched_module_load_cubin(l->sched, l->tenant, img, size, &mod->sid, &err);
+    ks_latency_load(l, KS_LOAD_BACKEND, t0);
     if (rc)
         return rc == KSCHED_EBACKEND ? KS_CUDA_INVALID_IMAGE : ks_cuda_of(rc, err.msg);
-    return ks_module_charge(c, mod->sid, var_bytes);
+    return ks_module_charge(l, mod->sid, var_bytes);
 }
 
 uint32_t ks_cubin_refuse_launch(struct ks_conn *c, struct ks_function *f)

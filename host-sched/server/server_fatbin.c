@@ -12,7 +12,7 @@
 #include "server_internal.h"
 
 /* Extracts entry idx and loads it as what it is. */
-static uint32_t load_entry(struct ks_conn *c, const kfatbin *fb, unsigned idx,
+static uint32_t load_entry(struct ks_load *l, const kfatbin *fb, unsigned idx,
                            struct ks_module *mod)
 {
     uint8_t *payload = NULL;
@@ -22,13 +22,13 @@ static uint32_t load_entry(struct ks_conn *c, const kfatbin *fb, unsigned idx,
     uint64_t t0 = ks_now_ns();
 
     int rc = kfatbin_extract(fb, idx, &payload, &len, &err);
-    ks_latency_load(c, KS_LOAD_UNPACK, t0);
+    ks_latency_load(l, KS_LOAD_UNPACK, t0);
     if (rc != 0)
         return err.code == KPTX_ENOMEM ? KS_CUDA_OUT_OF_MEMORY : KS_CUDA_INVALID_IMAGE;
     if (kfatbin_entry_at(fb, idx)->kind == KFATBIN_PTX)
-        code = ks_ptx_load(c, (const char *)payload, len, mod);
+        code = ks_ptx_load(l, (const char *)payload, len, mod);
     else
-        code = ks_cubin_load(c, payload, len, mod);
+        code = ks_cubin_load(l, payload, len, mod);
     free(payload);
     return code;
 }
@@ -44,10 +44,10 @@ static long fitting(const kfatbin *fb, unsigned arch, kfatbin_kind kind)
     return idx;
 }
 
-uint32_t ks_fatbin_load(struct ks_conn *c, const uint8_t *img, size_t size,
+uint32_t ks_fatbin_load(struct ks_load *l, const uint8_t *img, size_t size,
                         struct ks_module *mod)
 {
-    unsigned arch = ks_device_arch(c);
+    unsigned arch = ks_device_arch(l->srv);
     uint32_t code = KS_CUDA_NO_BINARY_FOR_GPU;
     kfatbin *fb = NULL;
     kptx_error err;
@@ -56,16 +56,16 @@ uint32_t ks_fatbin_load(struct ks_conn *c, const uint8_t *img, size_t size,
         return err.code == KPTX_ENOMEM ? KS_CUDA_OUT_OF_MEMORY : KS_CUDA_INVALID_IMAGE;
     long ptx = fitting(fb, arch, KFATBIN_PTX), cubin = fitting(fb, arch, KFATBIN_ELF);
     long first = ptx, second = cubin;
-    if (c->srv->cfg.adopt && c->srv->runs_cubins && cubin >= 0) {
+    if (l->srv->cfg.adopt && l->srv->runs_cubins && cubin >= 0) {
         first = cubin;
         second = ptx;
     }
     if (first >= 0)
-        code = load_entry(c, fb, (unsigned)first, mod);
+        code = load_entry(l, fb, (unsigned)first, mod);
     if (second >= 0 && (first < 0 || code == KS_CUDA_INVALID_PTX ||
                         code == KS_CUDA_INVALID_IMAGE || code == KS_CUDA_NO_BINARY_FOR_GPU)) {
         ks_module_reset(mod);
-        code = load_entry(c, fb, (unsigned)second, mod);
+        code = load_entry(l, fb, (unsigned)second, mod);
     }
     kfatbin_free(fb);
     return code;

@@ -21,16 +21,16 @@ static bool has_own_variant(const kptx_module *m, const char *entry)
     return kptx_slice_name(entry, name, sizeof(name)) != 0 || kptx_find_function(m, name);
 }
 
-int ks_fence_module(const struct ks_conn *c, kptx_module *m, struct ks_module *mod)
+int ks_fence_module(const struct ks_server *s, kptx_module *m, struct ks_module *mod)
 {
     kptx_error perr;
     char why[192];
-    const kbackend_device_info *dev = &c->srv->cfg.device;
+    const kbackend_device_info *dev = &s->cfg.device;
     unsigned flags = dev->module_vars_outside ? KPTX_FENCE_VARS_OUTSIDE : 0;
 
     if (dev->module_vars_outside && dev->module_vars_relocated)
         flags |= KPTX_FENCE_VARS_RELOCATED;
-    if (c->srv->cfg.fence_faults)
+    if (s->cfg.fence_faults)
         flags |= KPTX_FENCE_TRAP;
 
     for (unsigned i = 0; i < mod->n_entries; i++) {

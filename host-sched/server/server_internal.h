@@ -192,6 +192,8 @@ struct ks_call {
     uint64_t id;                /* request id */
     uint64_t arg;               /* the request's argument (an allocation's size, the
                                    address to free) */
+    void *data;                 /* what run and finish share beyond arg (a module load's
+                                   image and result: struct ks_load); finish frees it */
     uint64_t result;            /* run's result (the address allocated) */
     int rc;                     /* run's KSCHED code */
     ksched_err err;
@@ -200,10 +202,14 @@ struct ks_call {
 
 /* Runs run on a worker, then finish on the server thread, for request id (opcode) of c
  * with argument arg; c's later requests wait until then. A call of c already in flight:
- * this one starts once it is answered. Without memory for the call, answers
- * CUDA_ERROR_OUT_OF_MEMORY. */
-void ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
+ * this one starts once it is answered. finish runs for every call started, c closed
+ * included (a call not run: k->rc is KSCHED_ESTATE). Without memory for the call, answers
+ * CUDA_ERROR_OUT_OF_MEMORY and returns false (the caller keeps what it meant as data). */
+bool ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
                    ks_call_fn *finish, uint64_t arg);
+/* The same with data for run and finish (struct ks_call.data). */
+bool ks_call_start_data(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
+                        ks_call_fn *finish, void *data);
 /* c closes: its call is not run if it has not started. */
 void ks_call_cancel(struct ks_conn *c);
 /* Answers the calls that were run (server thread; ks_completions calls it). */
@@ -265,11 +271,14 @@ bool ks_latency_wanted(void);
 void ks_latency_note(struct ks_conn *c, const struct ks_op *kop, uint64_t server_ns);
 /* The medians in the log, and the samples freed (the connection closes). */
 void ks_latency_report(struct ks_conn *c);
-/* Where module loads' time goes: stage's time since since_ns added to c's totals (only
- * with KERNELET_LATENCY); reported with the launches' medians. */
+/* Where module loads' time goes: stage's time since since_ns added to the load's totals
+ * (only with KERNELET_LATENCY), which ks_latency_add_load adds to its connection's once the
+ * load is answered; reported with the launches' medians. */
 enum ks_load_stage { KS_LOAD_COPY, KS_LOAD_UNPACK, KS_LOAD_REWRITE, KS_LOAD_BACKEND,
                      KS_LOAD_ALL, KS_LOAD_STAGES };
-void ks_latency_load(struct ks_conn *c, enum ks_load_stage stage, uint64_t since_ns);
+struct ks_load;
+void ks_latency_load(struct ks_load *l, enum ks_load_stage stage, uint64_t since_ns);
+void ks_latency_add_load(struct ks_conn *c, const struct ks_load *l);
 
 #define KS_MAX_FDS 4
 
@@ -510,7 +519,7 @@ struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id);
 /* A loaded module's variables (bytes) counted against the tenant's quota until it is
  * unloaded (server_module.c): on failure the module is unloaded and the CUresult is
  * OUT_OF_MEMORY, so that modules cannot hold memory no quota bounds. */
-uint32_t ks_module_charge(struct ks_conn *c, uint32_t sid, uint64_t bytes);
+uint32_t ks_module_charge(struct ks_load *l, uint32_t sid, uint64_t bytes);
 /* VMM_* (server_vmm.c): virtual memory management where the tenant's kernels are not
  * fenced; ks_vmm_allowed says whether they are. */
 void ks_vmm_request(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
@@ -637,11 +646,27 @@ uint32_t ks_cuda_of_completion(int status, const char *msg, bool launch);
 /* ---- server_device.c ---------------------------------------------------------------------- */
 
 /* The device's SM architecture, major * 10 + minor (90 for the H100). */
-unsigned ks_device_arch(const struct ks_conn *c);
+unsigned ks_device_arch(const struct ks_server *s);
+
+/* One module load (server_module.c), run on a worker (server_call.c) so that a big image's
+ * parsing, rewriting and JIT stall no other tenant: what it reads and writes, none of it
+ * its connection's, which the event loop goes on using meanwhile. */
+struct ks_load {
+    const struct ks_server *srv; /* configuration and device: fixed once the server runs */
+    ksched *sched;
+    uint32_t tenant;
+    uint8_t *img;               /* the image, copied out of the request */
+    size_t size;
+    uint32_t kind;              /* KERNELET_IMAGE_* as the request said */
+    struct ks_module mod;       /* what was loaded */
+    uint32_t code;              /* the CUresult */
+    uint64_t t0;                /* when the request was taken */
+    uint64_t ns[KS_LOAD_STAGES]; /* time in each stage (KERNELET_LATENCY) */
+};
 
 /* server_module.c: parses, describes, slices and loads PTX text into the scheduler;
  * CUDA_ERROR_INVALID_PTX when the parser or the backend refuses it. */
-uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod);
+uint32_t ks_ptx_load(struct ks_load *l, const char *ptx, size_t len, struct ks_module *mod);
 
 /* Frees what a failed load left in mod's entries and zeroes it, for another try. */
 void ks_module_reset(struct ks_module *mod);
@@ -649,13 +674,13 @@ void ks_module_reset(struct ks_module *mod);
 /* server_fatbin.c: loads a fatbin's entry for the device, PTX first, else (or when its PTX
  * cannot be loaded) a cubin for the device's architecture; CUDA_ERROR_NO_BINARY_FOR_GPU
  * when nothing fits, INVALID_IMAGE for a malformed fatbin. */
-uint32_t ks_fatbin_load(struct ks_conn *c, const uint8_t *img, size_t size,
+uint32_t ks_fatbin_load(struct ks_load *l, const uint8_t *img, size_t size,
                         struct ks_module *mod);
 
 /* server_cubin.c: loads a cubin (SASS for the device) into the scheduler and describes its
  * kernels from its .nv.info records; CUDA_ERROR_NO_BINARY_FOR_GPU for another architecture,
  * INVALID_IMAGE for a malformed one. */
-uint32_t ks_cubin_load(struct ks_conn *c, const uint8_t *img, size_t size,
+uint32_t ks_cubin_load(struct ks_load *l, const uint8_t *img, size_t size,
                        struct ks_module *mod);
 
 /* The answer to a launch of a function whose backend holds no code for it (f->no_code):
@@ -664,9 +689,9 @@ uint32_t ks_cubin_refuse_launch(struct ks_conn *c, struct ks_function *f);
 
 /* server_fence.c: memory fencing of kernels */
 struct kptx_module;
-/* Records in mod's entries which of m's kernels cannot be fenced on c's backend (and why),
+/* Records in mod's entries which of m's kernels cannot be fenced on s's backend (and why),
  * then fences the others in m; 0, or -1 without memory. */
-int ks_fence_module(const struct ks_conn *c, struct kptx_module *m, struct ks_module *mod);
+int ks_fence_module(const struct ks_server *s, struct kptx_module *m, struct ks_module *mod);
 /* Sets f->fenced and f->fence_refused from the configuration and its module. */
 void ks_fence_function(const struct ks_conn *c, struct ks_function *f);
 /* Whether the tenant's kernels may reach beyond its window: a daemon that does not fence,

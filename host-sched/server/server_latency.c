@@ -52,14 +52,23 @@ static struct ks_latency *latency_of(struct ks_conn *c)
     return c->latency;
 }
 
-void ks_latency_load(struct ks_conn *c, enum ks_load_stage stage, uint64_t since_ns)
+/* On the load's worker: its own totals, not the connection's (the loop uses those). */
+void ks_latency_load(struct ks_load *ld, enum ks_load_stage stage, uint64_t since_ns)
+{
+    if (ks_latency_wanted())
+        ld->ns[stage] += ks_now_ns() - since_ns;
+}
+
+/* Back on the loop, the load answered. */
+void ks_latency_add_load(struct ks_conn *c, const struct ks_load *ld)
 {
     struct ks_latency *l;
 
     if (!ks_latency_wanted() || !(l = latency_of(c)))
         return;
-    l->load_ns[stage] += ks_now_ns() - since_ns;
-    l->loads += stage == KS_LOAD_ALL;
+    for (int s = 0; s < KS_LOAD_STAGES; s++)
+        l->load_ns[s] += ld->ns[s];
+    l->loads++;
 }
 
 void ks_latency_note(struct ks_conn *c, const struct ks_op *kop, uint64_t server_ns)

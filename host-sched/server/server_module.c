@@ -1,7 +1,9 @@
 /* Modules: an image is PTX, a cubin (server_cubin.c: runs whole, natively) or a fatbin
  * (server_fatbin.c: its PTX for the device, else its cubin). PTX is parsed once to learn
  * each kernel's parameter layout, given its sliced variants by the slicer, and loaded into
- * the scheduler. Functions come back with their layout and attributes. */
+ * the scheduler. All of that runs on a worker (server_call.c: a big module's rewriting and
+ * JIT take 100 ms and more), the connection's later requests waiting for its answer.
+ * Functions come back with their layout and attributes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +38,9 @@ void ks_module_free(struct ks_obj *o)
     m->n_entries = 0;
 }
 
-unsigned ks_device_arch(const struct ks_conn *c)
+unsigned ks_device_arch(const struct ks_server *s)
 {
-    return (unsigned)(c->srv->device.attrs[DEV_CC_MAJOR] * 10 +
-                      c->srv->device.attrs[DEV_CC_MINOR]);
+    return (unsigned)(s->device.attrs[DEV_CC_MAJOR] * 10 + s->device.attrs[DEV_CC_MINOR]);
 }
 
 /* ---- what the PTX says about each entry ------------------------------------------------------ */
@@ -110,18 +111,18 @@ static int describe_module(const kptx_module *m, struct ks_module *mod)
     return 0;
 }
 
-uint32_t ks_module_charge(struct ks_conn *c, uint32_t sid, uint64_t bytes)
+uint32_t ks_module_charge(struct ks_load *l, uint32_t sid, uint64_t bytes)
 {
     ksched_err err;
-    int rc = ksched_module_charge(c->srv->cfg.sched, c->tenant, sid, bytes, &err);
+    int rc = ksched_module_charge(l->sched, l->tenant, sid, bytes, &err);
 
     if (!rc)
         return KS_CUDA_SUCCESS;
-    ksched_module_unload(c->srv->cfg.sched, c->tenant, sid, NULL);
+    ksched_module_unload(l->sched, l->tenant, sid, NULL);
     return ks_cuda_of(rc, err.msg);
 }
 
-uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_module *mod)
+uint32_t ks_ptx_load(struct ks_load *l, const char *ptx, size_t len, struct ks_module *mod)
 {
     kptx_module *m = NULL;
     kptx_error perr;
@@ -146,7 +147,7 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
      * ring's reserved names is refused. Device functions are not fenced: while fencing is
      * on, their printf calls stay calls (an entry calling one could not be fenced). */
     unsigned printfs = 0;
-    if ((rc = kptx_printf_module(m, c->srv->cfg.no_fence ? 0 : KPTX_PRINTF_ENTRIES_ONLY,
+    if ((rc = kptx_printf_module(m, l->srv->cfg.no_fence ? 0 : KPTX_PRINTF_ENTRIES_ONLY,
                                  &printfs, &perr)) != 0) {
         code = rc == KPTX_ENOMEM ? KS_CUDA_OUT_OF_MEMORY : KS_CUDA_INVALID_PTX;
         goto out;
@@ -155,7 +156,7 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
     /* Fenced first, so that the sliced variants inherit the fence; never loaded unfenced
      * when fencing is on. Kernels that cannot be sliced stay whole; the rest get their
      * __kslice variants (a failed slicing leaves m as it was). */
-    if (!c->srv->cfg.no_fence && ks_fence_module(c, m, mod) != 0) {
+    if (!l->srv->cfg.no_fence && ks_fence_module(l->srv, m, mod) != 0) {
         code = KS_CUDA_OUT_OF_MEMORY;
         goto out;
     }
@@ -163,20 +164,20 @@ uint32_t ks_ptx_load(struct ks_conn *c, const char *ptx, size_t len, struct ks_m
     if (kptx_print(m, &text, &text_len, &perr) != 0) {
         free(text);
         text = NULL;
-        if (!c->srv->cfg.no_fence) {
+        if (!l->srv->cfg.no_fence) {
             code = KS_CUDA_OUT_OF_MEMORY;
             goto out;
         }
     }
-    ks_latency_load(c, KS_LOAD_REWRITE, t0);
+    ks_latency_load(l, KS_LOAD_REWRITE, t0);
     t0 = ks_now_ns();
-    rc = text ? ksched_module_load(c->srv->cfg.sched, c->tenant, text, text_len, &mod->sid, &err)
-              : ksched_module_load(c->srv->cfg.sched, c->tenant, ptx, len, &mod->sid, &err);
-    ks_latency_load(c, KS_LOAD_BACKEND, t0);
+    rc = text ? ksched_module_load(l->sched, l->tenant, text, text_len, &mod->sid, &err)
+              : ksched_module_load(l->sched, l->tenant, ptx, len, &mod->sid, &err);
+    ks_latency_load(l, KS_LOAD_BACKEND, t0);
     if (rc)
         code = rc == KSCHED_EBACKEND ? KS_CUDA_INVALID_PTX : ks_cuda_of(rc, err.msg);
     else
-        code = ks_module_charge(c, mod->sid, kptx_module_global_bytes(m));
+        code = ks_module_charge(l, mod->sid, kptx_module_global_bytes(m));
 out:
     free(text);
     kptx_module_free(m);
@@ -228,44 +229,91 @@ void ks_module_reset(struct ks_module *mod)
     memset(mod, 0, sizeof(*mod));
 }
 
-void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+static void load_free(struct ks_load *l)
 {
-    size_t size = r->u.module_load.load.size;
-    uint8_t *img = NULL;
-    struct ks_module mod = {0};
-    struct ks_obj *o;
-    uint32_t code;
-    uint64_t t0 = ks_now_ns();
+    ks_module_reset(&l->mod);
+    free(l->img);
+    free(l);
+}
 
-    code = image_copy(c, r, &img);
-    ks_latency_load(c, KS_LOAD_COPY, t0);
-    if (code)
-        goto fail;
-    switch (image_kind(img, size, r->u.module_load.load.kind)) {
-    case KERNELET_IMAGE_FATBIN: code = ks_fatbin_load(c, img, size, &mod); break;
-    case KERNELET_IMAGE_CUBIN: code = ks_cubin_load(c, img, size, &mod); break;
-    case KERNELET_IMAGE_PTX: code = ks_ptx_load(c, (const char *)img, size, &mod); break;
-    default: code = KS_CUDA_INVALID_IMAGE;
+/* On a worker: the image parsed, rewritten and loaded into the scheduler (touches only l). */
+static void load_run(struct ks_call *k)
+{
+    struct ks_load *l = k->data;
+
+    switch (image_kind(l->img, l->size, l->kind)) {
+    case KERNELET_IMAGE_FATBIN: l->code = ks_fatbin_load(l, l->img, l->size, &l->mod); break;
+    case KERNELET_IMAGE_CUBIN: l->code = ks_cubin_load(l, l->img, l->size, &l->mod); break;
+    case KERNELET_IMAGE_PTX:
+        l->code = ks_ptx_load(l, (const char *)l->img, l->size, &l->mod);
+        break;
+    default: l->code = KS_CUDA_INVALID_IMAGE;
     }
+    ks_latency_load(l, KS_LOAD_ALL, l->t0);
+}
+
+/* Back on the server thread: the module's handle, and the answer. A connection closed
+ * meanwhile has no table: a module loaded goes with its tenant (the scheduler's table
+ * holds it), and what the server described of it is freed here. */
+static void load_finish(struct ks_call *k)
+{
+    struct ks_conn *c = k->conn;
+    struct ks_load *l = k->data;
+    uint32_t code = k->rc ? KS_CUDA_INVALID_CONTEXT : l->code;
+    struct ks_obj *o = NULL;
+
+    if (c->closing) {
+        load_free(l);
+        return;
+    }
+    ks_latency_add_load(c, l);
     if (!code && !(o = ks_handle_new(&c->handles, KS_MODULE, c->context))) {
-        ksched_module_unload(c->srv->cfg.sched, c->tenant, mod.sid, NULL);
+        ksched_module_unload(l->sched, l->tenant, l->mod.sid, NULL);
         code = KS_CUDA_OUT_OF_MEMORY;
     }
-    ks_latency_load(c, KS_LOAD_ALL, t0);
-    if (code)
-        goto fail;
-    o->u.module = mod;
+    if (code) {
+        ks_reply_cuda(c, KERNELET_OP_MODULE_LOAD, k->id, code, 0);
+        load_free(l);
+        return;
+    }
+    o->u.module = l->mod;
+    memset(&l->mod, 0, sizeof(l->mod)); /* the handle's now */
     /* libcuda looks a module's printf ring up only when it may have one: a framework loads
      * thousands of modules without */
-    struct kernelet_module ans = {.module = o->handle, .n_functions = mod.n_entries,
-                                  .flags = mod.printf_ring ? 0 : KERNELET_MODULE_NO_PRINTF};
-    ks_reply(c, KERNELET_OP_MODULE_LOAD, id, KERNELET_ST_OK, &ans, sizeof(ans));
-    free(img);
-    return;
-fail:
-    ks_module_reset(&mod);
-    free(img);
-    ks_reply_cuda(c, KERNELET_OP_MODULE_LOAD, id, code, 0);
+    struct kernelet_module ans = {.module = o->handle, .n_functions = o->u.module.n_entries,
+                                  .flags = o->u.module.printf_ring ? 0
+                                                                   : KERNELET_MODULE_NO_PRINTF};
+    ks_reply(c, KERNELET_OP_MODULE_LOAD, k->id, KERNELET_ST_OK, &ans, sizeof(ans));
+    load_free(l);
+}
+
+/* The image is copied here, on the loop (its region is the connection's); the rest runs
+ * off the loop: other connections are served meanwhile, this one's later requests (which
+ * may name the module) wait for its answer. */
+void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
+{
+    struct ks_load *l = calloc(1, sizeof(*l));
+    uint32_t code;
+
+    if (!l) {
+        ks_reply_cuda(c, KERNELET_OP_MODULE_LOAD, id, KS_CUDA_OUT_OF_MEMORY, 0);
+        return;
+    }
+    l->srv = c->srv;
+    l->sched = c->srv->cfg.sched;
+    l->tenant = c->tenant;
+    l->size = r->u.module_load.load.size;
+    l->kind = r->u.module_load.load.kind;
+    l->t0 = ks_now_ns();
+    code = image_copy(c, r, &l->img);
+    ks_latency_load(l, KS_LOAD_COPY, l->t0);
+    if (code) {
+        ks_reply_cuda(c, KERNELET_OP_MODULE_LOAD, id, code, 0);
+        load_free(l);
+        return;
+    }
+    if (!ks_call_start_data(c, id, KERNELET_OP_MODULE_LOAD, load_run, load_finish, l))
+        load_free(l);
 }
 
 void ks_module_unload(struct ks_conn *c, uint64_t id, const struct kproto_request *r)

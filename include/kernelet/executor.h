@@ -9,8 +9,9 @@
  *   while it does), so a backend needs no lock around its own bookkeeping unless it has
  *   threads of its own. Exceptions: host_register and tensor_map_encode are called without
  *   the lock, and so are mem_alloc and mem_free where the backend sets
- *   kbackend_device_info.mem_unlocked (they then run beside every other op, each other
- *   included; the scheduler starts none of the domain's work meanwhile). Ops never wait
+ *   kbackend_device_info.mem_unlocked, and module_load_ptx and module_load_cubin where it
+ *   sets module_unlocked (they then run beside every other op, each other included; the
+ *   scheduler starts none of the domain's work meanwhile). Ops never wait
  *   for the device: a submission (copy, memset, launch, profile) queues the work and
  *   returns; the result comes later through the done callback.
  *
@@ -174,6 +175,10 @@ typedef struct kbackend_device_info {
                                     calls them without its lock, with nothing of the
                                     domain started meanwhile, so that a slow allocation
                                     (mapping and zeroing GiBs) holds up no other domain */
+    int module_unlocked;         /* 1: module_load_ptx and module_load_cubin may run beside
+                                    the other ops, each other included (the backend's own
+                                    locks guard them), as mem_unlocked says: a big module's
+                                    JIT holds up no other domain */
     double a0;                   /* the model's bandwidth factor a0 (measured / peak
                                     bandwidth, (0, 1]; docs/MODEL.md "Calibration"): the
                                     cuda backend's calibration file, the sim's truth;

@@ -294,6 +294,12 @@ bool client_send_raw(struct client *c, const void *data, size_t n)
     return kproto_send(c->fd, &iov, 1, -1) == 0;
 }
 
+bool client_answer_waiting(struct client *c, int ms)
+{
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    return poll(&p, 1, ms) == 1;
+}
+
 bool client_closed_by_server(struct client *c, int timeout_ms)
 {
     char buf[4096];

@@ -74,6 +74,8 @@ uint64_t client_send(struct client *c, uint16_t op, const void *payload, size_t 
 int client_recv(struct client *c, uint16_t op, uint64_t id);
 /* Sends raw bytes (anything). */
 bool client_send_raw(struct client *c, const void *data, size_t n);
+/* Whether an answer is waiting on c within ms (without reading it). */
+bool client_answer_waiting(struct client *c, int ms);
 /* Whether the server has closed the connection (reads until EOF or timeout_ms). */
 bool client_closed_by_server(struct client *c, int timeout_ms);
 

@@ -13,7 +13,6 @@
  * test go on). The device says mem_unlocked, so the scheduler's lock is not held across
  * the call either. */
 #include <glib.h>
-#include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -168,19 +167,12 @@ static uint64_t cpu_us(void)
            (uint64_t)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-/* Whether an answer is waiting on c within ms. */
-static bool answer_waiting(struct client *c, int ms)
-{
-    struct pollfd p = {.fd = c->fd, .events = POLLIN};
-    return poll(&p, 1, ms) == 1;
-}
-
 /* Sends op and asserts that it is answered while the gate is still closed. */
 static int call_during(struct client *c, uint16_t op, const void *payload, size_t n)
 {
     uint64_t id = client_send(c, op, payload, n, -1);
     g_assert_cmpuint(id, !=, 0);
-    g_assert_true(answer_waiting(c, ANSWER_MS));
+    g_assert_true(client_answer_waiting(c, ANSWER_MS));
     g_assert_false(tgate_timed_out(&g.gate));
     return client_recv(c, op, id);
 }
@@ -280,8 +272,8 @@ static void test_others_served(void)
     others_served(&b, fn, bp);
     uint64_t cid = send_alloc(&c, SLOW_BYTES);
     tgate_wait_entered(&g.gate, 2);
-    g_assert_false(answer_waiting(&a, 0));
-    g_assert_false(answer_waiting(&c, 0));
+    g_assert_false(client_answer_waiting(&a, 0));
+    g_assert_false(client_answer_waiting(&c, 0));
 
     tgate_open(&g.gate);
     uint64_t ap = recv_alloc(&a, aid), cp = recv_alloc(&c, cid);
@@ -312,7 +304,7 @@ static void test_own_requests_after(void)
     uint64_t info = client_send(&a, KERNELET_OP_MEM_GET_INFO, NULL, 0, -1);
     uint64_t sync = client_send(&a, KERNELET_OP_CTX_SYNC, NULL, 0, -1);
     uint64_t small = send_alloc(&a, 4096);
-    g_assert_false(answer_waiting(&a, 300));
+    g_assert_false(client_answer_waiting(&a, 300));
 
     tgate_open(&g.gate);
     uint64_t ap = recv_alloc(&a, aid);
@@ -358,14 +350,6 @@ static void test_hang_up(void)
     harness_stop(h);
 }
 
-static void *open_later(void *arg)
-{
-    (void)arg;
-    usleep(200000);
-    tgate_open(&g.gate);
-    return NULL;
-}
-
 /* The server stopped during an allocation: the stop waits for the call, then frees
  * everything (the tenant's memory with the scheduler). */
 static void test_stop(void)
@@ -378,7 +362,7 @@ static void test_stop(void)
     send_alloc(&a, SLOW_BYTES);
     send_alloc(&a, 4096);
     tgate_wait_entered(&g.gate, 1);
-    g_assert_cmpint(pthread_create(&opener, NULL, open_later, NULL), ==, 0);
+    g_assert_cmpint(pthread_create(&opener, NULL, tgate_open_later, &g.gate), ==, 0);
     harness_stop(h);
     pthread_join(opener, NULL);
     g_assert_false(tgate_timed_out(&g.gate));
@@ -411,7 +395,7 @@ static void test_free_others_served(void)
     tgate_wait_entered(&g.gate, 1);
 
     others_served(&b, fn, bp);
-    g_assert_false(answer_waiting(&a, 0));
+    g_assert_false(client_answer_waiting(&a, 0));
 
     tgate_open(&g.gate);
     g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_FREE, fid), ==, KERNELET_ST_OK);
@@ -441,7 +425,7 @@ static void test_free_own_requests_after(void)
     uint64_t sync = client_send(&a, KERNELET_OP_CTX_SYNC, NULL, 0, -1);
     uint64_t again = send_free(&a, ap);
     uint64_t small = send_alloc(&a, 4096);
-    g_assert_false(answer_waiting(&a, 300));
+    g_assert_false(client_answer_waiting(&a, 300));
 
     tgate_open(&g.gate);
     g_assert_cmpint(client_recv(&a, KERNELET_OP_MEM_FREE, fid), ==, KERNELET_ST_OK);
@@ -514,7 +498,7 @@ static void two_frees(bool hang_up)
     tgate_wait_entered(&g.gate, 1);
     usleep(300000);
     g_assert_cmpuint(gate_entered(), ==, 1);
-    g_assert_false(answer_waiting(&a, 0));
+    g_assert_false(client_answer_waiting(&a, 0));
     if (hang_up) {
         client_close(&a);
         usleep(100000);
@@ -570,7 +554,7 @@ static void test_free_context_close(void)
     gate_arm_free(p);
     harness_hold(h, false);
     tgate_wait_entered(&g.gate, 1);
-    g_assert_true(answer_waiting(&a, ANSWER_MS));
+    g_assert_true(client_answer_waiting(&a, ANSWER_MS));
     g_assert_cmpint(client_recv(&a, KERNELET_OP_CONTEXT_CLOSE, close_id), ==, KERNELET_ST_OK);
     g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpuint(live(), ==, 1);
@@ -624,7 +608,7 @@ static void test_free_stop(void)
     send_free(&a, ap);
     send_alloc(&a, 4096);
     tgate_wait_entered(&g.gate, 1);
-    g_assert_cmpint(pthread_create(&opener, NULL, open_later, NULL), ==, 0);
+    g_assert_cmpint(pthread_create(&opener, NULL, tgate_open_later, &g.gate), ==, 0);
     harness_stop(h);
     pthread_join(opener, NULL);
     g_assert_false(tgate_timed_out(&g.gate));

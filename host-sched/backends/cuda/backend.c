@@ -212,6 +212,10 @@ static int setup_memory(kcuda *kc, kbackend_error *err)
     /* allocations and frees take the backend's locks (kc->lock, the windows'): the
      * scheduler calls them without its own (memory.c) */
     kc->info.mem_unlocked = 1;
+    /* so do module loads (module.c: the cache under kc->lock, a shared text loaded twice at
+     * once kept once; module_reloc.c: the windows' lock; the driver's JIT is thread-safe
+     * with the context current on the calling thread, kcuda_bind) */
+    kc->info.module_unlocked = 1;
     if ((r = kcuda_stack_setup(kc)) != CUDA_SUCCESS)
         return kcuda_cu_fail(err, r, "cuCtxSetLimit (stack size)");
     if (!kc->cfg.window_bytes)

@@ -76,6 +76,25 @@ static int check_text(const char *ptx, size_t len, kbackend_error *err)
     return 0;
 }
 
+/* m, just compiled, into the cache. Loads run beside one another (module_unlocked): when
+ * another load of the same shared text was cached meanwhile, *won is that one, held once
+ * more, and the caller frees m. */
+static int cache_new(kcuda *kc, const char *ptx, size_t len, struct kbackend_module *m,
+                     struct kbackend_module **won, kbackend_error *err)
+{
+    pthread_mutex_lock(&kc->lock);
+    *won = m->shared ? kcuda_module_cache_acquire(kc->modules, ptx, len) : NULL;
+    int rc = *won ? 0 : kcuda_module_cache_add_shared(kc->modules, ptx, len, m, m->shared, err);
+    if (*won) {
+        kc->stats.module_cache_hits++;
+    } else if (!rc) {
+        kc->stats.modules_compiled++;
+        kc->stats.modules_private += !m->shared;
+    }
+    pthread_mutex_unlock(&kc->lock);
+    return rc;
+}
+
 /* A module with variables gets a module of its own per load (module_cache.h); the
  * driver's JIT cache (~/.nv/ComputeCache, keyed by the PTX) still spares the compilation
  * of one without (a module whose variables move into the window is compiled per load:
@@ -99,19 +118,13 @@ static int load_new(kcuda *kc, uint32_t domain, const char *ptx, size_t len, int
         rc = jit(kc, moved ? moved : text, cubin ? "cubin load" : "PTX JIT", &m->mod, err);
     free(text);
     free(moved);
-    if (!rc) {
-        pthread_mutex_lock(&kc->lock);
-        rc = kcuda_module_cache_add_shared(kc->modules, ptx, len, m, m->shared, err);
-        if (!rc) {
-            kc->stats.modules_compiled++;
-            kc->stats.modules_private += !m->shared;
-        }
-        pthread_mutex_unlock(&kc->lock);
-    }
-    if (rc && m)
+    struct kbackend_module *won = NULL;
+    if (!rc)
+        rc = cache_new(kc, ptx, len, m, &won, err);
+    if ((rc || won) && m)
         module_free(kc, m);
     if (!rc)
-        *out = m;
+        *out = won ? won : m;
     return rc;
 }
 

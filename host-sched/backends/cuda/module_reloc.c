@@ -29,9 +29,10 @@ static int keep_layout(kcuda_reloc *r, const kptx_reloc_plan *p, kbackend_error 
 }
 
 /* bytes for a module's variables in domain's window: past the reach while a kernel of the
- * domain runs, else anywhere. A module loads with the scheduler's lock held, which the
- * domain's running launches need to complete, so it cannot wait for them as an allocation
- * does (memory.c): where only a hole has room it still takes one (docs/SECURITY.md). */
+ * domain runs, else anywhere. It does not wait for them as an allocation does (memory.c):
+ * where only a hole has room it still takes one (docs/SECURITY.md). (It could wait now: a
+ * load runs without the scheduler's lock, its domain paused, module_unlocked; untried on
+ * the device, so the behaviour is kept.) */
 static int window_block(kcuda *kc, uint32_t domain, uint64_t bytes, CUdeviceptr *block,
                         kbackend_error *err)
 {
