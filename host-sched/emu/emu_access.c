@@ -2,8 +2,9 @@
  *
  * Global and const addresses are device addresses, looked up in the launch's snapshot of
  * the allocation table (a per-warp cache makes repeated hits cheap). Shared, local and
- * param addresses are offsets into the block's or thread's own storage. Generic addresses
- * are classified by the windows of emu_internal.h, as cvta makes them.
+ * param addresses are offsets into the block's or thread's own storage (local ones below
+ * KEMU_LOCAL_TOP, where the thread's buffer ends). Generic addresses are classified by the
+ * windows of emu_internal.h, as cvta makes them.
  */
 #include "emu_internal.h"
 
@@ -60,12 +61,15 @@ static uint8_t *shared_ptr(emu_warp *w, uint64_t off, unsigned bytes, unsigned l
     return in_region(w, blk->shared, blk->shared_bytes, off, bytes, lane, addr, "shared");
 }
 
-static uint8_t *local_ptr(emu_warp *w, uint64_t off, unsigned bytes, unsigned lane,
+/* Local addresses are top-anchored: the thread's buffer holds [emu_local_base, KEMU_LOCAL_TOP)
+ * (an address below the base wraps to a huge offset and faults as one above the top). */
+static uint8_t *local_ptr(emu_warp *w, uint64_t local, unsigned bytes, unsigned lane,
                           uint64_t addr)
 {
     uint32_t size = w->code->local_bytes;
     uint8_t *base = w->blk->local + (size_t)(w->thread0 + lane) * size;
-    return in_region(w, base, size, off, bytes, lane, addr, "local");
+    return in_region(w, base, size, local - emu_local_base(w->code), bytes, lane, addr,
+                     "local");
 }
 
 static uint8_t *param_ptr(emu_warp *w, uint64_t addr, unsigned bytes, unsigned lane,

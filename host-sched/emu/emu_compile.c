@@ -218,6 +218,23 @@ static int declare_regs(emu_cc *cc, const kptx_var *v)
     return emu_symtab_add(&cc->st, &s) ? emu_error_set(cc->err, KEMU_ENOMEM, "out of memory") : 0;
 }
 
+/* A .local variable goes below those placed before it: the kernel's variables fill
+ * [KEMU_LOCAL_TOP - cc->local_bytes, KEMU_LOCAL_TOP) downward, as a GPU's frames lie below
+ * its stack pointer's start, so that addresses and stacksave agree as they do there. The
+ * save stack of recursion must fit below them for stacksave not to wrap. */
+static int place_local(emu_cc *cc, emu_sym *s, uint64_t align)
+{
+    uint64_t low = KEMU_LOCAL_TOP - cc->local_bytes;
+    uint64_t addr = s->bytes > low ? 0 : (low - s->bytes) / align * align;
+    if (addr < EMU_SAVE_STACK_BYTES)
+        return emu_error_set(cc->err, KEMU_ERESOURCES, "kernel %s: too much local memory",
+                             cc->code->name);
+    s->space = EMU_SPACE_LOCAL;
+    s->addr = addr;
+    cc->local_bytes = (uint32_t)(KEMU_LOCAL_TOP - addr);
+    return 0;
+}
+
 /* A variable declared in a body or at module scope (.local): its place in its space. */
 static int declare_var(emu_cc *cc, const kptx_var *v)
 {
@@ -236,14 +253,12 @@ static int declare_var(emu_cc *cc, const kptx_var *v)
             cc->shared_bytes = (uint32_t)(s.addr + s.bytes);
         }
         break;
-    case KPTX_SPACE_LOCAL:
-        s.space = EMU_SPACE_LOCAL;
-        s.addr = align_up(cc->local_bytes, align);
-        if (s.addr + s.bytes > UINT32_MAX / 4)
-            return emu_error_set(cc->err, KEMU_ERESOURCES, "kernel %s: too much local memory",
-                                 cc->code->name);
-        cc->local_bytes = (uint32_t)(s.addr + s.bytes);
+    case KPTX_SPACE_LOCAL: {
+        int rc = place_local(cc, &s, align);
+        if (rc)
+            return rc;
         break;
+    }
     case KPTX_SPACE_PARAM: {
         uint64_t off = align_up(cc->pframe_bytes, align);
         if (off + s.bytes > UINT32_MAX / 4)
@@ -320,7 +335,7 @@ static int decode_function(emu_cc *cc, unsigned index)
     cc->cur_fn = index;
     lf->start_pc = cc->n_insns;
     lf->frame.slot_begin = cc->n_regs;
-    lf->frame.local_begin = cc->local_bytes;
+    lf->frame.local_end = (uint32_t)(KEMU_LOCAL_TOP - cc->local_bytes);   /* grows down */
     lf->frame.body_begin = cc->pframe_bytes;
     emu_symtab_push(&cc->st);
     unsigned scope = cc->st.depth;
@@ -367,7 +382,7 @@ static int decode_function(emu_cc *cc, unsigned index)
     if ((rc = emu_emit(cc, &end)) != 0)
         return rc;
     lf->frame.slot_end = cc->n_regs;
-    lf->frame.local_end = cc->local_bytes;
+    lf->frame.local_begin = (uint32_t)(KEMU_LOCAL_TOP - cc->local_bytes);
     lf->frame.body_end = cc->pframe_bytes;
     while (cc->st.depth > scope) {
         close_scope_fixups(cc, false);

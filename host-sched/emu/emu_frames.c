@@ -32,11 +32,12 @@ static void transfer(emu_warp *w, const emu_frame *f, unsigned l, uint8_t *buf, 
         else
             memcpy(r, buf, 8);
     }
+    const uint32_t local0 = (uint32_t)emu_local_base(w->code);   /* the lane buffer's start */
     struct {
         uint8_t *base;
         uint32_t begin, end;
     } areas[3] = {
-        {emu_lane_local(w, l), f->local_begin, f->local_end},
+        {emu_lane_local(w, l), f->local_begin - local0, f->local_end - local0},
         {emu_lane_pframe(w, l), f->formal_begin, f->formal_end},
         {emu_lane_pframe(w, l), f->body_begin, f->body_end},
     };

@@ -32,7 +32,6 @@
 #define EMU_NO_PC UINT32_MAX
 #define EMU_BARRIERS 16u
 #define EMU_MAX_RECURSION 1024u          /* calls deep, with recursion */
-#define EMU_STACK_ENTRY 0x240u           /* stacksave: the kernel's frame, below the top */
 #define EMU_SAVE_STACK_BYTES KEMU_STACK_BYTES /* per thread, for recursive invocations */
 
 /* Generic-address windows (each 4 GiB) and the device's global range. */
@@ -192,7 +191,7 @@ typedef struct emu_copylist {
  * and the .param variables of its call sequences. */
 typedef struct emu_frame {
     uint32_t slot_begin, slot_end;
-    uint32_t local_begin, local_end;
+    uint32_t local_begin, local_end;     /* local addresses, below KEMU_LOCAL_TOP */
     uint32_t formal_begin, formal_end;   /* call-frame offsets */
     uint32_t body_begin, body_end;       /* call-frame offsets */
 } emu_frame;
@@ -225,7 +224,7 @@ typedef struct emu_code {
     uint32_t sreg_slot[EMU_SR_COUNT];
     uint32_t shared_static;      /* bytes; dynamic shared memory starts at dyn_offset */
     uint32_t dyn_offset;
-    uint32_t local_bytes;        /* per thread */
+    uint32_t local_bytes;        /* per thread: .local variables, below KEMU_LOCAL_TOP */
     uint32_t pframe_bytes;       /* per thread: call frames */
     uint32_t max_depth;          /* deepest call chain (EMU_MAX_RECURSION with recursion) */
     emu_frame *frames;           /* per linked function (recursive ones are saved) */
@@ -245,6 +244,13 @@ typedef struct emu_code {
     char **notes;                /* strings owned by the code (FAIL notes) */
     uint32_t n_notes;
 } emu_code;
+
+/* The lowest local address of c, where a thread's local buffer starts: its variables lie
+ * in [this, KEMU_LOCAL_TOP), top-anchored as on the GPU. */
+static inline uint64_t emu_local_base(const emu_code *c)
+{
+    return KEMU_LOCAL_TOP - c->local_bytes;
+}
 
 /* ---- Device memory ------------------------------------------------------------------- */
 

@@ -62,16 +62,18 @@ static int read_clock(emu_warp *w, const emu_insn *in, uint32_t mask)
     return 0;
 }
 
-/* stacksave: the lane's stack pointer, as on the H100, whose stacks start just below
- * KPTX_STACK_TOP and grow down (tests/gpu/ptx/stack_probe.c): here less what the lane's
- * recursive invocations have saved (KEMU_STACK_BYTES at most), so that the fencing pass's
- * stack guard sees the emulator's own stack fill. */
+/* stacksave: the lane's stack pointer, as on the H100, whose stacks start at
+ * KEMU_LOCAL_TOP and grow down (tests/gpu/ptx/stack_probe.c): below the kernel's local
+ * variables, which lie under the top as a GPU's frames do, and less what the lane's
+ * recursive invocations have saved (KEMU_STACK_BYTES at most), so that it is at or below
+ * every local address and the fencing pass's stack guard sees the emulator's stack fill. */
 static int stack_save(emu_warp *w, const emu_insn *in, uint32_t mask)
 {
     EMU_DST;
     (void)in;
     const uint32_t *saved = w->blk->save_sp ? w->blk->save_sp + w->thread0 : NULL;
-    EMU_FOR_LANES(mask, l, d[l] = KPTX_STACK_TOP - EMU_STACK_ENTRY - (saved ? saved[l] : 0));
+    const uint64_t sp = emu_local_base(w->code);
+    EMU_FOR_LANES(mask, l, d[l] = sp - (saved ? saved[l] : 0));
     return 0;
 }
 

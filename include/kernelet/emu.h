@@ -19,6 +19,8 @@
 #ifndef KERNELET_EMU_H
 #define KERNELET_EMU_H
 
+#include <kernelet/ptx.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,9 +28,15 @@
 extern "C" {
 #endif
 
+/* Where a thread's local memory ends: the stack pointer of an H100 kernel without locals
+ * (tests/gpu/ptx/stack_probe.c), whose frames lie below it. A kernel's .local variables
+ * lie in [KEMU_LOCAL_TOP - local bytes, KEMU_LOCAL_TOP), as its frame does on the GPU;
+ * the fencing pass is given this as the local top that it confines local accesses to. */
+#define KEMU_LOCAL_TOP (KPTX_STACK_TOP - 0x240)
+
 /* Bytes of each thread's call stack: the invocations of recursive functions are saved
- * there, and stacksave reads KPTX_STACK_TOP less a kernel's frame and what is saved, as
- * on a GPU whose stack grows down from there (tests/gpu/ptx/stack_probe.c). */
+ * there, and stacksave reads KEMU_LOCAL_TOP less the kernel's local variables and what
+ * is saved, as on a GPU whose stack grows down from there. */
 #define KEMU_STACK_BYTES (32u << 10)
 
 /* Error codes (negative); 0 is success. */
