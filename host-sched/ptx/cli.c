@@ -21,13 +21,16 @@ typedef struct options {
     long index;         /* -1: not given */
     bool fence;         /* --fence */
     unsigned long stack; /* --stack-bytes: the fence's stack guard for this stack size */
+    unsigned long local_top; /* --local-top: the fence's clamp of local addresses below it */
 } options;
 
 static int usage(void)
 {
     fprintf(stderr, "usage: kernelet-ptx info FILE [--index I]\n"
-                    "       kernelet-ptx slice FILE -o OUT [--index I] [--fence [--stack-bytes N]]\n"
-                    "       kernelet-ptx print FILE [-o OUT] [--index I] [--fence [--stack-bytes N]]\n");
+                    "       kernelet-ptx slice FILE -o OUT [--index I] [--fence [--stack-bytes N]\n"
+                    "                                                     [--local-top N]]\n"
+                    "       kernelet-ptx print FILE [-o OUT] [--index I] [--fence [--stack-bytes N]\n"
+                    "                                                     [--local-top N]]\n");
     return 2;
 }
 
@@ -44,6 +47,11 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (strcmp(argv[i], "--stack-bytes") == 0 && i + 1 < argc) {
             char *end;
             o->stack = strtoul(argv[++i], &end, 10);
+            if (*end || argv[i][0] == '-')
+                return -1;
+        } else if (strcmp(argv[i], "--local-top") == 0 && i + 1 < argc) {
+            char *end;
+            o->local_top = strtoul(argv[++i], &end, 0);
             if (*end || argv[i][0] == '-')
                 return -1;
         } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
@@ -184,7 +192,7 @@ static int run_ptx(const options *o, const char *text, size_t len, const char *w
         rc = print_info(m);
     } else {
         unsigned n = 0, fenced = 0;
-        const kptx_fence_opts fo = {.stack_bytes = o->stack};
+        const kptx_fence_opts fo = {.stack_bytes = o->stack, .local_top = o->local_top};
         if (o->fence && kptx_fence_module_opts(m, &fo, &fenced, &err)) {
             fprintf(stderr, "%s: %s\n", what, err.message);
             rc = 1;

@@ -65,6 +65,7 @@ typedef struct fencer {
     kptx_align_masks align;         /* the masks per access width; the entry's widths */
     kptx_smem_clamps smem;          /* the shared clamps per access width; fn's widths */
     kptx_local_scrub scrub;         /* fn's .local variables, zeroed as it starts */
+    kptx_local_clamps local;        /* the local clamps per access width; fn's widths */
     kptx_reg_set regs;              /* fn's registers (a shared address's width) */
     const kptx_analysis *an;
     const bool *ctl;                /* per analysed function: a device function given the
@@ -251,6 +252,11 @@ static kptx_operand fence_address(fencer *f, kptx_stmt_vec *sv, const kptx_funct
         emit_generic_clamp(f, sv, w, raw, width);
         const kptx_operand shared[4] = {a, w, a, p};
         kptx_rw_emit(&f->rw, sv, "selp", ".b64", 4, shared);
+        if ((f->local.generic >> kptx_width_slot(width)) & 1u) {  /* fence_local.c */
+            emit2(f, sv, "isspacep", ".local", p, raw);
+            kptx_local_clamp(&f->rw, sv, &f->local, w, raw, width, true);
+            kptx_rw_emit(&f->rw, sv, "selp", ".b64", 4, shared);
+        }
     }
     return reg_address(f, f->reg[R_ADDR]);
 }
@@ -534,12 +540,38 @@ static void bound_copy_size(fencer *f, kptx_stmt_vec *sv, const kptx_instr *in,
     emit3(f, sv, "min", ".u32", ops[3], in->ops[3], in->ops[2]);
 }
 
+/* A .local ld or st: its address clamped into the thread's frames (fence_local.c). */
+static void fence_local(fencer *f, kptx_stmt_vec *sv, const kptx_stmt *s)
+{
+    const kptx_instr *in = &s->u.instr;
+    kptx_operand *ops = kptx_rw_alloc(&f->rw, in->n_ops * sizeof *ops);
+    if (!ops)
+        return;
+    for (unsigned i = 0; i < in->n_ops; i++) {
+        const kptx_operand *o = &in->ops[i];
+        bool is32 = o->kind == KPTX_OPND_ADDRESS && o->elems[0].kind == KPTX_OPND_REG &&
+                    is_32bit(f, o->elems[0].name);
+        ops[i] = o->kind != KPTX_OPND_ADDRESS
+                     ? *o
+                     : kptx_local_fence(&f->rw, sv, &f->local, o, kptx_access_width(in), is32);
+    }
+    kptx_stmt *c = kptx_rw_push(&f->rw, sv, s);
+    if (c) {
+        c->line = 0;
+        c->u.instr.ops = ops;
+    }
+}
+
 static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
                         const kptx_stmt *s)
 {
     if (f->controlled && control_instr(f, sv, fn, s))
         return;
     kptx_fence_kind k = kptx_fence_kind_of(f->m, fn, &s->u.instr);
+    if (k == KPTX_FENCE_NONE && kptx_local_width(&s->u.instr) && f->local.used) {
+        fence_local(f, sv, s);
+        return;
+    }
     /* a device function has no window (its global accesses made its entries unfenceable) */
     bool window = !f->device_fn && (k == KPTX_FENCE_GLOBAL || k == KPTX_FENCE_GENERIC ||
                                     k == KPTX_FENCE_COPY);
@@ -580,6 +612,7 @@ static void declare_reg(fencer *f, kptx_stmt_vec *sv, const char *type, const ch
 static void declare(fencer *f, kptx_stmt_vec *sv)
 {
     kptx_scrub_declare(&f->rw, sv, &f->scrub);
+    kptx_local_declare(&f->rw, sv, &f->local);
     kptx_smem_declare(&f->rw, sv, &f->smem);
     if (!f->controlled)
         return;     /* a device function whose shared accesses only are clamped */
@@ -638,6 +671,7 @@ static void load_params(fencer *f, kptx_stmt_vec *sv)
         kptx_scrub_shared(&f->rw, sv, &f->scrub, f->smem.var);
         f->smem.var_used = true;    /* the module declares the .extern array */
     }
+    kptx_local_prologue(&f->rw, sv, &f->local);    /* the local clamps' bounds */
     kptx_smem_prologue(&f->rw, sv, &f->smem);      /* the shared clamps per width */
     if (!f->controlled)
         return;
@@ -659,7 +693,7 @@ static size_t body_bound(const kptx_function *fn, unsigned n_loops)
      * entry's 5 and a mask per width, a device function's 3, a cycle head's poll 3 and the
      * stack check 5, the shared clamps' 3 and 4 per width), and what each one may add */
     size_t n = fn->n_stmts + 24 + 8 * KPTX_ALIGN_SLOTS + (size_t)n_loops * (PER_LOOP + 1) +
-               kptx_scrub_bound(fn);
+               kptx_scrub_bound(fn) + 4 + 9 * KPTX_ALIGN_SLOTS;    /* and the local clamps' */
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_INSTR)
             n += PER_ACCESS * fn->stmts[i].u.instr.n_ops + PER_CONTROL;
@@ -731,6 +765,7 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
     f->fn = fn;
     kptx_smem_scan(&f->smem, f->m, fn, !f->device_fn);
     kptx_scrub_scan(&f->scrub, fn);
+    kptx_local_scan(&f->local, f->m, fn, !f->device_fn && !f->trap);
     if (find_loops(f, fn) && !kptx_reg_set_build(fn, &f->regs))
         kptx_rw_body(&f->rw, body_bound(fn, f->n_loops), fn, out, &h);
     else
@@ -740,6 +775,7 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
     f->smem.used = f->smem.generic = 0;
     f->scrub.n_vars = 0;
     f->scrub.shared = false;
+    f->local.used = f->local.generic = 0;
 }
 
 /* The fenced entry: fn's parameters and then the window's, and the fenced body. */
@@ -884,6 +920,8 @@ int kptx_fence_module_opts(kptx_module *m, const kptx_fence_opts *o, unsigned *n
     bool *ctl = calloc(an->n_fns ? an->n_fns : 1, sizeof *ctl);
     int rc = !fence || !ctl ? KPTX_ENOMEM : setup_names(&f);
     if (!rc)
+        kptx_local_setup(&f.rw, &f.local, f.prefix, m, o->local_top, o->stack_bytes);
+    if (!rc)
         rc = kptx_stack_guard(m, an, o->stack_bytes, o->stack_top, &f.stack_guard);
     unsigned count = rc ? 0 : plan(m, an, flags, fence, ctl, &rc);
     f.ctl = ctl;
@@ -897,7 +935,8 @@ int kptx_fence_module_opts(kptx_module *m, const kptx_fence_opts *o, unsigned *n
         else if (k >= 0 && !it->u.fn.is_entry && ctl[k])
             fence_device_fn(&f, &it->u.fn, &an->facts[k]); /* and declarations */
         else if (!it->u.fn.is_entry && (kptx_smem_clamps_any(m, &it->u.fn) ||
-                                        kptx_scrub_any(&it->u.fn)))
+                                        kptx_scrub_any(&it->u.fn) ||
+                                        kptx_local_any(m, &it->u.fn, f.local.top)))
             fence_device_fn(&f, &it->u.fn, NULL);   /* its shared accesses, its locals */
     }
     if (!rc && count)

@@ -467,6 +467,41 @@ void kptx_smem_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
 /* The declaration of var, when some function read it (KPTX_ENOMEM). */
 int kptx_smem_declare_var(kptx_rw *rw, kptx_module *m, const kptx_smem_clamps *sc);
 
+/* The fence's clamp of local addresses (fence_local.c): a .local access of w bytes (and a
+ * generic one an entry finds local) uses min(max(a & -w, lo_w), top - w), lo_w the
+ * function's stack pointer as it starts rounded up to w, top the thread's local top. */
+typedef struct kptx_local_clamps {
+    uint64_t top;               /* kptx_fence_opts.local_top; 0: no clamp (or no stacksave) */
+    uint64_t stack_bytes;       /* a function with alloca takes its bound this much lower */
+    const char *sp, *addr;      /* .b64: the stack pointer; an access's address */
+    const char *lo[KPTX_ALIGN_SLOTS];   /* .b64 lower bounds per width */
+    const char *glo[KPTX_ALIGN_SLOTS];  /* .b64 generic lower bounds */
+    const char *ghi[KPTX_ALIGN_SLOTS];  /* .b64 generic upper bounds */
+    unsigned used;              /* bit k: the function has .local accesses of 2^k bytes */
+    unsigned generic;           /* bit k: generic ones (an entry's) */
+    bool alloca;                /* the function moves its stack pointer itself */
+} kptx_local_clamps;
+/* Names the registers; top and stack_bytes as given (top 0 where m cannot stacksave). */
+void kptx_local_setup(kptx_rw *rw, kptx_local_clamps *lc, const char *prefix,
+                      const kptx_module *m, uint64_t top, uint64_t stack_bytes);
+/* The width of in's access when it is a .local ld or st, else 0. */
+unsigned kptx_local_width(const kptx_instr *in);
+/* The widths of fn's local accesses (generic ones when generic), into lc. */
+void kptx_local_scan(kptx_local_clamps *lc, const kptx_module *m, const kptx_function *fn,
+                     bool generic);
+/* Whether fn has a .local access the clamp would change (top: the local top). */
+bool kptx_local_any(const kptx_module *m, const kptx_function *fn, uint64_t top);
+/* Declarations of the registers; the stack pointer and bounds, for the prologue. */
+void kptx_local_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_clamps *lc);
+void kptx_local_prologue(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_clamps *lc);
+/* dst = the clamp of the 64-bit address src (generic: a generic address). */
+void kptx_local_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_clamps *lc,
+                      kptx_operand dst, kptx_operand src, unsigned width, bool generic);
+/* The address operand that replaces addr, a .local access's (is32: its base register is
+ * 32 bits wide), computed and clamped first. */
+kptx_operand kptx_local_fence(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_clamps *lc,
+                              const kptx_operand *addr, unsigned width, bool is32);
+
 /* The fence's scrub of what earlier kernels left (fence_scrub.c; a GPU clears nothing
  * between kernels of a context): every fenced function zeroes its top-level .local
  * variables as it starts, every fenced entry's block its shared memory. */

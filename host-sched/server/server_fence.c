@@ -43,7 +43,7 @@ int ks_fence_module(const struct ks_server *s, kptx_module *m, struct ks_module 
             return -1;
     }
     kptx_fence_opts opts = {.flags = flags, .stack_bytes = dev->stack_bytes,
-                            .stack_top = dev->stack_top};
+                            .stack_top = dev->stack_top, .local_top = dev->local_top};
     return kptx_fence_module_opts(m, &opts, NULL, &perr) == 0 ? 0 : -1;
 }
 

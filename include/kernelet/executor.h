@@ -168,6 +168,9 @@ typedef struct kbackend_device_info {
                                     overflow it (kptx_fence_opts); 0 = no such guard */
     uint64_t stack_top;          /* where a thread's stack starts, as the guard counts it
                                     (kptx_fence_opts.stack_top); 0 = KPTX_STACK_TOP */
+    uint64_t local_top;          /* the stack pointer of an entry without locals, exactly:
+                                    fenced kernels' local accesses stay below it
+                                    (kptx_fence_opts.local_top); 0 = left alone */
     int launch_attrs;            /* 1: runs thread-block cluster and cooperative launches
                                     (kbackend_slice.cluster, .cooperative) */
     int mem_unlocked;            /* 1: mem_alloc and mem_free may run beside the other ops

@@ -402,6 +402,9 @@ typedef struct kptx_fence_opts {
     unsigned flags;
     uint64_t stack_bytes;
     uint64_t stack_top;         /* where the stack starts (it grows down); 0: KPTX_STACK_TOP */
+    uint64_t local_top;         /* where an entry without locals has its stack pointer (the
+                                   H100: 0xfffdc0): local accesses are clamped below it and
+                                   above the running function's frame; 0: left alone */
 } kptx_fence_opts;
 
 /* kptx_fence_module with the stack guard (kptx_fence_opts). */

@@ -4,7 +4,9 @@
  * and grows down (tests/gpu/ptx/stack_probe.c); the guard counts the stack down from the
  * top of that 64 KiB, since what the driver reserves above a kernel's first frame may be
  * part of the size it gives. Where the kernel cannot run, the top stays 0 (the fencing
- * pass then takes KPTX_STACK_TOP, the H100's). */
+ * pass then takes KPTX_STACK_TOP, the H100's). The same reading, not rounded, is where the
+ * fence's clamp of local addresses ends (kbackend_device_info.local_top): an entry's frame
+ * lies just below it. */
 #include "backend_internal.h"
 
 #include "kernelet/ptx.h"
@@ -18,8 +20,8 @@ static const char stack_top_ptx[] =
     "\t.reg .u64 %o, %sp;\n\tld.param.u64 %o, [out];\n\tstacksave.u64 %sp;\n"
     "\tst.global.u64 [%o], %sp;\n\tret;\n}\n";
 
-/* Where a thread's stack starts, rounded up to STACK_TOP_ALIGN; 0 when unknown. */
-static uint64_t measure_stack_top(void)
+/* What stacksave reads in an entry without locals (the H100: 0xfffdc0); 0 when unknown. */
+static uint64_t measure_stack_pointer(void)
 {
     CUmodule mod = NULL;
     CUfunction fn;
@@ -43,9 +45,7 @@ static uint64_t measure_stack_top(void)
         cuMemFree(out);
     if (mod)
         cuModuleUnload(mod);
-    if (r != CUDA_SUCCESS || sp == 0 || sp > KPTX_STACK_TOP << 8)
-        return 0;
-    return (sp + STACK_TOP_ALIGN - 1) & ~(STACK_TOP_ALIGN - 1);
+    return r != CUDA_SUCCESS || sp > KPTX_STACK_TOP << 8 ? 0 : sp;
 }
 
 CUresult kcuda_stack_setup(kcuda *kc)
@@ -56,6 +56,9 @@ CUresult kcuda_stack_setup(kcuda *kc)
         (r = cuCtxSetLimit(CU_LIMIT_STACK_SIZE, kc->cfg.stack_bytes)) == CUDA_SUCCESS)
         r = cuCtxGetLimit(&have, CU_LIMIT_STACK_SIZE);
     kc->info.stack_bytes = r == CUDA_SUCCESS ? have : 0;
-    kc->info.stack_top = r == CUDA_SUCCESS ? measure_stack_top() : 0;
+    uint64_t sp = r == CUDA_SUCCESS ? measure_stack_pointer() : 0;
+    /* the guard's top, rounded up; the local clamp's, exact (fence_local.c) */
+    kc->info.stack_top = sp ? (sp + STACK_TOP_ALIGN - 1) & ~(STACK_TOP_ALIGN - 1) : 0;
+    kc->info.local_top = sp;
     return r;
 }

@@ -320,6 +320,7 @@ static int emu_device_info(void *state, kbackend_device_info *out, kbackend_erro
     /* the fencing pass's guard ends a runaway recursion before the emulator's stack fills,
      * as on the GPU */
     out->stack_bytes = KEMU_STACK_BYTES;
+    out->local_top = KEMU_LOCAL_TOP;    /* local memory laid out as the H100's */
     return 0;
 }
 

@@ -27,10 +27,11 @@
 #      verifies, and the context must survive it;
 #   6. residue: one tenant's kernel leaves a secret in its blocks' shared memory, local
 #      memory and registers; another tenant's kernel must find none of it in the shared
-#      and local memory it reads without writing (the fence zeroes a block's shared memory
-#      and a function's local variables before the tenant's code runs); what lies below a
-#      thread's frame and registers are reported, not judged, as is what the GPU leaves
-#      natively (one process: plant then read; the words below a
+#      and local memory it reads without writing, nor below its frame (the fence zeroes a
+#      block's shared memory and a function's local variables before the tenant's code
+#      runs, and clamps local addresses into the thread's frames), and a local store 1 MiB
+#      out of bounds must complete; registers are reported, not judged, as is what the GPU
+#      leaves natively (one process: plant then read; the words below a
 #      thread's stack; a local access 1 MiB out of bounds) (bench/compat/residue.cu);
 #   7. smem_probe (natively, on the cuda backend): what the GPU says about a block's shared
 #      memory (%total_smem_size, %dynamic_smem_size, %reserved_smem_offset_begin/end/cap,
@@ -162,9 +163,13 @@ tenant "$carry/compat/residue" plant $blocks >"$work/residue-plant.txt" 2>&1
 row "residue: planter" $? "$(result "$work/residue-plant.txt")"
 tenant "$carry/compat/residue" read $blocks >"$work/residue-read.txt" 2>&1
 row "residue: no secret in the reader's shared and local memory" $? "$(result "$work/residue-read.txt")"
-# what is still open: local words below the reader's frame (no fault natively either)
+# local addresses below the reader's frame (natively every word of a deeper stack left
+# there) and 1 MiB past its array (natively an illegal address, which would end the shared
+# context): clamped into the thread's own frames
 tenant "$carry/compat/residue" both-below $blocks >"$work/residue-below.txt" 2>&1
-info "residue both-below, through kerneletd" "$(result "$work/residue-below.txt")"
+row "residue: nothing below the reader's frame" $? "$(result "$work/residue-below.txt")"
+tenant "$carry/compat/residue" local-past $blocks >"$work/residue-past.txt" 2>&1
+row "residue: a local store 1 MiB out of bounds completes" $? "$(result "$work/residue-past.txt")"
 if [ "$backend" = cuda ]; then
     # natively, alone in a context of its own (a fault ends only that one)
     timeout 60 "$carry/compat/smem_probe" >"$work/smem-probe.txt" 2>&1
