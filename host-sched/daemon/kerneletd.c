@@ -739,6 +739,10 @@ int main(int argc, char **argv)
                 (unsigned long long)cfg.device.stack_bytes,
                 (unsigned long long)(cfg.device.stack_top ? cfg.device.stack_top
                                                           : KPTX_STACK_TOP));
+    if (cfg.device.local_top && !cfg.adopt)
+        fprintf(stderr, "kerneletd: fenced kernels' local accesses stay below %#llx, the "
+                "stack pointer of a kernel without locals\n",
+                (unsigned long long)cfg.device.local_top);
     rc = kserver_run(srv) == 0 ? 0 : 1;
     running = NULL;
     /* Workers account to this server: they end before it is freed. */
