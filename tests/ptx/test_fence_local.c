@@ -14,6 +14,7 @@
 
 #include "kernelet/emu.h"
 #include "kernelet/ptx.h"
+#include "emu_window_util.h"
 #include "ptx_test_util.h"
 #include "ptxas_util.h"
 
@@ -116,30 +117,10 @@ static void test_shape(void)
 /* Runs k of the module text ptx with off; its status, out[] as it leaves it. */
 static int run(const char *ptx, bool is_fenced, int64_t off, uint32_t out[4 * THREADS])
 {
-    kemu_device *dev;
-    kemu_module *mod;
-    kemu_function *fn;
-    kemu_devptr d, ctl;
-    kemu_error e = {0};
-    kemu_device_config cfg = {.workers = 1};
-    g_assert_cmpint(kemu_device_create(&cfg, &dev, &e), ==, 0);
-    g_assert_cmpint(kemu_module_load(dev, ptx, strlen(ptx), &mod, &e), ==, 0);
-    g_assert_cmpint(kemu_module_get_function(mod, "k", &fn, &e), ==, 0);
-    g_assert_cmpint(kemu_mem_alloc(dev, 16 * THREADS, &d, &e), ==, 0);
-    g_assert_cmpint(kemu_mem_alloc(dev, 8, &ctl, &e), ==, 0);
-    uint64_t base, size;
-    kemu_mem_span(&base, &size);
-    uint8_t params[16 + 8 * KPTX_FENCE_EXTRA_PARAMS];
-    uint64_t window[KPTX_FENCE_EXTRA_PARAMS] = {base, size - 1, ctl, ctl + 4};
-    memcpy(params, &d, 8);
+    uint8_t params[16];
     memcpy(params + 8, &off, 8);
-    memcpy(params + 16, window, sizeof window);
-    kemu_launch_config lc = {.grid = {1, 1, 1}, .block = {THREADS, 1, 1}, .params = params,
-                             .params_bytes = is_fenced ? sizeof params : 16};
-    int rc = kemu_launch(fn, &lc, &e);
-    g_assert_cmpint(kemu_memcpy_dtoh(dev, out, d, 16 * THREADS, &e), ==, 0);
-    kemu_device_destroy(dev);
-    return rc;
+    return test_emu_run_once(ptx, 0, THREADS, params, sizeof params, is_fenced, out,
+                             16 * THREADS);
 }
 
 /* In range the fenced kernel computes what the original does; 1 MiB past the top and

@@ -12,6 +12,7 @@
 
 #include "kernelet/emu.h"
 #include "kernelet/ptx.h"
+#include "emu_window_util.h"
 #include "ptx_test_util.h"
 #include "ptxas_util.h"
 
@@ -95,28 +96,9 @@ static void test_shape(void)
  * memory; out[] as k leaves it. */
 static void run(const char *ptx, bool is_fenced, uint32_t out[2 * THREADS])
 {
-    kemu_device *dev;
-    kemu_module *mod;
-    kemu_function *fn;
-    kemu_devptr d, ctl;
-    kemu_error e = {0};
-    kemu_device_config cfg = {.workers = 1, .residue_word = RESIDUE};
-    g_assert_cmpint(kemu_device_create(&cfg, &dev, &e), ==, 0);
-    g_assert_cmpint(kemu_module_load(dev, ptx, strlen(ptx), &mod, &e), ==, 0);
-    g_assert_cmpint(kemu_module_get_function(mod, "k", &fn, &e), ==, 0);
-    g_assert_cmpint(kemu_mem_alloc(dev, 8 * THREADS, &d, &e), ==, 0);
-    g_assert_cmpint(kemu_mem_alloc(dev, 8, &ctl, &e), ==, 0);
-    uint64_t base, size;
-    kemu_mem_span(&base, &size);
-    uint8_t params[8 + 8 * KPTX_FENCE_EXTRA_PARAMS];
-    uint64_t window[KPTX_FENCE_EXTRA_PARAMS] = {base, size - 1, ctl, ctl + 4};
-    memcpy(params, &d, 8);
-    memcpy(params + 8, window, sizeof window);
-    kemu_launch_config lc = {.grid = {1, 1, 1}, .block = {THREADS, 1, 1}, .params = params,
-                             .params_bytes = is_fenced ? sizeof params : 8};
-    g_assert_cmpint(kemu_launch(fn, &lc, &e), ==, 0);
-    g_assert_cmpint(kemu_memcpy_dtoh(dev, out, d, 8 * THREADS, &e), ==, 0);
-    kemu_device_destroy(dev);
+    uint8_t params[8];
+    g_assert_cmpint(test_emu_run_once(ptx, RESIDUE, THREADS, params, sizeof params, is_fenced,
+                                      out, 8 * THREADS), ==, 0);
 }
 
 static void test_runs(void)
