@@ -242,7 +242,15 @@ static kptx_operand fence_address(fencer *f, kptx_stmt_vec *sv, const kptx_funct
     kptx_operand raw = kptx_reg_operand(address_of(f, sv, fn, addr, generic));
     if (f->trap) {      /* it runs only where the mask would not change the address */
         trap_outside(f, sv, raw, width, generic, in);
-        return *addr;
+        if (!generic || !((f->local.generic >> kptx_width_slot(width)) & 1u))
+            return *addr;
+        /* a local one was not checked: clamped into the thread's frames (fence_local.c) */
+        kptx_operand p = kptx_reg_operand(f->pred);
+        emit2(f, sv, "isspacep", ".local", p, raw);
+        kptx_local_clamp(&f->rw, sv, &f->local, w, raw, width, true);
+        const kptx_operand ops[4] = {a, w, raw, p};
+        kptx_rw_emit(&f->rw, sv, "selp", ".b64", 4, ops);
+        return reg_address(f, f->reg[R_ADDR]);
     }
     emit_masked(f, sv, generic ? w : a, raw, width, generic);
     if (generic) {
@@ -765,7 +773,7 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
     f->fn = fn;
     kptx_smem_scan(&f->smem, f->m, fn, !f->device_fn);
     kptx_scrub_scan(&f->scrub, fn);
-    kptx_local_scan(&f->local, f->m, fn, !f->device_fn && !f->trap);
+    kptx_local_scan(&f->local, f->m, fn, !f->device_fn);
     if (find_loops(f, fn) && !kptx_reg_set_build(fn, &f->regs))
         kptx_rw_body(&f->rw, body_bound(fn, f->n_loops), fn, out, &h);
     else
