@@ -314,11 +314,19 @@ static const char *shared_offset_of(fencer *f, kptx_stmt_vec *sv, const kptx_ope
  * accesses [r], [r+4], [r+8] ... share the and, and the add and the min may become one
  * instruction (sm_90's VIADDMNMX). */
 static kptx_operand fence_shared(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
-                                 const kptx_operand *addr, const kptx_instr *in)
+                                 const kptx_operand *addr, const kptx_stmt *s)
 {
+    const kptx_instr *in = &s->u.instr;
     unsigned width = kptx_access_width(in);
     if (kptx_smem_in_bounds(f->m, fn, addr, width))
         return *addr;
+    int g = kptx_smem_group_of(&f->smem, (unsigned)(s - fn->stmts));
+    if (g >= 0) {       /* one clamp for the group, at its first access (fence_shared.c) */
+        if (f->smem.groups[g].first == (unsigned)(s - fn->stmts))
+            kptx_smem_group_clamp(&f->rw, sv, &f->smem, (unsigned)g,
+                                  kptx_reg_operand(shared_offset_of(f, sv, addr, true)));
+        return kptx_smem_group_address(&f->rw, &f->smem, (unsigned)g, addr->value);
+    }
     kptx_operand clamp = kptx_reg_operand(f->smem.scratch[0]);
     if (!f->trap || !f->controlled) {     /* no fault word: only unfenced entries call it */
         bool late = addr->elems[0].kind != KPTX_OPND_INT && addr->value % width == 0;
@@ -594,7 +602,7 @@ static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
     for (unsigned i = 0; i < in->n_ops; i++)    /* cp.async: [shared], [global] */
         ops[i] = in->ops[i].kind != KPTX_OPND_ADDRESS ? in->ops[i]
                  : k == KPTX_FENCE_SHARED || (k == KPTX_FENCE_COPY && i == 0)
-                     ? fence_shared(f, sv, fn, &in->ops[i], in)
+                     ? fence_shared(f, sv, fn, &in->ops[i], s)
                      : fence_address(f, sv, fn, &in->ops[i], k == KPTX_FENCE_GENERIC, in);
     if (k == KPTX_FENCE_COPY)
         bound_copy_size(f, sv, in, ops);
@@ -701,6 +709,7 @@ static size_t body_bound(const kptx_function *fn, unsigned n_loops)
      * entry's 5 and a mask per width, a device function's 3, a cycle head's poll 3 and the
      * stack check 5, the shared clamps' 3 and 4 per width), and what each one may add */
     size_t n = fn->n_stmts + 24 + 8 * KPTX_ALIGN_SLOTS + (size_t)n_loops * (PER_LOOP + 1) +
+               2 + 3 * KPTX_SMEM_BOUNDS +     /* the shared groups' registers and bounds */
                kptx_scrub_bound(fn) + 4 + 9 * KPTX_ALIGN_SLOTS;    /* and the local clamps' */
     for (unsigned i = 0; i < fn->n_stmts; i++)
         if (fn->stmts[i].kind == KPTX_STMT_INSTR)
@@ -772,6 +781,8 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
     const kptx_body_hooks h = {hook_declare, hook_prologue, hook_instr, f, hook_label};
     f->fn = fn;
     kptx_smem_scan(&f->smem, f->m, fn, !f->device_fn);
+    if (!f->trap)       /* KPTX_FENCE_TRAP checks, and reports, each access */
+        kptx_smem_group_scan(&f->smem, f->m, fn);
     kptx_scrub_scan(&f->scrub, fn);
     kptx_local_scan(&f->local, f->m, fn, !f->device_fn);
     if (find_loops(f, fn) && !kptx_reg_set_build(fn, &f->regs))
@@ -780,6 +791,7 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
         f->rw.oom = true;
     kptx_reg_set_free(&f->regs);
     forget_loops(f);
+    kptx_smem_forget(&f->smem);
     f->smem.used = f->smem.generic = 0;
     f->scrub.n_vars = 0;
     f->scrub.shared = false;

@@ -34,6 +34,8 @@
  * where nothing lies below the user's memory (the emulator, GPUs before sm_80) such an
  * access may still fault, as natively. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ptx_internal.h"
 
@@ -50,6 +52,8 @@ void kptx_smem_setup(kptx_rw *rw, kptx_smem_clamps *sc, const char *prefix)
     }
     sc->scratch[0] = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_sa"));
     sc->scratch[1] = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_sb"));
+    sc->group_reg = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_sg"));
+    sc->bound_reg = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_sh"));
     sc->used = sc->generic = 0;
     sc->var_used = false;
 }
@@ -113,19 +117,30 @@ bool kptx_smem_clamps_any(const kptx_module *m, const kptx_function *fn)
     return false;
 }
 
-static void declare_reg(kptx_rw *rw, kptx_stmt_vec *sv, const char *type, const char *name)
+static void declare_regs(kptx_rw *rw, kptx_stmt_vec *sv, const char *type, const char *name,
+                         unsigned range)
 {
     kptx_stmt *r = kptx_rw_push(rw, sv, NULL);
     if (r) {
         r->kind = KPTX_STMT_VAR;
-        r->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = type, .name = name};
+        r->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = type, .name = name,
+                              .reg_range = range};
     }
+}
+
+static void declare_reg(kptx_rw *rw, kptx_stmt_vec *sv, const char *type, const char *name)
+{
+    declare_regs(rw, sv, type, name, 0);
 }
 
 void kptx_smem_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc)
 {
     for (unsigned i = 0; i < 2 && sc->used; i++)
         declare_reg(rw, sv, ".b32", sc->scratch[i]);
+    if (sc->n_groups) {
+        declare_regs(rw, sv, ".b32", sc->group_reg, sc->n_groups);
+        declare_regs(rw, sv, ".b32", sc->bound_reg, sc->n_bounds);
+    }
     for (unsigned k = 0; k < KPTX_ALIGN_SLOTS; k++) {
         if ((sc->used >> k) & 1u)
             declare_reg(rw, sv, ".b32", sc->hi[k]);
@@ -139,6 +154,14 @@ static void emit(kptx_rw *rw, kptx_stmt_vec *sv, const char *op, const char *mod
 {
     const kptx_operand ops[3] = {a, b, c};
     kptx_rw_emit(rw, sv, op, mods, n, ops);
+}
+
+/* Register k of the range name<n>. */
+static kptx_operand numbered(kptx_rw *rw, const char *name, unsigned k)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%u", k);
+    return kptx_reg_operand(kptx_rw_name(rw, name, num));
 }
 
 /* The one place that says where the block's shared memory ends (the top of this file):
@@ -167,6 +190,13 @@ void kptx_smem_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_smem_clamps *sc)
         emit(rw, sv, "cvt", ".u64.u32", ghi, hi, none, 2);
         emit(rw, sv, "cvta", ".shared.u64", ghi, ghi, none, 2);
     }
+    for (unsigned k = 0; k < sc->n_bounds; k++) {      /* the groups' bounds */
+        kptx_operand b = numbered(rw, sc->bound_reg, k);
+        emit(rw, sv, "sub", ".s32", b, lim, kptx_int_operand(sc->bound_span[k]), 3);
+        emit(rw, sv, "max", ".s32", b, b, kptx_int_operand(0), 3);
+        if (sc->bound_align[k] > 1)     /* the limit need not be aligned (the dynamic size) */
+            emit(rw, sv, "and", ".b32", b, b, kptx_int_operand(-(int64_t)sc->bound_align[k]), 3);
+    }
 }
 
 void kptx_smem_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
@@ -194,4 +224,229 @@ int kptx_smem_declare_var(kptx_rw *rw, kptx_module *m, const kptx_smem_clamps *s
     const kptx_var v = {.linkage = ".extern", .space = KPTX_SPACE_SHARED, .type = ".b8",
                         .name = sc->var, .align = 1, .n_dims = 1, .dims = {0}};
     return kptx_rw_add_vars(rw, m, &v, 1);
+}
+
+/* ---- groups: one clamp for a run of accesses from one base register ----
+ *
+ * nvcc unrolls loops into runs like ld.shared [%r8], [%r8+64], ... [%r8+960] in one
+ * block; clamped one by one each pays a min. A group is such a run: accesses (.shared,
+ * unguarded, [r + k] with r a register) of one base r in one basic block, where nothing
+ * from the first to the last of them is a label, a nested scope, a branch, a call, an
+ * exit, a trap or a barrier, or names r otherwise (so nothing writes it: the last member
+ * may write r itself, after its access). So once the first runs, all run, or the thread
+ * faults before. With lo the lowest offset, align the widest access and span the bytes
+ * from r + lo to the end of the farthest, the first computes
+ *   r' = min((r + lo) & -align, bound),  bound = max(limit - span, 0) & -align
+ * and an access at offset k uses [r' + (k - lo)]. Each access's k - lo is a multiple of
+ * its width, and lo - k0 (k0: the first's offset) of align.
+ *  - A correct kernel computes exactly what it did: its widest access is aligned, so r + lo
+ *    is a multiple of align; its farthest ends inside the limit, so r + lo <= limit - span,
+ *    and aligned, <= bound: r' = r + lo, every access at its own address.
+ *  - Otherwise some access of the group faults natively: r + lo misaligned misaligns the
+ *    widest; r + lo > bound (aligned) puts the farthest's end past the limit, or, where
+ *    r + lo + span wraps past 2^32, r + lo itself (the lowest access) is at least
+ *    2^32 - span, past any limit. The group runs whole, so the kernel would fault, and
+ *    moving its other accesses too changes only a faulting kernel's behaviour.
+ *  - Every access lands inside [0, limit) and aligned: r' <= bound, and r' + k - lo + w <=
+ *    bound + span <= limit, given limit >= span. A span is at most KPTX_SMEM_GROUP_SPAN
+ *    (1 KiB), and on sm_80 and later the limit is at least 0x400 (the driver's 1 KiB lies
+ *    below the user's memory: the top of this file). Where nothing lies below (the
+ *    emulator, GPUs before sm_80) a block with less shared memory than a group's span
+ *    faults in that group, fenced as natively, as an access wider than the block's memory
+ *    does alone.
+ * Anything else (a guard, generic and cp.async accesses, a base that is a variable or a
+ * constant, a single access, a bound past KPTX_SMEM_BOUNDS per function, KPTX_FENCE_TRAP,
+ * whose checks report each access) keeps its own clamp. */
+
+/* Whether operand o names register reg. */
+static bool names_reg(const kptx_operand *o, const char *reg)
+{
+    if (o->kind == KPTX_OPND_REG)
+        return !strcmp(o->name, reg);
+    for (unsigned i = 0; o->kind != KPTX_OPND_SYMBOL && i < o->n_elems; i++)
+        if (names_reg(&o->elems[i], reg))
+            return true;
+    return false;
+}
+
+/* Whether in names reg other than as the base of an address. */
+static bool names_besides_address(const kptx_instr *in, const char *reg)
+{
+    for (unsigned i = 0; i < in->n_ops; i++)
+        if (in->ops[i].kind != KPTX_OPND_ADDRESS && names_reg(&in->ops[i], reg))
+            return true;
+    return false;
+}
+
+/* Whether in names reg anywhere (its guard included). */
+static bool names_any(const kptx_instr *in, const char *reg)
+{
+    for (unsigned i = 0; i < in->n_ops; i++)
+        if (names_reg(&in->ops[i], reg))
+            return true;
+    return in->guard && !strcmp(in->guard, reg);
+}
+
+/* Whether s ends a run: a basic block's end or start, a scope (a register may be shadowed
+ * there), or what may stop the thread or wait for others before the next access. */
+static bool ends_run(const kptx_stmt *s)
+{
+    static const char *const stops[] = {"bra", "brx", "call", "ret", "exit", "trap",
+                                        "brkpt", "bar", "barrier"};
+    if (s->kind == KPTX_STMT_DIRECTIVE)
+        return false;
+    if (s->kind != KPTX_STMT_INSTR)
+        return true;
+    for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
+        if (!strcmp(s->u.instr.opcode, stops[i]))
+            return true;
+    return false;
+}
+
+/* The address of s when it may join a group (an unguarded .shared access [reg + k] that
+ * is clamped), its width into *width; else NULL. */
+static const kptx_operand *group_address(const kptx_module *m, const kptx_function *fn,
+                                         const kptx_stmt *s, unsigned *width)
+{
+    if (s->kind != KPTX_STMT_INSTR || s->u.instr.guard ||
+        kptx_fence_kind_of(m, fn, &s->u.instr) != KPTX_FENCE_SHARED ||
+        !(*width = clamped_width(m, fn, &s->u.instr, false)))
+        return NULL;
+    const kptx_operand *addr = NULL;
+    for (unsigned i = 0; i < s->u.instr.n_ops; i++)
+        if (s->u.instr.ops[i].kind == KPTX_OPND_ADDRESS) {
+            if (addr)
+                return NULL;
+            addr = &s->u.instr.ops[i];
+        }
+    bool small = addr && addr->value > -(1 << 30) && addr->value < (1 << 30);
+    return small && addr->n_elems == 1 && addr->elems[0].kind == KPTX_OPND_REG ? addr : NULL;
+}
+
+/* A group as it grows: its offsets and widths so far. */
+typedef struct run {
+    int64_t k0, lo, end;        /* the first's offset; the lowest; the farthest end */
+    unsigned align;
+} run;
+
+/* Adds an access at offset k of width w to r, when the group stays one (the top of this
+ * section): k - k0 a multiple of w, lo - k0 of the widest, the span at most 1 KiB. */
+static bool run_add(run *r, int64_t k, unsigned w)
+{
+    int64_t lo = k < r->lo ? k : r->lo, end = k + w > r->end ? k + w : r->end;
+    unsigned align = w > r->align ? w : r->align;
+    if ((uint64_t)(k - r->k0) % w || (uint64_t)(lo - r->k0) % align ||
+        end - lo > KPTX_SMEM_GROUP_SPAN)
+        return false;
+    *r = (run){.k0 = r->k0, .lo = lo, .end = end, .align = align};
+    return true;
+}
+
+/* The bound slot of (span, align), added when new; -1 when all are taken. */
+static int bound_slot(kptx_smem_clamps *sc, int64_t span, unsigned align)
+{
+    for (unsigned k = 0; k < sc->n_bounds; k++)
+        if (sc->bound_span[k] == span && sc->bound_align[k] == align)
+            return (int)k;
+    if (sc->n_bounds == KPTX_SMEM_BOUNDS)
+        return -1;
+    sc->bound_span[sc->n_bounds] = span;
+    sc->bound_align[sc->n_bounds] = align;
+    return (int)sc->n_bounds++;
+}
+
+/* The group that starts at statement i: its members marked in group_at as sc->n_groups
+ * (kept when there are two or more and a bound for it). */
+static void grow_group(kptx_smem_clamps *sc, const kptx_module *m, const kptx_function *fn,
+                       unsigned i)
+{
+    unsigned w, n = 1, last = i;
+    const kptx_operand *a = group_address(m, fn, &fn->stmts[i], &w);
+    const char *reg = a ? a->elems[0].name : NULL;
+    if (!a || names_besides_address(&fn->stmts[i].u.instr, reg))
+        return;     /* it writes r: the next access sees another base */
+    run r = {.k0 = a->value, .lo = a->value, .end = a->value + w, .align = w};
+    int g = (int)sc->n_groups;
+    sc->group_at[i] = g;
+    for (unsigned j = i + 1; j < fn->n_stmts && !ends_run(&fn->stmts[j]); j++) {
+        const kptx_stmt *s = &fn->stmts[j];
+        if (s->kind != KPTX_STMT_INSTR)
+            continue;
+        const kptx_operand *b = group_address(m, fn, s, &w);
+        bool member = b && !strcmp(b->elems[0].name, reg) && run_add(&r, b->value, w);
+        if (member) {
+            sc->group_at[j] = g;
+            n++;
+            last = j;
+        }
+        if (member ? names_besides_address(&s->u.instr, reg) : names_any(&s->u.instr, reg))
+            break;      /* r may change: a write, or an access that is no member */
+    }
+    int slot = n > 1 ? bound_slot(sc, r.end - r.lo, r.align) : -1;
+    if (slot < 0) {
+        for (unsigned j = i; j <= last; j++)
+            if (sc->group_at[j] == g)
+                sc->group_at[j] = -1;
+        return;
+    }
+    sc->groups[sc->n_groups++] = (kptx_smem_group){.lo = r.lo, .align = r.align,
+                                                   .slot = (unsigned)slot, .first = i};
+}
+
+void kptx_smem_group_scan(kptx_smem_clamps *sc, const kptx_module *m, const kptx_function *fn)
+{
+    kptx_smem_forget(sc);
+    if (!sc->used || !fn->n_stmts)
+        return;
+    sc->group_at = malloc(fn->n_stmts * sizeof *sc->group_at);
+    sc->groups = malloc(fn->n_stmts * sizeof *sc->groups);
+    if (!sc->group_at || !sc->groups) {
+        kptx_smem_forget(sc);       /* each access clamped alone */
+        return;
+    }
+    for (unsigned i = 0; i < fn->n_stmts; i++)
+        sc->group_at[i] = -1;
+    for (unsigned i = 0; i < fn->n_stmts; i++)
+        if (sc->group_at[i] < 0)
+            grow_group(sc, m, fn, i);
+}
+
+void kptx_smem_forget(kptx_smem_clamps *sc)
+{
+    free(sc->group_at);
+    free(sc->groups);
+    sc->group_at = NULL;
+    sc->groups = NULL;
+    sc->n_groups = sc->n_bounds = 0;
+}
+
+int kptx_smem_group_of(const kptx_smem_clamps *sc, unsigned i)
+{
+    return sc->group_at ? sc->group_at[i] : -1;
+}
+
+void kptx_smem_group_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
+                           unsigned g, kptx_operand src)
+{
+    const kptx_smem_group *gr = &sc->groups[g];
+    kptx_operand dst = numbered(rw, sc->group_reg, g);
+    if (gr->lo) {       /* r + lo wraps as the lowest access's own address does */
+        emit(rw, sv, "add", ".s32", dst, src, kptx_int_operand(gr->lo), 3);
+        src = dst;
+    }
+    if (gr->align > 1) {
+        emit(rw, sv, "and", ".b32", dst, src, kptx_int_operand(-(int64_t)gr->align), 3);
+        src = dst;
+    }
+    emit(rw, sv, "min", ".u32", dst, src, numbered(rw, sc->bound_reg, gr->slot), 3);
+}
+
+kptx_operand kptx_smem_group_address(kptx_rw *rw, const kptx_smem_clamps *sc, unsigned g,
+                                     int64_t off)
+{
+    kptx_operand *elem = kptx_rw_alloc(rw, sizeof *elem);
+    if (elem)
+        *elem = numbered(rw, sc->group_reg, g);
+    return (kptx_operand){.kind = KPTX_OPND_ADDRESS, .n_elems = elem ? 1 : 0, .elems = elem,
+                          .value = off - sc->groups[g].lo};
 }

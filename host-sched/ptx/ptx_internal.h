@@ -434,6 +434,19 @@ void kptx_align_prologue(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_align_masks 
  * shared memory; hi_w is computed once per width as a function starts, into a .b32
  * register (slot k: 2^k bytes), and for generic accesses its generic address into a .b64
  * one (the clamp then works on generic addresses that isspacep.shared finds shared). */
+/* A group of .shared accesses clamped once (fence_shared.c): they use one base register
+ * r, at offsets lo + rel, and all run once the first does; the first computes
+ * r' = min((r + lo) & -align, bound), the bound's register bounds[slot], into its own
+ * register, and each uses [r' + rel]. */
+#define KPTX_SMEM_GROUP_SPAN 1024   /* a group's bytes from lo at most: the limit's floor */
+#define KPTX_SMEM_BOUNDS 8u         /* distinct (span, align) bounds per function */
+typedef struct kptx_smem_group {
+    int64_t lo;                 /* its lowest offset */
+    unsigned align;             /* its widest access */
+    unsigned slot;              /* its bound */
+    unsigned first;             /* the statement of its first access */
+} kptx_smem_group;
+
 typedef struct kptx_smem_clamps {
     const char *var;            /* the module's .extern .shared array: where the dynamic
                                    shared memory, the last of the block's, starts */
@@ -443,6 +456,14 @@ typedef struct kptx_smem_clamps {
     unsigned used;              /* bit k: the function clamps accesses of 2^k bytes */
     unsigned generic;           /* bit k: generic ones among them */
     bool var_used;              /* some function read var: the module must declare it */
+    const char *group_reg;      /* .b32 range: group k's clamped base */
+    const char *bound_reg;      /* .b32 range: bound k, max(limit - span, 0) & -align */
+    int64_t bound_span[KPTX_SMEM_BOUNDS];
+    unsigned bound_align[KPTX_SMEM_BOUNDS];
+    unsigned n_bounds;
+    kptx_smem_group *groups;    /* the function's groups */
+    unsigned n_groups;
+    int *group_at;              /* per statement: the group of its access, or -1 */
 } kptx_smem_clamps;
 /* Names the registers and the variable (the pass's prefix). */
 void kptx_smem_setup(kptx_rw *rw, kptx_smem_clamps *sc, const char *prefix);
@@ -459,6 +480,18 @@ bool kptx_smem_in_bounds(const kptx_module *m, const kptx_function *fn,
 /* Declarations of the used registers; their values, for the prologue (sets var_used). */
 void kptx_smem_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc);
 void kptx_smem_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_smem_clamps *sc);
+/* fn's groups of shared accesses (none when memory runs short: each is then clamped
+ * alone); kptx_smem_forget frees them. */
+void kptx_smem_group_scan(kptx_smem_clamps *sc, const kptx_module *m, const kptx_function *fn);
+void kptx_smem_forget(kptx_smem_clamps *sc);
+/* The group of the access at statement i, or -1. */
+int kptx_smem_group_of(const kptx_smem_clamps *sc, unsigned i);
+/* Group g's clamped base into its register (src: r as a .b32 offset), at its first access;
+ * the address [r' + rel] that an access at offset off of group g uses. */
+void kptx_smem_group_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
+                           unsigned g, kptx_operand src);
+kptx_operand kptx_smem_group_address(kptx_rw *rw, const kptx_smem_clamps *sc, unsigned g,
+                                     int64_t off);
 /* dst = min((src & -width) + offset, hi_width), offset a multiple of width (0: none):
  * .b32 shared offsets, or (generic) .b64 generic addresses. */
 void kptx_smem_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
