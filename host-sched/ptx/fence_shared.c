@@ -430,12 +430,20 @@ void kptx_smem_group_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamp
 {
     const kptx_smem_group *gr = &sc->groups[g];
     kptx_operand dst = numbered(rw, sc->group_reg, g);
-    if (gr->lo) {       /* r + lo wraps as the lowest access's own address does */
+    /* r + lo wraps as the lowest access's own address does; a multiple of align is added
+     * after the and ((r & -a) + lo is (r + lo) & -a), which the min may take in
+     * (sm_90's VIADDMNMX) and groups of one base may share */
+    bool late = gr->lo % gr->align == 0;
+    if (gr->lo && !late) {
         emit(rw, sv, "add", ".s32", dst, src, kptx_int_operand(gr->lo), 3);
         src = dst;
     }
     if (gr->align > 1) {
         emit(rw, sv, "and", ".b32", dst, src, kptx_int_operand(-(int64_t)gr->align), 3);
+        src = dst;
+    }
+    if (gr->lo && late) {
+        emit(rw, sv, "add", ".s32", dst, src, kptx_int_operand(gr->lo), 3);
         src = dst;
     }
     emit(rw, sv, "min", ".u32", dst, src, numbered(rw, sc->bound_reg, gr->slot), 3);

@@ -84,28 +84,33 @@ enum { N_FORMS = sizeof forms / sizeof forms[0] };
 /* Each form's entry (out, off, val, words): fills the block's shared memory, words of
  * it, with 0x1000 + i one word at a time, runs the form, writes what it loaded to out[0]
  * and the shared memory after it to out[1..]. One thread: no barrier. */
+static void append_entry(GString *s, const char *name, const char *body)
+{
+    g_string_append_printf(
+        s,
+        ".visible .entry %s(.param .u64 out, .param .u32 off, .param .u32 val,"
+        " .param .u32 words)\n{\n"
+        " .reg .b16 %%h<2>;\n .reg .b32 %%r<12>;\n .reg .b64 %%rd<8>;\n .reg .pred %%p<2>;\n"
+        " .shared .align 16 .b8 arr[%u];\n"
+        " ld.param.u64 %%rd1, [out];\n ld.param.u32 %%r1, [off];\n"
+        " ld.param.u32 %%r2, [val];\n ld.param.u32 %%r3, [words];\n"
+        " mov.u32 %%r4, 0;\nFILL:\n shl.b32 %%r8, %%r4, 2;\n add.u32 %%r9, %%r4, 4096;\n"
+        " st.shared.u32 [%%r8], %%r9;\n add.u32 %%r4, %%r4, 1;\n"
+        " setp.lt.u32 %%p1, %%r4, %%r3;\n @%%p1 bra FILL;\n"
+        " mov.u32 %%r10, arr;\n add.u32 %%r5, %%r10, %%r1;\n cvt.u64.u32 %%rd5, %%r5;\n"
+        " mov.u32 %%r7, 0;\n %s\n st.global.u32 [%%rd1], %%r7;\n"
+        " mov.u32 %%r4, 0;\nDUMP:\n shl.b32 %%r8, %%r4, 2;\n ld.shared.u32 %%r9, [%%r8];\n"
+        " mul.wide.u32 %%rd2, %%r4, 4;\n add.s64 %%rd3, %%rd1, %%rd2;\n"
+        " st.global.u32 [%%rd3+4], %%r9;\n add.u32 %%r4, %%r4, 1;\n"
+        " setp.lt.u32 %%p1, %%r4, %%r3;\n @%%p1 bra DUMP;\n ret;\n}\n",
+        name, STATIC, body);
+}
+
 static char *forms_ptx(void)
 {
     GString *s = g_string_new(HEAD ".extern .shared .align 16 .b8 dyn[];\n");
     for (unsigned i = 0; i < N_FORMS; i++)
-        g_string_append_printf(
-            s,
-            ".visible .entry %s(.param .u64 out, .param .u32 off, .param .u32 val,"
-            " .param .u32 words)\n{\n"
-            " .reg .b16 %%h<2>;\n .reg .b32 %%r<12>;\n .reg .b64 %%rd<8>;\n .reg .pred %%p<2>;\n"
-            " .shared .align 16 .b8 arr[%u];\n"
-            " ld.param.u64 %%rd1, [out];\n ld.param.u32 %%r1, [off];\n"
-            " ld.param.u32 %%r2, [val];\n ld.param.u32 %%r3, [words];\n"
-            " mov.u32 %%r4, 0;\nFILL:\n shl.b32 %%r8, %%r4, 2;\n add.u32 %%r9, %%r4, 4096;\n"
-            " st.shared.u32 [%%r8], %%r9;\n add.u32 %%r4, %%r4, 1;\n"
-            " setp.lt.u32 %%p1, %%r4, %%r3;\n @%%p1 bra FILL;\n"
-            " mov.u32 %%r10, arr;\n add.u32 %%r5, %%r10, %%r1;\n cvt.u64.u32 %%rd5, %%r5;\n"
-            " mov.u32 %%r7, 0;\n %s\n st.global.u32 [%%rd1], %%r7;\n"
-            " mov.u32 %%r4, 0;\nDUMP:\n shl.b32 %%r8, %%r4, 2;\n ld.shared.u32 %%r9, [%%r8];\n"
-            " mul.wide.u32 %%rd2, %%r4, 4;\n add.s64 %%rd3, %%rd1, %%rd2;\n"
-            " st.global.u32 [%%rd3+4], %%r9;\n add.u32 %%r4, %%r4, 1;\n"
-            " setp.lt.u32 %%p1, %%r4, %%r3;\n @%%p1 bra DUMP;\n ret;\n}\n",
-            forms[i].name, STATIC, forms[i].body);
+        append_entry(s, forms[i].name, forms[i].body);
     return g_string_free(s, FALSE);
 }
 
@@ -300,6 +305,120 @@ static void test_ops_shape(void)
         ptxas_assert_assembles(ptxas_path, text, len, "sm_90", false);
         free(text);
         kptx_module_free(m);
+    }
+}
+
+/* ---- groups: one clamp for a run of accesses from one base (fence_shared.c) ---- */
+
+typedef struct group_case {
+    const char *name, *body;    /* statements on %r5 (32-bit), %rd5 (64-bit), %r6 */
+    unsigned mins;              /* clamps (min.u32) the body gets */
+    const char *want;           /* a substring of the fenced body, or NULL */
+} group_case;
+
+static const group_case group_cases[] = {
+    {"eight", "ld.shared.f32 %f1, [%r5];\n ld.shared.f32 %f2, [%r5+4];\n"
+              " ld.shared.f32 %f3, [%r5+8];\n ld.shared.f32 %f4, [%r5+12];\n"
+              " st.shared.f32 [%r5+16], %f1;\n atom.shared.add.u32 %r7, [%r5+20], 1;\n"
+              " red.shared.add.u32 [%r5+24], 1;\n ld.shared.f32 %f5, [%r5+28];",
+     1, "and.b32 \t%__kfence_sg0, %r5, -4;\n"
+        "\tmin.u32 \t%__kfence_sg0, %__kfence_sg0, %__kfence_sh0;\n"
+        "\tld.shared.f32 \t%f1, [%__kfence_sg0];"},
+    {"bound", "ld.shared.f32 %f1, [%r5];\n ld.shared.f32 %f2, [%r5+124];",
+     1, "sub.s32 \t%__kfence_sh0, %__kfence_sa, 128;\n"
+        "\tmax.s32 \t%__kfence_sh0, %__kfence_sh0, 0;\n"
+        "\tand.b32 \t%__kfence_sh0, %__kfence_sh0, -4;"},
+    {"last_offset", "ld.shared.f32 %f1, [%r5];\n ld.shared.f32 %f2, [%r5+124];",
+     1, "ld.shared.f32 \t%f2, [%__kfence_sg0+124];"},
+    {"other_ops", "mov.f32 %f1, 0f3f800000;\n ld.shared.f32 %f2, [%r5];\n"
+                  " add.f32 %f3, %f1, %f2;\n st.shared.f32 [%r5+4], %f3;\n"
+                  " .loc 1 2 3\n ld.shared.f32 %f4, [%r5+8];", 1, NULL},
+    {"guarded", "setp.eq.u32 %p1, %r6, 0;\n ld.shared.f32 %f1, [%r5];\n"
+                " ld.shared.f32 %f2, [%r5+4];\n @%p1 ld.shared.f32 %f3, [%r5+8];\n"
+                " ld.shared.f32 %f4, [%r5+12];\n ld.shared.f32 %f5, [%r5+16];", 3,
+     "and.b32 \t%__kfence_sg1, %r5, -4;\n"       /* the first after the guarded one */
+     "\tadd.s32 \t%__kfence_sg1, %__kfence_sg1, 12;\n"},
+    {"write_between", "ld.shared.f32 %f1, [%r5];\n ld.shared.f32 %f2, [%r5+4];\n"
+                      " add.u32 %r5, %r5, 8;\n ld.shared.f32 %f3, [%r5];\n"
+                      " ld.shared.f32 %f4, [%r5+4];", 2, NULL},
+    {"writes_itself", "ld.shared.u32 %r6, [%r5];\n ld.shared.u32 %r5, [%r5+4];\n"
+                      " ld.shared.u32 %r7, [%r5+8];", 2, "ld.shared.u32 \t%r5, [%__kfence_sg0+4];"},
+    {"label", "ld.shared.f32 %f1, [%r5];\n ld.shared.f32 %f2, [%r5+4];\nMID:\n"
+              " ld.shared.f32 %f3, [%r5+8];\n ld.shared.f32 %f4, [%r5+12];", 2, NULL},
+    {"barrier", "st.shared.f32 [%r5], %f1;\n bar.sync 0;\n ld.shared.f32 %f2, [%r5+4];", 2, NULL},
+    {"bases", "ld.shared.f32 %f1, [%r5];\n ld.shared.f32 %f2, [%r6];\n"
+              " ld.shared.f32 %f3, [%r5+64];\n ld.shared.f32 %f4, [%r6+4];", 2,
+     "ld.shared.f32 \t%f4, [%__kfence_sg1+4];"},
+    /* a negative offset: r + lo is the lowest access's own address, wrapped alike */
+    {"negative", "ld.shared.u8 %r7, [%r5+-3];\n ld.shared.u8 %r8, [%r5];\n"
+                 " ld.shared.u8 %r9, [%r5+4];", 1,
+     "add.s32 \t%__kfence_sg0, %r5, -3;\n"
+     "\tmin.u32 \t%__kfence_sg0, %__kfence_sg0, %__kfence_sh0;\n"
+     "\tld.shared.u8 \t%r7, [%__kfence_sg0];"},
+    {"lower_later", "ld.shared.f32 %f1, [%r5+8];\n ld.shared.f32 %f2, [%r5];", 1,
+     "and.b32 \t%__kfence_sg0, %r5, -4;\n"     /* from the lowest, a later one */
+     "\tmin.u32 \t%__kfence_sg0, %__kfence_sg0, %__kfence_sh0;\n"
+     "\tld.shared.f32 \t%f1, [%__kfence_sg0+8];"},
+    /* widths: the and to the widest; each offset from the lowest a multiple of its width */
+    {"mixed", "ld.shared.v4.u32 {%r7, %r8, %r9, %r10}, [%r5];\n st.shared.u32 [%r5+16], %r7;\n"
+              " st.shared.u8 [%r5+21], %h1;", 1,
+     "sub.s32 \t%__kfence_sh0, %__kfence_sa, 22;\n"
+     "\tmax.s32 \t%__kfence_sh0, %__kfence_sh0, 0;\n"
+     "\tand.b32 \t%__kfence_sh0, %__kfence_sh0, -16;"},
+    {"misaligned", "ld.shared.u32 %r7, [%r5];\n ld.shared.u32 %r8, [%r5+2];", 2, NULL},
+    {"wider_off", "ld.shared.u32 %r7, [%r5+4];\n ld.shared.u64 %rd7, [%r5+8];", 2, NULL},
+    {"too_far", "ld.shared.u32 %r7, [%r5];\n ld.shared.u32 %r8, [%r5+1020];\n"
+                " ld.shared.u32 %r8, [%r5+1024];", 2, NULL},
+    {"wide_reg", "ld.shared.u32 %r7, [%rd5+4];\n ld.shared.u32 %r8, [%rd5+8];", 1,
+     "cvt.u32.u64 \t%__kfence_sa, %rd5;\n"
+     "\tand.b32 \t%__kfence_sg0, %__kfence_sa, -4;\n"
+     "\tadd.s32 \t%__kfence_sg0, %__kfence_sg0, 4;"},
+    {"in_variable", "ld.shared.u32 %r7, [arr+4];\n ld.shared.u32 %r8, [arr+8];", 0, NULL},
+    {"generic", "cvta.shared.u64 %rd6, %rd5;\n ld.u32 %r7, [%rd6];\n ld.u32 %r8, [%rd6+4];", 0,
+     NULL},
+};
+
+static char *group_ptx(const group_case *c)
+{
+    return g_strdup_printf(
+        ".version 8.0\n.target sm_90\n.address_size 64\n.file 1 \"g.cu\"\n"
+        ".visible .entry %s(.param .u32 at, .param .u32 other)\n{\n"
+        " .reg .pred %%p<2>;\n .reg .b16 %%h<2>;\n .reg .b32 %%r<12>;\n .reg .f32 %%f<8>;\n"
+        " .reg .b64 %%rd<8>;\n .shared .align 16 .b8 arr[64];\n"
+        " ld.param.u32 %%r5, [at];\n ld.param.u32 %%r6, [other];\n cvt.u64.u32 %%rd5, %%r5;\n"
+        " %s\n ret;\n}\n", c->name, c->body);
+}
+
+/* A group of unguarded accesses from one base gets one min; a guard, a write of the base,
+ * a label, a barrier, another base, a misaligned or too distant offset splits it;
+ * KPTX_FENCE_TRAP checks each; the result assembles. */
+static void test_groups_shape(void)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(group_cases); i++) {
+        const group_case *c = &group_cases[i];
+        g_test_message("%s", c->name);
+        char *ptx = group_ptx(c);
+        kptx_module *m = fenced_module(ptx, 0, 1);
+        char *t = test_function_text(m, c->name);
+        /* a group's clamp, an access's own (the scrub's min is on its own registers) */
+        if (test_occurrences(t, "min.u32 \t%__kfence_sg") +
+            test_occurrences(t, "min.u32 \t%__kfence_sa,") != c->mins)
+            g_error("%s: not %u clamps in\n%s", c->name, c->mins, t);
+        if (c->want && !strstr(t, c->want))
+            g_error("%s: no \"%s\" in\n%s", c->name, c->want, t);
+        g_free(t);
+        char *all = test_print(m, NULL);
+        test_assert_reprints(all);
+        if (ptxas_path)
+            ptxas_assert_assembles(ptxas_path, all, strlen(all), "sm_90", false);
+        free(all);
+        kptx_module_free(m);
+        m = fenced_module(ptx, KPTX_FENCE_TRAP, 1);    /* each access checked, as before */
+        t = test_function_text(m, c->name);
+        g_assert_null(strstr(t, "%__kfence_sg"));
+        g_free(t);
+        kptx_module_free(m);
+        g_free(ptx);
     }
 }
 
@@ -705,6 +824,67 @@ static void test_runs(void)
     kemu_device_destroy(f.dev);
 }
 
+/* A group run in the emulator: from r = arr + off, a load, a store, a vector load and a
+ * store (the widest 8 bytes, 20 bytes from r). */
+static const form group_form = {"grp", 8, LOAD, -1, 0,
+                                "ld.shared.u32 %r7, [%r5];\n st.shared.u32 [%r5+4], %r2;\n"
+                                " ld.shared.v2.u32 {%r6, %r11}, [%r5+8];\n add.u32 %r7, %r7, %r6;\n"
+                                " st.shared.u32 [%r5+16], %r7;"};
+enum { GROUP_SPAN = 20 };
+
+/* What the group leaves when r' = at. */
+static void expect_group(uint32_t at, uint32_t limit, state *s)
+{
+    memset(s, 0, sizeof *s);
+    for (unsigned i = 0; i < limit / 4; i++)
+        s->shared[i] = 0x1000 + i;
+    s->loaded = s->shared[at / 4] + s->shared[at / 4 + 2];
+    s->shared[at / 4 + 1] = VAL;
+    s->shared[at / 4 + 4] = s->loaded;
+}
+
+/* In range the fenced group computes exactly what the original does; with its last access
+ * (or any) past the limit, or misaligned, the original faults and the fenced one completes,
+ * every access at r' = min((r & -8), (limit - 20) & -8), inside the block's memory. */
+static void test_group_runs(void)
+{
+    fixture f;
+    kemu_error e = {0};
+    f.dev = test_emu_windows(WINDOW, &f.win, &f.other);
+    GString *g = g_string_new(HEAD ".extern .shared .align 16 .b8 dyn[];\n");
+    append_entry(g, group_form.name, group_form.body);
+    kptx_module *m = fenced_module(g->str, 0, 1);
+    char *t = test_function_text(m, "grp");
+    g_assert_cmpuint(test_occurrences(t, "min.u32 \t%__kfence_sg"), ==, 1);
+    g_free(t);
+    f.plain = load(&f, NULL, g->str);
+    f.redirect = load(&f, m, NULL);
+    g_string_free(g, TRUE);
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.win, 4 * (MAX_WORDS + 1), &f.out, &e), ==, 0);
+    g_assert_cmpint(kemu_mem_alloc_in(f.dev, &f.other, 8, &f.ctl, &e), ==, 0);
+    const uint32_t dyns[] = {0, 48};
+    for (unsigned d = 0; d < G_N_ELEMENTS(dyns); d++) {
+        uint32_t limit = STATIC + dyns[d], bound = (limit - GROUP_SPAN) & ~7u;
+        const uint32_t offs[] = {0, 8, bound, bound + 8, limit - 16, limit - 8, limit, 4,
+                                 1000, 0xfffffff8u};
+        for (unsigned k = 0; k < G_N_ELEMENTS(offs); k++) {
+            uint32_t r = offs[k];
+            bool aligned = r % 8 == 0, inside = (uint64_t)r + GROUP_SPAN <= limit;
+            g_test_message("group at %#x (+%u dynamic bytes)", r, dyns[d]);
+            state plain, s, want;
+            int rc = run(&f, f.plain, false, &group_form, r, dyns[d], &plain);
+            g_assert_true((rc == 0) == (aligned && inside));   /* else it faults */
+            g_assert_cmpint(run(&f, f.redirect, true, &group_form, r, dyns[d], &s), ==, 0);
+            uint32_t at = (r & ~7u) < bound ? r & ~7u : bound;
+            expect_group(at, limit, &want);
+            assert_state(&s, &want);
+            if (aligned && inside)
+                assert_state(&s, &plain);       /* exactly the original's */
+        }
+    }
+    kemu_device_destroy(f.dev);
+}
+
 /* A device function's shared accesses are clamped too, and a sliced variant's own shared
  * array (the slicer runs after the fence) comes before the dynamic memory, which the limit
  * follows. */
@@ -842,11 +1022,13 @@ int main(int argc, char **argv)
     ptxas_path = ptxas_arg(argc, argv);
     g_test_add_func("/ptx/fence/shared/shape", test_shape);
     g_test_add_func("/ptx/fence/shared/ops-shape", test_ops_shape);
+    g_test_add_func("/ptx/fence/shared/groups-shape", test_groups_shape);
     g_test_add_func("/ptx/fence/shared/verdicts", test_verdicts);
     g_test_add_func("/ptx/fence/shared/device-functions", test_device_functions);
     g_test_add_func("/ptx/fence/shared/odd-operands", test_odd_operands);
     g_test_add_func("/ptx/fence/shared/assembles", test_assembles);
     g_test_add_func("/ptx/fence/shared/runs", test_runs);
+    g_test_add_func("/ptx/fence/shared/group-runs", test_group_runs);
     g_test_add_func("/ptx/fence/shared/device-function-runs", test_device_function_runs);
     g_test_add_func("/ptx/fence/shared/copy-source-masked", test_copy_source_masked);
     return g_test_run();
