@@ -5,7 +5,7 @@
  * mbarrier objects, cp.async's destination: fence_check.c says which and their widths; and
  * every generic one whose address isspacep.shared finds shared), wherever it is, entry or
  * device function (cp.async: entries only, it touches global memory), uses
- *   a' = min(a & -w, hi_w),   hi_w = max(limit - w, 0)
+ *   a' = min(a & -w, hi_w),   hi_w = max(limit - w, 0) & -w
  * for an access of w bytes at shared offset a: an aligned address below the limit is
  * unchanged (a correct kernel computes exactly what it did), any other lands in the block's
  * own shared memory, aligned. Shared memory is the block's own: no other tenant's bytes
@@ -184,6 +184,10 @@ void kptx_smem_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_smem_clamps *sc)
         kptx_operand hi = kptx_reg_operand(sc->hi[k]);
         emit(rw, sv, "sub", ".s32", hi, lim, kptx_int_operand(1 << k), 3);
         emit(rw, sv, "max", ".s32", hi, hi, kptx_int_operand(0), 3);
+        /* aligned down too: a dynamic size that w does not divide would otherwise leave
+         * the clamp's own address misaligned, a fault that ends the context */
+        if (k)
+            emit(rw, sv, "and", ".b32", hi, hi, kptx_int_operand(-(1 << k)), 3);
         if (!((sc->generic >> k) & 1u))
             continue;
         kptx_operand ghi = kptx_reg_operand(sc->ghi[k]);

@@ -430,7 +430,7 @@ void kptx_align_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_align_masks *
 void kptx_align_prologue(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_align_masks *am);
 
 /* The fence's clamp of shared addresses (fence_shared.c). An access of w bytes at shared
- * offset a uses min(a & -w, hi_w), hi_w = max(limit - w, 0), limit the end of the block's
+ * offset a uses min(a & -w, hi_w), hi_w = max(limit - w, 0) & -w, limit the end of the block's
  * shared memory; hi_w is computed once per width as a function starts, into a .b32
  * register (slot k: 2^k bytes), and for generic accesses its generic address into a .b64
  * one (the clamp then works on generic addresses that isspacep.shared finds shared). */
