@@ -378,24 +378,26 @@ static void test_pin_hang_up(void)
     harness_stop(h);
 }
 
-/* The server stopped while a region is being pinned: the stop waits for the call and
- * leaves nothing pinned. */
+/* The server stopped while a region is being pinned (b served meanwhile): the stop waits
+ * for the call and leaves nothing pinned. */
 static void test_pin_stop(void)
 {
-    struct client a;
+    struct client a, b;
     pthread_t opener;
-    struct harness *h = start_with(&a, NULL);
+    struct harness *h = start_with(&a, &b);
 
     tgate_arm(&g.gate);
     send_attach(&a, SLOW_BYTES);
     client_send(&a, KERNELET_OP_CTX_SYNC, NULL, 0, -1);
     tgate_wait_entered(&g.gate, 1);
+    g_assert_cmpint(call_during(&b, KERNELET_OP_CTX_SYNC, NULL, 0), ==, KERNELET_ST_OK);
     g_assert_cmpint(pthread_create(&opener, NULL, tgate_open_later, &g.gate), ==, 0);
     harness_stop(h);
     pthread_join(opener, NULL);
     g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpuint(g.pinned, ==, 0);
     client_close(&a);
+    client_close(&b);
 }
 
 /* ---- VMM ---- */
@@ -502,24 +504,26 @@ static void test_vmm_hang_up(void)
     harness_stop(h);
 }
 
-/* The server stopped while a creation is in the backend: the stop waits for it and
- * leaves no memory behind. */
+/* The server stopped while a creation is in the backend (b served meanwhile): the stop
+ * waits for it and leaves no memory behind. */
 static void test_vmm_stop(void)
 {
-    struct client a;
+    struct client a, b;
     pthread_t opener;
-    struct harness *h = start_with(&a, NULL);
+    struct harness *h = start_with(&a, &b);
 
     tgate_arm(&g.gate);
     vmm_send(&a, KERNELET_OP_VMM_CREATE, 0, SLOW_BYTES, 0, 0);
     client_send(&a, KERNELET_OP_CTX_SYNC, NULL, 0, -1);
     tgate_wait_entered(&g.gate, 1);
+    g_assert_cmpint(call_during(&b, KERNELET_OP_CTX_SYNC, NULL, 0), ==, KERNELET_ST_OK);
     g_assert_cmpint(pthread_create(&opener, NULL, tgate_open_later, &g.gate), ==, 0);
     harness_stop(h);
     pthread_join(opener, NULL);
     g_assert_false(tgate_timed_out(&g.gate));
     g_assert_cmpuint(g.handles, ==, 0);
     client_close(&a);
+    client_close(&b);
 }
 
 int main(int argc, char **argv)
