@@ -193,7 +193,8 @@ struct ks_call {
     uint64_t arg;               /* the request's argument (an allocation's size, the
                                    address to free) */
     void *data;                 /* what run and finish share beyond arg (a module load's
-                                   image and result: struct ks_load); finish frees it */
+                                   image and result: struct ks_load; a region's pinning;
+                                   a VMM request); finish frees it */
     uint64_t result;            /* run's result (the address allocated) */
     int rc;                     /* run's KSCHED code */
     ksched_err err;
