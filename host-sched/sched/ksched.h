@@ -301,7 +301,10 @@ void ksched_host_disown(ksched *s, uint32_t tenant, kbackend_devptr device);
  * memory for its copies and launches; physical memory counts against its quota from
  * create to its release (or its last unmapping after that). A reservation cannot be freed
  * while mapped, an unmapping may not cut a mapping, and all of it goes with the tenant.
- * A tenant holds at most four times the device's memory in reservations (KSCHED_ENOMEM). */
+ * A tenant holds at most four times the device's memory in reservations (KSCHED_ENOMEM).
+ * Where the backend allows it (kbackend_device_info.vmm_unlocked: cuda), create, map,
+ * unmap and release call it without the scheduler's lock, the tenant paused as for an
+ * allocation; a tenant removed meanwhile gets KSCHED_ESTATE, what was made going with it. */
 int ksched_vmm_reserve(ksched *s, uint32_t tenant, uint64_t bytes, uint64_t align,
                        kbackend_devptr *va, ksched_err *err);
 int ksched_vmm_free(ksched *s, uint32_t tenant, kbackend_devptr va, ksched_err *err);

@@ -82,6 +82,8 @@ typedef struct sched_vmm_map {
     kbackend_devptr va;
     uint64_t bytes;
     uint32_t handle;
+    bool busy;                  /* in the backend without the lock (being mapped or
+                                   unmapped): no other call may unmap it */
 } sched_vmm_map;
 
 typedef struct sched_module {

@@ -2,8 +2,10 @@
  * long in the backend (a tenant's allocation: cuMemCreate, cuMemMap, the window's sink,
  * zeroing, perhaps a wait for the tenant's own kernels; a free once its work has drained:
  * the unmap, the sink mapped back; a module load: parsing, fencing and slicing its PTX,
- * the driver's JIT) runs on a worker thread of the server's, so that the one event-loop
- * thread goes on serving every other connection.
+ * the driver's JIT; a shared-memory region's pinning and unpinning, server_region.c;
+ * VMM's creations, mappings, unmappings and releases, server_vmm.c) runs on a worker
+ * thread of the server's, so that the one event-loop thread goes on serving every other
+ * connection.
  *
  * A connection has at most one call in flight (ks_conn.call); its later requests wait, in
  * its input buffer and its socket, until the call is answered, since requests of one

@@ -193,7 +193,8 @@ struct ks_call {
     uint64_t arg;               /* the request's argument (an allocation's size, the
                                    address to free) */
     void *data;                 /* what run and finish share beyond arg (a module load's
-                                   image and result: struct ks_load); finish frees it */
+                                   image and result: struct ks_load; a region's pinning;
+                                   a VMM request); finish frees it */
     uint64_t result;            /* run's result (the address allocated) */
     int rc;                     /* run's KSCHED code */
     ksched_err err;
@@ -527,8 +528,9 @@ bool ks_vmm_allowed(const struct ks_conn *c);
 /* TENSOR_MAP_ENCODE (server_tensor_map.c): the driver's tensor map, where kernels are
  * not fenced. */
 void ks_tensor_map_encode(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
-/* After VMM_UNMAP's drain: the range unmapped; a CUresult. */
-uint32_t ks_vmm_unmap_now(struct ks_conn *c, uint64_t va, uint64_t size);
+/* VMM_UNMAP id, its work drained: the range unmapped off the event loop, answered then
+ * (c's later requests wait). */
+void ks_vmm_unmap_drained(struct ks_conn *c, uint64_t id, uint64_t va, uint64_t size);
 /* SHM_MAP_DEVICE: the region mapped for the tenant's kernels. */
 void ks_region_map_device(struct ks_conn *c, uint64_t id, const struct kproto_request *r);
 /* Whether c's kernels may reach its host memory (not fenced, and the backend can). */

@@ -128,8 +128,10 @@ static void tracker_finish(struct ks_tracker *t)
         ks_region_put((struct ks_region *)(uintptr_t)t->arg);
         break;
     case KS_AFTER_VMM_UNMAP:
-        if (!code)
-            code = ks_vmm_unmap_now(c, t->arg, t->arg2);
+        if (!code) {
+            ks_vmm_unmap_drained(c, t->request_id, t->arg, t->arg2); /* answers once done */
+            return;
+        }
         break;
     case KS_AFTER_REPLY:
         break;

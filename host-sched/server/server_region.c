@@ -4,8 +4,19 @@
  * connection's pinned bytes allow (copies from and to it then run as DMA, with no staging
  * in the driver), and on request mapped for the tenant's kernels (CUDA's mapped pinned
  * memory), which only tenants whose kernels are not fenced into their device memory may
- * ask: a worker of the isolation tier, or a daemon that does not fence. */
+ * ask: a worker of the isolation tier, or a daemon that does not fence.
+ *
+ * Pinning takes time in proportion to the bytes (cuMemHostRegister: tens to hundreds of
+ * ms for GiBs), so it runs off the event loop (server_call.c): SHM_ATTACH maps the memfd
+ * on the loop and pins it on a worker, SHM_MAP_DEVICE moves and pins it there, and so
+ * does SHM_DETACH's unpinning of a region nothing uses; the connection's later requests
+ * wait for the answer, other connections are served meanwhile. Until it is answered the
+ * call owns the region (nothing else of the connection may touch it: its requests wait,
+ * and it is not freed while the call is out, ks_conn_reap); its bytes are counted as
+ * pinned from the start, so that calls of several connections cannot together pass the
+ * limits. */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -22,23 +33,14 @@ static bool pin_room(const struct ks_conn *c, uint64_t size)
            size <= s->max_pinned_total - s->pinned_bytes;
 }
 
-/* Pins r for the device when the limits allow; 0, or a KSCHED_E* code. */
-static int region_pin(struct ks_region *r)
+/* r's bytes counted as pinned (add) or not any more, in its connection's and the daemon's. */
+static void pin_count(struct ks_region *r, bool add)
 {
     struct ks_conn *c = r->conn;
-    ksched_err err;
-    int rc;
 
-    if (r->pinned)
-        return 0;
-    if (!pin_room(c, r->size))
-        return KSCHED_ENOMEM;
-    if ((rc = ksched_host_register(c->srv->cfg.sched, r->base, r->size, &r->device, &err)))
-        return rc;
-    r->pinned = true;
-    c->pinned_bytes += r->size;
-    c->srv->pinned_bytes += r->size;
-    return 0;
+    r->pinned = add;
+    c->pinned_bytes = add ? c->pinned_bytes + r->size : c->pinned_bytes - r->size;
+    c->srv->pinned_bytes = add ? c->srv->pinned_bytes + r->size : c->srv->pinned_bytes - r->size;
 }
 
 static void region_unpin(struct ks_region *r)
@@ -46,9 +48,7 @@ static void region_unpin(struct ks_region *r)
     if (!r->pinned)
         return;
     ksched_host_unregister(r->conn->srv->cfg.sched, r->base);
-    r->pinned = false;
-    r->conn->pinned_bytes -= r->size;
-    r->conn->srv->pinned_bytes -= r->size;
+    pin_count(r, false);
 }
 
 bool ks_region_can_map_device(const struct ks_conn *c)
@@ -56,31 +56,147 @@ bool ks_region_can_map_device(const struct ks_conn *c)
     return ks_kernels_unconfined(c) && c->srv->can_pin;
 }
 
-/* Moves r's mapping to address, where the tenant has it, so that the tenant's own pointer
- * works in its kernels; false (r unchanged, perhaps unpinned) when anything is there. */
-static bool region_move(struct ks_region *r, uint64_t address)
+/* ---- calls: what a worker does to a region ------------------------------------------------- */
+
+/* One region pinned (SHM_ATTACH, SHM_MAP_DEVICE: perhaps moved first) or unpinned and
+ * unmapped (SHM_DETACH) on a worker. run reads and writes only this; its results start as
+ * the region's state, so that a call not run (its connection closed) changes nothing. */
+struct ks_pin {
+    struct ks_region *r;        /* the loop's: finish only */
+    uint16_t opcode;
+    uint64_t size;
+    uint64_t move_to;           /* SHM_MAP_DEVICE: the tenant's address, where it is free;
+                                   0: stays */
+    uint8_t *base;              /* where the region is mapped (NULL: unmapped) */
+    bool pinned;                /* whether it is pinned */
+    uint64_t device;            /* its address for kernels, once pinned */
+};
+
+/* Moves p's mapping to move_to, where the tenant has it, so that the tenant's own pointer
+ * works in its kernels; unchanged (perhaps unpinned) when anything is there. */
+static void pin_move(ksched *s, struct ks_pin *p)
 {
-    void *want = (void *)(uintptr_t)address;
+    void *want = (void *)(uintptr_t)p->move_to;
     void *hold;
 
-    if (!address || address + r->size < address || r->refs)
-        return false;
+    if (p->move_to + p->size < p->move_to)
+        return;
     /* a placeholder that takes the range only if it is free; mremap then replaces it */
-    hold = mmap(want, r->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+    hold = mmap(want, p->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
                 MAP_FIXED_NOREPLACE, -1, 0);
     if (hold == MAP_FAILED)
-        return false;
+        return;
     if (hold != want) { /* a kernel without MAP_FIXED_NOREPLACE took it as a hint */
-        munmap(hold, r->size);
-        return false;
+        munmap(hold, p->size);
+        return;
     }
-    region_unpin(r);
-    void *moved = mremap(r->base, r->size, r->size, MREMAP_MAYMOVE | MREMAP_FIXED, want);
+    if (p->pinned) {
+        ksched_host_unregister(s, p->base);
+        p->pinned = false;
+    }
+    void *moved = mremap(p->base, p->size, p->size, MREMAP_MAYMOVE | MREMAP_FIXED, want);
     if (moved == MAP_FAILED) {
-        munmap(hold, r->size);
+        munmap(hold, p->size);
+        return;
+    }
+    p->base = moved;
+}
+
+/* On a worker: SHM_DETACH's unpinning and unmapping; else the region moved where asked,
+ * and pinned (k->rc: why not). */
+static void pin_run(struct ks_call *k)
+{
+    struct ks_pin *p = k->data;
+    kbackend_devptr device = 0;
+
+    if (p->opcode == KERNELET_OP_SHM_DETACH) {
+        ksched_host_unregister(k->sched, p->base);
+        p->pinned = false;
+        munmap(p->base, p->size);
+        p->base = NULL;
+        return;
+    }
+    if (p->move_to)
+        pin_move(k->sched, p);
+    if (!p->pinned && !(k->rc = ksched_host_register(k->sched, p->base, p->size, &device,
+                                                      &k->err))) {
+        p->pinned = true;
+        p->device = device;
+    }
+}
+
+static void region_unmap(struct ks_region *r);
+static void region_forget(struct ks_region *r);
+static int region_adopt(struct ks_conn *c, struct ks_region *r);
+
+/* SHM_MAP_DEVICE id's region r pinned (rc: why not): r as the tenant's memory, and the
+ * answer. */
+static void map_device_answer(struct ks_conn *c, uint64_t id, int rc, struct ks_region *r)
+{
+    if (rc || (rc = region_adopt(c, r))) {
+        ks_reply_cuda(c, KERNELET_OP_SHM_MAP_DEVICE, id, ks_cuda_of(rc, ""), 0);
+        return;
+    }
+    r->device_mapped = true;
+    struct kernelet_shm_device ans = {.device_ptr = r->device};
+    ks_reply(c, KERNELET_OP_SHM_MAP_DEVICE, id, KERNELET_ST_OK, &ans, sizeof(ans));
+}
+
+/* Back on the loop: the region takes what the worker did (its connection closed too: it
+ * is then unpinned and unmapped with the others, ks_conn_reap), and the answer. */
+static void pin_finish(struct ks_call *k)
+{
+    struct ks_pin *p = k->data;
+    struct ks_region *r = p->r;
+    struct ks_conn *c = k->conn;
+
+    r->base = p->base;
+    if (p->pinned)
+        r->device = p->device;
+    else if (r->pinned)
+        pin_count(r, false); /* counted from the start: not pinned after all */
+    if (p->opcode == KERNELET_OP_SHM_DETACH) {
+        if (r->base) /* not run: done here */
+            region_unmap(r);
+        else
+            region_forget(r);
+    }
+    if (!c->closing) {
+        if (p->opcode == KERNELET_OP_SHM_ATTACH) {
+            /* pinned or not: copies work either way */
+            struct kernelet_shm_region ans = {.region = r->id};
+            ks_reply(c, KERNELET_OP_SHM_ATTACH, k->id, KERNELET_ST_OK, &ans, sizeof(ans));
+        } else if (p->opcode == KERNELET_OP_SHM_MAP_DEVICE) {
+            map_device_answer(c, k->id, k->rc, r);
+        } else {
+            ks_reply(c, KERNELET_OP_SHM_DETACH, k->id, KERNELET_ST_OK, NULL, 0);
+        }
+    }
+    free(p);
+}
+
+/* Starts r's call for request id (opcode): its bytes counted as pinned from now on. False
+ * without memory (answered then, r as it was). */
+static bool pin_start(struct ks_conn *c, uint64_t id, uint16_t opcode, struct ks_region *r,
+                      uint64_t move_to)
+{
+    struct ks_pin *p = malloc(sizeof(*p));
+
+    if (!p) {
+        ks_reply_cuda(c, opcode, id, KS_CUDA_OUT_OF_MEMORY, 0);
         return false;
     }
-    r->base = moved;
+    *p = (struct ks_pin){.r = r, .opcode = opcode, .size = r->size, .move_to = move_to,
+                         .base = r->base, .pinned = r->pinned, .device = r->device};
+    bool counted = !r->pinned;
+    if (counted)
+        pin_count(r, true);
+    if (!ks_call_start_data(c, id, opcode, pin_run, pin_finish, p)) {
+        if (counted)
+            pin_count(r, false);
+        free(p);
+        return false;
+    }
     return true;
 }
 
@@ -108,11 +224,12 @@ static void region_disown(struct ks_region *r)
     ksched_host_disown(c->srv->cfg.sched, c->tenant, r->device);
 }
 
+/* Moved to the tenant's own address when it is free there (and nothing uses the region),
+ * pinned, and adopted as the tenant's memory: the move and the pinning on a worker. */
 void ks_region_map_device(struct ks_conn *c, uint64_t id, const struct kproto_request *r)
 {
     const struct kernelet_shm_map_device *m = &r->u.shm_map_device;
     struct ks_region *reg = ks_region_find(c, m->region);
-    int rc = 0;
 
     if (!reg) {
         ks_reply_cuda(c, KERNELET_OP_SHM_MAP_DEVICE, id, KS_CUDA_INVALID_VALUE, 0);
@@ -122,17 +239,18 @@ void ks_region_map_device(struct ks_conn *c, uint64_t id, const struct kproto_re
         ks_reply_cuda(c, KERNELET_OP_SHM_MAP_DEVICE, id, KS_CUDA_NOT_SUPPORTED, 0);
         return;
     }
-    if (!reg->device_mapped) {
-        if ((uintptr_t)reg->base != m->address)
-            region_move(reg, m->address);
-        if ((rc = region_pin(reg)) || (rc = region_adopt(c, reg))) {
-            ks_reply_cuda(c, KERNELET_OP_SHM_MAP_DEVICE, id, ks_cuda_of(rc, ""), 0);
-            return;
-        }
-        reg->device_mapped = true;
+    if (reg->device_mapped) {
+        struct kernelet_shm_device ans = {.device_ptr = reg->device};
+        ks_reply(c, KERNELET_OP_SHM_MAP_DEVICE, id, KERNELET_ST_OK, &ans, sizeof(ans));
+        return;
     }
-    struct kernelet_shm_device ans = {.device_ptr = reg->device};
-    ks_reply(c, KERNELET_OP_SHM_MAP_DEVICE, id, KERNELET_ST_OK, &ans, sizeof(ans));
+    bool move = m->address && (uintptr_t)reg->base != m->address && !reg->refs;
+    if (reg->pinned && !move)
+        map_device_answer(c, id, 0, reg); /* nothing slow left */
+    else if (!reg->pinned && !pin_room(c, reg->size))
+        map_device_answer(c, id, KSCHED_ENOMEM, reg);
+    else
+        pin_start(c, id, KERNELET_OP_SHM_MAP_DEVICE, reg, move ? m->address : 0);
 }
 
 struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id)
@@ -143,16 +261,22 @@ struct ks_region *ks_region_find(struct ks_conn *c, uint32_t id)
     return NULL;
 }
 
+/* r's slot free again, its bytes no longer counted (it is unpinned and unmapped). */
+static void region_forget(struct ks_region *r)
+{
+    r->conn->n_regions--;
+    r->conn->region_bytes -= r->size;
+    r->conn->srv->mapped_bytes -= r->size;
+    memset(r, 0, sizeof(*r));
+}
+
 static void region_unmap(struct ks_region *r)
 {
     if (r->device_mapped)
         region_disown(r);
     region_unpin(r);
-    r->conn->n_regions--;
-    r->conn->region_bytes -= r->size;
-    r->conn->srv->mapped_bytes -= r->size;
     munmap(r->base, r->size);
-    memset(r, 0, sizeof(*r));
+    region_forget(r);
 }
 
 void ks_region_put(struct ks_region *r)
@@ -224,7 +348,13 @@ void ks_session_shm_attach(struct ks_conn *c, uint64_t id, const struct kproto_r
     c->srv->mapped_bytes += size;
     if (c->next_region == KERNELET_REGION_INLINE)
         c->next_region = 1;
-    region_pin(slot); /* copies then need no staging; without it they still work */
+    /* pinned where the limits allow: copies then need no staging; without it they still
+     * work */
+    if (c->srv->can_pin && pin_room(c, size)) {
+        if (!pin_start(c, id, KERNELET_OP_SHM_ATTACH, slot, 0))
+            region_unmap(slot); /* answered: out of memory */
+        return;
+    }
     struct kernelet_shm_region ans = {.region = slot->id};
     ks_reply(c, KERNELET_OP_SHM_ATTACH, id, KERNELET_ST_OK, &ans, sizeof(ans));
 }
@@ -242,6 +372,12 @@ void ks_session_shm_detach(struct ks_conn *c, uint64_t id, const struct kproto_r
         /* kernels may still read it: unmapped once the tenant's queued work is done */
         reg->refs++;
         ks_drain_then(c, id, KERNELET_OP_SHM_DETACH, KS_AFTER_SHM_DETACH, (uintptr_t)reg);
+        return;
+    }
+    if (reg->refs == 0 && reg->pinned) {
+        /* the unpinning on a worker (its slot stays taken until then) */
+        if (!pin_start(c, id, KERNELET_OP_SHM_DETACH, reg, 0))
+            region_unmap(reg);
         return;
     }
     if (reg->refs == 0)

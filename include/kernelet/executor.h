@@ -10,10 +10,11 @@
  *   threads of its own. Exceptions: host_register and tensor_map_encode are called without
  *   the lock, and so are mem_alloc and mem_free where the backend sets
  *   kbackend_device_info.mem_unlocked, and module_load_ptx and module_load_cubin where it
- *   sets module_unlocked (they then run beside every other op, each other included; the
- *   scheduler starts none of the domain's work meanwhile). Ops never wait
- *   for the device: a submission (copy, memset, launch, profile) queues the work and
- *   returns; the result comes later through the done callback.
+ *   sets module_unlocked, and vmm_create, vmm_map, vmm_unmap and vmm_release where it
+ *   sets vmm_unlocked (they then run beside every other op, each other included; the
+ *   scheduler starts none of the domain's work meanwhile). Ops never wait for the device:
+ *   a submission (copy, memset, launch, profile) queues the work and returns; the result
+ *   comes later through the done callback.
  *
  * - Completion. Every accepted submission (return value 0) ends in exactly one call of its
  *   done(user, completion), from any thread the backend likes (a driver callback thread, a
@@ -182,6 +183,11 @@ typedef struct kbackend_device_info {
                                     the other ops, each other included (the backend's own
                                     locks guard them), as mem_unlocked says: a big module's
                                     JIT holds up no other domain */
+    int vmm_unlocked;            /* 1: vmm_create, vmm_map, vmm_unmap and vmm_release may
+                                    run beside the other ops, each other included (the
+                                    backend's own locks guard them), as mem_unlocked says:
+                                    creating (and clearing) GiBs of memory or mapping it
+                                    holds up no other domain */
     double a0;                   /* the model's bandwidth factor a0 (measured / peak
                                     bandwidth, (0, 1]; docs/MODEL.md "Calibration"): the
                                     cuda backend's calibration file, the sim's truth;

@@ -80,20 +80,25 @@ struct harness *harness_start_hello(unsigned hello_timeout_ms)
 }
 
 static struct harness *start(unsigned hello_timeout_ms, bool launch_attrs,
-                             void (*wrap)(kbackend *backend));
+                             void (*wrap)(kbackend *backend), bool no_fence);
 
 struct harness *harness_start_opts(unsigned hello_timeout_ms, bool launch_attrs)
 {
-    return start(hello_timeout_ms, launch_attrs, NULL);
+    return start(hello_timeout_ms, launch_attrs, NULL, false);
 }
 
 struct harness *harness_start_wrapped(void (*wrap)(kbackend *backend))
 {
-    return start(0, false, wrap);
+    return start(0, false, wrap, false);
+}
+
+struct harness *harness_start_wrapped_unfenced(void (*wrap)(kbackend *backend))
+{
+    return start(0, false, wrap, true);
 }
 
 static struct harness *start(unsigned hello_timeout_ms, bool launch_attrs,
-                             void (*wrap)(kbackend *backend))
+                             void (*wrap)(kbackend *backend), bool no_fence)
 {
     struct harness *h = g_new0(struct harness, 1);
     kbackend_profile prof = {.pur = 0.5, .mur = 0.2, .rm = 0.05, .insts_per_warp = 100,
@@ -134,6 +139,7 @@ static struct harness *start(unsigned hello_timeout_ms, bool launch_attrs,
     cfg.hello_timeout_ms = hello_timeout_ms;
     cfg.default_kernel_time_limit_ns = HARNESS_TIME_LIMIT_MS * 1000000ull;
     cfg.max_mem_quota = HARNESS_MAX_QUOTA;
+    cfg.no_fence = no_fence;
     if (kserver_new(&h->srv, &cfg, msg, sizeof(msg)) != 0)
         g_error("kserver_new: %s", msg);
     g_assert_cmpint(pthread_create(&h->thread, NULL, serve, h), ==, 0);

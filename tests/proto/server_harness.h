@@ -27,6 +27,9 @@ struct harness *harness_start_opts(unsigned hello_timeout_ms, bool launch_attrs)
 /* The same with the sim's ops replaced before the scheduler is made: wrap may point
  * backend->ops at ops of the test's (which may call the sim's with backend->state). */
 struct harness *harness_start_wrapped(void (*wrap)(kbackend *backend));
+/* The same with kernels not fenced (kserver_config.no_fence): VMM requests and
+ * SHM_MAP_DEVICE are served (where the backend can). */
+struct harness *harness_start_wrapped_unfenced(void (*wrap)(kbackend *backend));
 /* Launches with clusters or cooperative the harness's sim has run. */
 uint64_t harness_attr_launches(struct harness *h);
 void harness_stop(struct harness *h);

@@ -216,6 +216,10 @@ static int setup_memory(kcuda *kc, kbackend_error *err)
      * once kept once; module_reloc.c: the windows' lock; the driver's JIT is thread-safe
      * with the context current on the calling thread, kcuda_bind) */
     kc->info.module_unlocked = 1;
+    /* and VMM's creations, mappings, unmappings and releases (vmm.c: the driver's calls, with the
+     * context current on the calling thread; a new handle cleared on alloc_stream, as an
+     * allocation's memory is; the reservations' table under kc->lock) */
+    kc->info.vmm_unlocked = 1;
     if ((r = kcuda_stack_setup(kc)) != CUDA_SUCCESS)
         return kcuda_cu_fail(err, r, "cuCtxSetLimit (stack size)");
     if (!kc->cfg.window_bytes)
