@@ -616,12 +616,7 @@ static void fence_instr(fencer *f, kptx_stmt_vec *sv, const kptx_function *fn,
 static void declare_reg(fencer *f, kptx_stmt_vec *sv, const char *type, const char *name,
                         unsigned range)
 {
-    kptx_stmt *r = kptx_rw_push(&f->rw, sv, NULL);
-    if (!r)
-        return;
-    r->kind = KPTX_STMT_VAR;
-    r->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = type, .name = name,
-                          .reg_range = range};
+    kptx_rw_declare_reg(&f->rw, sv, type, name, range);
 }
 
 /* Declarations of the pass's registers (the shared clamps' first). */

@@ -94,37 +94,21 @@ bool kptx_local_any(const kptx_module *m, const kptx_function *fn, uint64_t top)
     return false;
 }
 
-static void declare_reg(kptx_rw *rw, kptx_stmt_vec *sv, const char *name)
-{
-    kptx_stmt *r = kptx_rw_push(rw, sv, NULL);
-    if (r) {
-        r->kind = KPTX_STMT_VAR;
-        r->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = ".b64", .name = name};
-    }
-}
-
 void kptx_local_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_clamps *lc)
 {
     unsigned all = lc->used | lc->generic;
     if (!all)
         return;
-    declare_reg(rw, sv, lc->sp);
-    declare_reg(rw, sv, lc->addr);
+    kptx_rw_declare_reg(rw, sv, ".b64", lc->sp, 0);
+    kptx_rw_declare_reg(rw, sv, ".b64", lc->addr, 0);
     for (unsigned k = 0; k < KPTX_ALIGN_SLOTS; k++) {
         if ((all >> k) & 1u)
-            declare_reg(rw, sv, lc->lo[k]);
+            kptx_rw_declare_reg(rw, sv, ".b64", lc->lo[k], 0);
         if ((lc->generic >> k) & 1u) {
-            declare_reg(rw, sv, lc->glo[k]);
-            declare_reg(rw, sv, lc->ghi[k]);
+            kptx_rw_declare_reg(rw, sv, ".b64", lc->glo[k], 0);
+            kptx_rw_declare_reg(rw, sv, ".b64", lc->ghi[k], 0);
         }
     }
-}
-
-static void emit(kptx_rw *rw, kptx_stmt_vec *sv, const char *op, const char *mods,
-                 kptx_operand a, kptx_operand b, kptx_operand c, unsigned n)
-{
-    const kptx_operand ops[3] = {a, b, c};
-    kptx_rw_emit(rw, sv, op, mods, n, ops);
 }
 
 /* The highest address an access of 2^k bytes may start at. */
@@ -141,19 +125,19 @@ void kptx_local_prologue(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_clamps
     kptx_operand sp = kptx_reg_operand(lc->sp), none = {0};
     kptx_rw_emit(rw, sv, "stacksave", ".u64", 1, &sp);
     if (lc->alloca)     /* what it allocates lies below its frame, within a stack's size */
-        emit(rw, sv, "sub", ".u64", sp, sp, kptx_int_operand((int64_t)lc->stack_bytes), 3);
+        kptx_rw_emit3(rw, sv, "sub", ".u64", sp, sp, kptx_int_operand((int64_t)lc->stack_bytes), 3);
     for (unsigned k = 0; k < KPTX_ALIGN_SLOTS; k++) {
         if (!((all >> k) & 1u))
             continue;
         kptx_operand lo = kptx_reg_operand(lc->lo[k]);
-        emit(rw, sv, "add", ".u64", lo, sp, kptx_int_operand((1 << k) - 1), 3);
-        emit(rw, sv, "and", ".b64", lo, lo, kptx_int_operand(-(1 << k)), 3);
+        kptx_rw_emit3(rw, sv, "add", ".u64", lo, sp, kptx_int_operand((1 << k) - 1), 3);
+        kptx_rw_emit3(rw, sv, "and", ".b64", lo, lo, kptx_int_operand(-(1 << k)), 3);
         if (!((lc->generic >> k) & 1u))
             continue;
         kptx_operand glo = kptx_reg_operand(lc->glo[k]), ghi = kptx_reg_operand(lc->ghi[k]);
-        emit(rw, sv, "cvta", ".local.u64", glo, lo, none, 2);
-        emit(rw, sv, "mov", ".u64", ghi, kptx_int_operand(top_of(lc, k)), none, 2);
-        emit(rw, sv, "cvta", ".local.u64", ghi, ghi, none, 2);
+        kptx_rw_emit3(rw, sv, "cvta", ".local.u64", glo, lo, none, 2);
+        kptx_rw_emit3(rw, sv, "mov", ".u64", ghi, kptx_int_operand(top_of(lc, k)), none, 2);
+        kptx_rw_emit3(rw, sv, "cvta", ".local.u64", ghi, ghi, none, 2);
     }
 }
 
@@ -162,12 +146,12 @@ void kptx_local_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_clamps *l
 {
     unsigned k = kptx_width_slot(width);
     if (width > 1) {
-        emit(rw, sv, "and", ".b64", dst, src, kptx_int_operand(-(int64_t)width), 3);
+        kptx_rw_emit3(rw, sv, "and", ".b64", dst, src, kptx_int_operand(-(int64_t)width), 3);
         src = dst;
     }
-    emit(rw, sv, "max", ".u64", dst, src, kptx_reg_operand(generic ? lc->glo[k] : lc->lo[k]),
+    kptx_rw_emit3(rw, sv, "max", ".u64", dst, src, kptx_reg_operand(generic ? lc->glo[k] : lc->lo[k]),
          3);
-    emit(rw, sv, "min", ".u64", dst, dst,
+    kptx_rw_emit3(rw, sv, "min", ".u64", dst, dst,
          generic ? kptx_reg_operand(lc->ghi[k]) : kptx_int_operand(top_of(lc, k)), 3);
 }
 
@@ -182,16 +166,16 @@ static kptx_operand local_address_of(kptx_rw *rw, kptx_stmt_vec *sv,
     if (base->kind == KPTX_OPND_REG && !is32 && !addr->value)
         return *base;
     if (base->kind == KPTX_OPND_INT)
-        emit(rw, sv, "mov", ".u64", a, kptx_int_operand(base->value + addr->value), none, 2);
+        kptx_rw_emit3(rw, sv, "mov", ".u64", a, kptx_int_operand(base->value + addr->value), none, 2);
     else if (base->kind == KPTX_OPND_SYMBOL)
-        emit(rw, sv, "mov", ".u64", a, (kptx_operand){.kind = KPTX_OPND_SYMBOL,
+        kptx_rw_emit3(rw, sv, "mov", ".u64", a, (kptx_operand){.kind = KPTX_OPND_SYMBOL,
                                                       .name = base->name}, none, 2);
     else if (is32)
-        emit(rw, sv, "cvt", ".u64.u32", a, *base, none, 2);
+        kptx_rw_emit3(rw, sv, "cvt", ".u64.u32", a, *base, none, 2);
     else
-        emit(rw, sv, "mov", ".u64", a, *base, none, 2);
+        kptx_rw_emit3(rw, sv, "mov", ".u64", a, *base, none, 2);
     if (base->kind != KPTX_OPND_INT && addr->value)
-        emit(rw, sv, "add", ".s64", a, a, kptx_int_operand(addr->value), 3);
+        kptx_rw_emit3(rw, sv, "add", ".s64", a, a, kptx_int_operand(addr->value), 3);
     return a;
 }
 

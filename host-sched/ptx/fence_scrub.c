@@ -92,17 +92,6 @@ size_t kptx_scrub_bound(const kptx_function *fn)
            (fn->is_entry ? KPTX_SCRUB_SHARED_STMTS : 0);
 }
 
-static void declare_reg(kptx_rw *rw, kptx_stmt_vec *sv, const char *type, const char *name,
-                        unsigned range)
-{
-    kptx_stmt *r = kptx_rw_push(rw, sv, NULL);
-    if (r) {
-        r->kind = KPTX_STMT_VAR;
-        r->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = type, .name = name,
-                              .reg_range = range};
-    }
-}
-
 /* The shared scrub's .b32 registers: sreg<k>. */
 enum { S_LIM, S_LO, S_AT, S_STRIDE, S_TMP, S_END, S_TID, N_SREGS };
 
@@ -110,20 +99,13 @@ void kptx_scrub_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *
 {
     if (!ls->n_vars && !ls->shared)
         return;
-    declare_reg(rw, sv, ".b64", ls->addr, 0);
-    declare_reg(rw, sv, ".b64", ls->end, 0);
-    declare_reg(rw, sv, ".b32", ls->zero, 0);
-    declare_reg(rw, sv, ".b16", ls->zero16, 0);
-    declare_reg(rw, sv, ".pred", ls->pred, 0);
+    kptx_rw_declare_reg(rw, sv, ".b64", ls->addr, 0);
+    kptx_rw_declare_reg(rw, sv, ".b64", ls->end, 0);
+    kptx_rw_declare_reg(rw, sv, ".b32", ls->zero, 0);
+    kptx_rw_declare_reg(rw, sv, ".b16", ls->zero16, 0);
+    kptx_rw_declare_reg(rw, sv, ".pred", ls->pred, 0);
     if (ls->shared)
-        declare_reg(rw, sv, ".b32", ls->sreg, N_SREGS);
-}
-
-static void emit(kptx_rw *rw, kptx_stmt_vec *sv, const char *op, const char *mods,
-                 kptx_operand a, kptx_operand b, kptx_operand c, unsigned n)
-{
-    const kptx_operand ops[3] = {a, b, c};
-    kptx_rw_emit(rw, sv, op, mods, n, ops);
+        kptx_rw_declare_reg(rw, sv, ".b32", ls->sreg, N_SREGS);
 }
 
 /* The zero a store of width bytes writes: {z, z, z, z}, {z, z}, z, or the 16-bit z (PTX
@@ -165,13 +147,13 @@ static unsigned widest_store(uint64_t size, unsigned align)
 static void store_at(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
                      kptx_operand addr, unsigned width)
 {
-    emit(rw, sv, "st", store_mods(width), addr, zero_of(rw, ls, width), (kptx_operand){0}, 2);
+    kptx_rw_emit3(rw, sv, "st", store_mods(width), addr, zero_of(rw, ls, width), (kptx_operand){0}, 2);
 }
 
 static void store_shared(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
                          kptx_operand addr, unsigned width)
 {
-    emit(rw, sv, "st", width == 16 ? ".shared.v4.b32" : ".shared.b8", addr,
+    kptx_rw_emit3(rw, sv, "st", width == 16 ? ".shared.v4.b32" : ".shared.b8", addr,
          zero_of(rw, ls, width), (kptx_operand){0}, 2);
 }
 
@@ -188,17 +170,17 @@ static void zero_run(kptx_rw *rw, kptx_stmt_vec *sv, kptx_local_scrub *ls, const
     char num[16];
     snprintf(num, sizeof num, "%u", ls->n_loops++);
     const char *label = kptx_rw_name(rw, ls->label, num);
-    emit(rw, sv, "mov", ".u64", a, (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = var}, none,
+    kptx_rw_emit3(rw, sv, "mov", ".u64", a, (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = var}, none,
          2);
-    emit(rw, sv, "add", ".u64", e, a, kptx_int_operand((int64_t)(count * width)), 3);
+    kptx_rw_emit3(rw, sv, "add", ".u64", e, a, kptx_int_operand((int64_t)(count * width)), 3);
     kptx_rw_label(rw, sv, label);
     kptx_operand at = {.kind = KPTX_OPND_ADDRESS, .n_elems = 1};
     at.elems = kptx_rw_alloc(rw, sizeof *at.elems);
     if (at.elems)
         at.elems[0] = a;
     store_at(rw, sv, ls, at, width);
-    emit(rw, sv, "add", ".u64", a, a, kptx_int_operand(width), 3);
-    emit(rw, sv, "setp", ".lt.u64", kptx_reg_operand(ls->pred), a, e, 3);
+    kptx_rw_emit3(rw, sv, "add", ".u64", a, a, kptx_int_operand(width), 3);
+    kptx_rw_emit3(rw, sv, "setp", ".lt.u64", kptx_reg_operand(ls->pred), a, e, 3);
     kptx_stmt *b = kptx_rw_emit(rw, sv, "bra", "", 1,
                                 &(kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = label});
     if (b)
@@ -273,15 +255,15 @@ static void shared_bounds(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub
 {
     kptx_operand lim = sreg(rw, ls, S_LIM), lo = sreg(rw, ls, S_LO), t = sreg(rw, ls, S_TMP);
     kptx_operand none = {0};
-    emit(rw, sv, "mov", ".u32", lim, (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = dyn_var},
+    kptx_rw_emit3(rw, sv, "mov", ".u32", lim, (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = dyn_var},
          none, 2);
-    emit(rw, sv, "mov", ".u32", t, special("%dynamic_smem_size"), none, 2);
-    emit(rw, sv, "add", ".u32", lim, lim, t, 3);
-    emit(rw, sv, "mov", ".u32", t, special("%total_smem_size"), none, 2);
-    emit(rw, sv, "min", ".u32", t, t, lim, 3);
-    emit(rw, sv, "sub", ".u32", lo, lim, t, 3);
-    emit(rw, sv, "add", ".u32", lo, lo, kptx_int_operand(127), 3);
-    emit(rw, sv, "and", ".b32", lo, lo, kptx_int_operand(-128), 3);
+    kptx_rw_emit3(rw, sv, "mov", ".u32", t, special("%dynamic_smem_size"), none, 2);
+    kptx_rw_emit3(rw, sv, "add", ".u32", lim, lim, t, 3);
+    kptx_rw_emit3(rw, sv, "mov", ".u32", t, special("%total_smem_size"), none, 2);
+    kptx_rw_emit3(rw, sv, "min", ".u32", t, t, lim, 3);
+    kptx_rw_emit3(rw, sv, "sub", ".u32", lo, lim, t, 3);
+    kptx_rw_emit3(rw, sv, "add", ".u32", lo, lo, kptx_int_operand(127), 3);
+    kptx_rw_emit3(rw, sv, "and", ".b32", lo, lo, kptx_int_operand(-128), 3);
 }
 
 /* S_TID: the thread's linear index in its block; S_STRIDE: 16 bytes per thread. */
@@ -291,19 +273,19 @@ static void thread_index(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub 
     kptx_operand none = {0};
     static const char *const ntid[3] = {"%ntid.x", "%ntid.y", "%ntid.z"};
     static const char *const tid[3] = {"%tid.x", "%tid.y", "%tid.z"};
-    emit(rw, sv, "mov", ".u32", id, special(tid[2]), none, 2);
+    kptx_rw_emit3(rw, sv, "mov", ".u32", id, special(tid[2]), none, 2);
     for (int k = 1; k >= 0; k--) {      /* id = (tid.z * ntid.y + tid.y) * ntid.x + tid.x */
-        emit(rw, sv, "mov", ".u32", t, special(ntid[k]), none, 2);
-        emit(rw, sv, "mul", ".lo.u32", id, id, t, 3);
-        emit(rw, sv, "mov", ".u32", t, special(tid[k]), none, 2);
-        emit(rw, sv, "add", ".u32", id, id, t, 3);
+        kptx_rw_emit3(rw, sv, "mov", ".u32", t, special(ntid[k]), none, 2);
+        kptx_rw_emit3(rw, sv, "mul", ".lo.u32", id, id, t, 3);
+        kptx_rw_emit3(rw, sv, "mov", ".u32", t, special(tid[k]), none, 2);
+        kptx_rw_emit3(rw, sv, "add", ".u32", id, id, t, 3);
     }
-    emit(rw, sv, "mov", ".u32", n, special(ntid[0]), none, 2);
+    kptx_rw_emit3(rw, sv, "mov", ".u32", n, special(ntid[0]), none, 2);
     for (unsigned k = 1; k < 3; k++) {
-        emit(rw, sv, "mov", ".u32", t, special(ntid[k]), none, 2);
-        emit(rw, sv, "mul", ".lo.u32", n, n, t, 3);
+        kptx_rw_emit3(rw, sv, "mov", ".u32", t, special(ntid[k]), none, 2);
+        kptx_rw_emit3(rw, sv, "mul", ".lo.u32", n, n, t, 3);
     }
-    emit(rw, sv, "shl", ".b32", n, n, kptx_int_operand(4), 3);
+    kptx_rw_emit3(rw, sv, "shl", ".b32", n, n, kptx_int_operand(4), 3);
 }
 
 void kptx_scrub_shared(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
@@ -315,27 +297,27 @@ void kptx_scrub_shared(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *l
     const char *tail = slabel(rw, ls, "tail"), *bytes = slabel(rw, ls, "bytes");
     const char *wait = slabel(rw, ls, "wait");
     shared_bounds(rw, sv, ls, dyn_var);
-    emit(rw, sv, "setp", ".ge.u32", p, lo, lim, 3);
+    kptx_rw_emit3(rw, sv, "setp", ".ge.u32", p, lo, lim, 3);
     branch(rw, sv, ls, done, true);             /* no shared memory: the same for the block */
     thread_index(rw, sv, ls);
-    emit(rw, sv, "shl", ".b32", at, id, kptx_int_operand(4), 3);
-    emit(rw, sv, "add", ".u32", at, at, lo, 3);
-    emit(rw, sv, "and", ".b32", end, lim, kptx_int_operand(-16), 3);
+    kptx_rw_emit3(rw, sv, "shl", ".b32", at, id, kptx_int_operand(4), 3);
+    kptx_rw_emit3(rw, sv, "add", ".u32", at, at, lo, 3);
+    kptx_rw_emit3(rw, sv, "and", ".b32", end, lim, kptx_int_operand(-16), 3);
     kptx_rw_label(rw, sv, body);
-    emit(rw, sv, "setp", ".lt.u32", p, at, end, 3);
+    kptx_rw_emit3(rw, sv, "setp", ".lt.u32", p, at, end, 3);
     branch(rw, sv, ls, tail, false);
     store_shared(rw, sv, ls, at_reg(rw, at), 16);
-    emit(rw, sv, "add", ".u32", at, at, sreg(rw, ls, S_STRIDE), 3);
+    kptx_rw_emit3(rw, sv, "add", ".u32", at, at, sreg(rw, ls, S_STRIDE), 3);
     jump(rw, sv, body);
     kptx_rw_label(rw, sv, tail);                /* thread 0: the bytes past the last 16 */
-    emit(rw, sv, "setp", ".ne.u32", p, id, kptx_int_operand(0), 3);
+    kptx_rw_emit3(rw, sv, "setp", ".ne.u32", p, id, kptx_int_operand(0), 3);
     branch(rw, sv, ls, wait, true);
-    emit(rw, sv, "max", ".u32", at, end, lo, 3);
+    kptx_rw_emit3(rw, sv, "max", ".u32", at, end, lo, 3);
     kptx_rw_label(rw, sv, bytes);
-    emit(rw, sv, "setp", ".lt.u32", p, at, lim, 3);
+    kptx_rw_emit3(rw, sv, "setp", ".lt.u32", p, at, lim, 3);
     branch(rw, sv, ls, wait, false);
     store_shared(rw, sv, ls, at_reg(rw, at), 1);
-    emit(rw, sv, "add", ".u32", at, at, kptx_int_operand(1), 3);
+    kptx_rw_emit3(rw, sv, "add", ".u32", at, at, kptx_int_operand(1), 3);
     jump(rw, sv, bytes);
     kptx_rw_label(rw, sv, wait);
     kptx_rw_emit(rw, sv, "bar", ".sync", 1, &(kptx_operand){.kind = KPTX_OPND_INT, .value = 0});
@@ -353,8 +335,8 @@ void kptx_scrub_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_local_scrub *ls,
     if (!ls->n_vars && !ls->shared)
         return;
     kptx_operand none = {0};
-    emit(rw, sv, "mov", ".b32", kptx_reg_operand(ls->zero), kptx_int_operand(0), none, 2);
-    emit(rw, sv, "mov", ".b16", kptx_reg_operand(ls->zero16), kptx_int_operand(0), none, 2);
+    kptx_rw_emit3(rw, sv, "mov", ".b32", kptx_reg_operand(ls->zero), kptx_int_operand(0), none, 2);
+    kptx_rw_emit3(rw, sv, "mov", ".b16", kptx_reg_operand(ls->zero16), kptx_int_operand(0), none, 2);
     int depth = 0;
     for (unsigned i = 0; i < fn->n_stmts; i++) {
         const kptx_stmt *s = &fn->stmts[i];

@@ -117,43 +117,20 @@ bool kptx_smem_clamps_any(const kptx_module *m, const kptx_function *fn)
     return false;
 }
 
-static void declare_regs(kptx_rw *rw, kptx_stmt_vec *sv, const char *type, const char *name,
-                         unsigned range)
-{
-    kptx_stmt *r = kptx_rw_push(rw, sv, NULL);
-    if (r) {
-        r->kind = KPTX_STMT_VAR;
-        r->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = type, .name = name,
-                              .reg_range = range};
-    }
-}
-
-static void declare_reg(kptx_rw *rw, kptx_stmt_vec *sv, const char *type, const char *name)
-{
-    declare_regs(rw, sv, type, name, 0);
-}
-
 void kptx_smem_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc)
 {
     for (unsigned i = 0; i < 2 && sc->used; i++)
-        declare_reg(rw, sv, ".b32", sc->scratch[i]);
+        kptx_rw_declare_reg(rw, sv, ".b32", sc->scratch[i], 0);
     if (sc->n_groups) {
-        declare_regs(rw, sv, ".b32", sc->group_reg, sc->n_groups);
-        declare_regs(rw, sv, ".b32", sc->bound_reg, sc->n_bounds);
+        kptx_rw_declare_reg(rw, sv, ".b32", sc->group_reg, sc->n_groups);
+        kptx_rw_declare_reg(rw, sv, ".b32", sc->bound_reg, sc->n_bounds);
     }
     for (unsigned k = 0; k < KPTX_ALIGN_SLOTS; k++) {
         if ((sc->used >> k) & 1u)
-            declare_reg(rw, sv, ".b32", sc->hi[k]);
+            kptx_rw_declare_reg(rw, sv, ".b32", sc->hi[k], 0);
         if ((sc->generic >> k) & 1u)
-            declare_reg(rw, sv, ".b64", sc->ghi[k]);
+            kptx_rw_declare_reg(rw, sv, ".b64", sc->ghi[k], 0);
     }
-}
-
-static void emit(kptx_rw *rw, kptx_stmt_vec *sv, const char *op, const char *mods,
-                 kptx_operand a, kptx_operand b, kptx_operand c, unsigned n)
-{
-    const kptx_operand ops[3] = {a, b, c};
-    kptx_rw_emit(rw, sv, op, mods, n, ops);
 }
 
 /* Register k of the range name<n>. */
@@ -173,33 +150,33 @@ void kptx_smem_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_smem_clamps *sc)
     sc->var_used = true;
     kptx_operand lim = kptx_reg_operand(sc->scratch[0]), dyn = kptx_reg_operand(sc->scratch[1]);
     kptx_operand none = {0};
-    emit(rw, sv, "mov", ".u32", lim, (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = sc->var},
+    kptx_rw_emit3(rw, sv, "mov", ".u32", lim, (kptx_operand){.kind = KPTX_OPND_SYMBOL, .name = sc->var},
          none, 2);
-    emit(rw, sv, "mov", ".u32", dyn,
+    kptx_rw_emit3(rw, sv, "mov", ".u32", dyn,
          (kptx_operand){.kind = KPTX_OPND_SREG, .name = "%dynamic_smem_size"}, none, 2);
-    emit(rw, sv, "add", ".u32", lim, lim, dyn, 3);
+    kptx_rw_emit3(rw, sv, "add", ".u32", lim, lim, dyn, 3);
     for (unsigned k = 0; k < KPTX_ALIGN_SLOTS; k++) {
         if (!((sc->used >> k) & 1u))
             continue;
         kptx_operand hi = kptx_reg_operand(sc->hi[k]);
-        emit(rw, sv, "sub", ".s32", hi, lim, kptx_int_operand(1 << k), 3);
-        emit(rw, sv, "max", ".s32", hi, hi, kptx_int_operand(0), 3);
+        kptx_rw_emit3(rw, sv, "sub", ".s32", hi, lim, kptx_int_operand(1 << k), 3);
+        kptx_rw_emit3(rw, sv, "max", ".s32", hi, hi, kptx_int_operand(0), 3);
         /* aligned down too: a dynamic size that w does not divide would otherwise leave
          * the clamp's own address misaligned, a fault that ends the context */
         if (k)
-            emit(rw, sv, "and", ".b32", hi, hi, kptx_int_operand(-(1 << k)), 3);
+            kptx_rw_emit3(rw, sv, "and", ".b32", hi, hi, kptx_int_operand(-(1 << k)), 3);
         if (!((sc->generic >> k) & 1u))
             continue;
         kptx_operand ghi = kptx_reg_operand(sc->ghi[k]);
-        emit(rw, sv, "cvt", ".u64.u32", ghi, hi, none, 2);
-        emit(rw, sv, "cvta", ".shared.u64", ghi, ghi, none, 2);
+        kptx_rw_emit3(rw, sv, "cvt", ".u64.u32", ghi, hi, none, 2);
+        kptx_rw_emit3(rw, sv, "cvta", ".shared.u64", ghi, ghi, none, 2);
     }
     for (unsigned k = 0; k < sc->n_bounds; k++) {      /* the groups' bounds */
         kptx_operand b = numbered(rw, sc->bound_reg, k);
-        emit(rw, sv, "sub", ".s32", b, lim, kptx_int_operand(sc->bound_span[k]), 3);
-        emit(rw, sv, "max", ".s32", b, b, kptx_int_operand(0), 3);
+        kptx_rw_emit3(rw, sv, "sub", ".s32", b, lim, kptx_int_operand(sc->bound_span[k]), 3);
+        kptx_rw_emit3(rw, sv, "max", ".s32", b, b, kptx_int_operand(0), 3);
         if (sc->bound_align[k] > 1)     /* the limit need not be aligned (the dynamic size) */
-            emit(rw, sv, "and", ".b32", b, b, kptx_int_operand(-(int64_t)sc->bound_align[k]), 3);
+            kptx_rw_emit3(rw, sv, "and", ".b32", b, b, kptx_int_operand(-(int64_t)sc->bound_align[k]), 3);
     }
 }
 
@@ -210,14 +187,14 @@ void kptx_smem_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamps *sc,
     unsigned k = kptx_width_slot(width);
     const char *bits = generic ? ".b64" : ".b32";
     if (width > 1) {
-        emit(rw, sv, "and", bits, dst, src, kptx_int_operand(-(int64_t)width), 3);
+        kptx_rw_emit3(rw, sv, "and", bits, dst, src, kptx_int_operand(-(int64_t)width), 3);
         src = dst;
     }
     if (offset) {
-        emit(rw, sv, "add", generic ? ".s64" : ".s32", dst, src, kptx_int_operand(offset), 3);
+        kptx_rw_emit3(rw, sv, "add", generic ? ".s64" : ".s32", dst, src, kptx_int_operand(offset), 3);
         src = dst;
     }
-    emit(rw, sv, "min", generic ? ".u64" : ".u32", dst, src,
+    kptx_rw_emit3(rw, sv, "min", generic ? ".u64" : ".u32", dst, src,
          kptx_reg_operand(generic ? sc->ghi[k] : sc->hi[k]), 3);
 }
 
@@ -439,18 +416,18 @@ void kptx_smem_group_clamp(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_smem_clamp
      * (sm_90's VIADDMNMX) and groups of one base may share */
     bool late = gr->lo % gr->align == 0;
     if (gr->lo && !late) {
-        emit(rw, sv, "add", ".s32", dst, src, kptx_int_operand(gr->lo), 3);
+        kptx_rw_emit3(rw, sv, "add", ".s32", dst, src, kptx_int_operand(gr->lo), 3);
         src = dst;
     }
     if (gr->align > 1) {
-        emit(rw, sv, "and", ".b32", dst, src, kptx_int_operand(-(int64_t)gr->align), 3);
+        kptx_rw_emit3(rw, sv, "and", ".b32", dst, src, kptx_int_operand(-(int64_t)gr->align), 3);
         src = dst;
     }
     if (gr->lo && late) {
-        emit(rw, sv, "add", ".s32", dst, src, kptx_int_operand(gr->lo), 3);
+        kptx_rw_emit3(rw, sv, "add", ".s32", dst, src, kptx_int_operand(gr->lo), 3);
         src = dst;
     }
-    emit(rw, sv, "min", ".u32", dst, src, numbered(rw, sc->bound_reg, gr->slot), 3);
+    kptx_rw_emit3(rw, sv, "min", ".u32", dst, src, numbered(rw, sc->bound_reg, gr->slot), 3);
 }
 
 kptx_operand kptx_smem_group_address(kptx_rw *rw, const kptx_smem_clamps *sc, unsigned g,

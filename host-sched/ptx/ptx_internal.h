@@ -347,6 +347,12 @@ kptx_operand kptx_rw_addr(kptx_rw *rw, const char *symbol, int64_t offset);
  * four) and n_ops operands (copied); returns it (NULL on failure). */
 kptx_stmt *kptx_rw_emit(kptx_rw *rw, kptx_stmt_vec *sv, const char *opcode, const char *mods,
                         unsigned n_ops, const kptx_operand *ops);
+/* Appends the declaration of register name of type (range > 0: name<range>). */
+void kptx_rw_declare_reg(kptx_rw *rw, kptx_stmt_vec *sv, const char *type, const char *name,
+                         unsigned range);
+/* kptx_rw_emit of the first n (at most three) of a, b, c. */
+kptx_stmt *kptx_rw_emit3(kptx_rw *rw, kptx_stmt_vec *sv, const char *opcode, const char *mods,
+                         kptx_operand a, kptx_operand b, kptx_operand c, unsigned n);
 /* ---- Relocating module variables (reloc_plan.c) ---- */
 
 /* The names whose address some module variable's initialiser holds, sorted (malloc'ed

@@ -107,6 +107,24 @@ static bool opens_code(const kptx_stmt *s)
     return s->kind != KPTX_STMT_VAR && s->kind != KPTX_STMT_DIRECTIVE;
 }
 
+void kptx_rw_declare_reg(kptx_rw *rw, kptx_stmt_vec *sv, const char *type, const char *name,
+                         unsigned range)
+{
+    kptx_stmt *r = kptx_rw_push(rw, sv, NULL);
+    if (r) {
+        r->kind = KPTX_STMT_VAR;
+        r->u.var = (kptx_var){.space = KPTX_SPACE_REG, .type = type, .name = name,
+                              .reg_range = range};
+    }
+}
+
+kptx_stmt *kptx_rw_emit3(kptx_rw *rw, kptx_stmt_vec *sv, const char *opcode, const char *mods,
+                         kptx_operand a, kptx_operand b, kptx_operand c, unsigned n)
+{
+    const kptx_operand ops[3] = {a, b, c};
+    return kptx_rw_emit(rw, sv, opcode, mods, n, ops);
+}
+
 void kptx_rw_body(kptx_rw *rw, size_t cap, const kptx_function *fn, kptx_function *out,
                   const kptx_body_hooks *h)
 {
