@@ -10,8 +10,10 @@
  * exactly what it did; an address outside is redirected into the tenant's own window,
  * never into another tenant's memory, and a misaligned one (a fault that would end the
  * shared context) to the aligned address below it. With KPTX_FENCE_TRAP such addresses
- * end the thread with a fault code instead, and the access keeps its own address. Shared,
- * local, const and param accesses are left alone: they cannot reach global memory.
+ * end the thread with a fault code instead, and the access keeps its own address. Const
+ * and param accesses are left alone: they cannot reach global memory; shared and local ones
+ * are clamped into the block's shared memory and the thread's frames (fence_shared.c,
+ * fence_local.c), and what earlier kernels left there is zeroed first (fence_scrub.c).
  *
  * The same pass gives the backend control of a running tenant kernel through two more
  * parameters, the addresses of the tenant's control words (kernelet/ptx.h, "Control"),

@@ -308,9 +308,12 @@ int kptx_slice_name(const char *entry, char *buf, size_t buflen);
  * unchanged and any other lands inside it, aligned: a misaligned access, which on the GPU
  * is a sticky fault that ends the shared context, never runs. Shared accesses (.shared,
  * and generic ones when isspacep.shared holds), in entries and device functions alike,
- * use min(offset & ~(width - 1), limit - width) instead, limit the end of the block's
- * shared memory: an access past it or misaligned, the same sticky fault, lands in the
- * block's own shared memory (docs/PTX.md). A fenced entry takes four more .u64 parameters
+ * use min(offset & ~(width - 1), (limit - width) & ~(width - 1)) instead, limit the end of
+ * the block's shared memory: an access past it or misaligned, the same sticky fault, lands
+ * in the block's own shared memory (docs/PTX.md). Local accesses stay in the thread's own
+ * stack frames (kptx_fence_opts.local_top), and every fenced function zeroes its .local
+ * variables, every fenced entry's block its shared memory, before its code runs (a GPU
+ * clears neither between kernels). A fenced entry takes four more .u64 parameters
  * after its own, at the next multiple of 8: the window's base, its mask, then the addresses
  * of the tenant's cancel word and fault word (both .u32, outside every window; see
  * Control). */
