@@ -107,6 +107,29 @@ static void unpack(const struct kcu_copy *c, const struct piece *p, const void *
         memcpy(dst + i * c->dst_pitch, (const char *)src + i * p->cols, p->cols);
 }
 
+/* Part `part` of `parts` of unpacking a piece (copy_threads.c): an equal share of the
+ * slot's bytes, which may begin and end inside a row. */
+struct unpack_job {
+    const struct kcu_copy *c;
+    const struct piece *p;
+    const char *src;
+};
+
+static void unpack_part(void *arg, unsigned part, unsigned parts)
+{
+    const struct unpack_job *j = arg;
+    size_t total = j->p->rows * j->p->cols;
+    size_t at = total / parts * part, end = part + 1 == parts ? total : total / parts * (part + 1);
+    char *dst = (char *)j->c->dst_host + j->p->row * j->c->dst_pitch + j->p->col;
+
+    while (at < end) {
+        size_t row = at / j->p->cols, col = at % j->p->cols;
+        size_t n = j->p->cols - col < end - at ? j->p->cols - col : end - at;
+        memcpy(dst + row * j->c->dst_pitch + col, j->src + at, n);
+        at += n;
+    }
+}
+
 static CUresult htod_inline(const struct kcu_copy *c)
 {
     char packed[INLINE_MAX];
@@ -170,7 +193,11 @@ static CUresult dtoh_land(const struct kcu_copy *c, struct dtoh_flight *f)
 {
     CUresult r = kcu_wait(kcu.client, f->token);
 
-    if (r == CUDA_SUCCESS)
+    struct unpack_job job = {c, &f->p, f->st.ptr};
+
+    /* A large piece is unpacked on several threads: one memcpy is slower than the
+     * daemon's DMA into the slot (copy_threads.c). */
+    if (r == CUDA_SUCCESS && !kcu_copy_split(unpack_part, &job, f->p.rows * f->p.cols))
         unpack(c, &f->p, f->st.ptr);
     kcu_stage_release(&f->st);
     return r;

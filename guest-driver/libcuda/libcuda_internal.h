@@ -168,6 +168,17 @@ struct kcu_completion kcu_stage_completion(const struct kcu_stage *st);
 /* The slot becomes free now. */
 void kcu_stage_release(const struct kcu_stage *st);
 
+/* ---- copying a large piece on several threads (copy_threads.c) --------------------- */
+
+/* One part of a split copy: part `part` of `parts`. */
+typedef void kcu_copy_part_fn(void *arg, unsigned part, unsigned parts);
+
+/* Runs fn's parts on the calling thread and the copy pool (KERNELET_COPY_THREADS) when
+ * `bytes` is large enough to be worth it, and returns once every part has run; false
+ * (nothing run) when the caller should copy on its own: small, one thread, or the pool is
+ * busy with another thread's copy or unavailable. */
+bool kcu_copy_split(kcu_copy_part_fn *fn, void *arg, size_t bytes);
+
 /* ---- global state (init.c) --------------------------------------------------------- */
 
 struct kcu_ctx;
