@@ -120,12 +120,12 @@ static void put_init(kptx_buf *b, const kptx_var *v, unsigned level, unsigned le
 static void put_initialiser(kptx_buf *b, const kptx_var *v)
 {
     kptx_buf_put(b, " = ", 3);
+    uint64_t chunk[sizeof v->dims / sizeof v->dims[0] + 1];   /* dimensions, a vector */
     unsigned levels = v->n_dims + (v->vec ? 1 : 0);
-    if (levels == 0) {
+    if (levels == 0 || levels > sizeof chunk / sizeof chunk[0]) {  /* the parser allows 4 */
         kptx_print_operand(b, &v->init[0]);
         return;
     }
-    uint64_t chunk[5];
     for (unsigned i = 0; i < v->n_dims; i++)
         chunk[i] = i == 0 ? 0 : v->dims[i];   /* the outer level takes what is there */
     if (v->vec)
