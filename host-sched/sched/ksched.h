@@ -406,6 +406,11 @@ typedef struct ksched_op {
         uint32_t event;
         struct { void (*fn)(void *user); void *user; } host;
     } u;
+    int timing;                 /* EVENT_RECORD of a timing event (its elapsed time may be
+                                   asked): a launch submitted right behind it on the stream
+                                   is timed on the device, and the event is stamped by when
+                                   that launch started there, as a GPU stamps an event it
+                                   reaches just before the kernel */
 } ksched_op;
 
 typedef struct ksched_op_result {

@@ -39,6 +39,11 @@ typedef struct sched_op {
     int backend_status;
     char msg[MSG_LEN];
     struct sched_kernel *kernel; /* launches, once started */
+    /* launches: the timing event recorded just before it on its stream, stamped anew by
+       when this launch started on the device once it completes (restamp: 0 = none) */
+    int restamp;
+    uint32_t restamp_event;
+    uint64_t restamp_gen;
 } sched_op;
 
 typedef struct sched_stream {
@@ -51,6 +56,13 @@ typedef struct sched_stream {
     uint64_t last_end_ns;       /* when its last completed operation ended (backend clock):
                                    an event recorded next is stamped no earlier */
     uint64_t launches_open;     /* its launch ops submitted and not finished */
+    /* the stream's last completed op, when it was a record of a timing event: which, and
+       when it was submitted (a launch submitted soon after restamps it) */
+    struct {
+        int set;
+        uint32_t event;
+        uint64_t gen, submit_ns;
+    } timing_record;
     struct sched_stream *work_next;
 } sched_stream;
 
@@ -364,6 +376,11 @@ void sched_fail_pending_lost(ksched *s);
 void sched_stream_wake(ksched *s, sched_stream *st);
 int sched_streams_start(ksched *s);
 void sched_op_complete(ksched *s, sched_op *op, int status, const char *msg);
+/* A launch starting: restamps (at its end) the timing event recorded just before it on its
+ * stream, when it was submitted together with that record (ksched_op.timing). */
+void sched_restamp_arm(sched_op *launch);
+/* A launch completing: its restamped event now says when the launch started on the device. */
+void sched_restamp_apply(ksched *s, const sched_op *launch);
 void sched_op_finish(ksched *s, sched_op *op, int status, const char *msg);
 void sched_backend_done(void *user, const kbackend_completion *c);
 void sched_events_changed(ksched *s, sched_tenant *t);

@@ -380,6 +380,7 @@ static uint32_t event_rec(struct ks_conn *c, const struct kproto_record *rec, st
     if (!(kop = new_op(t)))
         return KS_CUDA_OUT_OF_MEMORY;
     op.u.event = o->u.event.sid;
+    op.timing = record && o->u.event.timing;
     code = submit_or_code(c, rec->stream, &op, kop);
     if (!code && record)
         o->u.event.recorded = true;

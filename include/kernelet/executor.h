@@ -239,6 +239,9 @@ typedef struct kbackend_slice {
                                    KBACKEND_EUNSUPPORTED */
     int cooperative;            /* 1: every block must be resident at once (grid-wide
                                    synchronisation: cuLaunchCooperativeKernel) */
+    int timed;                  /* 1: a tenant's timing event is stamped by when this slice
+                                   started: report start_ns as the device saw it (cuda:
+                                   timing events around it), not when it could start */
 } kbackend_slice;
 
 /* Whether a launch of these clusters (blocks per cluster, 0 or 1 each: none) and
