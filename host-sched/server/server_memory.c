@@ -206,7 +206,8 @@ void ks_memory_free_drained(struct ks_conn *c, uint64_t id, uint64_t base)
         return;
     }
     a->releasing = true; /* a context closed meanwhile leaves it to this call */
-    ks_call_start(c, id, KERNELET_OP_MEM_FREE, free_run, free_finish, base);
+    if (!ks_call_start(c, id, KERNELET_OP_MEM_FREE, free_run, free_finish, base))
+        a->freeing = a->releasing = false;  /* answered OUT_OF_MEMORY: still the tenant's */
 }
 
 void ks_memory_info(struct ks_conn *c, uint64_t id)
