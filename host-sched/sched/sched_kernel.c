@@ -83,7 +83,7 @@ static kbackend_slice backend_slice(const sched_kernel *k, int sliced, uint64_t 
                          .params = op->u.launch.params,
                          .params_size = op->u.launch.params_size, .tag = k->op->id,
                          .time_limit_ns = k->tenant->pol.kernel_time_limit_ns,
-                         .tenant = k->tenant->name, .domain = k->tenant->id,
+                         .tenant = k->tenant->name, .domain = k->op->domain->id,
                          .polls_cancel = op->u.launch.polls_cancel,
                          .cooperative = op->u.launch.cooperative,
                          .timed = k->op->restamp && first == 0};

@@ -120,6 +120,7 @@ void sched_op_finish(ksched *s, sched_op *op, int status, const char *msg)
     if (!op->end_ns)
         op->end_ns = sched_now(s);
     account(t, op, status, msg);
+    sched_domain_put(s, t, op->domain);    /* a launch of a closed context, the last */
     s->ops_pending--;
     if (op->done) {
         notify *n = calloc(1, sizeof(*n));
@@ -517,9 +518,17 @@ int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *
              : !st || st->destroyed ? ksched_fail(err, KSCHED_ENOTFOUND, "no stream %u", stream)
              : sched_refuse_if_lost(s, err) ? KSCHED_ELOST
              : check_op(s, t, x, err);
+    /* a launch runs in its context's domain: fenced into that context's window */
+    sched_domain *d = NULL;
+    if (!rc && x->kind == KSCHED_OP_LAUNCH)
+        rc = sched_domain_of(s, t, x->u.launch.context, &d, err);
     sched_op *op = rc ? NULL : op_new(s, t, st, x);
     if (!rc && !op)
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    if (!rc && d) {
+        op->domain = d;
+        sched_domain_hold(d);
+    }
     if (!rc) {
         op->done = done;
         op->user = user;
