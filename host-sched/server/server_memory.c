@@ -87,7 +87,7 @@ static void alloc_run(struct ks_call *k)
 {
     kbackend_devptr p = 0;
 
-    k->rc = ksched_mem_alloc(k->sched, k->tenant, k->arg, &p, &k->err);
+    k->rc = ksched_mem_alloc_in(k->sched, k->tenant, k->context, k->arg, &p, &k->err);
     k->result = p;
 }
 
@@ -110,8 +110,9 @@ static void alloc_finish(struct ks_call *k)
     if (rc != 0) {
         /* The device had no room (or refused the size): what cuMemAlloc says then. */
         ks_reply_cuda(c, KERNELET_OP_MEM_ALLOC, k->id,
-                      rc == KSCHED_EBACKEND || rc == KSCHED_ENOMEM ? KS_CUDA_OUT_OF_MEMORY
-                                                                   : ks_cuda_of(rc, k->err.msg),
+                      rc == KSCHED_EBACKEND || rc == KSCHED_ENOMEM
+                          ? KS_CUDA_OUT_OF_MEMORY
+                          : ks_context_cuda_of(c, k->context, rc, k->err.msg),
                       0);
         return;
     }
