@@ -11,10 +11,15 @@ static struct ks_alloc *find(const struct ks_conn *c, uint64_t p)
 
 /* Guest processes of one VM (contexts of one connection) are separate CUDA programs: each
  * reaches only the memory it allocated, as natively (host clients are all context 0).
- * Module variables belong to their module, which the contexts may share. */
+ * Module variables belong to their module's context: they lie in its window, where only
+ * its kernels reach them, so another context that borrows the module may launch its
+ * functions (in its own window) but not copy to or from its variables. */
 static bool visible_to(const struct ks_conn *c, const struct ks_alloc *a)
 {
-    return a->module || a->owner == c->context;
+    if (!a->module)
+        return a->owner == c->context;
+    const struct ks_obj *mo = ks_handle_get(&c->handles, a->module, KS_MODULE);
+    return mo && mo->owner == c->context;
 }
 
 bool ks_memory_owned(const struct ks_conn *c, uint64_t p, uint64_t len)
