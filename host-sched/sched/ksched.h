@@ -468,7 +468,8 @@ typedef void (*ksched_done_fn)(void *user, const ksched_op_result *r);
 
 /* Queues op on the tenant's stream. Host memory of copies must stay valid until done.
  * done may be NULL. *op_id (may be NULL) gets the operation's id (also the launch's tag in
- * the backend). KSCHED_EAGAIN when the tenant has max_inflight launches queued. */
+ * the backend). KSCHED_EAGAIN when the tenant has max_inflight launches queued;
+ * KSCHED_ECONTEXTS when a launch's context would be one context too many. */
 int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *op,
                   ksched_done_fn done, void *user, uint64_t *op_id, ksched_err *err);
 /* Between ksched_hold and ksched_release (which nest), submissions are queued but not yet
