@@ -243,8 +243,12 @@ void ksched_tenant_policy_default(ksched_tenant_policy *p);
 int ksched_tenant_add(ksched *s, const char *name, const ksched_tenant_policy *pol,
                       uint32_t *id, ksched_err *err);
 /* Cancels the tenant's queued work (KSCHED_ECANCELED to its callbacks); the tenant, its
- * memory and modules go once its running work has drained (while a driver runs). */
+ * memory and modules go once its running work has drained (while a driver runs). Where the
+ * backend frees memory beside its other work (kbackend_device_info.mem_unlocked), the
+ * memory goes on the scheduler's reaper thread, so that freeing GiBs holds up no one. */
 int ksched_tenant_remove(ksched *s, uint32_t tenant, ksched_err *err);
+/* Waits until the reaper has freed the memory of every tenant released so far. */
+void ksched_wait_reaped(ksched *s);
 int ksched_tenant_set_policy(ksched *s, uint32_t tenant, const ksched_tenant_policy *pol,
                              ksched_err *err);
 int ksched_tenant_get_policy(ksched *s, uint32_t tenant, ksched_tenant_policy *out,

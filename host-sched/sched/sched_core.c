@@ -173,7 +173,7 @@ int ksched_new(ksched **out, const kbackend *backend, const ksched_config *cfg,
         ksched_free(s);
         return rc;
     }
-    if (sched_policy_states_new(s) != 0) {
+    if (sched_policy_states_new(s) != 0 || sched_reaper_start(s) != 0) {
         ksched_free(s);
         return ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     }
@@ -186,6 +186,7 @@ void ksched_free(ksched *s)
     if (!s)
         return;
     ksched_thread_stop(s);
+    sched_reaper_stop(s);
     /* an allocation, free or module load in the backend, the lock released, comes back to
      * its tenant */
     pthread_mutex_lock(&s->lock);

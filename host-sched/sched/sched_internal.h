@@ -372,6 +372,11 @@ struct ksched {
        ksched_free waits on unlocked_idle for them */
     unsigned unlocked_calls;
     pthread_cond_t unlocked_idle;
+    /* the reaper (sched_reap.c): removed tenants whose memory it frees without the lock */
+    pthread_t reaper;
+    int reaper_running, reaper_stop, reaping;
+    pthread_cond_t reap_cond, reap_done;
+    struct sched_tenant *reap_head;
     /* the backend answered KBACKEND_ELOST: the device state is gone (ksched_lost) */
     int lost;
     char lost_msg[MSG_LEN];
@@ -411,7 +416,19 @@ void sched_stream_free(sched_stream *st);
 
 /* sched_tenant.c */
 void sched_tenant_release(ksched *s, sched_tenant *t);
+/* sched_tenant_release in two: what holds no device memory (lock held), then the memory */
+void sched_tenant_release_objects(ksched *s, sched_tenant *t);
+void sched_tenant_free_memory(ksched *s, sched_tenant *t);
 void sched_tenants_reap(ksched *s);
+
+/* sched_reap.c: removed tenants' memory freed on a thread of its own, without the lock,
+ * where the backend allows it (kbackend_device_info.mem_unlocked) */
+int sched_reaper_start(ksched *s);
+/* With the lock held: releases t's objects and hands its memory to the reaper; 0 when
+ * there is no reaper (the caller releases t itself). */
+int sched_reaper_take(ksched *s, sched_tenant *t);
+/* Waits for the tenants handed over, then ends the thread. */
+void sched_reaper_stop(ksched *s);
 /* Whether t's work may start now: not while a call of its runs in the backend without the
  * lock. */
 static inline int sched_tenant_paused(const sched_tenant *t)

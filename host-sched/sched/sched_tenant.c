@@ -177,8 +177,8 @@ static void unload_cb(uint32_t id, void *val, void *user)
     free(m);
 }
 
-/* Frees everything of t (the tenant is already out of the lists or never was in them). */
-void sched_tenant_release(ksched *s, sched_tenant *t)
+/* Frees t's streams, events, functions, modules and VMM memory (with the lock held). */
+void sched_tenant_release_objects(ksched *s, sched_tenant *t)
 {
     drop_from_worklist(s, t);
     idmap_each(&t->streams, free_stream_cb, s);
@@ -190,6 +190,10 @@ void sched_tenant_release(ksched *s, sched_tenant *t)
     idmap_each(&t->modules, unload_cb, s);
     idmap_free(&t->modules);
     sched_vmm_release_all(s, t);
+}
+
+void sched_tenant_free_memory(ksched *s, sched_tenant *t)
+{
     kbackend_error e;
     for (size_t i = 0; i < krange_count(&t->allocs); i++) {
         const sched_alloc *a = krange_at(&t->allocs, i);
@@ -197,11 +201,19 @@ void sched_tenant_release(ksched *s, sched_tenant *t)
             s->be.ops->mem_free(s->be.state, a->r.base, &e);
     }
     krange_table_clear(&t->allocs);
+}
+
+/* Frees everything of t (the tenant is already out of the lists or never was in them). */
+void sched_tenant_release(ksched *s, sched_tenant *t)
+{
+    sched_tenant_release_objects(s, t);
+    sched_tenant_free_memory(s, t);
     sched_domains_free(s, t);           /* their windows are empty now */
     free(t);
 }
 
-/* Releases the removed tenants whose running work has drained. */
+/* Releases the removed tenants whose running work has drained; their memory goes on the
+ * reaper's thread where there is one (sched_reap.c). */
 void sched_tenants_reap(ksched *s)
 {
     for (sched_tenant **pp = &s->tenants; *pp;) {
@@ -212,7 +224,8 @@ void sched_tenants_reap(ksched *s)
         }
         *pp = t->next;
         idmap_del(&s->tenant_ids, t->id);
-        sched_tenant_release(s, t);
+        if (!sched_reaper_take(s, t))
+            sched_tenant_release(s, t);
     }
 }
 

@@ -25,6 +25,8 @@ static struct {
     unsigned live;                  /* fake allocations not freed */
     uint64_t seq;                   /* the order of everything recorded */
     uint64_t entered_at, returned_at;   /* of the last allocation */
+    int gate_frees;                 /* the armed gate holds frees, not allocations */
+    uint64_t free_entered_at, free_returned_at;   /* of the last free held there */
     unsigned started[MAX_DOMAIN];   /* launches and memsets handed to the backend */
     uint64_t last_start[MAX_DOMAIN], first_start[MAX_DOMAIN];
 } g;
@@ -68,7 +70,7 @@ static int gated_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_de
     (void)state;
     g_assert_cmpuint(domain, <, MAX_DOMAIN);
     g_mutex_lock(&g.gate.lock);
-    if (g.gate.armed) {
+    if (g.gate.armed && !g.gate_frees) {
         g.entered_at = tick_locked();
         tgate_pass(&g.gate, GATE_TIMEOUT_US);
     }
@@ -92,6 +94,11 @@ static int gated_free(void *state, kbackend_devptr ptr, kbackend_error *err)
     if (ptr < FAKE_BASE)
         return kbackend_fail(err, KBACKEND_EINVAL, "not the test's memory");
     g_mutex_lock(&g.gate.lock);
+    if (g.gate.armed && g.gate_frees) {
+        g.free_entered_at = tick_locked();
+        tgate_pass(&g.gate, GATE_TIMEOUT_US);
+        g.free_returned_at = tick_locked();
+    }
     g_assert_cmpuint(g.live, >, 0);
     g.live--;
     g_mutex_unlock(&g.gate.lock);
@@ -123,7 +130,7 @@ static int gated_memset(void *state, kbackend_devptr dst, uint8_t value, uint64_
 static tenv *gated_env(ksched_policy p)
 {
     memset(g.next, 0, sizeof(g.next));
-    g.gate.armed = g.gate.open = g.gate.timed_out = g.fail_next = 0;
+    g.gate.armed = g.gate.open = g.gate.timed_out = g.fail_next = g.gate_frees = 0;
     g.gate.entered = g.live = 0;
     memset(g.started, 0, sizeof(g.started));
     tenv *t = g_new0(tenv, 1);
@@ -381,10 +388,62 @@ static void test_removed_while_allocating(void)
     g_assert_cmpint(ksched_tenant_list(t->s, ids, 4, &n), ==, 0);
     g_assert_cmpuint(n, ==, 1);
     g_assert_cmpuint(ids[0], ==, b);
+    ksched_wait_reaped(t->s);
     g_assert_cmpuint(g.live, ==, 0);    /* both of a's allocations went with it */
     ksched_tenant_stats ts;
     g_assert_cmpint(ksched_tenant_get_stats(t->s, a, &ts, &e), ==, KSCHED_ENOTFOUND);
     tenv_free(t);
+}
+
+/* A removed tenant's memory is freed without the scheduler's lock (the reaper): while
+ * its free is in the backend, another tenant's kernels are decided, run and completed.
+ * Freed in the reap, with the lock held, they would wait for the gate's timeout. */
+static void test_removed_memory_apart(void)
+{
+    tenv *t = gated_env(KSCHED_KERNELET);
+    uint32_t a, b, fa, fb;
+    two_tenants(t, &a, &b, &fa, &fb);
+    kbackend_devptr mem;
+    g_assert_cmpint(ksched_mem_alloc(t->s, a, 1u << 30, &mem, NULL), ==, 0);
+    g.gate_frees = 1;
+    tgate_arm(&g.gate);
+    g_assert_cmpint(ksched_tenant_remove(t->s, a, NULL), ==, 0);
+    tenv_run(t);                    /* a is reaped: its free goes to the reaper */
+    tgate_wait_entered(&g.gate, 1);
+    stamp done[3] = {{-1, 0}, {-1, 0}, {-1, 0}};
+    ksched_op op = launch_op(fb, 264 * 4, 1, 256);
+    for (int i = 0; i < 3; i++)
+        tenv_submit(t, b, 0, &op, stamp_done, &done[i]);
+    tenv_run(t);
+    tgate_open(&g.gate);
+    ksched_wait_reaped(t->s);
+    g_assert_false(tgate_timed_out(&g.gate));
+    for (int i = 0; i < 3; i++) {
+        g_assert_cmpint(done[i].status, ==, 0);
+        g_assert_cmpuint(done[i].at, >, g.free_entered_at);
+        g_assert_cmpuint(done[i].at, <, g.free_returned_at);    /* during the free */
+    }
+    g_assert_cmpuint(g.live, ==, 0);
+    size_t n;
+    uint32_t ids[4];
+    g_assert_cmpint(ksched_tenant_list(t->s, ids, 4, &n), ==, 0);
+    g_assert_cmpuint(n, ==, 1);
+    tenv_free(t);
+}
+
+/* ksched_free waits for the reaper's frees: none is lost, none runs after it. */
+static void test_free_waits_for_reaper(void)
+{
+    tenv *t = gated_env(KSCHED_BASE);
+    uint32_t a, b, fa, fb;
+    two_tenants(t, &a, &b, &fa, &fb);
+    kbackend_devptr mem;
+    for (int i = 0; i < 3; i++)
+        g_assert_cmpint(ksched_mem_alloc(t->s, a, 4096, &mem, NULL), ==, 0);
+    g_assert_cmpint(ksched_tenant_remove(t->s, a, NULL), ==, 0);
+    tenv_run(t);
+    tenv_free(t);
+    g_assert_cmpuint(g.live, ==, 0);
 }
 
 typedef struct free_call {
@@ -443,6 +502,8 @@ int main(int argc, char **argv)
                          test_tenant_paused);
     g_test_add_func("/mem-unlocked/quota-exact", test_quota_exact);
     g_test_add_func("/mem-unlocked/removed-while-allocating", test_removed_while_allocating);
+    g_test_add_func("/mem-unlocked/removed-memory-apart", test_removed_memory_apart);
+    g_test_add_func("/mem-unlocked/free-waits-for-reaper", test_free_waits_for_reaper);
     g_test_add_func("/mem-unlocked/stop-while-allocating", test_stop_while_allocating);
     return g_test_run();
 }
