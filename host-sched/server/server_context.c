@@ -72,7 +72,14 @@ static uint32_t release_kind(struct ks_conn *c, uint32_t context, enum ks_kind k
     return first;
 }
 
-/* Plain allocations of context (module variables belong to their module). */
+/* Whether a is a plain allocation of context that no free has taken yet (module
+ * variables belong to their module; one being freed off the loop is that call's). */
+static bool context_allocation(const struct ks_alloc *a, uint32_t context)
+{
+    return a->module == 0 && a->owner == context && !a->releasing;
+}
+
+/* Plain allocations of context, freed now. */
 static uint32_t release_allocations(struct ks_conn *c, uint32_t context)
 {
     uint32_t first = 0;
@@ -80,7 +87,7 @@ static uint32_t release_allocations(struct ks_conn *c, uint32_t context)
 
     while (i < krange_count(&c->allocs)) {
         const struct ks_alloc *a = krange_at(&c->allocs, i);
-        if (a->module != 0 || a->owner != context || a->releasing) { /* freed off the loop */
+        if (!context_allocation(a, context)) {
             i++;
             continue;
         }
@@ -93,7 +100,8 @@ static uint32_t release_allocations(struct ks_conn *c, uint32_t context)
 
 static void errors_forget(struct ks_conn *c, uint32_t context);
 
-uint32_t ks_context_release(struct ks_conn *c, uint32_t context)
+/* Everything of context but its plain allocations; the first CUresult failure or 0. */
+static uint32_t release_objects(struct ks_conn *c, uint32_t context)
 {
     static const enum ks_kind order[] = {KS_MODULE, KS_FUNCTION, KS_STREAM, KS_EVENT};
     uint32_t first = 0;
@@ -103,11 +111,104 @@ uint32_t ks_context_release(struct ks_conn *c, uint32_t context)
         if (!first)
             first = r;
     }
-    uint32_t r = release_allocations(c, context);
     errors_forget(c, context);
-    /* Its domain's window goes back once the frees still running off the loop are done. */
+    return first;
+}
+
+/* ---- CONTEXT_CLOSE's frees off the event loop ---- */
+
+/* The allocations a closed context left, freed on a worker (server_call.c): on the cuda
+ * backend each free unmaps its memory and maps the window's sink back, milliseconds and
+ * more per GiB, which on the loop would hold up every other tenant. */
+struct context_frees {
+    uint32_t context;
+    uint32_t code;              /* the answer so far (the drain's, the objects' release) */
+    size_t n;
+    uint64_t base[];
+};
+
+static void frees_run(struct ks_call *k)
+{
+    const struct context_frees *f = k->data;
+
+    for (size_t i = 0; i < f->n; i++) {
+        ksched_err err;
+        int rc = ksched_mem_free(k->sched, k->tenant, f->base[i], &err);
+        if (rc && !k->rc) {
+            k->rc = rc;
+            k->err = err;
+        }
+    }
+}
+
+/* A connection closed meanwhile: the scheduler frees what is left with the tenant. */
+static void frees_finish(struct ks_call *k)
+{
+    struct ks_conn *c = k->conn;
+    struct context_frees *f = k->data;
+
+    if (!c->closing) {
+        for (size_t i = 0; i < f->n; i++)
+            ks_memory_forget(c, f->base[i]);
+        ksched_context_close(c->srv->cfg.sched, c->tenant, f->context, NULL);
+        uint32_t code = f->code ? f->code : k->rc ? ks_cuda_of(k->rc, k->err.msg) : 0;
+        ks_reply_cuda(c, KERNELET_OP_CONTEXT_CLOSE, k->id, code, 0);
+    }
+    free(f);
+}
+
+/* The context's plain allocations, each marked as being freed by the call; NULL without
+ * memory (nothing marked). */
+static struct context_frees *collect_frees(struct ks_conn *c, uint32_t context)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < krange_count(&c->allocs); i++)
+        n += context_allocation(krange_at(&c->allocs, i), context);
+    struct context_frees *f = malloc(sizeof(*f) + n * sizeof(f->base[0]));
+    if (!f)
+        return NULL;
+    f->context = context;
+    f->n = 0;
+    for (size_t i = 0; i < krange_count(&c->allocs); i++) {
+        struct ks_alloc *a = (struct ks_alloc *)krange_at(&c->allocs, i);
+        if (context_allocation(a, context)) {
+            a->freeing = a->releasing = true;
+            f->base[f->n++] = a->r.base;
+        }
+    }
+    return f;
+}
+
+static void unmark_frees(struct ks_conn *c, const struct context_frees *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        struct ks_alloc *a = (struct ks_alloc *)krange_exact(&c->allocs, f->base[i]);
+        if (a)
+            a->freeing = a->releasing = false;
+    }
+}
+
+bool ks_context_release_async(struct ks_conn *c, uint64_t id, uint32_t context, uint32_t code)
+{
+    uint32_t r = release_objects(c, context);
+    struct context_frees *f = collect_frees(c, context);
+
+    if (!code)
+        code = r;
+    if (f && f->n) {
+        f->code = code;
+        if (ks_call_start_data(c, id, KERNELET_OP_CONTEXT_CLOSE, frees_run, frees_finish, f))
+            return true;        /* answered when the frees are done */
+        unmark_frees(c, f);     /* answered OUT_OF_MEMORY: the memory is still the context's */
+        free(f);
+        return true;
+    }
+    free(f);
+    r = release_allocations(c, context);    /* none, or no memory to collect them */
     ksched_context_close(c->srv->cfg.sched, c->tenant, context, NULL);
-    return first ? first : r;
+    ks_reply_cuda(c, KERNELET_OP_CONTEXT_CLOSE, id, code ? code : r, 0);
+    return true;
 }
 
 uint32_t ks_context_cuda_of(struct ks_conn *c, uint32_t context, int ksched_code,

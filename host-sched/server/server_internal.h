@@ -558,6 +558,8 @@ bool ks_alloc_is_reservation(const struct ks_conn *c, uint64_t base);
 void ks_alloc_remove_module(struct ks_conn *c, uint64_t module);
 /* Frees the allocation at base now (its work has drained). */
 uint32_t ks_memory_release(struct ks_conn *c, uint64_t base);
+/* Takes the allocation at base out of c's table (the scheduler has freed it). */
+void ks_memory_forget(struct ks_conn *c, uint64_t base);
 /* MEM_FREE id of base, its work drained: frees it off the event loop and answers then
  * (c's later requests wait), or answers CUDA_ERROR_INVALID_VALUE when it is gone. */
 void ks_memory_free_drained(struct ks_conn *c, uint64_t id, uint64_t base);
@@ -602,10 +604,10 @@ void ks_drain_then2(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after a
 /* CONTEXT_CLOSE: frees what client context `context` created once the work submitted so
  * far has drained (server_context.c). */
 void ks_context_close(struct ks_conn *c, uint64_t id, uint32_t context);
-/* Frees now every object and allocation of context, then lets the scheduler release its
- * domain (its address window) once the last of its memory is gone; the first CUresult
- * failure or 0. */
-uint32_t ks_context_release(struct ks_conn *c, uint32_t context);
+/* CONTEXT_CLOSE id, its work drained, code the answer so far: releases context's objects
+ * now and frees its allocations on a worker, answering once they are freed (c's later
+ * requests wait meanwhile, other connections are served). */
+bool ks_context_release_async(struct ks_conn *c, uint64_t id, uint32_t context, uint32_t code);
 /* The CUresult of a scheduler failure of c's request in context (ks_cuda_of), logging
  * once per connection a context refused for being one too many (KSCHED_ECONTEXTS). */
 uint32_t ks_context_cuda_of(struct ks_conn *c, uint32_t context, int ksched_code,

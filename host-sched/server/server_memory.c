@@ -154,8 +154,7 @@ void ks_memory_free(struct ks_conn *c, uint64_t id, const struct kproto_request 
     ks_drain_then(c, id, KERNELET_OP_MEM_FREE, KS_AFTER_MEM_FREE, p);
 }
 
-/* The entry at base goes from c's table (what the scheduler said of its free). */
-static void forget(struct ks_conn *c, uint64_t base)
+void ks_memory_forget(struct ks_conn *c, uint64_t base)
 {
     struct ks_alloc *a = krange_exact(&c->allocs, base);
 
@@ -179,7 +178,7 @@ uint32_t ks_memory_release(struct ks_conn *c, uint64_t base)
     if (!a || a->r.base != base)
         return KS_CUDA_INVALID_VALUE;
     rc = ksched_mem_free(c->srv->cfg.sched, c->tenant, base, &err);
-    forget(c, base);
+    ks_memory_forget(c, base);
     return free_code(rc, &err);
 }
 
@@ -199,7 +198,7 @@ static void free_finish(struct ks_call *k)
 
     if (c->closing)
         return;
-    forget(c, k->arg);
+    ks_memory_forget(c, k->arg);
     ks_reply_cuda(c, KERNELET_OP_MEM_FREE, k->id, free_code(k->rc, &k->err), 0);
 }
 

@@ -118,13 +118,11 @@ static void tracker_finish(struct ks_tracker *t)
             code = r;
         break;
     }
-    case KS_AFTER_CONTEXT_CLOSE: {
-        /* Teardown happens even after a sticky error, as the tenant's own end would. */
-        uint32_t r = ks_context_release(c, (uint32_t)t->arg);
-        if (!code)
-            code = r;
-        break;
-    }
+    case KS_AFTER_CONTEXT_CLOSE:
+        /* Teardown happens even after a sticky error, as the tenant's own end would; the
+         * answer comes once the context's memory is freed */
+        ks_context_release_async(c, t->request_id, (uint32_t)t->arg, code);
+        return;
     case KS_AFTER_SHM_DETACH:
         ks_region_put((struct ks_region *)(uintptr_t)t->arg);
         break;

@@ -577,6 +577,62 @@ static void test_free_context_close(void)
     harness_stop(h);
 }
 
+/* A guest process's end (CONTEXT_CLOSE) frees its allocations off the event loop: while
+ * one of them is in the backend another connection is served; the close is answered once
+ * its memory is freed, and the context's neighbour on the same connection keeps its own. */
+static void test_context_close_frees_apart(void)
+{
+    struct client a, b;
+    struct harness *h = start_with(&a, &b);
+    uint64_t bp = client_alloc(&b, 4096);
+    uint64_t fn = k_add_of(&b);
+    a.context = 7;
+    uint64_t p = client_alloc(&a, SLOW_BYTES);
+    (void)client_alloc(&a, 4096);
+    a.context = 8;
+    uint64_t kept = client_alloc(&a, 4096);
+    a.context = 7;
+
+    gate_arm_free(p);
+    uint64_t close_id = client_send(&a, KERNELET_OP_CONTEXT_CLOSE, NULL, 0, -1);
+    tgate_wait_entered(&g.gate, 1);
+    others_served(&b, fn, bp);
+    g_assert_false(client_answer_waiting(&a, 0));
+
+    tgate_open(&g.gate);
+    g_assert_cmpint(client_recv(&a, KERNELET_OP_CONTEXT_CLOSE, close_id), ==, KERNELET_ST_OK);
+    g_assert_false(tgate_timed_out(&g.gate));
+    g_assert_cmpuint(live(), ==, 2);       /* b's and context 8's */
+    a.context = 8;
+    g_assert_cmpint(client_free(&a, kept), ==, KERNELET_ST_OK);
+    client_close(&a);
+    client_close(&b);
+    harness_stop(h);
+    g_assert_cmpuint(live(), ==, 0);
+}
+
+/* A tenant that hangs up holding memory: the scheduler frees it on its reaper thread, so
+ * that while a free of it is in the backend the others are served. */
+static void test_hang_up_frees_apart(void)
+{
+    struct client a, b;
+    struct harness *h = start_with(&a, &b);
+    uint64_t bp = client_alloc(&b, 4096);
+    uint64_t fn = k_add_of(&b);
+    uint64_t ap = client_alloc(&a, SLOW_BYTES);
+
+    gate_arm_free(ap);
+    client_close(&a);
+    tgate_wait_entered(&g.gate, 1);
+    others_served(&b, fn, bp);
+    tgate_open(&g.gate);
+    wait_live(1);
+    g_assert_false(tgate_timed_out(&g.gate));
+    client_close(&b);
+    harness_stop(h);
+    g_assert_cmpuint(live(), ==, 0);
+}
+
 /* A tenant that hangs up during its free (with a request queued behind it): the others are
  * served meanwhile, the free ends, the rest of its memory goes with it, and nothing of its
  * connection is used after it is freed (ASan in the 'san' suite). */
@@ -640,6 +696,8 @@ int main(int argc, char **argv)
     g_test_add_func("/server/free/hang-up-waiting", test_free_hang_up_waiting);
     g_test_add_func("/server/free/context-close", test_free_context_close);
     g_test_add_func("/server/free/hang-up", test_free_hang_up);
+    g_test_add_func("/server/free/context-close-apart", test_context_close_frees_apart);
+    g_test_add_func("/server/free/hang-up-apart", test_hang_up_frees_apart);
     g_test_add_func("/server/free/stop", test_free_stop);
     return g_test_run();
 }
