@@ -47,6 +47,7 @@ void kptx_scrub_setup(kptx_rw *rw, kptx_local_scrub *ls, const char *prefix)
     ls->sreg = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_ss"));
     ls->slabel = kptx_rw_name(rw, prefix, "_ss");
     ls->shared = false;
+    ls->frame_top = 0;
 }
 
 /* The .local variable statement s declares at the body's top level, or NULL. */
@@ -70,11 +71,12 @@ static unsigned count_top_locals(const kptx_function *fn)
     return n;
 }
 
-void kptx_scrub_scan(kptx_local_scrub *ls, const kptx_function *fn)
+void kptx_scrub_scan(kptx_local_scrub *ls, const kptx_function *fn, uint64_t local_top)
 {
     ls->n_vars = count_top_locals(fn);
     ls->n_loops = 0;
     ls->shared = fn->is_entry;
+    ls->frame_top = fn->is_entry ? local_top : 0;
 }
 
 bool kptx_scrub_any(const kptx_function *fn)
@@ -82,14 +84,16 @@ bool kptx_scrub_any(const kptx_function *fn)
     return count_top_locals(fn) != 0;
 }
 
-/* Statements the shared scrub adds (kptx_scrub_shared). */
+/* Statements the shared scrub adds (kptx_scrub_shared), and an entry's frame scrub
+ * (zero_frame). */
 #define KPTX_SCRUB_SHARED_STMTS 48u
+#define KPTX_SCRUB_FRAME_STMTS 32u
 
 size_t kptx_scrub_bound(const kptx_function *fn)
 {
     unsigned n = count_top_locals(fn);
     return 7u + (size_t)n * (KPTX_SCRUB_PER_VAR + 2 * KPTX_SCRUB_UNROLLED) +
-           (fn->is_entry ? KPTX_SCRUB_SHARED_STMTS : 0);
+           (fn->is_entry ? KPTX_SCRUB_SHARED_STMTS + KPTX_SCRUB_FRAME_STMTS : 0);
 }
 
 /* The shared scrub's .b32 registers: sreg<k>. */
@@ -324,6 +328,63 @@ void kptx_scrub_shared(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *l
     kptx_rw_label(rw, sv, done);
 }
 
+/* ---- an entry's frame ---- */
+
+static const char *frame_label(kptx_rw *rw, const kptx_local_scrub *ls, const char *what)
+{
+    return kptx_rw_name(rw, ls->label, what);
+}
+
+/* Single bytes from addr while addr < end (and, with align, while addr is not a multiple
+ * of 16): the frame's ends where they are not 16-byte aligned. */
+static void zero_bytes(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
+                       int64_t end, bool align, const char *loop, const char *done)
+{
+    kptx_operand a = kptx_reg_operand(ls->addr), t = kptx_reg_operand(ls->end);
+    kptx_operand p = kptx_reg_operand(ls->pred);
+    kptx_rw_label(rw, sv, loop);
+    if (align) {
+        kptx_rw_emit3(rw, sv, "and", ".b64", t, a, kptx_int_operand(15), 3);
+        kptx_rw_emit3(rw, sv, "setp", ".eq.u64", p, t, kptx_int_operand(0), 3);
+        branch(rw, sv, ls, done, true);
+    }
+    kptx_rw_emit3(rw, sv, "setp", ".ge.u64", p, a, kptx_int_operand(end), 3);
+    branch(rw, sv, ls, done, true);
+    store_at(rw, sv, ls, at_reg(rw, a), 1);
+    kptx_rw_emit3(rw, sv, "add", ".u64", a, a, kptx_int_operand(1), 3);
+    jump(rw, sv, loop);
+    kptx_rw_label(rw, sv, done);
+}
+
+/* Zeroes the entry's whole frame, [stacksave as it starts, top): its variables and the
+ * words ptxas adds and PTX cannot name (spill slots, saved registers, padding), all the
+ * clamp leaves the entry's own accesses (fence_local.c). The bytes up to a 16-byte
+ * boundary one by one (the frame's bottom need not be aligned: the emulator's is not, and
+ * below it may be no memory), then 16 bytes a store, then the bytes past top's last
+ * boundary (none where top is a multiple of 16, as 0xfffdc0 is). */
+static void zero_frame(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls)
+{
+    kptx_operand a = kptx_reg_operand(ls->addr), e = kptx_reg_operand(ls->end);
+    kptx_operand p = kptx_reg_operand(ls->pred), none = {0};
+    int64_t top = (int64_t)ls->frame_top, top16 = top & -16;
+    const char *loop = frame_label(rw, ls, "f16"), *done = frame_label(rw, ls, "f16end");
+    kptx_rw_emit(rw, sv, "stacksave", ".u64", 1, &a);
+    zero_bytes(rw, sv, ls, top, true, frame_label(rw, ls, "fhead"),
+               frame_label(rw, ls, "fheadend"));
+    kptx_rw_emit3(rw, sv, "mov", ".u64", e, kptx_int_operand(top16), none, 2);
+    kptx_rw_emit3(rw, sv, "setp", ".ge.u64", p, a, e, 3);
+    branch(rw, sv, ls, done, true);
+    kptx_rw_label(rw, sv, loop);
+    store_at(rw, sv, ls, at_reg(rw, a), 16);
+    kptx_rw_emit3(rw, sv, "add", ".u64", a, a, kptx_int_operand(16), 3);
+    kptx_rw_emit3(rw, sv, "setp", ".lt.u64", p, a, e, 3);
+    branch(rw, sv, ls, loop, true);
+    kptx_rw_label(rw, sv, done);
+    if (top != top16)
+        zero_bytes(rw, sv, ls, top, false, frame_label(rw, ls, "ftail"),
+                   frame_label(rw, ls, "ftailend"));
+}
+
 const char *kptx_scrub_done_label(kptx_rw *rw, const kptx_local_scrub *ls)
 {
     return slabel(rw, ls, "done");
@@ -337,6 +398,10 @@ void kptx_scrub_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_local_scrub *ls,
     kptx_operand none = {0};
     kptx_rw_emit3(rw, sv, "mov", ".b32", kptx_reg_operand(ls->zero), kptx_int_operand(0), none, 2);
     kptx_rw_emit3(rw, sv, "mov", ".b16", kptx_reg_operand(ls->zero16), kptx_int_operand(0), none, 2);
+    if (ls->frame_top) {        /* its variables lie in its frame */
+        zero_frame(rw, sv, ls);
+        return;
+    }
     int depth = 0;
     for (unsigned i = 0; i < fn->n_stmts; i++) {
         const kptx_stmt *s = &fn->stmts[i];

@@ -553,11 +553,14 @@ typedef struct kptx_local_scrub {
     unsigned n_loops;           /* loops emitted in the function: their labels' numbers */
     const char *sreg, *slabel;  /* the shared scrub's .b32 registers and labels */
     bool shared;                /* the function is an entry: its blocks scrub shared memory */
+    uint64_t frame_top;         /* an entry's local top: it zeroes [stacksave, this) in
+                                   place of its variables; 0: its variables only */
 } kptx_local_scrub;
 /* Names the registers and labels (the pass's prefix); no use yet. */
 void kptx_scrub_setup(kptx_rw *rw, kptx_local_scrub *ls, const char *prefix);
-/* What fn declares to scrub, into ls. */
-void kptx_scrub_scan(kptx_local_scrub *ls, const kptx_function *fn);
+/* What fn declares to scrub, into ls; local_top: the local clamps' top (0 where the
+ * backend gives none or the module cannot stacksave), the end of an entry's frame. */
+void kptx_scrub_scan(kptx_local_scrub *ls, const kptx_function *fn, uint64_t local_top);
 /* Whether fn declares a .local variable the scrub zeroes. */
 bool kptx_scrub_any(const kptx_function *fn);
 /* The statements the scrub may add to fn (kptx_rw_body's bound). */
