@@ -793,6 +793,7 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
     f->scrub.n_vars = 0;
     f->scrub.shared = false;
     f->scrub.frame_top = 0;
+    f->scrub.frame_read = false;
     f->local.used = f->local.generic = 0;
 }
 

@@ -556,6 +556,8 @@ typedef struct kptx_local_scrub {
     bool shared;                /* the function is an entry: its blocks scrub shared memory */
     uint64_t frame_top;         /* an entry's local top: it zeroes [stacksave, this) in
                                    place of its variables; 0: its variables only */
+    bool frame_read;            /* with frame_top: the entry may read local memory (an
+                                   entry that cannot is left without a scrub of it) */
 } kptx_local_scrub;
 /* Names the registers and labels (the pass's prefix); no use yet. */
 void kptx_scrub_setup(kptx_rw *rw, kptx_local_scrub *ls, const char *prefix);

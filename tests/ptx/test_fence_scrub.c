@@ -200,6 +200,34 @@ static void test_frame_shape(void)
     }
 }
 
+/* An entry that reads no local memory (no call, every address in global, shared, const or
+ * param space) could not read its frame: it gets no scrub of it, nor of its unused
+ * variable; one generic load, which may be local, gets the frame's. */
+static void test_frame_skip(void)
+{
+    static const char fmt[] =
+        ".version 7.8\n.target sm_70\n.address_size 64\n"
+        ".visible .entry k(.param .u64 out)\n{\n"
+        "  .local .align 4 .b8 unused[8];\n  .reg .b32 %%r1;\n  .reg .b64 %%rd<3>;\n"
+        "  ld.param.u64 %%rd1, [out];\n  cvta.to.global.u64 %%rd1, %%rd1;\n"
+        "  ld%s.u32 %%r1, [%%rd1];\n  st.global.u32 [%%rd1+4], %%r1;\n  ret;\n}\n";
+    static const char *const spaces[] = {".global", ""};
+    for (size_t i = 0; i < G_N_ELEMENTS(spaces); i++) {
+        char *text = g_strdup_printf(fmt, spaces[i]);
+        kptx_module *m = fenced_top(text, KEMU_LOCAL_TOP);
+        size_t len;
+        char *out = test_print(m, &len);
+        g_test_message("%s", out);
+        g_assert_cmpint(before(out, "stacksave.u64 \t%__kfence_lza;", ""), ==, i == 1);
+        g_assert_cmpint(before(out, "st.local", ""), ==, i == 1);
+        if (ptxas_path)
+            ptxas_assert_assembles(ptxas_path, out, len, "sm_90", false);
+        free(out);
+        kptx_module_free(m);
+        g_free(text);
+    }
+}
+
 /* Residue in every byte of the frame unfenced; fenced, none (the entry zeroed it all,
  * not only probe: without the frame scrub it finds the other 77). */
 static void test_frame_runs(void)
@@ -226,5 +254,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ptx/fence/scrub/runs", test_runs);
     g_test_add_func("/ptx/fence/scrub/frame/shape", test_frame_shape);
     g_test_add_func("/ptx/fence/scrub/frame/runs", test_frame_runs);
+    g_test_add_func("/ptx/fence/scrub/frame/skip", test_frame_skip);
     return g_test_run();
 }
