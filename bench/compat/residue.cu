@@ -85,8 +85,8 @@ __device__ __noinline__ unsigned frame_callee(unsigned seed)
 
 /* Reads [stack pointer, LOCAL_TOP) before writing it: counts[4] the secrets, counts[5] the
  * nonzero words, counts[6] the words. Then 64 values loaded in order (volatile: neither
- * reloaded nor recomputed) and used in reverse live in 32 registers, so that ptxas gives the frame a spill area
- * that PTX does not name. */
+ * reloaded nor recomputed) and used in reverse live in 32 registers, so that ptxas gives
+ * the frame a spill area that PTX does not name (sm_90: 156 bytes of a 288-byte frame). */
 __global__ void __maxnreg__(32) read_frame(unsigned *counts)
 {
     unsigned long long sp;
@@ -108,7 +108,7 @@ __global__ void __maxnreg__(32) read_frame(unsigned *counts)
         acc = ((acc ^ r[i]) * 0x9e3779b1u) ^ (acc >> 7);
     acc += frame_callee(threadIdx.x);
     if (acc == 1u)
-        counts[7] = acc;    /* never (src holds zeros, the callee's seeds are small) */
+        counts[7] = acc;    /* never (src holds zeros: acc is threadIdx.x & ~31) */
     atomicAdd(&counts[4], secret);
     atomicAdd(&counts[5], nonzero);
     atomicAdd(&counts[6], words);
