@@ -4,8 +4,11 @@
  * made with a residue word. Run there, a kernel that reads its .local variables without
  * writing them (odd sizes and alignments, a loop's worth and single stores, in the entry
  * and in a device function it calls) finds the residue unfenced and only zeros fenced,
- * and what it writes and reads back is the same both ways. Also what the pass writes, and
- * that ptxas takes it (with --ptxas PATH). */
+ * and what it writes and reads back is the same both ways. Given a local top (as kerneletd
+ * gives it), an entry that reads its whole frame, words no variable of it names included,
+ * finds the residue unfenced and only zeros fenced; an entry that cannot read local memory
+ * gets no scrub of its frame. Also what the pass writes, and that ptxas takes it (with
+ * --ptxas PATH). */
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
