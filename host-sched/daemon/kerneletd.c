@@ -34,6 +34,7 @@
 #define OPT_PIPELINE_DEPTH 1016
 #define OPT_CPUS 1017
 #define OPT_WHOLE_DEPTH 1018
+#define OPT_MAX_CONTEXTS 1019
 #define OPT_WORKER_INPUT 1002
 #define OPT_WORKER_TENANT_BASE 1003
 #define OPT_WORKER_SETTINGS 1004
@@ -100,6 +101,10 @@ static void usage(FILE *f)
             "                       (default 5; fractions allowed)\n"
             "  --max-regions N      shared-memory regions one connection may map (default\n"
             "                       and most: 64)\n"
+            "  --max-contexts N     client contexts (a VM's guest processes) of one\n"
+            "                       connection that may hold memory or work at once, each\n"
+            "                       with an address window of its own (default 16, at most\n"
+            "                       1024)\n"
             "  --max-region-bytes BYTES\n"
             "                       bytes one connection may map as regions (a VM maps its\n"
             "                       RAM); suffixes K, M, G, T (default: the host's memory)\n"
@@ -153,6 +158,7 @@ struct options {
     unsigned max_per_user;
     unsigned hello_timeout_ms;
     unsigned max_regions;
+    unsigned max_contexts;      /* 0: the scheduler's default */
     uint64_t max_region_bytes;
     uint64_t max_pinned_bytes;
     uint64_t default_mem_quota;
@@ -307,6 +313,7 @@ static int parse(int argc, char **argv, struct options *o)
         {"hello-timeout", required_argument, NULL, 'T'},
         {"kernel-time-limit", required_argument, NULL, 'K'},
         {"max-regions", required_argument, NULL, 'R'},
+        {"max-contexts", required_argument, NULL, OPT_MAX_CONTEXTS},
         {"max-region-bytes", required_argument, NULL, 'B'},
         {"max-pinned", required_argument, NULL, 'P'},
         {"default-memory-quota", required_argument, NULL, 'Q'},
@@ -399,6 +406,11 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case 'R':
             if (parse_count(optarg, &o->max_regions) != 0 || o->max_regions > 64)
+                return -1;
+            break;
+        case OPT_MAX_CONTEXTS:
+            if (parse_count(optarg, &o->max_contexts) != 0 ||
+                o->max_contexts > KSCHED_MAX_CONTEXTS_LIMIT)
                 return -1;
             break;
         case 'B':
@@ -596,6 +608,7 @@ static int sched_config(const struct options *o, struct kserver_tally *tally, ks
      * transport.md). Slices keep pipeline_depth, so that a lone kernel's slices leave room
      * for a partner (libcuda-two-tenants-cosched formed no pair at 16). */
     c->whole_depth = o->whole_depth > 0 ? (unsigned)o->whole_depth : 16;
+    c->max_contexts = o->max_contexts;     /* each context its own window */
     if (ksched_policy_parse(o->policy, &c->policy) == 0)
         return 0;
     fprintf(stderr, "kerneletd: unknown policy '%s'\n", o->policy);

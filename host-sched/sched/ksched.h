@@ -174,7 +174,17 @@ typedef struct ksched_config {
                                    cached (the paper's offline pre-execution); 1 = only
                                    when a decision first meets the pair. The same pairs
                                    and splits are chosen either way */
+    unsigned max_contexts;      /* client contexts of one tenant that may hold a domain
+                                   (memory, modules, launches) at once, each its own
+                                   address window (ksched_mem_alloc_in); beyond it a new
+                                   context's first use fails with KSCHED_ECONTEXTS, so
+                                   that a tenant opening many contexts cannot take every
+                                   window. 0: KSCHED_MAX_CONTEXTS_DEFAULT; at most
+                                   KSCHED_MAX_CONTEXTS_LIMIT */
 } ksched_config;
+
+#define KSCHED_MAX_CONTEXTS_DEFAULT 16
+#define KSCHED_MAX_CONTEXTS_LIMIT 1024
 
 /* Fills c with the defaults listed in ksched_config. */
 void ksched_config_default(ksched_config *c);
@@ -267,6 +277,21 @@ int ksched_event_destroy(ksched *s, uint32_t tenant, uint32_t event, ksched_err 
 int ksched_event_query(ksched *s, uint32_t tenant, uint32_t event, int *done,
                        uint64_t *time_ns, ksched_err *err);
 
+/* ---- client contexts ----
+ * A tenant may have client contexts (a VM's guest processes: protocol header `context`).
+ * Each context that uses memory, modules or launches has a backend domain of its own,
+ * with its own address window where the backend has windows: its allocations and its
+ * PTX modules' variables lie there, and its launches are fenced into it (the launching
+ * context's, whoever loaded the function). Policy, quota, statistics and time limit stay
+ * the tenant's. The calls without a context are those of context 0. */
+
+/* Context of tenant has ended: its domain goes back to the backend (its window free for
+ * reuse) once its allocations are freed, its modules unloaded and its launches finished;
+ * a later use of the same number gets a new domain. Nothing when it has none. */
+int ksched_context_close(ksched *s, uint32_t tenant, uint32_t context, ksched_err *err);
+/* How many domains tenant's contexts hold (closed ones not yet released included). */
+int ksched_tenant_domains(ksched *s, uint32_t tenant, unsigned *n, ksched_err *err);
+
 /* ---- memory and modules (synchronous) ---- */
 
 /* Device memory of the tenant, charged to its quota (KSCHED_EQUOTA) from before the
@@ -277,6 +302,10 @@ int ksched_event_query(ksched *s, uint32_t tenant, uint32_t event, int *done,
  * KSCHED_ESTATE (a lost device: KSCHED_ELOST), its memory going with it. */
 int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr *out,
                      ksched_err *err);
+/* The same in the domain of the tenant's client context (KSCHED_ECONTEXTS when it would
+ * be one context too many). */
+int ksched_mem_alloc_in(ksched *s, uint32_t tenant, uint32_t context, uint64_t bytes,
+                        kbackend_devptr *out, ksched_err *err);
 /* Frees an allocation (the same pause as ksched_mem_alloc); copies queued to it fail when
  * they start. */
 int ksched_mem_free(ksched *s, uint32_t tenant, kbackend_devptr ptr, ksched_err *err);
@@ -331,10 +360,17 @@ bool ksched_runs_cubins(ksched *s);
  * domain's, executor.h), for fencing its kernels: KSCHED_EUNSUPPORTED when the backend
  * has no windows. */
 int ksched_tenant_window(ksched *s, uint32_t tenant, kbackend_window *out, ksched_err *err);
+/* The window of the tenant's client context (made on first use, as by an allocation):
+ * what a kernel that context launches is fenced into. */
+int ksched_context_window(ksched *s, uint32_t tenant, uint32_t context, kbackend_window *out,
+                          ksched_err *err);
 
 /* Loads PTX (with the slicer's __kslice variants already added, see executor.h). */
 int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
                        uint32_t *module, ksched_err *err);
+/* The same with the module's variables in the domain of the tenant's client context. */
+int ksched_module_load_in(ksched *s, uint32_t tenant, uint32_t context, const char *ptx,
+                          size_t len, uint32_t *module, ksched_err *err);
 /* Loads a cubin (SASS for the device; the caller checked its architecture): its kernels
  * run whole, never sliced or paired. A backend that runs PTX only (no module_load_cubin)
  * gets no code: the module is kept so that its functions can be looked up
@@ -398,6 +434,8 @@ typedef struct ksched_op {
             unsigned cluster[3];        /* blocks per thread-block cluster (0 or 1 each:
                                            none); with cooperative, the launch runs whole */
             int cooperative;            /* every block resident at once (grid sync) */
+            uint32_t context;           /* the launching client context: the kernel runs
+                                           in its domain (its window, control words) */
         } launch;
         struct { kbackend_devptr dst; const void *src; uint64_t bytes; } h2d;
         struct { void *dst; kbackend_devptr src; uint64_t bytes; } d2h;
@@ -406,6 +444,11 @@ typedef struct ksched_op {
         uint32_t event;
         struct { void (*fn)(void *user); void *user; } host;
     } u;
+    int timing;                 /* EVENT_RECORD of a timing event (its elapsed time may be
+                                   asked): a launch submitted right behind it on the stream
+                                   is timed on the device, and the event is stamped by when
+                                   that launch started there, as a GPU stamps an event it
+                                   reaches just before the kernel */
 } ksched_op;
 
 typedef struct ksched_op_result {
@@ -425,7 +468,8 @@ typedef void (*ksched_done_fn)(void *user, const ksched_op_result *r);
 
 /* Queues op on the tenant's stream. Host memory of copies must stay valid until done.
  * done may be NULL. *op_id (may be NULL) gets the operation's id (also the launch's tag in
- * the backend). KSCHED_EAGAIN when the tenant has max_inflight launches queued. */
+ * the backend). KSCHED_EAGAIN when the tenant has max_inflight launches queued;
+ * KSCHED_ECONTEXTS when a launch's context would be one context too many. */
 int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *op,
                   ksched_done_fn done, void *user, uint64_t *op_id, ksched_err *err);
 /* Between ksched_hold and ksched_release (which nest), submissions are queued but not yet

@@ -58,6 +58,9 @@ static int config_check(const ksched_config *c, ksched_err *err)
         return ksched_fail(err, KSCHED_EINVAL, "lone_slice_ns must be at most 1 s");
     if (!c->base_lanes || c->base_lanes > 64)
         return ksched_fail(err, KSCHED_EINVAL, "base_lanes must be in [1, 64]");
+    if (c->max_contexts > KSCHED_MAX_CONTEXTS_LIMIT)
+        return ksched_fail(err, KSCHED_EINVAL, "max_contexts must be in [0, %u]",
+                           KSCHED_MAX_CONTEXTS_LIMIT);
     return 0;
 }
 

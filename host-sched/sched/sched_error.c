@@ -19,6 +19,7 @@ const char *ksched_strerror(int code)
     case KSCHED_EUNSUPPORTED: return "not supported by the backend";
     case KSCHED_EIO: return "input/output error";
     case KSCHED_ELOST: return "device lost; the scheduler and backend must be recreated";
+    case KSCHED_ECONTEXTS: return "too many client contexts of one tenant";
     default: return "unknown error";
     }
 }

@@ -21,6 +21,8 @@ enum {
     KSCHED_EIO = -10,         /* a file could not be read */
     KSCHED_ELOST = -11,       /* the backend lost the device (KBACKEND_ELOST): every tenant's
                                  device state is gone; recreate scheduler and backend */
+    KSCHED_ECONTEXTS = -12,   /* the tenant's client contexts already hold their most
+                                 domains (ksched_config.max_contexts) */
 };
 
 /* Where a failing call describes what went wrong; every function taking one accepts NULL. */

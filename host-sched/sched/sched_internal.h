@@ -16,6 +16,19 @@ struct sched_tenant;
 struct sched_stream;
 struct sched_kernel;
 
+/* The backend domain of one client context of a tenant (sched_domain.c): its address
+ * window holds that context's allocations and module variables, and its kernels are
+ * fenced into it, so that two guest processes of one VM reach each other's memory no
+ * more than two VMs do. Made on the context's first use, released (its window given back)
+ * once its context has closed and nothing holds it any more. */
+typedef struct sched_domain {
+    uint32_t id;                /* the backend's domain */
+    uint32_t context;           /* the tenant's client context it belongs to */
+    unsigned users;             /* allocations, PTX modules and launch ops holding it */
+    int closed;                 /* its context closed: released with its last user */
+    struct sched_domain *next;
+} sched_domain;
+
 typedef struct sched_event {
     uint32_t id;
     uint64_t recorded;      /* records submitted */
@@ -39,6 +52,12 @@ typedef struct sched_op {
     int backend_status;
     char msg[MSG_LEN];
     struct sched_kernel *kernel; /* launches, once started */
+    /* launches: the timing event recorded just before it on its stream, stamped anew by
+       when this launch started on the device once it completes (restamp: 0 = none) */
+    int restamp;
+    uint32_t restamp_event;
+    uint64_t restamp_gen;
+    sched_domain *domain;       /* launches: the launching context's, held until finished */
 } sched_op;
 
 typedef struct sched_stream {
@@ -51,6 +70,13 @@ typedef struct sched_stream {
     uint64_t last_end_ns;       /* when its last completed operation ended (backend clock):
                                    an event recorded next is stamped no earlier */
     uint64_t launches_open;     /* its launch ops submitted and not finished */
+    /* the stream's last completed op, when it was a record of a timing event: which, and
+       when it was submitted (a launch submitted soon after restamps it) */
+    struct {
+        int set;
+        uint32_t event;
+        uint64_t gen, submit_ns;
+    } timing_record;
     struct sched_stream *work_next;
 } sched_stream;
 
@@ -60,6 +86,8 @@ typedef struct sched_alloc {
     krange r;                   /* [ptr, ptr + bytes): first, for the range table */
     uint32_t module;            /* 0: an allocation; SCHED_ALLOC_RESERVED: a reservation of
                                    addresses (sched_vmm.c); else the module of the variable */
+    sched_domain *domain;       /* an allocation: the domain it lies in, held until freed
+                                   (NULL for the other kinds) */
 } sched_alloc;
 
 #define SCHED_ALLOC_RESERVED UINT32_MAX
@@ -92,6 +120,8 @@ typedef struct sched_module {
     uint64_t hash;
     unsigned users;             /* functions handed out (freed with the module) */
     uint64_t charged;           /* device bytes of its variables counted in mem_in_use */
+    sched_domain *domain;       /* PTX: the loading context's, where its variables lie;
+                                   held until unloaded (a cubin: NULL) */
 } sched_module;
 
 typedef struct sched_function {
@@ -110,6 +140,9 @@ typedef struct sched_tenant {
     idmap streams, events, modules, functions;
     uint32_t next_stream, next_event, next_module, next_function;
     krange_table allocs;        /* sched_alloc: allocations, reservations, module variables */
+    sched_domain *domains;      /* one per client context in use (and closed ones still
+                                   held); at most cfg.max_contexts */
+    unsigned n_domains;
     sched_vmm_handle *vmm_handles;
     size_t n_vmm_handles;
     uint32_t next_vmm_handle;
@@ -282,6 +315,7 @@ struct ksched {
     sched_tenant *tenants;
     idmap tenant_ids;
     uint32_t next_tenant;
+    uint32_t next_domain;       /* of contexts other than 0 (sched_domain.c) */
     uint64_t next_op, next_seq;
     sched_class **classes;
     unsigned n_classes;
@@ -364,6 +398,11 @@ void sched_fail_pending_lost(ksched *s);
 void sched_stream_wake(ksched *s, sched_stream *st);
 int sched_streams_start(ksched *s);
 void sched_op_complete(ksched *s, sched_op *op, int status, const char *msg);
+/* A launch starting: restamps (at its end) the timing event recorded just before it on its
+ * stream, when it was submitted together with that record (ksched_op.timing). */
+void sched_restamp_arm(sched_op *launch);
+/* A launch completing: its restamped event now says when the launch started on the device. */
+void sched_restamp_apply(ksched *s, const sched_op *launch);
 void sched_op_finish(ksched *s, sched_op *op, int status, const char *msg);
 void sched_backend_done(void *user, const kbackend_completion *c);
 void sched_events_changed(ksched *s, sched_tenant *t);
@@ -503,6 +542,25 @@ int sched_solo_or_whole(ksched *s);
 /* Launches whole kernels, oldest first, on the least busy of the first `lanes` lanes until
  * they are full (the whole-kernel policies' decision, policies/whole.c). */
 void sched_run_whole(ksched *s, unsigned lanes);
+
+/* sched_domain.c: the backend domains of a tenant's client contexts. Context 0 (a host
+ * client's one context) has the tenant's id as its domain; the others get ids from
+ * SCHED_CONTEXT_DOMAIN_BASE on, which tenant ids never reach. */
+#define SCHED_CONTEXT_DOMAIN_BASE 0x80000000u
+/* The open domain of t's context, made on its first use: KSCHED_ECONTEXTS when t holds
+ * cfg.max_contexts domains already. With the lock held. */
+int sched_domain_of(ksched *s, sched_tenant *t, uint32_t context, sched_domain **out,
+                    ksched_err *err);
+static inline void sched_domain_hold(sched_domain *d)
+{
+    d->users++;
+}
+/* Drops one hold of d (NULL: nothing); a closed domain's last goes back to the backend. */
+void sched_domain_put(ksched *s, sched_tenant *t, sched_domain *d);
+/* Every domain of t goes back to the backend (t is released: its memory is gone). */
+void sched_domains_free(ksched *s, sched_tenant *t);
+/* The backend's running launches of every domain of t are held to limit_ns. */
+void sched_domains_time_limit(ksched *s, sched_tenant *t, uint64_t limit_ns);
 
 /* sched_vmm.c: unmaps, releases and frees all the tenant's virtual memory. */
 void sched_vmm_release_all(ksched *s, sched_tenant *t);

@@ -83,9 +83,10 @@ static kbackend_slice backend_slice(const sched_kernel *k, int sliced, uint64_t 
                          .params = op->u.launch.params,
                          .params_size = op->u.launch.params_size, .tag = k->op->id,
                          .time_limit_ns = k->tenant->pol.kernel_time_limit_ns,
-                         .tenant = k->tenant->name, .domain = k->tenant->id,
+                         .tenant = k->tenant->name, .domain = k->op->domain->id,
                          .polls_cancel = op->u.launch.polls_cancel,
-                         .cooperative = op->u.launch.cooperative};
+                         .cooperative = op->u.launch.cooperative,
+                         .timed = k->op->restamp && first == 0};
     memcpy(sl.cluster, op->u.launch.cluster, sizeof(sl.cluster));
     memcpy(sl.grid, op->u.launch.grid, sizeof(sl.grid));
     memcpy(sl.block, op->u.launch.block, sizeof(sl.block));
@@ -130,6 +131,7 @@ int sched_kernel_start(ksched *s, sched_op *op)
         return KSCHED_ENOMEM;
     }
     op->kernel = k;
+    sched_restamp_arm(op);
     k->whole_only = !f->sliced || !t->pol.slicing || k->total >= (1ull << 32) ||
                     kbackend_launch_has_attrs(op->op.u.launch.cluster, op->op.u.launch.cooperative);
     if (kbackend_launch_has_attrs(op->op.u.launch.cluster, op->op.u.launch.cooperative) && !k->cls->profiled && !k->cls->profiling)
@@ -216,6 +218,7 @@ static void maybe_complete(ksched *s, sched_kernel *k)
     sched_kernel_unlink(s, k);
     op->start_ns = k->first_start_ns ? k->first_start_ns : op->start_ns;
     op->end_ns = k->last_end_ns ? k->last_end_ns : sched_now(s);
+    sched_restamp_apply(s, op);
     s->stats.kernels_completed++;
     char msg[MSG_LEN];
     snprintf(msg, sizeof(msg), "%s", op->msg);

@@ -8,12 +8,14 @@ int sched_tenant_owns(const sched_tenant *t, kbackend_devptr ptr, uint64_t bytes
     return a && a->module != SCHED_ALLOC_FREEING;
 }
 
-static int insert_alloc(sched_tenant *t, kbackend_devptr ptr, uint64_t bytes, uint32_t module)
+static int insert_alloc(sched_tenant *t, kbackend_devptr ptr, uint64_t bytes, uint32_t module,
+                        sched_domain *domain)
 {
     sched_alloc *a = krange_insert(&t->allocs, ptr, bytes);
     if (!a)
         return -1;
     a->module = module;
+    a->domain = domain;
     return 0;
 }
 
@@ -51,7 +53,7 @@ int sched_global_register(ksched *s, sched_tenant *t, uint32_t module, kbackend_
                                "module's variables between loads?)", (unsigned long long)ptr,
                                (unsigned long long)bytes, o->id);
     }
-    return insert_alloc(t, ptr, bytes, module)
+    return insert_alloc(t, ptr, bytes, module, NULL)
                ? ksched_fail(err, KSCHED_ENOMEM, "out of memory") : 0;
 }
 
@@ -101,29 +103,40 @@ static void mem_call_end(ksched *s, sched_tenant *t)
 int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr *out,
                      ksched_err *err)
 {
+    return ksched_mem_alloc_in(s, tenant, 0, bytes, out, err);
+}
+
+/* The allocation holds its context's domain (the window it lies in) until it is freed. */
+int ksched_mem_alloc_in(ksched *s, uint32_t tenant, uint32_t context, uint64_t bytes,
+                        kbackend_devptr *out, ksched_err *err)
+{
     if (!s || !out || !bytes)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument or 0 bytes");
     pthread_mutex_lock(&s->lock);
     sched_tenant *t = sched_tenant_find(s, tenant, err);
+    sched_domain *d = NULL;
     int rc = !t ? KSCHED_ENOTFOUND
              : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
              : sched_refuse_if_lost(s, err);
     if (!rc)
         rc = sched_quota_check(t, bytes, "an allocation", err);
+    if (!rc)
+        rc = sched_domain_of(s, t, context, &d, err);
     if (rc) {
         pthread_mutex_unlock(&s->lock);
         return rc;
     }
     t->st.mem_in_use += bytes;
+    sched_domain_hold(d);
     kbackend_devptr ptr = 0;
     kbackend_error e = {0};
     mem_call_begin(s, t);
-    int brc = s->be.ops->mem_alloc(s->be.state, t->id, bytes, &ptr, &e);
+    int brc = s->be.ops->mem_alloc(s->be.state, d->id, bytes, &ptr, &e);
     mem_call_end(s, t);
     int kept = 0;
     if (brc) {
         rc = sched_backend_fail_s(s, err, &e, "mem_alloc");
-    } else if (insert_alloc(t, ptr, bytes, 0)) {
+    } else if (insert_alloc(t, ptr, bytes, 0, d)) {
         s->be.ops->mem_free(s->be.state, ptr, &e);
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     } else {
@@ -132,9 +145,10 @@ int ksched_mem_alloc(ksched *s, uint32_t tenant, uint64_t bytes, kbackend_devptr
                                        "allocation", tenant)
                          : sched_refuse_if_lost(s, err);
     }
-    if (!kept)
+    if (!kept) {
         t->st.mem_in_use -= bytes;
-    else if (!rc)
+        sched_domain_put(s, t, d);
+    } else if (!rc)
         *out = ptr;
     pthread_mutex_unlock(&s->lock);
     return rc;
@@ -166,14 +180,22 @@ int ksched_mem_free(ksched *s, uint32_t tenant, kbackend_devptr ptr, ksched_err 
         a->module = 0;
         rc = sched_backend_fail(err, &e, "mem_free");
     } else {
+        sched_domain *d = a->domain;
         t->st.mem_in_use -= bytes;
         krange_remove(&t->allocs, a);
+        sched_domain_put(s, t, d);     /* a closed context's last allocation */
     }
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
 int ksched_tenant_window(ksched *s, uint32_t tenant, kbackend_window *out, ksched_err *err)
+{
+    return ksched_context_window(s, tenant, 0, out, err);
+}
+
+int ksched_context_window(ksched *s, uint32_t tenant, uint32_t context, kbackend_window *out,
+                          ksched_err *err)
 {
     if (!s || !out)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument");
@@ -183,8 +205,11 @@ int ksched_tenant_window(ksched *s, uint32_t tenant, kbackend_window *out, ksche
     pthread_mutex_lock(&s->lock);
     sched_tenant *t = sched_tenant_find(s, tenant, err);
     kbackend_error e = {0};
+    sched_domain *d = NULL;
     int rc = !t ? KSCHED_ENOTFOUND : sched_refuse_if_lost(s, err);
-    if (!rc && s->be.ops->domain_window(s->be.state, t->id, out, &e))
+    if (!rc)
+        rc = sched_domain_of(s, t, context, &d, err);
+    if (!rc && s->be.ops->domain_window(s->be.state, d->id, out, &e))
         rc = sched_backend_fail_s(s, err, &e, "domain_window");
     pthread_mutex_unlock(&s->lock);
     return rc;
@@ -246,7 +271,7 @@ int ksched_host_adopt(ksched *s, uint32_t tenant, kbackend_devptr device, uint64
         rc = ksched_fail(err, KSCHED_EINVAL, "host memory at [0x%llx, +%llu) overlaps memory "
                          "of tenant %u", (unsigned long long)device,
                          (unsigned long long)bytes, tenant);
-    if (!rc && insert_alloc(t, device, bytes, SCHED_ALLOC_HOST))
+    if (!rc && insert_alloc(t, device, bytes, SCHED_ALLOC_HOST, NULL))
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
     pthread_mutex_unlock(&s->lock);
     return rc;

@@ -26,7 +26,7 @@ static int backend_load(ksched *s, sched_tenant *t, const void *data, size_t len
     if (unlocked)
         sched_unlocked_begin(s, t);
     if (!cubin)
-        rc = o->module_load_ptx(s->be.state, t->id, data, len, &m->mod, &e);
+        rc = o->module_load_ptx(s->be.state, m->domain->id, data, len, &m->mod, &e);
     else if (o->module_load_cubin)
         rc = o->module_load_cubin(s->be.state, data, len, &m->mod, &e);
     if (unlocked)
@@ -54,8 +54,8 @@ static int module_register(ksched *s, sched_tenant *t, sched_module *m, uint32_t
 
 /* The module has no id until it is registered: nothing can unload it during the load, and
  * t is not reaped while the load is in the backend without the lock (its unlocked_calls). */
-static int module_load(ksched *s, uint32_t tenant, const void *data, size_t len, int cubin,
-                       uint32_t *module, ksched_err *err)
+static int module_load(ksched *s, uint32_t tenant, uint32_t context, const void *data,
+                       size_t len, int cubin, uint32_t *module, ksched_err *err)
 {
     if (!s || !data || !module || !len)
         return ksched_fail(err, KSCHED_EINVAL, "NULL argument or empty module");
@@ -70,14 +70,21 @@ static int module_load(ksched *s, uint32_t tenant, const void *data, size_t len,
     int rc = !t ? KSCHED_ENOTFOUND
              : t->removing ? ksched_fail(err, KSCHED_ESTATE, "tenant %u is being removed", tenant)
              : sched_refuse_if_lost(s, err);
+    /* PTX's variables lie in its context's window; a cubin's are the driver's (the
+     * backend takes no domain for it) */
+    if (!rc && !cubin && !(rc = sched_domain_of(s, t, context, &m->domain, err)))
+        sched_domain_hold(m->domain);
     if (!rc)
         rc = backend_load(s, t, data, len, cubin, m, err);
     if (!rc && (rc = module_register(s, t, m, module, err)) && m->mod) {
         kbackend_error e = {0};
         s->be.ops->module_unload(s->be.state, m->mod, &e);
     }
-    if (rc)
+    if (rc) {
+        if (t)
+            sched_domain_put(s, t, m->domain);
         free(m);
+    }
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -85,13 +92,19 @@ static int module_load(ksched *s, uint32_t tenant, const void *data, size_t len,
 int ksched_module_load(ksched *s, uint32_t tenant, const char *ptx, size_t len,
                        uint32_t *module, ksched_err *err)
 {
-    return module_load(s, tenant, ptx, len, 0, module, err);
+    return module_load(s, tenant, 0, ptx, len, 0, module, err);
+}
+
+int ksched_module_load_in(ksched *s, uint32_t tenant, uint32_t context, const char *ptx,
+                          size_t len, uint32_t *module, ksched_err *err)
+{
+    return module_load(s, tenant, context, ptx, len, 0, module, err);
 }
 
 int ksched_module_load_cubin(ksched *s, uint32_t tenant, const void *image, size_t len,
                              uint32_t *module, ksched_err *err)
 {
-    return module_load(s, tenant, image, len, 1, module, err);
+    return module_load(s, tenant, 0, image, len, 1, module, err);
 }
 
 /* The tenant's module (called with the lock held): *t and the module, or NULL with *rc set
@@ -175,6 +188,7 @@ int ksched_module_unload(ksched *s, uint32_t tenant, uint32_t module, ksched_err
         sched_globals_drop(t, module);
         t->st.mem_in_use -= m->charged;
         idmap_del(&t->modules, module);
+        sched_domain_put(s, t, m->domain);     /* a closed context's last module */
         free(m);
     }
     pthread_mutex_unlock(&s->lock);

@@ -173,7 +173,7 @@ static void trial_shape(const sched_kernel *k, kbackend_slice *sl)
     const sched_function *f = k->fn;
     *sl = (kbackend_slice){.fn = f->fn, .sliced = 0, .first = 0, .count = k->total,
                         .smem = op->u.launch.smem, .params = op->u.launch.params,
-                        .params_size = op->u.launch.params_size, .domain = k->tenant->id,
+                        .params_size = op->u.launch.params_size, .domain = k->op->domain->id,
                         .polls_cancel = op->u.launch.polls_cancel};
     for (int i = 0; i < 3; i++) {
         sl->grid[i] = op->u.launch.grid[i];

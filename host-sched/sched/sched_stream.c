@@ -120,6 +120,7 @@ void sched_op_finish(ksched *s, sched_op *op, int status, const char *msg)
     if (!op->end_ns)
         op->end_ns = sched_now(s);
     account(t, op, status, msg);
+    sched_domain_put(s, t, op->domain);    /* a launch of a closed context, the last */
     s->ops_pending--;
     if (op->done) {
         notify *n = calloc(1, sizeof(*n));
@@ -154,6 +155,46 @@ static void stream_unlink(sched_stream *st, sched_op *op)
         st->tail = prev;
 }
 
+/* How soon after a timing event's record a launch must be submitted to restamp it: the
+ * two came together (one batch, or back to back), so the host put no time between them
+ * that the event should count. */
+#define RESTAMP_WINDOW_NS 20000
+
+/* Remembers whether op, completing on st, was a record of a timing event. */
+static void note_timing_record(sched_stream *st, const sched_op *op, int status)
+{
+    st->timing_record.set = !status && op->op.kind == KSCHED_OP_EVENT_RECORD && op->op.timing;
+    if (!st->timing_record.set)
+        return;
+    st->timing_record.event = op->op.u.event;
+    st->timing_record.gen = op->event_gen;
+    st->timing_record.submit_ns = op->submit_ns;
+}
+
+void sched_restamp_arm(sched_op *launch)
+{
+    sched_stream *st = launch->stream;
+    if (!st->timing_record.set ||
+        launch->submit_ns > st->timing_record.submit_ns + RESTAMP_WINDOW_NS)
+        return;
+    launch->restamp = 1;
+    launch->restamp_event = st->timing_record.event;
+    launch->restamp_gen = st->timing_record.gen;
+}
+
+void sched_restamp_apply(ksched *s, const sched_op *launch)
+{
+    sched_event *ev = launch->restamp && !launch->status
+                          ? idmap_get(&launch->tenant->events, launch->restamp_event)
+                          : NULL;
+    /* only while that record is still the event's latest, and never past the launch's end */
+    if (!ev || ev->completed != launch->restamp_gen || launch->start_ns <= ev->time_ns ||
+        launch->start_ns > launch->end_ns)
+        return;
+    ev->time_ns = launch->start_ns;
+    sched_events_changed(s, launch->tenant);
+}
+
 /* Completes op and lets the stream go on; a pipelined launch that now heads the stream
  * is free of its predecessor's lane. */
 void sched_op_complete(ksched *s, sched_op *op, int status, const char *msg)
@@ -163,6 +204,7 @@ void sched_op_complete(ksched *s, sched_op *op, int status, const char *msg)
         op->end_ns = sched_now(s);
     if (op->end_ns > st->last_end_ns)
         st->last_end_ns = op->end_ns;
+    note_timing_record(st, op, status);
     stream_unlink(st, op);
     sched_op_finish(s, op, status, msg);
     sched_op *head = st->head;
@@ -476,9 +518,17 @@ int ksched_submit(ksched *s, uint32_t tenant, uint32_t stream, const ksched_op *
              : !st || st->destroyed ? ksched_fail(err, KSCHED_ENOTFOUND, "no stream %u", stream)
              : sched_refuse_if_lost(s, err) ? KSCHED_ELOST
              : check_op(s, t, x, err);
+    /* a launch runs in its context's domain: fenced into that context's window */
+    sched_domain *d = NULL;
+    if (!rc && x->kind == KSCHED_OP_LAUNCH)
+        rc = sched_domain_of(s, t, x->u.launch.context, &d, err);
     sched_op *op = rc ? NULL : op_new(s, t, st, x);
     if (!rc && !op)
         rc = ksched_fail(err, KSCHED_ENOMEM, "out of memory");
+    if (!rc && d) {
+        op->domain = d;
+        sched_domain_hold(d);
+    }
     if (!rc) {
         op->done = done;
         op->user = user;

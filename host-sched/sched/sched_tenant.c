@@ -62,6 +62,11 @@ int ksched_tenant_add(ksched *s, const char *name, const ksched_tenant_policy *p
     krange_table_init(&t->allocs, sizeof(sched_alloc));
     t->next_stream = t->next_event = t->next_module = t->next_function = 1;
     pthread_mutex_lock(&s->lock);
+    if (s->next_tenant >= SCHED_CONTEXT_DOMAIN_BASE) {  /* the contexts' domain ids */
+        pthread_mutex_unlock(&s->lock);
+        sched_tenant_release(s, t);
+        return ksched_fail(err, KSCHED_ENOMEM, "no tenant ids left");
+    }
     t->id = s->next_tenant++;
     if (new_stream(t, 0) || idmap_put(&s->tenant_ids, t->id, t)) {
         pthread_mutex_unlock(&s->lock);
@@ -192,8 +197,7 @@ void sched_tenant_release(ksched *s, sched_tenant *t)
             s->be.ops->mem_free(s->be.state, a->r.base, &e);
     }
     krange_table_clear(&t->allocs);
-    if (s->be.ops->domain_release)      /* its window is empty now */
-        s->be.ops->domain_release(s->be.state, t->id);
+    sched_domains_free(s, t);           /* their windows are empty now */
     free(t);
 }
 
@@ -260,9 +264,8 @@ int ksched_tenant_set_policy(ksched *s, uint32_t tenant, const ksched_tenant_pol
     sched_tenant *t = sched_tenant_find(s, tenant, err);
     if (t) {
         /* a lowered limit stops a runaway kernel that is running now, not only the next */
-        if (pol->kernel_time_limit_ns != t->pol.kernel_time_limit_ns &&
-            s->be.ops->domain_time_limit)
-            s->be.ops->domain_time_limit(s->be.state, t->id, pol->kernel_time_limit_ns);
+        if (pol->kernel_time_limit_ns != t->pol.kernel_time_limit_ns)
+            sched_domains_time_limit(s, t, pol->kernel_time_limit_ns);
         t->pol = *pol;
         s->dirty = 1;
     }

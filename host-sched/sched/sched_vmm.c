@@ -99,6 +99,7 @@ int ksched_vmm_reserve(ksched *s, uint32_t tenant, uint64_t bytes, uint64_t alig
     }
     if (!rc) {
         a->module = SCHED_ALLOC_RESERVED;
+        a->domain = NULL;           /* reservations are in no window (unfenced only) */
         t->vmm_reserved += bytes;
         *va = p;
     }

@@ -21,7 +21,7 @@ static uint32_t submit_or_code(struct ks_conn *c, uint64_t stream, const ksched_
 
     if (rc == KSCHED_EAGAIN)
         return EAGAIN_CODE;
-    return rc ? ks_cuda_of(rc, err.msg) : KS_CUDA_SUCCESS;
+    return rc ? ks_context_cuda_of(c, c->context, rc, err.msg) : KS_CUDA_SUCCESS;
 }
 
 /* Whether c has as many operations queued as its policy allows: the batch waits. */
@@ -120,6 +120,7 @@ static uint32_t launch(struct ks_conn *c, const struct kproto_record *rec, struc
     op.u.launch.polls_cancel = f->fenced;   /* the fencing pass put the polls in */
     memcpy(op.u.launch.cluster, rec->u.launch.cluster, sizeof(op.u.launch.cluster));
     op.u.launch.cooperative = !!(rec->u.launch.flags & KERNELET_LAUNCH_COOPERATIVE);
+    op.u.launch.context = c->context;       /* runs in (is fenced into) its domain */
     code = submit_or_code(c, rec->stream, &op, kop);   /* the scheduler copies the params */
     free(fenced);
     if (code == KS_CUDA_SUCCESS)
@@ -380,6 +381,7 @@ static uint32_t event_rec(struct ks_conn *c, const struct kproto_record *rec, st
     if (!(kop = new_op(t)))
         return KS_CUDA_OUT_OF_MEMORY;
     op.u.event = o->u.event.sid;
+    op.timing = record && o->u.event.timing;
     code = submit_or_code(c, rec->stream, &op, kop);
     if (!code && record)
         o->u.event.recorded = true;

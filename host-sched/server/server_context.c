@@ -7,10 +7,14 @@
  * once instead of when the whole VM goes. Errors are kept per context too: a guest
  * process whose kernel faults ends its own CUDA context, not its neighbours'. Device
  * memory is per context: copies, memsets and frees reach only the context's own
- * allocations (server_memory.c; kernels are fenced per tenant, not per context). Handles
- * stay valid across the contexts of one connection: a context may use another's objects,
- * as processes sharing a CUDA context would; the creator's end frees them. Host clients
+ * allocations (server_memory.c), and each context's allocations, module variables and
+ * kernels lie in, and are fenced into, an address window of its own (the scheduler's
+ * domain of the context, ksched_context_window). Handles stay valid across the contexts of
+ * one connection: a context may use another's objects, as processes sharing a CUDA
+ * context would, and the creator's end frees them; but a kernel always runs in the window
+ * of the context that launches it, whoever loaded its module. Host clients
  * (libcuda on a socket) use context 0 and simply close the connection. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "server_internal.h"
@@ -101,7 +105,22 @@ uint32_t ks_context_release(struct ks_conn *c, uint32_t context)
     }
     uint32_t r = release_allocations(c, context);
     errors_forget(c, context);
+    /* Its domain's window goes back once the frees still running off the loop are done. */
+    ksched_context_close(c->srv->cfg.sched, c->tenant, context, NULL);
     return first ? first : r;
+}
+
+uint32_t ks_context_cuda_of(struct ks_conn *c, uint32_t context, int ksched_code,
+                            const char *msg)
+{
+    if (ksched_code == KSCHED_ECONTEXTS && !c->contexts_logged) {
+        c->contexts_logged = true;   /* once: a guest may retry in a loop */
+        fprintf(stderr, "kerneletd: tenant %s (pid %u): client context %u refused: the "
+                "connection's other contexts hold the most address windows one tenant may "
+                "(kerneletd --max-contexts): CUDA_ERROR_OUT_OF_MEMORY (%s)\n", c->name,
+                (unsigned)c->cred.pid, context, msg ? msg : "");
+    }
+    return ks_cuda_of(ksched_code, msg);
 }
 
 /* ---- errors ---- */

@@ -99,12 +99,14 @@ uint32_t ks_fence_params(struct ks_conn *c, const void *params, uint32_t size, v
     uint32_t off = kptx_fence_param_offset(size);
     uint64_t fence[KPTX_FENCE_EXTRA_PARAMS];
     uint8_t *p;
-    int rc = ksched_tenant_window(c->srv->cfg.sched, c->tenant, &w, &err);
+    /* the launching context's window, whoever loaded the function: a guest process's
+     * kernel reaches only its own memory, not its neighbours' in the same VM */
+    int rc = ksched_context_window(c->srv->cfg.sched, c->tenant, c->context, &w, &err);
 
     if (rc == KSCHED_EUNSUPPORTED)
         return KS_CUDA_NOT_SUPPORTED;
     if (rc)
-        return ks_cuda_of(rc, err.msg);
+        return ks_context_cuda_of(c, c->context, rc, err.msg);
     if (!(p = calloc(1, off + sizeof(fence))))
         return KS_CUDA_OUT_OF_MEMORY;
     memcpy(p, params, size);

@@ -326,6 +326,8 @@ struct ks_conn {
     uint64_t region_bytes;      /* their sizes */
     uint64_t pinned_bytes;      /* of those, pinned for the device */
     bool attrs_refusal_logged;  /* a cluster or cooperative launch was refused (logged once) */
+    bool contexts_logged;       /* a context beyond the scheduler's max_contexts was refused
+                                   (logged once) */
     krange_table allocs;        /* struct ks_alloc; zeroed until the first is added */
     uint64_t mem_in_use;
 
@@ -600,8 +602,14 @@ void ks_drain_then2(struct ks_conn *c, uint64_t id, uint16_t op, enum ks_after a
 /* CONTEXT_CLOSE: frees what client context `context` created once the work submitted so
  * far has drained (server_context.c). */
 void ks_context_close(struct ks_conn *c, uint64_t id, uint32_t context);
-/* Frees now every object and allocation of context; the first CUresult failure or 0. */
+/* Frees now every object and allocation of context, then lets the scheduler release its
+ * domain (its address window) once the last of its memory is gone; the first CUresult
+ * failure or 0. */
 uint32_t ks_context_release(struct ks_conn *c, uint32_t context);
+/* The CUresult of a scheduler failure of c's request in context (ks_cuda_of), logging
+ * once per connection a context refused for being one too many (KSCHED_ECONTEXTS). */
+uint32_t ks_context_cuda_of(struct ks_conn *c, uint32_t context, int ksched_code,
+                            const char *msg);
 /* The CUresult that ended context (0: none). */
 uint32_t ks_context_sticky(const struct ks_conn *c, uint32_t context);
 /* Whether any context of c has ended with a sticky error. */
@@ -657,6 +665,9 @@ struct ks_load {
     const struct ks_server *srv; /* configuration and device: fixed once the server runs */
     ksched *sched;
     uint32_t tenant;
+    uint32_t context;           /* the loading client context: its window holds the
+                                   module's variables */
+    int sched_rc;               /* the scheduler's code of a failed load (0: none) */
     uint8_t *img;               /* the image, copied out of the request */
     size_t size;
     uint32_t kind;              /* KERNELET_IMAGE_* as the request said */

@@ -11,10 +11,15 @@ static struct ks_alloc *find(const struct ks_conn *c, uint64_t p)
 
 /* Guest processes of one VM (contexts of one connection) are separate CUDA programs: each
  * reaches only the memory it allocated, as natively (host clients are all context 0).
- * Module variables belong to their module, which the contexts may share. */
+ * Module variables belong to their module's context: they lie in its window, where only
+ * its kernels reach them, so another context that borrows the module may launch its
+ * functions (in its own window) but not copy to or from its variables. */
 static bool visible_to(const struct ks_conn *c, const struct ks_alloc *a)
 {
-    return a->module || a->owner == c->context;
+    if (!a->module)
+        return a->owner == c->context;
+    const struct ks_obj *mo = ks_handle_get(&c->handles, a->module, KS_MODULE);
+    return mo && mo->owner == c->context;
 }
 
 bool ks_memory_owned(const struct ks_conn *c, uint64_t p, uint64_t len)
@@ -87,7 +92,7 @@ static void alloc_run(struct ks_call *k)
 {
     kbackend_devptr p = 0;
 
-    k->rc = ksched_mem_alloc(k->sched, k->tenant, k->arg, &p, &k->err);
+    k->rc = ksched_mem_alloc_in(k->sched, k->tenant, k->context, k->arg, &p, &k->err);
     k->result = p;
 }
 
@@ -110,8 +115,9 @@ static void alloc_finish(struct ks_call *k)
     if (rc != 0) {
         /* The device had no room (or refused the size): what cuMemAlloc says then. */
         ks_reply_cuda(c, KERNELET_OP_MEM_ALLOC, k->id,
-                      rc == KSCHED_EBACKEND || rc == KSCHED_ENOMEM ? KS_CUDA_OUT_OF_MEMORY
-                                                                   : ks_cuda_of(rc, k->err.msg),
+                      rc == KSCHED_EBACKEND || rc == KSCHED_ENOMEM
+                          ? KS_CUDA_OUT_OF_MEMORY
+                          : ks_context_cuda_of(c, k->context, rc, k->err.msg),
                       0);
         return;
     }
@@ -206,7 +212,8 @@ void ks_memory_free_drained(struct ks_conn *c, uint64_t id, uint64_t base)
         return;
     }
     a->releasing = true; /* a context closed meanwhile leaves it to this call */
-    ks_call_start(c, id, KERNELET_OP_MEM_FREE, free_run, free_finish, base);
+    if (!ks_call_start(c, id, KERNELET_OP_MEM_FREE, free_run, free_finish, base))
+        a->freeing = a->releasing = false;  /* answered OUT_OF_MEMORY: still the tenant's */
 }
 
 void ks_memory_info(struct ks_conn *c, uint64_t id)

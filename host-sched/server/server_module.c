@@ -171,9 +171,11 @@ uint32_t ks_ptx_load(struct ks_load *l, const char *ptx, size_t len, struct ks_m
     }
     ks_latency_load(l, KS_LOAD_REWRITE, t0);
     t0 = ks_now_ns();
-    rc = text ? ksched_module_load(l->sched, l->tenant, text, text_len, &mod->sid, &err)
-              : ksched_module_load(l->sched, l->tenant, ptx, len, &mod->sid, &err);
+    rc = ksched_module_load_in(l->sched, l->tenant, l->context, text ? text : ptx,
+                               text ? text_len : len, &mod->sid, &err);
     ks_latency_load(l, KS_LOAD_BACKEND, t0);
+    if (rc)
+        l->sched_rc = rc;
     if (rc)
         code = rc == KSCHED_EBACKEND ? KS_CUDA_INVALID_PTX : ks_cuda_of(rc, err.msg);
     else
@@ -267,6 +269,8 @@ static void load_finish(struct ks_call *k)
         return;
     }
     ks_latency_add_load(c, l);
+    if (l->sched_rc == KSCHED_ECONTEXTS)
+        code = ks_context_cuda_of(c, l->context, l->sched_rc, "");
     if (!code && !(o = ks_handle_new(&c->handles, KS_MODULE, c->context))) {
         ksched_module_unload(l->sched, l->tenant, l->mod.sid, NULL);
         code = KS_CUDA_OUT_OF_MEMORY;
@@ -302,6 +306,7 @@ void ks_module_load(struct ks_conn *c, uint64_t id, const struct kproto_request 
     l->srv = c->srv;
     l->sched = c->srv->cfg.sched;
     l->tenant = c->tenant;
+    l->context = c->context;
     l->size = r->u.module_load.load.size;
     l->kind = r->u.module_load.load.kind;
     l->t0 = ks_now_ns();

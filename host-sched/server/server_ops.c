@@ -19,6 +19,7 @@ uint32_t ks_cuda_of(int code, const char *msg)
     case KSCHED_ENOMEM: return KS_CUDA_OUT_OF_MEMORY;
     case KSCHED_ENOTFOUND: return KS_CUDA_INVALID_HANDLE;
     case KSCHED_EQUOTA: return KS_CUDA_OUT_OF_MEMORY;
+    case KSCHED_ECONTEXTS: return KS_CUDA_OUT_OF_MEMORY;  /* no room for one more context */
     case KSCHED_EAGAIN: return KS_CUDA_LAUNCH_OUT_OF_RESOURCES;
     case KSCHED_EUNSUPPORTED: return KS_CUDA_NOT_SUPPORTED;
     case KSCHED_ESTATE: return KS_CUDA_INVALID_CONTEXT;

@@ -44,8 +44,12 @@
  *   alignment; the backend knows the parameter layout). A launch of the unsliced function
  *   runs the original 3-D grid, with first = 0 and count = the grid's block count.
  *
- * - Domains. Every allocation and module belongs to a domain: the scheduler's tenant id
- *   (0: none, the backend's common memory). A backend with address windows
+ * - Domains. Every allocation and module belongs to a domain: one client context of one of
+ *   the scheduler's tenants (a VM's guest process; a host process's one context has its
+ *   tenant's id as domain, the others ids from 0x80000000 on, host-sched/sched/
+ *   sched_domain.c; 0: none, the backend's common memory); a launch runs in its launching
+ *   context's domain. A backend sees only domain ids; the tenant's policy (its time limit
+ *   included) reaches each domain of it. A backend with address windows
  *   (domain_window) places all memory of a domain, module variables included, in that
  *   domain's window: one power-of-two sized, size-aligned range of device addresses that
  *   nothing else uses, so that a kernel fenced by the PTX rewriter (kptx_fence_module in
@@ -226,7 +230,8 @@ typedef struct kbackend_slice {
                                    reports it (cuda). 0 = none */
     const char *tenant;         /* the tenant's name, for the operator's log; valid only
                                    during the call; may be NULL */
-    uint32_t domain;            /* the tenant's domain (0: none): whose control words a
+    uint32_t domain;            /* the launching context's domain (0: none): whose window
+                                   it was fenced into and whose control words a
                                    fenced kernel uses. A launch whose kernel wrote a fault
                                    code completes with KBACKEND_ELAUNCH and a message that
                                    says "device assert" or "device trap" */
@@ -239,6 +244,9 @@ typedef struct kbackend_slice {
                                    KBACKEND_EUNSUPPORTED */
     int cooperative;            /* 1: every block must be resident at once (grid-wide
                                    synchronisation: cuLaunchCooperativeKernel) */
+    int timed;                  /* 1: a tenant's timing event is stamped by when this slice
+                                   started: report start_ns as the device saw it (cuda:
+                                   timing events around it), not when it could start */
 } kbackend_slice;
 
 /* Whether a launch of these clusters (blocks per cluster, 0 or 1 each: none) and
@@ -383,9 +391,11 @@ typedef struct kbackend_ops {
      * power of two, and no other domain's memory lies in it. */
     int (*domain_window)(void *state, uint32_t domain, kbackend_window *out,
                          kbackend_error *err);
-    /* Optional. domain has no memory or module left: its window may be reused. */
+    /* Optional. domain has no memory or module left (its context closed, or its tenant
+     * went): its window and control words may be reused. */
     void (*domain_release)(void *state, uint32_t domain);
-    /* Optional. The kernel time limit of domain's tenant is now limit_ns (0: none): its
+    /* Optional. The kernel time limit of domain's tenant is now limit_ns (0: none; called
+     * for each domain of the tenant): its
      * launches running now are held to it, counted from their start (one that has run
      * longer is stopped at once, as at its limit). Without it a new limit applies to the
      * launches that start after it. */

@@ -1442,6 +1442,36 @@ static void test_shared_end_events(void)
     be.ops->destroy(be.state);
 }
 
+/* How long a stall kernel of 60 ms of real time ran, by its completion. A timed slice
+ * reports its time by its timing events (the fake's device time: the launch's few virtual
+ * microseconds), an untimed one from its issue to its end seen. */
+static uint64_t stall_reported_ns(int timed)
+{
+    kbackend be = open_backend_cfg(NULL);
+    kbackend_module *mod;
+    kbackend_function *stall = load_stall(&be, &mod);
+    waiter w;
+    waiter_init(&w);
+    ticket t = {&w, 0, 0};
+    uint32_t ms = 60;
+    kbackend_slice s = {.fn = stall, .grid = {1, 1, 1}, .block = {32, 1, 1}, .count = 1,
+                        .params = &ms, .params_size = sizeof(ms), .timed = timed};
+    kbackend_error e = {0};
+    g_assert_cmpint(be.ops->launch(be.state, &s, on_done, &t, &e), ==, 0);
+    waiter_wait(&w, 1);
+    g_assert_cmpuint(w.failed, ==, 0);
+    g_assert_true(w.times_ok);
+    g_assert_cmpint(be.ops->module_unload(be.state, mod, &e), ==, 0);
+    be.ops->destroy(be.state);
+    return w.max_end - w.min_start;
+}
+
+static void test_timed_slice(void)
+{
+    g_assert_cmpuint(stall_reported_ns(0), >=, 50000000);
+    g_assert_cmpuint(stall_reported_ns(1), <, 5000000);
+}
+
 /* An allocation while a kernel of its tenant runs does not reuse a hole of the reach (the
  * sink would be unmapped for a moment under that kernel): it goes past the reach. With
  * nothing running the hole is reused. */
@@ -1945,6 +1975,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/backend-fake/time-launch", test_time_launch);
     g_test_add_func("/cuda/backend-fake/completion-events", test_completion_events);
     g_test_add_func("/cuda/backend-fake/shared-end-events", test_shared_end_events);
+    g_test_add_func("/cuda/backend-fake/timed-slice", test_timed_slice);
     g_test_add_func("/cuda/backend-fake/completion-spin", test_completion_spin);
     g_test_add_func("/cuda/backend-fake/profile-refusals", test_profile_refusals);
     g_test_add_func("/cuda/backend-fake/profile-whole-without-counters",

@@ -221,6 +221,51 @@ static void test_module_variables_per_tenant(void)
     be.ops->destroy(be.state);
 }
 
+static int in_window(const kbackend_window *w, kbackend_devptr p, uint64_t bytes)
+{
+    return p >= w->base && p + bytes <= w->base + w->size;
+}
+
+/* Two client contexts of one tenant (a VM's guest processes) on the cuda backend: each
+ * gets a window of its own (a reservation of the driver's addresses) holding its
+ * allocation; a closed context's window goes back to the driver with its last allocation,
+ * while the other context's stays. */
+static void test_context_windows(void)
+{
+    kbackend be;
+    ksched *s = sched_on_fake(&be);
+    ksched_err e = {0};
+    uint32_t t;
+    kbackend_devptr p[2];
+    kbackend_window w[2];
+    fake_vmm_stats before, now;
+
+    g_assert_cmpint(ksched_tenant_add(s, "vm", NULL, &t, &e), ==, 0);
+    fake_vmm_get_stats(&before);
+    for (uint32_t i = 0; i < 2; i++) {
+        g_assert_cmpint(ksched_mem_alloc_in(s, t, 7 + i, 1 << 20, &p[i], &e), ==, 0);
+        g_assert_cmpint(ksched_context_window(s, t, 7 + i, &w[i], &e), ==, 0);
+        g_assert_true(in_window(&w[i], p[i], 1 << 20));
+    }
+    g_assert_cmphex(w[0].base, !=, w[1].base);
+    g_assert_false(in_window(&w[1], p[0], 1));
+    fake_vmm_get_stats(&now);
+    g_assert_cmpuint(now.reservations, ==, before.reservations + 2);
+
+    g_assert_cmpint(ksched_context_close(s, t, 7, &e), ==, 0);
+    fake_vmm_get_stats(&now);
+    g_assert_cmpuint(now.reservations, ==, before.reservations + 2);   /* memory still there */
+    g_assert_cmpint(ksched_mem_free(s, t, p[0], &e), ==, 0);
+    fake_vmm_get_stats(&now);
+    g_assert_cmpuint(now.reservations, ==, before.reservations + 1);
+    kbackend_window again;
+    g_assert_cmpint(ksched_context_window(s, t, 8, &again, &e), ==, 0);
+    g_assert_cmphex(again.base, ==, w[1].base);
+    g_assert_cmpint(ksched_mem_free(s, t, p[1], &e), ==, 0);
+    ksched_free(s);
+    be.ops->destroy(be.state);
+}
+
 /* A cubin (SASS only) through the scheduler: loaded natively, no sliced variant, so even
  * the kernelet policy with a profile that would slice it runs every launch whole (one
  * backend launch of the whole grid each); its variable is the tenant's own. */
@@ -503,6 +548,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cuda/sched-fake/two-tenants-sliced", test_two_tenants_sliced);
     g_test_add_func("/cuda/sched-fake/module-variables-per-tenant",
                     test_module_variables_per_tenant);
+    g_test_add_func("/cuda/sched-fake/context-windows", test_context_windows);
     g_test_add_func("/cuda/sched-fake/cubin-runs-whole", test_cubin_runs_whole);
     g_test_add_func("/cuda/sched-fake/event-times", test_event_times);
     g_test_add_func("/cuda/sched-fake/alloc-unlocked", test_alloc_unlocked);

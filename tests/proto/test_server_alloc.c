@@ -49,16 +49,26 @@ static int gated_info(void *state, kbackend_device_info *out, kbackend_error *er
     return rc;
 }
 
+/* A small number for a scheduler domain: a tenant's id (its context 0), or a client
+ * context's domain, numbered from 0x80000000 on (host-sched/sched/sched_domain.c). */
+static uint64_t domain_slot(uint32_t domain)
+{
+    uint64_t slot = domain >= 0x80000000u ? MAX_DOMAIN / 2 + (domain - 0x80000000u) : domain;
+
+    g_assert_cmpuint(slot, <, MAX_DOMAIN);
+    return slot;
+}
+
 static int gated_alloc(void *state, uint32_t domain, uint64_t bytes, kbackend_devptr *out,
                        kbackend_error *err)
 {
     (void)state;
     (void)err;
-    g_assert_cmpuint(domain, <, MAX_DOMAIN);
+    uint64_t slot = domain_slot(domain);
     g_mutex_lock(&g.gate.lock);
     if (g.gate.armed && bytes == SLOW_BYTES)
         tgate_pass(&g.gate, GATE_TIMEOUT_US);
-    *out = FAKE_BASE + ((uint64_t)domain << 36) + g.next;
+    *out = FAKE_BASE + (slot << 36) + g.next;
     g.next += (bytes + 255) / 256 * 256;
     g.live++;
     g_mutex_unlock(&g.gate.lock);

@@ -33,6 +33,12 @@ static int on_handle(struct client *c, uint16_t op, uint64_t handle)
     return client_call(c, op, &h, sizeof(h), -1);
 }
 
+/* A device-to-device copy of n bytes from d to itself: whether c may touch them. */
+static int touch_bytes(struct client *c, uint64_t d, uint64_t n)
+{
+    return client_copy(c, KERNELET_COPY_DTOD, 0, d, d, n, NULL, 0, true);
+}
+
 /* A device-to-device copy inside [d, d + 2 KiB): whether d is still c's memory. */
 static int touch(struct client *c, uint64_t d)
 {
@@ -153,6 +159,41 @@ static void test_memory_is_per_context(void)
     g_assert_cmpint(client_call(&vm, KERNELET_OP_MEM_FREE, &f, sizeof(f), -1), ==,
                     KERNELET_ST_OK);
     client_close(&vm);
+}
+
+/* A module variable of one guest process (its module's context): another process of the
+ * VM that learns the module's handle gets its address but can neither write nor read it
+ * (it lies in the owner's window, where only the owner's kernels reach); the owner can. */
+static void test_module_variables_are_per_context(void)
+{
+    struct client vm;
+    const char *entry = strstr(harness_ptx, ".visible .entry");
+    char *ptx = g_strdup_printf("%.*s.visible .global .align 4 .u32 counter = 7;\n%s",
+                                (int)(entry - harness_ptx), harness_ptx, entry);
+    uint8_t buf[256];
+    struct kernelet_name_req q = {.name_len = 7};
+    struct kernelet_global g;
+    uint32_t word = 42;
+
+    g_assert_true(client_open(&vm, H, "vm-variables", false));
+    vm.context = 7;
+    q.module = client_module_ptx(&vm, ptx);
+    memcpy(buf, &q, sizeof(q));
+    memcpy(buf + sizeof(q), "counter", 7);
+    vm.context = 8;
+    g_assert_cmpint(client_call(&vm, KERNELET_OP_GLOBAL_GET, buf, sizeof(q) + 7, -1), ==,
+                    KERNELET_ST_OK);
+    memcpy(&g, vm.answer, sizeof(g));
+    g_assert_cmpint(client_copy(&vm, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, g.dptr, 0,
+                                sizeof(word), &word, 0, true), ==, KERNELET_ST_CUDA);
+    g_assert_cmpuint(vm.cuda, ==, 1 /* INVALID_VALUE */);
+    g_assert_cmpint(touch_bytes(&vm, g.dptr, 4), ==, KERNELET_ST_CUDA);
+    vm.context = 7;
+    g_assert_cmpint(client_copy(&vm, KERNELET_COPY_HTOD, KERNELET_REGION_INLINE, g.dptr, 0,
+                                sizeof(word), &word, 0, true), ==, KERNELET_ST_OK);
+    g_assert_cmpint(touch_bytes(&vm, g.dptr, 4), ==, KERNELET_ST_OK);
+    client_close(&vm);
+    g_free(ptx);
 }
 
 /* The answer comes once the context's queued work has run: nothing is freed under it. */
@@ -297,6 +338,8 @@ int main(int argc, char **argv)
     g_test_add_func("/server/contexts/close-frees-only-its-own", test_close_frees_only_its_own);
     g_test_add_func("/server/contexts/close-waits-for-queued-work", test_close_waits_for_queued_work);
     g_test_add_func("/server/contexts/memory-is-per-context", test_memory_is_per_context);
+    g_test_add_func("/server/contexts/module-variables-are-per-context",
+                    test_module_variables_are_per_context);
     g_test_add_func("/server/contexts/sticky-error-is-per-context", test_sticky_error_is_per_context);
     g_test_add_func("/server/contexts/destroy-stream-with-queued-work",
                     test_destroy_stream_with_queued_work);

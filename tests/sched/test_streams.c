@@ -321,6 +321,60 @@ static void test_event_semantics(void)
     tenv_free(t);
 }
 
+/* The elapsed time between a tenant's two timing events around its kernel, where the
+ * kernel waited for the device behind another tenant's long one: timing events say how
+ * long the kernel ran (the start event stamped when the kernel started on the device, as a
+ * GPU stamps an event it reaches just before the kernel), events without timing when the
+ * stream reached them. */
+static uint64_t elapsed_around_queued_kernel(ksched_policy p, int timing, uint64_t *ran_ns,
+                                             uint64_t *waited_ns)
+{
+    tenv *t = tenv_policy(p);
+    uint32_t busy = tenv_tenant(t, "busy"), tn = tenv_tenant(t, "timed");
+    uint32_t bs = tenv_stream(t, busy), s1 = tenv_stream(t, tn), fb, fn, ev[2];
+    const char *names[1] = {"comp"};
+    tenv_functions(t, busy, names, 1, 1, &fb);
+    tenv_functions(t, tn, names, 1, 1, &fn);
+    ksched_op long_op = launch_op(fb, 132 * 64, 1, 256);
+    rec lr = {0}, a = {0}, k = {0}, b = {0};
+    tenv_submit(t, busy, bs, &long_op, rec_done, &lr);
+    for (int i = 0; i < 2; i++)
+        g_assert_cmpint(ksched_event_create(t->s, tn, &ev[i], NULL), ==, 0);
+    ksched_op start = {.kind = KSCHED_OP_EVENT_RECORD, .u.event = ev[0], .timing = timing};
+    ksched_op l = launch_op(fn, 132, 1, 256);
+    ksched_op end = {.kind = KSCHED_OP_EVENT_RECORD, .u.event = ev[1], .timing = timing};
+    tenv_submit(t, tn, s1, &start, rec_done, &a);
+    tenv_submit(t, tn, s1, &l, rec_done, &k);
+    tenv_submit(t, tn, s1, &end, rec_done, &b);
+    tenv_run(t);
+    uint64_t t0, t1;
+    int done0, done1;
+    g_assert_cmpint(ksched_event_query(t->s, tn, ev[0], &done0, &t0, NULL), ==, 0);
+    g_assert_cmpint(ksched_event_query(t->s, tn, ev[1], &done1, &t1, NULL), ==, 0);
+    g_assert_true(done0 && done1 && k.seen && !k.r.status);
+    *ran_ns = k.r.end_ns - k.r.start_ns;
+    *waited_ns = k.r.start_ns - a.r.end_ns;
+    tenv_free(t);
+    g_assert_cmpuint(t1, >=, t0);
+    return t1 - t0;
+}
+
+static void test_event_restamp(gconstpointer data)
+{
+    ksched_policy p = (ksched_policy)GPOINTER_TO_INT(data);
+    uint64_t ran, waited;
+    uint64_t timed = elapsed_around_queued_kernel(p, 1, &ran, &waited);
+    g_test_message("%s: kernel ran %llu ns after waiting %llu; timing events %llu ns apart",
+                   ksched_policy_name(p), (unsigned long long)ran,
+                   (unsigned long long)waited, (unsigned long long)timed);
+    g_assert_cmpuint(waited, >, 0);     /* the setting: the kernel did not start at once */
+    if (p == KSCHED_FIFO)
+        g_assert_cmpuint(waited, >, ran);   /* fifo held it back behind the long one */
+    g_assert_cmpuint(timed, ==, ran);
+    uint64_t untimed = elapsed_around_queued_kernel(p, 0, &ran, &waited);
+    g_assert_cmpuint(untimed, ==, ran + waited);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -330,6 +384,11 @@ int main(int argc, char **argv)
         g_test_add_data_func(path, GINT_TO_POINTER(p), test_stream_order);
     }
     g_test_add_func("/streams/event-semantics", test_event_semantics);
+    for (unsigned p = 0; p < ksched_policy_count(); p++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/streams/event-restamp/%s", ksched_policy_name((ksched_policy)p));
+        g_test_add_data_func(path, GINT_TO_POINTER(p), test_event_restamp);
+    }
     for (unsigned p = 0; p < ksched_policy_count(); p++) {
         char path[64];
         snprintf(path, sizeof(path), "/streams/priority/%s", ksched_policy_name((ksched_policy)p));

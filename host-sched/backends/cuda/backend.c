@@ -244,6 +244,8 @@ static void kcuda_free_state(kcuda *kc)
         kcuda_control_free(kc->control);
         for (size_t i = 0; i < kc->n_events; i++)
             cuEventDestroy(kc->events[i]);
+        for (size_t i = 0; i < kc->n_timing_events; i++)
+            cuEventDestroy(kc->timing_events[i]);
         if (kc->alloc_stream)
             cuStreamDestroy(kc->alloc_stream);
         cuDevicePrimaryCtxRelease(kc->dev);
@@ -257,6 +259,7 @@ static void kcuda_free_state(kcuda *kc)
     kcuda_alloc_table_clear(&kc->reserved);
     kcuda_alloc_table_clear(&kc->host_mapped);
     free(kc->events);
+    free(kc->timing_events);
     pthread_cond_destroy(&kc->idle);
     pthread_mutex_destroy(&kc->lock);
     free(kc);

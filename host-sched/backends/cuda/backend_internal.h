@@ -79,7 +79,8 @@ typedef struct kcuda_job {
     unsigned queue;
     kbackend_done_fn done;
     void *user;
-    CUevent start, end;         /* start only with timed_events */
+    CUevent start, end;         /* start only with timed_events or a timed slice */
+    int timing_pool;            /* start and end came from kc->timing_events */
     int issued;                 /* on the device: its end event will complete */
     int shared_end;             /* issued without its end event: a later job's end, recorded
                                    when its lane's thread comes to wait, ends it too */
@@ -160,8 +161,10 @@ struct kcuda {
     int broken;
     int cancelled;              /* cancel_all: every submission is refused */
     char broken_msg[MSG_LEN];
-    CUevent *events;            /* free timing events */
+    CUevent *events;            /* free events of the jobs (timing ones with timed_events) */
     size_t n_events, cap_events;
+    CUevent *timing_events;     /* free timing events of timed jobs (kbackend_slice.timed) */
+    size_t n_timing_events, cap_timing_events;
     kcuda_module_cache *modules;
     kcuda_alloc_table allocs;
     kcuda_alloc_table vars;     /* module variables looked up: copies may reach them */
@@ -211,6 +214,8 @@ int kcuda_refuse_if_broken(kcuda *kc, kbackend_error *err);   /* call with the l
 /* queue.c */
 int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kbackend_done_fn done, void *user,
                   kcuda_job **out, kbackend_error *err);
+/* Gives job timing events of its own around its work (a timed slice), unless it has them. */
+int kcuda_job_time(kcuda *kc, kcuda_job *job, kbackend_error *err);
 void kcuda_job_free(kcuda *kc, kcuda_job *job);
 int kcuda_submit(kcuda *kc, kcuda_job *job, kbackend_error *err);
 int kcuda_queues_start(kcuda *kc, kbackend_error *err);

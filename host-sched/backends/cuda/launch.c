@@ -166,6 +166,8 @@ int kcuda_launch(void *state, const kbackend_slice *s, kbackend_done_fn done, vo
     if (rc)
         return rc;
     rc = kcuda_prepare_launch(kc, s, job, err);
+    if (!rc && s->timed)
+        rc = kcuda_job_time(kc, job, err);
     if (!rc)
         rc = kcuda_submit(kc, job, err);
     if (rc)

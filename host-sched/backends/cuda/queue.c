@@ -6,37 +6,43 @@
 
 #include "backend_internal.h"
 
-static int event_get(kcuda *kc, CUevent *ev, kbackend_error *err)
+/* A free event of the jobs' pool, or of the timing pool (timed slices), or a new one. */
+static int event_get(kcuda *kc, CUevent *ev, int timing_pool, kbackend_error *err)
 {
+    CUevent *pool = timing_pool ? kc->timing_events : kc->events;
+    size_t *n = timing_pool ? &kc->n_timing_events : &kc->n_events;
     pthread_mutex_lock(&kc->lock);
-    int have = kc->n_events > 0;
+    int have = *n > 0;
     if (have)
-        *ev = kc->events[--kc->n_events];
+        *ev = pool[--*n];
     pthread_mutex_unlock(&kc->lock);
     if (have)
         return 0;
     unsigned flags = (kc->cfg.blocking_sync ? CU_EVENT_BLOCKING_SYNC : CU_EVENT_DEFAULT) |
-                     (kc->cfg.timed_events ? 0 : CU_EVENT_DISABLE_TIMING);
+                     (kc->cfg.timed_events || timing_pool ? 0 : CU_EVENT_DISABLE_TIMING);
     CUresult r = cuEventCreate(ev, flags);
     return r == CUDA_SUCCESS ? 0 : kcuda_cu_fail(err, r, "cuEventCreate");
 }
 
 /* Keeps ev for the next job; destroys it when the pool cannot grow. */
-static void event_put_locked(kcuda *kc, CUevent ev)
+static void event_put_locked(kcuda *kc, CUevent ev, int timing_pool)
 {
+    CUevent **pool = timing_pool ? &kc->timing_events : &kc->events;
+    size_t *n = timing_pool ? &kc->n_timing_events : &kc->n_events;
+    size_t *cap = timing_pool ? &kc->cap_timing_events : &kc->cap_events;
     if (!ev)
         return;
-    if (kc->n_events == kc->cap_events) {
-        size_t cap = kc->cap_events ? 2 * kc->cap_events : 64;
-        CUevent *grown = realloc(kc->events, cap * sizeof(*grown));
+    if (*n == *cap) {
+        size_t grown_cap = *cap ? 2 * *cap : 64;
+        CUevent *grown = realloc(*pool, grown_cap * sizeof(*grown));
         if (!grown) {
             cuEventDestroy(ev);
             return;
         }
-        kc->events = grown;
-        kc->cap_events = cap;
+        *pool = grown;
+        *cap = grown_cap;
     }
-    kc->events[kc->n_events++] = ev;
+    (*pool)[(*n)++] = ev;
 }
 
 int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kbackend_done_fn done, void *user,
@@ -49,9 +55,9 @@ int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kbackend_done_fn don
                        .issued_ns = kcuda_now()};
     int rc = 0;
     if (kind != JOB_PROFILE && kc->cfg.timed_events)
-        rc = event_get(kc, &job->start, err);
+        rc = event_get(kc, &job->start, 0, err);
     if (kind != JOB_PROFILE && !rc)
-        rc = event_get(kc, &job->end, err);
+        rc = event_get(kc, &job->end, 0, err);
     if (rc) {
         kcuda_job_free(kc, job);
         return rc;
@@ -60,13 +66,35 @@ int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kbackend_done_fn don
     return 0;
 }
 
+int kcuda_job_time(kcuda *kc, kcuda_job *job, kbackend_error *err)
+{
+    if (job->start || !job->end)
+        return 0;           /* timed already (timed_events), or a profile */
+    CUevent start = NULL, end = NULL;
+    int rc = event_get(kc, &start, 1, err);
+    if (!rc && (rc = event_get(kc, &end, 1, err))) {
+        pthread_mutex_lock(&kc->lock);
+        event_put_locked(kc, start, 1);
+        pthread_mutex_unlock(&kc->lock);
+    }
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&kc->lock);
+    event_put_locked(kc, job->end, 0);
+    pthread_mutex_unlock(&kc->lock);
+    job->start = start;
+    job->end = end;
+    job->timing_pool = 1;
+    return 0;
+}
+
 void kcuda_job_free(kcuda *kc, kcuda_job *job)
 {
     if (!job)
         return;
     pthread_mutex_lock(&kc->lock);
-    event_put_locked(kc, job->start);
-    event_put_locked(kc, job->end);
+    event_put_locked(kc, job->start, job->timing_pool);
+    event_put_locked(kc, job->end, job->timing_pool);
     pthread_mutex_unlock(&kc->lock);
     free(job->params);
     free(job);

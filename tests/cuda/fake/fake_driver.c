@@ -25,6 +25,7 @@ struct CUstream_st {
 
 struct CUevent_st {
     double t;
+    bool timing;            /* created without CU_EVENT_DISABLE_TIMING */
     uint64_t busy_until;    /* of its stream when recorded: a wait lasts until then */
     const volatile uint32_t *cancel; /* of its stream when recorded: ends the wait too */
     struct CUstream_st *stream;         /* where it was recorded */
@@ -301,8 +302,9 @@ EXPORT CUresult cuStreamWriteValue32(CUstream s, CUdeviceptr addr, cuuint32_t v,
 
 EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
 {
-    (void)flags;
     *e = calloc(1, sizeof(**e));
+    if (*e)
+        (*e)->timing = !(flags & CU_EVENT_DISABLE_TIMING);
     return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -389,6 +391,8 @@ EXPORT void fake_driver_events_busy(unsigned n)
 
 EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
+    if (!a->timing || !b->timing)
+        return CUDA_ERROR_INVALID_HANDLE;     /* as the driver answers */
     pthread_mutex_lock(&g.lock);
     *ms = (float)((b->t - a->t) / 1e6);
     CUresult r = lost();

@@ -5,10 +5,12 @@
 #       build/host-sched/daemon/kerneletd-cuda.so build/guest-driver/libcuda/kernelet-proto-bench /usr/bin/perf
 # plus DEST/libcuda/libcuda.so.1 and DEST/calibration (the GPU machine has no perf):
 #   profile_daemon.sh CARRY_DIR OUT_DIR [PHASE]     PHASE: sync | async (default both)
+# KERNELETD_ARGS adds options to the daemon (e.g. "--policy fifo --cpus 0-7").
 # perf samples user-space cycles of the daemon's threads (cpu-clock, no kernel: the
 # machine allows no more); the flat profile by symbol, and by thread, lands in
 # OUT_DIR/profile.txt, the proto-bench lines in the same file.
 set -u
+# shellcheck disable=SC2086
 carry=$(cd "${1:?usage: profile_daemon.sh CARRY_DIR OUT_DIR [PHASE]}" && pwd)
 mkdir -p "${2:?}"
 out=$(cd "$2" && pwd)
@@ -17,7 +19,7 @@ work=$(mktemp -d)
 sock=$work/k.sock
 "$carry/bin/perf" record -e cpu-clock:u -F 9999 -o "$work/perf.data" -- \
     "$carry/bin/kerneletd" --socket "$sock" --backend cuda --calibration "$carry/calibration" \
-    >"$work/kd.log" 2>&1 &
+    ${KERNELETD_ARGS:-} >"$work/kd.log" 2>&1 &
 pp=$!
 i=0; while [ ! -S "$sock" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 args="--repeat=3"
