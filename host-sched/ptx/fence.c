@@ -780,7 +780,7 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
     kptx_smem_scan(&f->smem, f->m, fn, !f->device_fn);
     if (!f->trap)       /* KPTX_FENCE_TRAP checks, and reports, each access */
         kptx_smem_group_scan(&f->smem, f->m, fn);
-    kptx_scrub_scan(&f->scrub, fn);
+    kptx_scrub_scan(&f->scrub, fn, f->local.top);
     kptx_local_scan(&f->local, f->m, fn, !f->device_fn);
     if (find_loops(f, fn) && !kptx_reg_set_build(fn, &f->regs))
         kptx_rw_body(&f->rw, body_bound(fn, f->n_loops), fn, out, &h);
@@ -792,6 +792,8 @@ static void fence_body(fencer *f, kptx_function *out, const kptx_function *fn)
     f->smem.used = f->smem.generic = 0;
     f->scrub.n_vars = 0;
     f->scrub.shared = false;
+    f->scrub.frame_top = 0;
+    f->scrub.frame_read = false;
     f->local.used = f->local.generic = 0;
 }
 

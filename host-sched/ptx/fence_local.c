@@ -19,8 +19,9 @@
  * address computed where it is not one 64-bit register. Modules that cannot use stacksave
  * (PTX ISA before 7.3, or a target before sm_52) and backends that give no local top keep
  * their local accesses as written. Within the frames, what the clamp leaves readable that
- * the running thread did not write is what the scrub zeroed (fence_scrub.c: each function's
- * variables) and the frames' spill slots, which ptxas adds and PTX cannot name. */
+ * the running thread did not write is what the scrub zeroed (fence_scrub.c: the entry's
+ * whole frame, up to the same top, and each device function's variables) and, below the
+ * entry's frame, the device functions' spill slots, which ptxas adds and PTX cannot name. */
 #include <stdio.h>
 
 #include "ptx_internal.h"

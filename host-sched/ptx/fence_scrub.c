@@ -5,19 +5,28 @@
  * had left there, and one that read a shared array it never wrote, in 59% of its words
  * (bench/compat/residue.cu, docs/perf/isolation.md). All tenants' kernels share one
  * context, so
- *   - every fenced function zeroes its own .local variables as it starts, before any of
- *     its code runs: what it reads of them without writing is zero, as a tenant's fresh
- *     allocation is;
+ *   - every fenced entry zeroes its whole frame as it starts, [stacksave, top) with the
+ *     local clamp's top (fence_local.c): its .local variables and what ptxas adds there
+ *     that PTX cannot name (spill slots, padding, inlined callees' frames), all that the
+ *     clamp leaves its own accesses; what it reads there without writing is zero, as a
+ *     tenant's fresh allocation is. An entry that cannot read local memory at all (no
+ *     call, no .local or generic address) is left without it: what ptxas puts in its frame
+ *     its own code writes before reading;
+ *   - every fenced device function zeroes its top-level .local variables as it starts
+ *     (and so does an entry where the top is unknown: 0, or a module that cannot
+ *     stacksave). A callee's frame lies below its caller's, [its stacksave, the caller's
+ *     stack pointer at the call), and PTX gives it only the first, so the unnamed words
+ *     of a device function's frame that ptxas does not inline are not zeroed
+ *     (docs/SECURITY.md says why the entry cannot zero them for it);
  *   - every fenced entry's block zeroes its shared memory, all that the fence's clamp lets
  *     it reach but the driver's reserved bytes below it, and waits for that (bar.sync 0)
  *     before its code runs.
  *
  * A variable is zeroed in stores as wide as its alignment allows (16 bytes at most, the
  * widest PTX store); more than KPTX_SCRUB_UNROLLED of them become a loop over the
- * variable, the rest single stores. Variables of nested blocks are not visible where the
- * function starts and are left alone, as are module-scope .local variables (nvcc writes
- * neither). What this does not cover (docs/SECURITY.md): local addresses a kernel makes up
- * (below its frame, in spill slots) and the frames ptxas adds.
+ * variable, the rest single stores. A device function's variables of nested blocks are not
+ * visible where it starts and are left alone, as are module-scope .local variables (nvcc
+ * writes neither). Addresses below the running frame are the local clamp's to confine.
  *
  * A block's own shared memory ends at the fence's limit (fence_shared.c: where the dynamic
  * memory starts, plus its size) and holds %total_smem_size bytes of the tenant's, rounded
@@ -47,6 +56,8 @@ void kptx_scrub_setup(kptx_rw *rw, kptx_local_scrub *ls, const char *prefix)
     ls->sreg = kptx_rw_name(rw, "%", kptx_rw_name(rw, prefix, "_ss"));
     ls->slabel = kptx_rw_name(rw, prefix, "_ss");
     ls->shared = false;
+    ls->frame_top = 0;
+    ls->frame_read = false;
 }
 
 /* The .local variable statement s declares at the body's top level, or NULL. */
@@ -70,11 +81,48 @@ static unsigned count_top_locals(const kptx_function *fn)
     return n;
 }
 
-void kptx_scrub_scan(kptx_local_scrub *ls, const kptx_function *fn)
+/* Whether in names a memory operand in a space other than the thread's local memory
+ * (global, shared, const, param): it cannot read the frame. */
+static bool names_other_space(const kptx_instr *in)
+{
+    for (unsigned i = 0; i < in->n_mods; i++) {
+        const char *mod = in->mods[i], *sub = strstr(mod, "::");   /* .shared::cta */
+        kptx_space sp = kptx_space_of(mod, sub ? (size_t)(sub - mod) : strlen(mod));
+        if (sp == KPTX_SPACE_GLOBAL || sp == KPTX_SPACE_SHARED || sp == KPTX_SPACE_CONST ||
+            sp == KPTX_SPACE_PARAM)
+            return true;
+    }
+    return false;
+}
+
+/* Whether fn may read local memory: a call, or an instruction with an address operand
+ * whose space is .local or generic. Reading its frame takes one; what ptxas itself adds
+ * there (spills, saved registers) its own code writes before it reads. */
+static bool may_read_local(const kptx_function *fn)
+{
+    for (unsigned i = 0; i < fn->n_stmts; i++) {
+        const kptx_stmt *s = &fn->stmts[i];
+        if (s->kind != KPTX_STMT_INSTR)
+            continue;
+        const kptx_instr *in = &s->u.instr;
+        if (!strcmp(in->opcode, "call"))
+            return true;
+        for (unsigned k = 0; k < in->n_ops; k++)
+            if (in->ops[k].kind == KPTX_OPND_ADDRESS && !names_other_space(in))
+                return true;
+    }
+    return false;
+}
+
+void kptx_scrub_scan(kptx_local_scrub *ls, const kptx_function *fn, uint64_t local_top)
 {
     ls->n_vars = count_top_locals(fn);
     ls->n_loops = 0;
     ls->shared = fn->is_entry;
+    ls->frame_top = fn->is_entry ? local_top : 0;
+    ls->frame_read = ls->frame_top && may_read_local(fn);
+    if (ls->frame_top && !ls->frame_read)
+        ls->n_vars = 0;     /* nothing there it could read: neither frame nor variables */
 }
 
 bool kptx_scrub_any(const kptx_function *fn)
@@ -82,14 +130,16 @@ bool kptx_scrub_any(const kptx_function *fn)
     return count_top_locals(fn) != 0;
 }
 
-/* Statements the shared scrub adds (kptx_scrub_shared). */
+/* Statements the shared scrub adds (kptx_scrub_shared), and an entry's frame scrub
+ * (zero_frame). */
 #define KPTX_SCRUB_SHARED_STMTS 48u
+#define KPTX_SCRUB_FRAME_STMTS 32u
 
 size_t kptx_scrub_bound(const kptx_function *fn)
 {
     unsigned n = count_top_locals(fn);
     return 7u + (size_t)n * (KPTX_SCRUB_PER_VAR + 2 * KPTX_SCRUB_UNROLLED) +
-           (fn->is_entry ? KPTX_SCRUB_SHARED_STMTS : 0);
+           (fn->is_entry ? KPTX_SCRUB_SHARED_STMTS + KPTX_SCRUB_FRAME_STMTS : 0);
 }
 
 /* The shared scrub's .b32 registers: sreg<k>. */
@@ -324,6 +374,63 @@ void kptx_scrub_shared(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *l
     kptx_rw_label(rw, sv, done);
 }
 
+/* ---- an entry's frame ---- */
+
+static const char *frame_label(kptx_rw *rw, const kptx_local_scrub *ls, const char *what)
+{
+    return kptx_rw_name(rw, ls->label, what);
+}
+
+/* Single bytes from addr while addr < end (and, with align, while addr is not a multiple
+ * of 16): the frame's ends where they are not 16-byte aligned. */
+static void zero_bytes(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls,
+                       int64_t end, bool align, const char *loop, const char *done)
+{
+    kptx_operand a = kptx_reg_operand(ls->addr), t = kptx_reg_operand(ls->end);
+    kptx_operand p = kptx_reg_operand(ls->pred);
+    kptx_rw_label(rw, sv, loop);
+    if (align) {
+        kptx_rw_emit3(rw, sv, "and", ".b64", t, a, kptx_int_operand(15), 3);
+        kptx_rw_emit3(rw, sv, "setp", ".eq.u64", p, t, kptx_int_operand(0), 3);
+        branch(rw, sv, ls, done, true);
+    }
+    kptx_rw_emit3(rw, sv, "setp", ".ge.u64", p, a, kptx_int_operand(end), 3);
+    branch(rw, sv, ls, done, true);
+    store_at(rw, sv, ls, at_reg(rw, a), 1);
+    kptx_rw_emit3(rw, sv, "add", ".u64", a, a, kptx_int_operand(1), 3);
+    jump(rw, sv, loop);
+    kptx_rw_label(rw, sv, done);
+}
+
+/* Zeroes the entry's whole frame, [stacksave as it starts, top): its variables and the
+ * words ptxas adds and PTX cannot name (spill slots, saved registers, padding), all the
+ * clamp leaves the entry's own accesses (fence_local.c). The bytes up to a 16-byte
+ * boundary one by one (the frame's bottom need not be aligned: the emulator's is not, and
+ * below it may be no memory), then 16 bytes a store, then the bytes past top's last
+ * boundary (none where top is a multiple of 16, as 0xfffdc0 is). */
+static void zero_frame(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls)
+{
+    kptx_operand a = kptx_reg_operand(ls->addr), e = kptx_reg_operand(ls->end);
+    kptx_operand p = kptx_reg_operand(ls->pred), none = {0};
+    int64_t top = (int64_t)ls->frame_top, top16 = top & -16;
+    const char *loop = frame_label(rw, ls, "f16"), *done = frame_label(rw, ls, "f16end");
+    kptx_rw_emit(rw, sv, "stacksave", ".u64", 1, &a);
+    zero_bytes(rw, sv, ls, top, true, frame_label(rw, ls, "fhead"),
+               frame_label(rw, ls, "fheadend"));
+    kptx_rw_emit3(rw, sv, "mov", ".u64", e, kptx_int_operand(top16), none, 2);
+    kptx_rw_emit3(rw, sv, "setp", ".ge.u64", p, a, e, 3);
+    branch(rw, sv, ls, done, true);
+    kptx_rw_label(rw, sv, loop);
+    store_at(rw, sv, ls, at_reg(rw, a), 16);
+    kptx_rw_emit3(rw, sv, "add", ".u64", a, a, kptx_int_operand(16), 3);
+    kptx_rw_emit3(rw, sv, "setp", ".lt.u64", p, a, e, 3);
+    branch(rw, sv, ls, loop, true);
+    kptx_rw_label(rw, sv, done);
+    if (top != top16)
+        zero_bytes(rw, sv, ls, top, false, frame_label(rw, ls, "ftail"),
+                   frame_label(rw, ls, "ftailend"));
+}
+
 const char *kptx_scrub_done_label(kptx_rw *rw, const kptx_local_scrub *ls)
 {
     return slabel(rw, ls, "done");
@@ -337,6 +444,11 @@ void kptx_scrub_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_local_scrub *ls,
     kptx_operand none = {0};
     kptx_rw_emit3(rw, sv, "mov", ".b32", kptx_reg_operand(ls->zero), kptx_int_operand(0), none, 2);
     kptx_rw_emit3(rw, sv, "mov", ".b16", kptx_reg_operand(ls->zero16), kptx_int_operand(0), none, 2);
+    if (ls->frame_top) {        /* its variables lie in its frame */
+        if (ls->frame_read)
+            zero_frame(rw, sv, ls);
+        return;
+    }
     int depth = 0;
     for (unsigned i = 0; i < fn->n_stmts; i++) {
         const kptx_stmt *s = &fn->stmts[i];

@@ -542,8 +542,9 @@ kptx_operand kptx_local_fence(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_c
                               const kptx_operand *addr, unsigned width, bool is32);
 
 /* The fence's scrub of what earlier kernels left (fence_scrub.c; a GPU clears nothing
- * between kernels of a context): every fenced function zeroes its top-level .local
- * variables as it starts, every fenced entry's block its shared memory. */
+ * between kernels of a context): every fenced entry zeroes its whole frame as it starts
+ * (given the local top), every fenced device function its top-level .local variables,
+ * every fenced entry's block its shared memory. */
 typedef struct kptx_local_scrub {
     const char *addr, *end;     /* .b64: a loop's store address and its end */
     const char *zero, *zero16;  /* .b32 and .b16 registers holding 0 */
@@ -553,18 +554,24 @@ typedef struct kptx_local_scrub {
     unsigned n_loops;           /* loops emitted in the function: their labels' numbers */
     const char *sreg, *slabel;  /* the shared scrub's .b32 registers and labels */
     bool shared;                /* the function is an entry: its blocks scrub shared memory */
+    uint64_t frame_top;         /* an entry's local top: it zeroes [stacksave, this) in
+                                   place of its variables; 0: its variables only */
+    bool frame_read;            /* with frame_top: the entry may read local memory (an
+                                   entry that cannot is left without a scrub of it) */
 } kptx_local_scrub;
 /* Names the registers and labels (the pass's prefix); no use yet. */
 void kptx_scrub_setup(kptx_rw *rw, kptx_local_scrub *ls, const char *prefix);
-/* What fn declares to scrub, into ls. */
-void kptx_scrub_scan(kptx_local_scrub *ls, const kptx_function *fn);
+/* What fn declares to scrub, into ls; local_top: the local clamps' top (0 where the
+ * backend gives none or the module cannot stacksave), the end of an entry's frame. */
+void kptx_scrub_scan(kptx_local_scrub *ls, const kptx_function *fn, uint64_t local_top);
 /* Whether fn declares a .local variable the scrub zeroes. */
 bool kptx_scrub_any(const kptx_function *fn);
 /* The statements the scrub may add to fn (kptx_rw_body's bound). */
 size_t kptx_scrub_bound(const kptx_function *fn);
-/* Declarations of the scrub's registers; the stores that zero fn's variables, for the
- * prologue (nothing when fn declares none); an entry's shared scrub after them, given the
- * .extern .shared array where the dynamic shared memory starts (fence_shared.c). */
+/* Declarations of the scrub's registers; the stores that zero fn's frame (an entry with a
+ * local top) or its variables, for the prologue (nothing when a device function declares
+ * none); an entry's shared scrub after them, given the .extern .shared array where the
+ * dynamic shared memory starts (fence_shared.c). */
 void kptx_scrub_declare(kptx_rw *rw, kptx_stmt_vec *sv, const kptx_local_scrub *ls);
 void kptx_scrub_prologue(kptx_rw *rw, kptx_stmt_vec *sv, kptx_local_scrub *ls,
                          const kptx_function *fn);

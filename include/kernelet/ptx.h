@@ -311,9 +311,10 @@ int kptx_slice_name(const char *entry, char *buf, size_t buflen);
  * use min(offset & ~(width - 1), (limit - width) & ~(width - 1)) instead, limit the end of
  * the block's shared memory: an access past it or misaligned, the same sticky fault, lands
  * in the block's own shared memory (docs/PTX.md). Local accesses stay in the thread's own
- * stack frames (kptx_fence_opts.local_top), and every fenced function zeroes its .local
- * variables, every fenced entry's block its shared memory, before its code runs (a GPU
- * clears neither between kernels). A fenced entry takes four more .u64 parameters
+ * stack frames (kptx_fence_opts.local_top), and every fenced entry zeroes its whole frame
+ * (every device function, and an entry without a local top, its .local variables), every
+ * fenced entry's block its shared memory, before its code runs (a GPU clears neither
+ * between kernels). A fenced entry takes four more .u64 parameters
  * after its own, at the next multiple of 8: the window's base, its mask, then the addresses
  * of the tenant's cancel word and fault word (both .u32, outside every window; see
  * Control). */
@@ -407,7 +408,9 @@ typedef struct kptx_fence_opts {
     uint64_t stack_top;         /* where the stack starts (it grows down); 0: KPTX_STACK_TOP */
     uint64_t local_top;         /* where an entry without locals has its stack pointer (the
                                    H100: 0xfffdc0): local accesses are clamped below it and
-                                   above the running function's frame; 0: left alone */
+                                   above the running function's frame, and a fenced entry
+                                   zeroes its frame up to it; 0: left alone (an entry
+                                   zeroes its .local variables only) */
 } kptx_fence_opts;
 
 /* kptx_fence_module with the stack guard (kptx_fence_opts). */

@@ -29,10 +29,12 @@
 #      memory and registers; another tenant's kernel must find none of it in the shared
 #      and local memory it reads without writing, nor below its frame (the fence zeroes a
 #      block's shared memory and a function's local variables before the tenant's code
-#      runs, and clamps local addresses into the thread's frames), and a local store 1 MiB
-#      out of bounds must complete; registers are reported, not judged, as is what the GPU
-#      leaves natively (one process: plant then read; the words below a
-#      thread's stack; a local access 1 MiB out of bounds) (bench/compat/residue.cu);
+#      runs, and clamps local addresses into the thread's frames), nor in the whole of its
+#      frame (spill slots PTX does not name: the fence zeroes an entry's frame), and a local
+#      store 1 MiB out of bounds must complete; registers are reported, not judged, as is
+#      what the GPU leaves natively (one process: plant then read; the words below a
+#      thread's stack; a local access 1 MiB out of bounds; the reader's frame)
+#      (bench/compat/residue.cu);
 #   7. smem_probe (natively, on the cuda backend): what the GPU says about a block's shared
 #      memory (%total_smem_size, %dynamic_smem_size, %reserved_smem_offset_begin/end/cap,
 #      the offsets of a static and of the dynamic array, the fence's limit), and whether
@@ -170,6 +172,12 @@ tenant "$carry/compat/residue" both-below $blocks >"$work/residue-below.txt" 2>&
 row "residue: nothing below the reader's frame" $? "$(result "$work/residue-below.txt")"
 tenant "$carry/compat/residue" local-past $blocks >"$work/residue-past.txt" 2>&1
 row "residue: a local store 1 MiB out of bounds completes" $? "$(result "$work/residue-past.txt")"
+# the reader's whole frame, from its stack pointer to the local top, read before it writes
+# any of it: ptxas's spill slots, which PTX does not name (the fenced entry zeroes its frame)
+tenant "$carry/compat/residue" plant $blocks >"$work/residue-plant-frame.txt" 2>&1
+row "residue: planter (frame)" $? "$(result "$work/residue-plant-frame.txt")"
+tenant "$carry/compat/residue" frame $blocks >"$work/residue-frame.txt" 2>&1
+row "residue: no secret in the reader's frame (spill slots)" $? "$(result "$work/residue-frame.txt")"
 if [ "$backend" = cuda ]; then
     # natively, alone in a context of its own (a fault ends only that one)
     timeout 60 "$carry/compat/smem_probe" >"$work/smem-probe.txt" 2>&1
@@ -181,7 +189,7 @@ if [ "$backend" = cuda ]; then
         timeout 60 "$carry/compat/smem_probe" touch "$off" >"$work/smem-touch-$off.txt" 2>&1
         row "shared offset $off is the block's (natively)" $? "$(tail -1 "$work/smem-touch-$off.txt")"
     done
-    for m in both both-below local-past; do
+    for m in both both-below local-past both-frame; do
         timeout 60 "$carry/compat/residue" $m >"$work/residue-native-$m.txt" 2>&1
         info "residue $m, natively" "$(result "$work/residue-native-$m.txt")"
     done
