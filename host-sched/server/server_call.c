@@ -91,14 +91,12 @@ static void grow(struct ks_server *s)
 
 static void answer(struct ks_conn *c, struct ks_call *k);
 
-/* k to a worker, queued in order; run here when no worker can be had (or the server is
- * stopping). */
-static void submit(struct ks_conn *c, struct ks_call *k)
+/* k queued for a worker, in order; false when no worker can be had (or the server is
+ * stopping): the caller runs it itself. */
+static bool enqueue(struct ks_server *s, struct ks_call *k)
 {
-    struct ks_server *s = c->srv;
     bool queued = false;
 
-    c->call = k;
     pthread_mutex_lock(&s->call_lock);
     if (!s->call_stop) {
         k->next = NULL;
@@ -117,9 +115,42 @@ static void submit(struct ks_conn *c, struct ks_call *k)
         }
     }
     pthread_mutex_unlock(&s->call_lock);
-    if (!queued) {
+    return queued;
+}
+
+/* c's call k to a worker; run here when none can be had. */
+static void submit(struct ks_conn *c, struct ks_call *k)
+{
+    c->call = k;
+    if (!enqueue(c->srv, k)) {
         k->run(k);
         answer(c, k);
+    }
+}
+
+/* A call of no connection is back: its finish, and it is gone. */
+static void detached_done(struct ks_server *s, struct ks_call *k)
+{
+    k->finish(k);
+    free(k);
+    s->calls_detached--;
+}
+
+void ks_call_detached(struct ks_server *s, ks_call_fn *run, ks_call_fn *finish, void *data)
+{
+    struct ks_call *k = calloc(1, sizeof(*k));
+    struct ks_call here = {.run = run, .finish = finish, .data = data, .sched = s->cfg.sched};
+
+    if (!k) { /* no memory for the call: the work is done here, on the loop */
+        run(&here);
+        finish(&here);
+        return;
+    }
+    *k = here;
+    s->calls_detached++;
+    if (!enqueue(s, k)) {
+        k->run(k);
+        detached_done(s, k);
     }
 }
 
@@ -211,6 +242,10 @@ void ks_calls_finish(struct ks_server *s)
         struct ks_call *k = list;
         struct ks_conn *c = k->conn;
         list = k->next;
+        if (!c) {
+            detached_done(s, k);
+            continue;
+        }
         answer(c, k);
         if (!c->closing && !c->call) {
             /* its requests that came meanwhile, in order */

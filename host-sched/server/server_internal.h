@@ -208,6 +208,11 @@ struct ks_call {
  * CUDA_ERROR_OUT_OF_MEMORY and returns false (the caller keeps what it meant as data). */
 bool ks_call_start(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
                    ks_call_fn *finish, uint64_t arg);
+/* Work left behind by a connection (its regions' unpinning at its end): run on a worker,
+ * then finish on the server thread, with k->conn NULL and k->data = data; without a
+ * worker or memory for the call, both run here. The scheduler is not replaced while any
+ * is out (server_recover.c). */
+void ks_call_detached(struct ks_server *s, ks_call_fn *run, ks_call_fn *finish, void *data);
 /* The same with data for run and finish (struct ks_call.data). */
 bool ks_call_start_data(struct ks_conn *c, uint64_t id, uint16_t opcode, ks_call_fn *run,
                         ks_call_fn *finish, void *data);
@@ -397,6 +402,7 @@ struct ks_server {
     pthread_t call_threads[KS_CALL_THREADS];
     unsigned n_call_threads, call_idle;
     bool call_stop;
+    unsigned calls_detached;    /* calls of no connection not yet finished (the loop's) */
 
     pthread_mutex_t iso_lock;   /* isolated: kserver_isolated_ended comes from any thread */
     struct ks_isolated *isolated; /* tenants handed to workers of their own */

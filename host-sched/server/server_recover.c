@@ -65,8 +65,9 @@ int ks_recover_step(struct ks_server *s)
             return -1;
         begin(s, why);
     }
-    if (tenants_left(s))
-        return RECOVER_POLL_MS;     /* their last operations are still completing */
+    if (tenants_left(s) || s->calls_detached)
+        return RECOVER_POLL_MS;     /* their last operations are still completing (or what
+                                       they left, their regions' unpinning, on a worker) */
     finish(s);
     return -1;
 }

@@ -270,13 +270,57 @@ static void region_forget(struct ks_region *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* A region its connection let go of (at its end, or a detach after its work drained),
+ * unpinned and unmapped on a worker: cuMemHostUnregister takes as long as the pinning for
+ * GiBs of a VM's RAM, and on the loop would hold up every tenant. The daemon's counts of
+ * pinned and mapped bytes keep it until then. */
+struct region_release {
+    struct ks_server *srv;
+    uint8_t *base;
+    uint64_t size;
+    bool pinned;
+};
+
+static void release_run(struct ks_call *k)
+{
+    struct region_release *x = k->data;
+
+    if (x->pinned)
+        ksched_host_unregister(k->sched, x->base);
+    munmap(x->base, x->size);
+}
+
+static void release_finish(struct ks_call *k)
+{
+    struct region_release *x = k->data;
+
+    if (x->pinned)
+        x->srv->pinned_bytes -= x->size;
+    x->srv->mapped_bytes -= x->size;
+    free(x);
+}
+
 static void region_unmap(struct ks_region *r)
 {
+    struct ks_conn *c = r->conn;
+    struct region_release *x = malloc(sizeof(*x));
+
     if (r->device_mapped)
         region_disown(r);
-    region_unpin(r);
-    munmap(r->base, r->size);
-    region_forget(r);
+    if (!x) { /* no memory to hand it over: here, then */
+        region_unpin(r);
+        munmap(r->base, r->size);
+        region_forget(r);
+        return;
+    }
+    *x = (struct region_release){.srv = c->srv, .base = r->base, .size = r->size,
+                                 .pinned = r->pinned};
+    if (r->pinned)
+        c->pinned_bytes -= r->size;
+    c->n_regions--;
+    c->region_bytes -= r->size;
+    memset(r, 0, sizeof(*r));
+    ks_call_detached(c->srv, release_run, release_finish, x);
 }
 
 void ks_region_put(struct ks_region *r)

@@ -399,6 +399,32 @@ static void test_pin_hang_up(void)
     harness_stop(h);
 }
 
+/* A tenant that hangs up with a region pinned: its unpinning runs off the event loop (a
+ * VM's RAM takes as long to unpin as to pin), b served while it is held in the backend;
+ * the region is unpinned once it is let go. */
+static void test_unpin_at_hang_up(void)
+{
+    struct client a, b;
+    struct harness *h = start_with(&a, &b);
+    struct other o = other_ready(&b);
+    uint64_t aid = send_attach(&a, 4096);
+    g_assert_cmpint(client_recv(&a, KERNELET_OP_SHM_ATTACH, aid), ==, KERNELET_ST_OK);
+    wait_count(&g.pinned, 1);
+
+    tgate_arm(&g.gate);
+    g_mutex_lock(&g.gate.lock);
+    g.gated_unpin = g.last_pinned;
+    g_mutex_unlock(&g.gate.lock);
+    client_close(&a);
+    tgate_wait_entered(&g.gate, 1);
+    others_served(&b, &o);
+    tgate_open(&g.gate);
+    wait_count(&g.pinned, 0);
+    g_assert_false(tgate_timed_out(&g.gate));
+    client_close(&b);
+    harness_stop(h);
+}
+
 /* The server stopped while a region is being pinned (b served meanwhile): the stop waits
  * for the call and leaves nothing pinned. */
 static void test_pin_stop(void)
@@ -554,6 +580,7 @@ int main(int argc, char **argv)
     g_test_add_func("/server/pin/map-device", test_map_device);
     g_test_add_func("/server/pin/detach", test_detach);
     g_test_add_func("/server/pin/hang-up", test_pin_hang_up);
+    g_test_add_func("/server/pin/unpin-at-hang-up", test_unpin_at_hang_up);
     g_test_add_func("/server/pin/stop", test_pin_stop);
     g_test_add_func("/server/vmm/create", test_vmm_create);
     g_test_add_func("/server/vmm/map", test_vmm_map);
