@@ -171,7 +171,7 @@ static struct context_frees *collect_frees(struct ks_conn *c, uint32_t context)
     f->context = context;
     f->n = 0;
     for (size_t i = 0; i < krange_count(&c->allocs); i++) {
-        struct ks_alloc *a = (struct ks_alloc *)krange_at(&c->allocs, i);
+        struct ks_alloc *a = krange_at(&c->allocs, i);
         if (context_allocation(a, context)) {
             a->freeing = a->releasing = true;
             f->base[f->n++] = a->r.base;
@@ -183,7 +183,7 @@ static struct context_frees *collect_frees(struct ks_conn *c, uint32_t context)
 static void unmark_frees(struct ks_conn *c, const struct context_frees *f)
 {
     for (size_t i = 0; i < f->n; i++) {
-        struct ks_alloc *a = (struct ks_alloc *)krange_exact(&c->allocs, f->base[i]);
+        struct ks_alloc *a = krange_exact(&c->allocs, f->base[i]);
         if (a)
             a->freeing = a->releasing = false;
     }
