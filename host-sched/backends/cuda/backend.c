@@ -228,6 +228,12 @@ static int setup_memory(kcuda *kc, kbackend_error *err)
     return rc ? rc : kcuda_control_new(&kc->control, err);
 }
 
+static void destroy_events(kcuda_event_pool *pool)
+{
+    for (size_t i = 0; i < pool->n; i++)
+        cuEventDestroy(pool->ev[i]);
+}
+
 static void kcuda_free_state(kcuda *kc)
 {
     kcuda_queues_stop(kc);
@@ -242,10 +248,8 @@ static void kcuda_free_state(kcuda *kc)
         kcuda_free_all(kc);
         kcuda_windows_free(kc->windows);
         kcuda_control_free(kc->control);
-        for (size_t i = 0; i < kc->n_events; i++)
-            cuEventDestroy(kc->events[i]);
-        for (size_t i = 0; i < kc->n_timing_events; i++)
-            cuEventDestroy(kc->timing_events[i]);
+        destroy_events(&kc->events);
+        destroy_events(&kc->timing_events);
         if (kc->alloc_stream)
             cuStreamDestroy(kc->alloc_stream);
         cuDevicePrimaryCtxRelease(kc->dev);
@@ -258,8 +262,8 @@ static void kcuda_free_state(kcuda *kc)
     kcuda_alloc_table_clear(&kc->vars);
     kcuda_alloc_table_clear(&kc->reserved);
     kcuda_alloc_table_clear(&kc->host_mapped);
-    free(kc->events);
-    free(kc->timing_events);
+    free(kc->events.ev);
+    free(kc->timing_events.ev);
     pthread_cond_destroy(&kc->idle);
     pthread_mutex_destroy(&kc->lock);
     free(kc);
@@ -282,6 +286,8 @@ int kcuda_new(kcuda **out, const kcuda_config *cfg, kbackend_error *err)
     if (!kc)
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
     kc->cfg = *cfg;
+    kc->events.timing = cfg->timed_events;
+    kc->timing_events.timing = 1;
     pthread_mutex_init(&kc->lock, NULL);
     pthread_cond_init(&kc->idle, NULL);
     rc = kcuda_module_cache_new(&kc->modules, err);

@@ -73,14 +73,22 @@ struct kbackend_module {
     size_t n_vars;
 };
 
+/* Free events kept for the next jobs, all made alike. */
+typedef struct kcuda_event_pool {
+    CUevent *ev;
+    size_t n, cap;
+    int timing;                 /* made with timing: elapsed times between them are asked */
+} kcuda_event_pool;
+
 typedef struct kcuda_job {
     struct kcuda_job *next;
     job_kind kind;
     unsigned queue;
     kbackend_done_fn done;
     void *user;
-    CUevent start, end;         /* start only with timed_events or a timed slice */
-    int timing_pool;            /* start and end came from kc->timing_events */
+    CUevent start, end;         /* start only from a timing pool (timed_events or a timed
+                                   slice) */
+    kcuda_event_pool *pool;     /* where start and end came from and go back to */
     int issued;                 /* on the device: its end event will complete */
     int shared_end;             /* issued without its end event: a later job's end, recorded
                                    when its lane's thread comes to wait, ends it too */
@@ -161,10 +169,8 @@ struct kcuda {
     int broken;
     int cancelled;              /* cancel_all: every submission is refused */
     char broken_msg[MSG_LEN];
-    CUevent *events;            /* free events of the jobs (timing ones with timed_events) */
-    size_t n_events, cap_events;
-    CUevent *timing_events;     /* free timing events of timed jobs (kbackend_slice.timed) */
-    size_t n_timing_events, cap_timing_events;
+    kcuda_event_pool events;    /* the jobs' (timing ones with timed_events) */
+    kcuda_event_pool timing_events; /* timed slices' (kbackend_slice.timed) */
     kcuda_module_cache *modules;
     kcuda_alloc_table allocs;
     kcuda_alloc_table vars;     /* module variables looked up: copies may reach them */
@@ -212,10 +218,10 @@ CUresult kcuda_stack_setup(kcuda *kc);
 int kcuda_refuse_if_broken(kcuda *kc, kbackend_error *err);   /* call with the lock held */
 
 /* queue.c */
-int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kbackend_done_fn done, void *user,
-                  kcuda_job **out, kbackend_error *err);
-/* Gives job timing events of its own around its work (a timed slice), unless it has them. */
-int kcuda_job_time(kcuda *kc, kcuda_job *job, kbackend_error *err);
+/* A job with its events: an end event, and a start event too when timed (a timed slice:
+ * timing events around its work) or with timed_events. */
+int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, int timed, kbackend_done_fn done,
+                  void *user, kcuda_job **out, kbackend_error *err);
 void kcuda_job_free(kcuda *kc, kcuda_job *job);
 int kcuda_submit(kcuda *kc, kcuda_job *job, kbackend_error *err);
 int kcuda_queues_start(kcuda *kc, kbackend_error *err);

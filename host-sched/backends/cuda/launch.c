@@ -162,12 +162,10 @@ int kcuda_launch(void *state, const kbackend_slice *s, kbackend_done_fn done, vo
     kcuda_job *job = NULL;
     int rc = kcuda_bind(kc, err);
     if (!rc)
-        rc = kcuda_job_new(kc, JOB_LAUNCH, s->lane, done, user, &job, err);
+        rc = kcuda_job_new(kc, JOB_LAUNCH, s->lane, s->timed, done, user, &job, err);
     if (rc)
         return rc;
     rc = kcuda_prepare_launch(kc, s, job, err);
-    if (!rc && s->timed)
-        rc = kcuda_job_time(kc, job, err);
     if (!rc)
         rc = kcuda_submit(kc, job, err);
     if (rc)

@@ -212,7 +212,7 @@ static int submit_copy(kcuda *kc, const kcuda_job *proto, unsigned qc, kbackend_
     if (!rc)
         rc = kcuda_bind(kc, err);
     if (!rc)
-        rc = kcuda_job_new(kc, proto->kind, kc->cfg.lanes + qc, done, user, &job, err);
+        rc = kcuda_job_new(kc, proto->kind, kc->cfg.lanes + qc, 0, done, user, &job, err);
     if (rc)
         return rc;
     job->dst = proto->dst;

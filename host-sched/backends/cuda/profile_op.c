@@ -59,7 +59,8 @@ int kcuda_profile(void *state, const kbackend_slice *launch, kbackend_profile *o
     if (!rc && launch->sliced)
         rc = blocks_per_sm(launch->fn, launch->block, launch->smem, &per_sm, err);
     if (!rc)
-        rc = kcuda_job_new(kc, JOB_PROFILE, kc->cfg.lanes + QC_EXCLUSIVE, done, user, &job, err);
+        rc = kcuda_job_new(kc, JOB_PROFILE, kc->cfg.lanes + QC_EXCLUSIVE, 0, done, user, &job,
+                           err);
     if (rc)
         return rc;
     /* sliced: one wave from block 0; unsliced: the whole launch, once, as its own profile

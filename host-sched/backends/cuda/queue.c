@@ -6,58 +6,55 @@
 
 #include "backend_internal.h"
 
-/* A free event of the jobs' pool, or of the timing pool (timed slices), or a new one. */
-static int event_get(kcuda *kc, CUevent *ev, int timing_pool, kbackend_error *err)
+/* A free event of pool, or a new one made as pool's are. */
+static int event_get(kcuda *kc, kcuda_event_pool *pool, CUevent *ev, kbackend_error *err)
 {
-    CUevent *pool = timing_pool ? kc->timing_events : kc->events;
-    size_t *n = timing_pool ? &kc->n_timing_events : &kc->n_events;
     pthread_mutex_lock(&kc->lock);
-    int have = *n > 0;
+    int have = pool->n > 0;
     if (have)
-        *ev = pool[--*n];
+        *ev = pool->ev[--pool->n];
     pthread_mutex_unlock(&kc->lock);
     if (have)
         return 0;
     unsigned flags = (kc->cfg.blocking_sync ? CU_EVENT_BLOCKING_SYNC : CU_EVENT_DEFAULT) |
-                     (kc->cfg.timed_events || timing_pool ? 0 : CU_EVENT_DISABLE_TIMING);
+                     (pool->timing ? 0 : CU_EVENT_DISABLE_TIMING);
     CUresult r = cuEventCreate(ev, flags);
     return r == CUDA_SUCCESS ? 0 : kcuda_cu_fail(err, r, "cuEventCreate");
 }
 
-/* Keeps ev for the next job; destroys it when the pool cannot grow. */
-static void event_put_locked(kcuda *kc, CUevent ev, int timing_pool)
+/* Keeps ev in pool for the next job; destroys it when the pool cannot grow. */
+static void event_put_locked(kcuda_event_pool *pool, CUevent ev)
 {
-    CUevent **pool = timing_pool ? &kc->timing_events : &kc->events;
-    size_t *n = timing_pool ? &kc->n_timing_events : &kc->n_events;
-    size_t *cap = timing_pool ? &kc->cap_timing_events : &kc->cap_events;
     if (!ev)
         return;
-    if (*n == *cap) {
-        size_t grown_cap = *cap ? 2 * *cap : 64;
-        CUevent *grown = realloc(*pool, grown_cap * sizeof(*grown));
+    if (pool->n == pool->cap) {
+        size_t cap = pool->cap ? 2 * pool->cap : 64;
+        CUevent *grown = realloc(pool->ev, cap * sizeof(*grown));
         if (!grown) {
             cuEventDestroy(ev);
             return;
         }
-        *pool = grown;
-        *cap = grown_cap;
+        pool->ev = grown;
+        pool->cap = cap;
     }
-    (*pool)[(*n)++] = ev;
+    pool->ev[pool->n++] = ev;
 }
 
-int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kbackend_done_fn done, void *user,
-                  kcuda_job **out, kbackend_error *err)
+int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, int timed, kbackend_done_fn done,
+                  void *user, kcuda_job **out, kbackend_error *err)
 {
     kcuda_job *job = calloc(1, sizeof(*job));
     if (!job)
         return kbackend_fail(err, KBACKEND_ENOMEM, "out of host memory");
+    /* the jobs' own pool is a timing one with timed_events */
+    kcuda_event_pool *pool = timed && !kc->events.timing ? &kc->timing_events : &kc->events;
     *job = (kcuda_job){.kind = kind, .queue = queue, .done = done, .user = user,
-                       .issued_ns = kcuda_now()};
+                       .issued_ns = kcuda_now(), .pool = pool};
     int rc = 0;
-    if (kind != JOB_PROFILE && kc->cfg.timed_events)
-        rc = event_get(kc, &job->start, 0, err);
+    if (kind != JOB_PROFILE && pool->timing)
+        rc = event_get(kc, pool, &job->start, err);
     if (kind != JOB_PROFILE && !rc)
-        rc = event_get(kc, &job->end, 0, err);
+        rc = event_get(kc, pool, &job->end, err);
     if (rc) {
         kcuda_job_free(kc, job);
         return rc;
@@ -66,35 +63,13 @@ int kcuda_job_new(kcuda *kc, job_kind kind, unsigned queue, kbackend_done_fn don
     return 0;
 }
 
-int kcuda_job_time(kcuda *kc, kcuda_job *job, kbackend_error *err)
-{
-    if (job->start || !job->end)
-        return 0;           /* timed already (timed_events), or a profile */
-    CUevent start = NULL, end = NULL;
-    int rc = event_get(kc, &start, 1, err);
-    if (!rc && (rc = event_get(kc, &end, 1, err))) {
-        pthread_mutex_lock(&kc->lock);
-        event_put_locked(kc, start, 1);
-        pthread_mutex_unlock(&kc->lock);
-    }
-    if (rc)
-        return rc;
-    pthread_mutex_lock(&kc->lock);
-    event_put_locked(kc, job->end, 0);
-    pthread_mutex_unlock(&kc->lock);
-    job->start = start;
-    job->end = end;
-    job->timing_pool = 1;
-    return 0;
-}
-
 void kcuda_job_free(kcuda *kc, kcuda_job *job)
 {
     if (!job)
         return;
     pthread_mutex_lock(&kc->lock);
-    event_put_locked(kc, job->start, job->timing_pool);
-    event_put_locked(kc, job->end, job->timing_pool);
+    event_put_locked(job->pool, job->start);
+    event_put_locked(job->pool, job->end);
     pthread_mutex_unlock(&kc->lock);
     free(job->params);
     free(job);
