@@ -189,7 +189,7 @@ static void unmark_frees(struct ks_conn *c, const struct context_frees *f)
     }
 }
 
-bool ks_context_release_async(struct ks_conn *c, uint64_t id, uint32_t context, uint32_t code)
+void ks_context_release_async(struct ks_conn *c, uint64_t id, uint32_t context, uint32_t code)
 {
     uint32_t r = release_objects(c, context);
     struct context_frees *f = collect_frees(c, context);
@@ -199,16 +199,15 @@ bool ks_context_release_async(struct ks_conn *c, uint64_t id, uint32_t context, 
     if (f && f->n) {
         f->code = code;
         if (ks_call_start_data(c, id, KERNELET_OP_CONTEXT_CLOSE, frees_run, frees_finish, f))
-            return true;        /* answered when the frees are done */
+            return;             /* answered when the frees are done */
         unmark_frees(c, f);     /* answered OUT_OF_MEMORY: the memory is still the context's */
         free(f);
-        return true;
+        return;
     }
     free(f);
     r = release_allocations(c, context);    /* none, or no memory to collect them */
     ksched_context_close(c->srv->cfg.sched, c->tenant, context, NULL);
     ks_reply_cuda(c, KERNELET_OP_CONTEXT_CLOSE, id, code ? code : r, 0);
-    return true;
 }
 
 uint32_t ks_context_cuda_of(struct ks_conn *c, uint32_t context, int ksched_code,

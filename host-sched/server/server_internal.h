@@ -613,7 +613,7 @@ void ks_context_close(struct ks_conn *c, uint64_t id, uint32_t context);
 /* CONTEXT_CLOSE id, its work drained, code the answer so far: releases context's objects
  * now and frees its allocations on a worker, answering once they are freed (c's later
  * requests wait meanwhile, other connections are served). */
-bool ks_context_release_async(struct ks_conn *c, uint64_t id, uint32_t context, uint32_t code);
+void ks_context_release_async(struct ks_conn *c, uint64_t id, uint32_t context, uint32_t code);
 /* The CUresult of a scheduler failure of c's request in context (ks_cuda_of), logging
  * once per connection a context refused for being one too many (KSCHED_ECONTEXTS). */
 uint32_t ks_context_cuda_of(struct ks_conn *c, uint32_t context, int ksched_code,

@@ -174,12 +174,12 @@ uint32_t ks_ptx_load(struct ks_load *l, const char *ptx, size_t len, struct ks_m
     rc = ksched_module_load_in(l->sched, l->tenant, l->context, text ? text : ptx,
                                text ? text_len : len, &mod->sid, &err);
     ks_latency_load(l, KS_LOAD_BACKEND, t0);
-    if (rc)
+    if (rc) {
         l->sched_rc = rc;
-    if (rc)
         code = rc == KSCHED_EBACKEND ? KS_CUDA_INVALID_PTX : ks_cuda_of(rc, err.msg);
-    else
+    } else {
         code = ks_module_charge(l, mod->sid, kptx_module_global_bytes(m));
+    }
 out:
     free(text);
     kptx_module_free(m);
