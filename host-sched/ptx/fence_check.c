@@ -174,9 +174,7 @@ kptx_fence_kind kptx_fence_kind_of(const kptx_module *m, const kptx_function *fn
         return KPTX_FENCE_NONE;
     bool global = false, shared = false, other = false;
     for (unsigned i = 0; i < in->n_mods; i++) {
-        const char *mod = in->mods[i];
-        const char *sub = strstr(mod, "::");     /* .shared::cta (.shared::cluster: above) */
-        kptx_space sp = kptx_space_of(mod, sub ? (size_t)(sub - mod) : strlen(mod));
+        kptx_space sp = kptx_mod_space(in->mods[i]);  /* .shared::cluster: above */
         global |= sp == KPTX_SPACE_GLOBAL;
         shared |= sp == KPTX_SPACE_SHARED;
         other |= sp == KPTX_SPACE_SHARED || sp == KPTX_SPACE_LOCAL || sp == KPTX_SPACE_CONST ||

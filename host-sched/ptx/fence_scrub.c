@@ -86,8 +86,7 @@ static unsigned count_top_locals(const kptx_function *fn)
 static bool names_other_space(const kptx_instr *in)
 {
     for (unsigned i = 0; i < in->n_mods; i++) {
-        const char *mod = in->mods[i], *sub = strstr(mod, "::");   /* .shared::cta */
-        kptx_space sp = kptx_space_of(mod, sub ? (size_t)(sub - mod) : strlen(mod));
+        kptx_space sp = kptx_mod_space(in->mods[i]);
         if (sp == KPTX_SPACE_GLOBAL || sp == KPTX_SPACE_SHARED || sp == KPTX_SPACE_CONST ||
             sp == KPTX_SPACE_PARAM)
             return true;

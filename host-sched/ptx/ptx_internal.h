@@ -167,6 +167,8 @@ bool kptx_known_opcode(const char *opcode);
 bool kptx_directive_has_semicolon(const char *name);
 /* State space of ".global" etc., KPTX_SPACE_NONE when not a state space word. */
 kptx_space kptx_space_of(const char *word, size_t len);
+/* State space an instruction's modifier names (".shared::cta" is .shared), or NONE. */
+kptx_space kptx_mod_space(const char *mod);
 const char *kptx_space_name(kptx_space s);
 
 /* ---- Interned words (intern.c) ---- */

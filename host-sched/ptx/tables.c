@@ -161,6 +161,12 @@ kptx_space kptx_space_of(const char *word, size_t len)
     return KPTX_SPACE_NONE;
 }
 
+kptx_space kptx_mod_space(const char *mod)
+{
+    const char *sub = strstr(mod, "::");
+    return kptx_space_of(mod, sub ? (size_t)(sub - mod) : strlen(mod));
+}
+
 const char *kptx_space_name(kptx_space s)
 {
     for (size_t i = 0; i < sizeof spaces / sizeof spaces[0]; i++)
